@@ -1,0 +1,248 @@
+// `npm run bench -- http`: GET /api/public/v1/time and signed GET /api/public/v1/account through
+// the full stack (a real node process: HTTP, middleware, rate limits in Postgres, signature check,
+// account read), against a bare node:http server answering the same bytes, under the same
+// loopback load. Prints and writes requests/s, p50, p99 and the ratio ours/bare per case.
+//
+// Knobs: BENCH_HTTP_CONCURRENCY (workers, default 16), BENCH_HTTP_DURATION_MS (per case, 5000),
+// BENCH_HTTP_WARMUP_MS (per case, 1000). Timing is reported, never asserted.
+import { spawn, type ChildProcess } from "node:child_process"
+import { createServer, request, Agent, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http"
+import { cpus } from "node:os"
+import { fileURLToPath } from "node:url"
+import { createTestDatabase } from "../test/support/db.ts"
+import { createKey } from "../test/support/keys.ts"
+import { testMasterKey } from "../test/support/node.ts"
+import { spawnNode } from "../test/support/nodeProcess.ts"
+import { freePort } from "../test/support/ports.ts"
+import { signedQuery, type Key } from "../test/support/signed.ts"
+import { printTable, writeResults, type Row } from "./report.ts"
+
+const envInt = (name: string, fallback: number) => {
+  const v = Number(process.env[name] ?? fallback)
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer`)
+  return v
+}
+const concurrency = envInt("BENCH_HTTP_CONCURRENCY", 16)
+const durationMs = envInt("BENCH_HTTP_DURATION_MS", 5_000)
+const warmupMs = envInt("BENCH_HTTP_WARMUP_MS", 1_000)
+/** Latency samples kept per case; beyond it requests are counted but not sampled. */
+const samplesMax = 2_000_000
+/** How long a server may take to answer its first request. */
+const startTimeoutMs = 60_000
+
+const timePath = "/api/public/v1/time"
+const accountPath = "/api/public/v1/account"
+/** Headers node:http writes itself; everything else is copied byte for byte. */
+const transportHeaders = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"])
+
+/** What the bare server answers on one path: our captured status, headers and body. */
+interface Canned {
+  readonly status: number
+  readonly headers: Record<string, string>
+  /** null: a fresh `{"serverTime":<now>}` per request, as /time does. */
+  readonly body: string | null
+}
+type BareSpec = Record<string, Canned>
+
+// --- the bare server (runs as its own process, like the node, so neither shares the load generator's CPU) ---
+
+const serveBare = (port: number, spec: BareSpec) => {
+  const server = createServer((req, res) => {
+    const canned = spec[(req.url ?? "").split("?")[0]!]
+    if (!canned) {
+      res.writeHead(404).end()
+      return
+    }
+    const body = canned.body ?? JSON.stringify({ serverTime: Date.now() })
+    res.writeHead(canned.status, { ...canned.headers, "content-length": Buffer.byteLength(body) })
+    res.end(body)
+  })
+  server.keepAliveTimeout = 60_000
+  server.listen(port, "127.0.0.1")
+}
+
+const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; child: ChildProcess }> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--bare-server"], {
+    env: { ...process.env, BENCH_BARE_PORT: String(port), BENCH_BARE_SPEC: JSON.stringify(spec) },
+    stdio: ["ignore", "inherit", "inherit"]
+  })
+  const baseUrl = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + startTimeoutMs
+  for (;;) {
+    try {
+      if ((await fetch(`${baseUrl}${timePath}`)).status === 200) return { baseUrl, child }
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error("bare server did not start")
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+// --- the load generator ---
+
+interface Target {
+  readonly baseUrl: string
+  /** Called per request: the path with query, and the headers (a signed call signs afresh). */
+  readonly next: () => { path: string; headers: OutgoingHttpHeaders }
+}
+
+interface Measured {
+  readonly requests: number
+  readonly errors: number
+  readonly rps: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+}
+
+const get = (agent: Agent, url: URL, path: string, headers: OutgoingHttpHeaders) =>
+  new Promise<number>((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path, headers, agent }, (res) => {
+      res.resume()
+      res.on("end", () => resolve(res.statusCode ?? 0))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end()
+  })
+
+/** N keep-alive workers in a closed loop for a fixed time; warmup requests are not recorded. */
+const load = async (target: Target): Promise<Measured> => {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
+  const url = new URL(target.baseUrl)
+  const latencies: Array<number> = []
+  let requests = 0
+  let errors = 0
+  const worker = async (until: number, record: boolean) => {
+    while (Date.now() < until) {
+      const { path, headers } = target.next()
+      const t0 = performance.now()
+      const status = await get(agent, url, path, headers).catch(() => 0)
+      const ms = performance.now() - t0
+      if (!record) continue
+      requests++
+      if (status !== 200) errors++
+      if (latencies.length < samplesMax) latencies.push(ms)
+    }
+  }
+  const run = (ms: number, record: boolean) => {
+    const until = Date.now() + ms
+    return Promise.all(Array.from({ length: concurrency }, () => worker(until, record)))
+  }
+  await run(warmupMs, false)
+  const start = performance.now()
+  await run(durationMs, true)
+  const elapsed = performance.now() - start
+  agent.destroy()
+  latencies.sort((a, b) => a - b)
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN
+  return { requests, errors, rps: requests / (elapsed / 1000), p50Ms: pct(0.5), p99Ms: pct(0.99) }
+}
+
+// --- the run ---
+
+const capture = async (baseUrl: string, path: string, headers: Record<string, string>, fresh: boolean): Promise<Canned> => {
+  const res = await fetch(`${baseUrl}${path}`, { headers })
+  const body = await res.text()
+  if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${body}`)
+  const kept: IncomingHttpHeaders = {}
+  res.headers.forEach((v, k) => {
+    if (!transportHeaders.has(k)) kept[k] = v
+  })
+  return { status: res.status, headers: kept as Record<string, string>, body: fresh ? null : body }
+}
+
+/** The bare server must answer what we answer: status, header names and values, body shape. */
+const sameBytes = async (ours: string, bare: string, path: string, headers: Record<string, string>) => {
+  const [a, b] = await Promise.all([fetch(`${ours}${path}`, { headers }), fetch(`${bare}${path}`, { headers })])
+  const shape = async (r: Response) => ({
+    status: r.status,
+    headers: [...r.headers.keys()].filter((k) => k !== "date").sort(),
+    contentType: r.headers.get("content-type"),
+    // /time differs only in the clock's digits
+    body: (await r.text()).replace(/\d{13}/g, "<ms>")
+  })
+  const [x, y] = [await shape(a), await shape(b)]
+  if (JSON.stringify(x) !== JSON.stringify(y)) {
+    throw new Error(`bare server differs from ours on ${path}:\n${JSON.stringify(x)}\n${JSON.stringify(y)}`)
+  }
+}
+
+const signedAccount = (key: Key) => () => ({
+  path: `${accountPath}?${signedQuery(key, {})}`,
+  headers: { "X-MBX-APIKEY": key.apiKey }
+})
+
+export const run = async (): Promise<void> => {
+  const db = await createTestDatabase("benchhttp")
+  const children: Array<{ stop: () => Promise<void> }> = []
+  try {
+    const node = await spawnNode({
+      SHARDLINE_TOPOLOGY: "single",
+      SHARDLINE_DATABASE_URL: db.url,
+      SHARDLINE_MASTER_KEY: testMasterKey,
+      SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "100000000",
+      SHARDLINE_RATE_LIMIT_IP_WEIGHT: "100000000"
+    })
+    children.push({
+      stop: async () => {
+        node.child.kill("SIGTERM")
+        await Promise.race([node.exited, new Promise((r) => setTimeout(r, 20_000))])
+        await node.dispose()
+      }
+    })
+    const key = await createKey(db.url, { scopes: ["read"] })
+    const sign = signedAccount(key)
+    const spec: BareSpec = {
+      [timePath]: await capture(node.baseUrl, timePath, {}, true),
+      [accountPath]: await capture(node.baseUrl, sign().path, { "X-MBX-APIKEY": key.apiKey }, false)
+    }
+    const bare = await startBare(spec)
+    children.push({
+      stop: () => new Promise<void>((resolve) => {
+        if (bare.child.exitCode !== null) return resolve()
+        bare.child.once("exit", () => resolve())
+        bare.child.kill("SIGTERM")
+      })
+    })
+
+    await sameBytes(node.baseUrl, bare.baseUrl, timePath, {})
+    const probe = sign()
+    await sameBytes(node.baseUrl, bare.baseUrl, probe.path, { "X-MBX-APIKEY": key.apiKey })
+
+    const cases = [
+      { endpoint: "GET /time", ours: { baseUrl: node.baseUrl, next: () => ({ path: timePath, headers: {} }) } },
+      { endpoint: "GET /account (signed)", ours: { baseUrl: node.baseUrl, next: sign } }
+    ]
+    console.log(`http bench: ${concurrency} keep-alive workers, ${warmupMs} ms warmup + ${durationMs} ms per case, loopback`)
+    const rows: Array<Row> = []
+    for (const c of cases) {
+      const ours = await load(c.ours)
+      const theirs = await load({ ...c.ours, baseUrl: bare.baseUrl })
+      for (const [server, m] of [["shardline", ours], ["bare node:http", theirs]] as const) {
+        rows.push({
+          endpoint: c.endpoint,
+          server,
+          workers: concurrency,
+          requests: m.requests,
+          errors: m.errors,
+          "req/s": Math.round(m.rps),
+          "p50 ms": Number(m.p50Ms.toFixed(2)),
+          "p99 ms": Number(m.p99Ms.toFixed(2)),
+          "req/s ours/bare": server === "shardline" ? Number((ours.rps / theirs.rps).toFixed(3)) : "",
+          "p99 ours/bare": server === "shardline" ? Number((ours.p99Ms / theirs.p99Ms).toFixed(2)) : ""
+        })
+      }
+    }
+    printTable("HTTP: full stack vs bare node:http (same bytes)", rows)
+    writeResults("http", { concurrency, durationMs, warmupMs, cpus: cpus().length, rows })
+  } finally {
+    for (const c of children.reverse()) await c.stop()
+    await db.drop()
+  }
+}
+
+if (process.argv.includes("--bare-server") && process.argv[1] === fileURLToPath(import.meta.url)) {
+  serveBare(Number(process.env.BENCH_BARE_PORT), JSON.parse(process.env.BENCH_BARE_SPEC ?? "{}") as BareSpec)
+}

@@ -1,0 +1,33 @@
+// One Shardline node: HTTP in front, entities behind, Postgres underneath. The embedded default
+// and each node of a multi-node cluster are the same composition with a different topology.
+import { Layer } from "effect"
+import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEntity.ts"
+import * as ApiKeys from "../src/platform/auth/ApiKeys.ts"
+import type { AppConfigShape } from "../src/platform/Config.ts"
+import { AppConfig } from "../src/platform/Config.ts"
+import { databaseLayer } from "../src/platform/Database.ts"
+import * as HttpServer from "../src/platform/http/HttpServer.ts"
+import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
+import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
+import * as RateLimiter from "../src/platform/RateLimiter.ts"
+import * as SecretBox from "../src/platform/SecretBox.ts"
+import { single, socket } from "./topology.ts"
+
+/** The name a node goes by in ops, logs and Postgres' application_name (max 63 bytes). */
+export const nodeName = (config: AppConfigShape) =>
+  config.topology === "single" ? "shardline:embedded" : `shardline:${config.runnerHost}:${config.runnerPort}`
+
+export const nodeLayer = (config: AppConfigShape) => {
+  const name = nodeName(config)
+  const services = Layer.mergeAll(ApiKeys.layer, RateLimiter.layer).pipe(
+    Layer.provideMerge(SecretBox.layer),
+    Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
+  )
+  const cluster = config.topology === "single" ? single(config) : socket(config)
+  return Layer.mergeAll(HttpServer.layer, AuthorizationLive, NodeReporter.layer).pipe(
+    Layer.provide(cluster),
+    Layer.provide(services),
+    Layer.provide(databaseLayer({ applicationName: name })),
+    Layer.provide(Layer.succeed(AppConfig, config))
+  )
+}

@@ -1,0 +1,14 @@
+// `npm start`: the whole system in one process (or one node of a cluster when
+// SHARDLINE_TOPOLOGY=socket). Configuration comes only from SHARDLINE_* variables.
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { appConfig } from "../src/platform/Config.ts"
+import { nodeLayer, nodeName } from "./Node.ts"
+
+const main = Effect.gen(function*() {
+  const config = yield* appConfig
+  yield* Effect.logInfo(`starting ${nodeName(config)}: http://${config.httpHost}:${config.httpPort}/api/public/v1 (docs at /api-docs)`)
+  return yield* Layer.launch(nodeLayer(config))
+})
+
+NodeRuntime.runMain(main, { disableErrorReporting: false })

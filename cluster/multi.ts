@@ -1,0 +1,73 @@
+// `npm run cluster -- --nodes 3`: N identical nodes on loopback against one Postgres, each a
+// runner (NodeClusterSocket) serving HTTP on its own port. Uses SHARDLINE_DATABASE_URL, or
+// starts the embedded local postgres under the data dir (PGlite is single-node only).
+import { spawn, type ChildProcess } from "node:child_process"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import { Option, Redacted } from "effect"
+import { loadMasterKey } from "../src/platform/SecretBox.ts"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const { values } = parseArgs({
+  options: {
+    nodes: { type: "string", default: "3" },
+    "http-port": { type: "string", default: process.env.SHARDLINE_HTTP_PORT ?? "8080" },
+    "runner-port": { type: "string", default: process.env.SHARDLINE_RUNNER_PORT ?? "34431" }
+  }
+})
+const count = Number(values.nodes)
+if (!Number.isInteger(count) || count < 1 || count > 16) {
+  console.error("--nodes must be an integer from 1 to 16")
+  process.exit(2)
+}
+const dataDir = process.env.SHARDLINE_DATA_DIR ?? "./.data"
+let url = process.env.SHARDLINE_DATABASE_URL
+let stopDb: (() => Promise<void>) | undefined
+if (!url) {
+  const { connectOrStartEmbedded } = await import("../src/platform/embedded/EmbeddedPostgres.ts")
+  const db = await connectOrStartEmbedded({ dataDir, engine: "postgres" })
+  url = db.url
+  stopDb = db.stop
+}
+// Every node must seal and open secrets with the same key.
+const masterKey = process.env.SHARDLINE_MASTER_KEY ??
+  loadMasterKey({ masterKey: Option.none<Redacted.Redacted>(), dataDir }).toString("hex")
+
+const children: Array<ChildProcess> = []
+let stopping = false
+for (let i = 0; i < count; i++) {
+  const env = {
+    ...process.env,
+    SHARDLINE_TOPOLOGY: "socket",
+    SHARDLINE_DATABASE_URL: url,
+    SHARDLINE_MASTER_KEY: masterKey,
+    SHARDLINE_DATA_DIR: join(dataDir, `node${i + 1}`),
+    SHARDLINE_HTTP_PORT: String(Number(values["http-port"]) + i),
+    SHARDLINE_RUNNER_HOST: "127.0.0.1",
+    SHARDLINE_RUNNER_PORT: String(Number(values["runner-port"]) + i)
+  }
+  const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], { env, stdio: ["ignore", "pipe", "pipe"] })
+  const tag = `[node${i + 1} http:${env.SHARDLINE_HTTP_PORT}]`
+  const prefix = (chunk: Buffer) => chunk.toString().split("\n").filter((l) => l !== "").map((l) => `${tag} ${l}`).join("\n") + "\n"
+  child.stdout!.on("data", (c: Buffer) => process.stdout.write(prefix(c)))
+  child.stderr!.on("data", (c: Buffer) => process.stderr.write(prefix(c)))
+  child.on("exit", (code, signal) => {
+    if (!stopping) console.error(`${tag} exited (${signal ?? code}); the other nodes take over its shards`)
+  })
+  children.push(child)
+}
+
+const shutdown = async (signal: NodeJS.Signals) => {
+  if (stopping) return
+  stopping = true
+  await Promise.all(children.map((c) => new Promise<void>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve()
+    c.once("exit", () => resolve())
+    c.kill(signal)
+  })))
+  await stopDb?.()
+  process.exit(0)
+}
+process.on("SIGINT", () => void shutdown("SIGTERM"))
+process.on("SIGTERM", () => void shutdown("SIGTERM"))

@@ -1,0 +1,208 @@
+// The EvmLedger port over any backend: validation, the balance check before a payout, local
+// signing with viem, the hash invariant, confirmations and scan cursors. Shared by the devnet
+// and the viem adapter so both follow exactly the same rules.
+import { Effect } from "effect"
+import {
+  decodeErrorResult,
+  decodeEventLog,
+  decodeFunctionResult,
+  encodeFunctionData,
+  erc20Abi,
+  keccak256,
+  pad,
+  toEventSelector,
+  type Address,
+  type Hex
+} from "viem"
+import type { PrivateKeyAccount } from "viem/accounts"
+import { evmChains, type EvmChain } from "../chains.ts"
+import {
+  EvmCallFailed,
+  EvmInsufficientTokenBalance,
+  EvmInvalidInput,
+  evmLimits,
+  EvmTxFailed,
+  EvmTxNotFound,
+  type EvmLedger,
+  type EvmTxStatus,
+  type TransferLog,
+  type TransferScan
+} from "../EvmLedger.ts"
+import { mockUsdcAbi } from "../MockUsdc.ts"
+import type { EvmBackend, RawLog } from "./backend.ts"
+import { parseAddress, parseAddressList, parseAmount, parseBlock, parseHash, parseMineCount, parseRecipient } from "./input.ts"
+
+export const transferTopic = toEventSelector("Transfer(address,address,uint256)")
+
+const addressTopic = (a: Address): Hex => pad(a.toLowerCase() as Hex, { size: 32 })
+
+/** A readable reason from revert data: our token's custom errors, Error(string), Panic(uint256). */
+export const revertReason = (data: Hex): string => {
+  if (data === "0x") return "reverted without a reason"
+  try {
+    const decoded = decodeErrorResult({ abi: mockUsdcAbi, data })
+    return `${decoded.errorName}(${(decoded.args ?? []).map(String).join(", ")})`
+  } catch {
+    return `reverted with data ${data.slice(0, 138)}`
+  }
+}
+
+const decodeTransfer = (log: RawLog): TransferLog | undefined => {
+  try {
+    const { args } = decodeEventLog({ abi: erc20Abi, eventName: "Transfer", topics: [...log.topics] as [Hex, ...Hex[]], data: log.data })
+    return {
+      token: log.address,
+      from: args.from,
+      to: args.to,
+      value: args.value,
+      blockNumber: log.blockNumber,
+      blockHash: log.blockHash,
+      txHash: log.transactionHash,
+      logIndex: log.logIndex
+    }
+  } catch {
+    // Same topic, other shape (an ERC-721 Transfer has the id indexed): not a token transfer.
+    return undefined
+  }
+}
+
+export interface LedgerOptions {
+  readonly chain: EvmChain
+  readonly backend: EvmBackend
+  readonly account: PrivateKeyAccount
+  /** Default `evmLimits.scanBlocksMax`; set it to the provider's eth_getLogs range limit. */
+  readonly scanBlocksMax?: bigint
+}
+
+export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.scanBlocksMax }: LedgerOptions): Effect.Effect<EvmLedger> =>
+  Effect.gen(function*() {
+    const chainId = evmChains[chain].chainId
+    const hotWallet = account.address
+    // One send at a time per hot wallet: the pending nonce is read, used and sent as one step.
+    const sendLock = yield* Effect.makeSemaphore(1)
+
+    const readCall = <A>(to: Address, fn: string, data: Hex, decode: (out: Hex) => A, block: "latest" | "pending" = "latest") =>
+      Effect.flatMap(backend.call({ from: hotWallet, to, data }, block), (result) => {
+        if (!result.ok) return Effect.fail(new EvmCallFailed({ chain, to, function: fn, reason: result.reason }))
+        return Effect.try({
+          try: () => decode(result.data),
+          catch: () =>
+            new EvmCallFailed({
+              chain,
+              to,
+              function: fn,
+              reason: result.data === "0x" ? "empty answer: no contract at this address?" : `undecodable answer ${result.data.slice(0, 74)}`
+            })
+        })
+      })
+
+    const balanceOf = (token: Address, holder: Address, block: "latest" | "pending") =>
+      readCall(token, "balanceOf", encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [holder] }), (data) =>
+        decodeFunctionResult({ abi: erc20Abi, functionName: "balanceOf", data }), block)
+
+    /** Prepare, sign, send as one step under the lock; `check` runs first, under the same lock. */
+    const send = <E>(to: Address | undefined, data: Hex, check: Effect.Effect<void, E>) =>
+      sendLock.withPermits(1)(
+        Effect.gen(function*() {
+          yield* check
+          const fields = yield* backend.prepare({ from: hotWallet, to, data })
+          const raw = yield* Effect.promise(() => account.signTransaction({ chainId, type: "eip1559", to, data, ...fields }))
+          const hash = yield* backend.sendRaw(raw)
+          // A node that names another hash than keccak(signed bytes) is not the chain we think.
+          if (hash.toLowerCase() !== keccak256(raw)) {
+            return yield* Effect.dieMessage(`node returned hash ${hash} for a transaction whose hash is ${keccak256(raw)}`)
+          }
+          return keccak256(raw)
+        })
+      )
+
+    const sendTransaction: EvmLedger["sendTransaction"] = (request) =>
+      Effect.flatMap(request.to === undefined ? Effect.succeed(undefined) : parseAddress("to", request.to), (to) =>
+        send(to, request.data, Effect.void))
+
+    const txStatus: EvmLedger["txStatus"] = (input) =>
+      Effect.gen(function*() {
+        const hash = yield* parseHash("hash", input)
+        const state = yield* backend.txState(hash)
+        switch (state.kind) {
+          case "unknown":
+            return yield* new EvmTxNotFound({ chain, hash })
+          case "dropped":
+            return yield* new EvmTxFailed({ chain, hash, reason: `dropped: ${state.reason}` })
+          case "pending":
+            return { kind: "pending" } satisfies EvmTxStatus
+          case "mined": {
+            if (!state.success) return yield* new EvmTxFailed({ chain, hash, reason: "reverted", blockNumber: state.blockNumber })
+            const head = yield* backend.blockNumber
+            // A load-balanced provider may answer the head from a node one block behind.
+            const confirmations = head >= state.blockNumber ? Number(head - state.blockNumber) + 1 : 1
+            return { kind: "mined", blockNumber: state.blockNumber, blockHash: state.blockHash, confirmations, contractAddress: state.contractAddress } satisfies EvmTxStatus
+          }
+        }
+      })
+
+    const ledger: EvmLedger = {
+      chain,
+      hotWallet,
+      scanBlocksMax,
+      chainId: backend.chainId,
+      blockNumber: backend.blockNumber,
+
+      tokenDecimals: (tokenInput) =>
+        Effect.flatMap(parseAddress("token", tokenInput), (token) =>
+          readCall(token, "decimals", encodeFunctionData({ abi: erc20Abi, functionName: "decimals" }), (data) =>
+            decodeFunctionResult({ abi: erc20Abi, functionName: "decimals", data }))),
+
+      tokenBalance: (tokenInput, holderInput) =>
+        Effect.gen(function*() {
+          const token = yield* parseAddress("token", tokenInput)
+          const holder = yield* parseAddress("holder", holderInput)
+          return yield* balanceOf(token, holder, "latest")
+        }),
+
+      erc20Transfer: (tokenInput, toInput, amountInput) =>
+        Effect.gen(function*() {
+          const token = yield* parseAddress("token", tokenInput)
+          const to = yield* parseRecipient("to", toInput)
+          const amount = yield* parseAmount("amount", amountInput)
+          // Pending: payouts sent but not yet mined have already spent their share.
+          const covered = Effect.flatMap(balanceOf(token, hotWallet, "pending"), (balance) =>
+            balance < amount ? Effect.fail(new EvmInsufficientTokenBalance({ chain, token, holder: hotWallet, balance, amount })) : Effect.void)
+          return yield* send(token, encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }), covered)
+        }),
+
+      confirmations: (hash) => Effect.map(txStatus(hash), (s) => (s.kind === "pending" ? 0 : s.confirmations)),
+      txStatus,
+
+      transfers: (tokenInput, fromInput, toInput, filter = {}) =>
+        Effect.gen(function*() {
+          const token = yield* parseAddress("token", tokenInput)
+          const fromBlock = yield* parseBlock("fromBlock", fromInput)
+          const toBlock = yield* parseBlock("toBlock", toInput)
+          if (toBlock < fromBlock) {
+            return yield* new EvmInvalidInput({ field: "toBlock", value: String(toBlock), message: `must not be below fromBlock ${fromBlock}` })
+          }
+          const senders = yield* parseAddressList("filter.from", filter.from)
+          const recipients = yield* parseAddressList("filter.to", filter.to)
+          const head = yield* backend.blockNumber
+          const capped = fromBlock + scanBlocksMax - 1n
+          const last = [toBlock, head, capped].reduce((a, b) => (b < a ? b : a))
+          if (last < fromBlock) return { logs: [], fromBlock, toBlock: fromBlock - 1n, nextBlock: fromBlock } satisfies TransferScan
+          const raw = yield* backend.logs({
+            address: token,
+            topics: [[transferTopic], senders?.map(addressTopic) ?? null, recipients?.map(addressTopic) ?? null],
+            fromBlock,
+            toBlock: last
+          })
+          const logs = raw
+            .map(decodeTransfer)
+            .filter((l): l is TransferLog => l !== undefined)
+            .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1))
+          return { logs, fromBlock, toBlock: last, nextBlock: last + 1n } satisfies TransferScan
+        }),
+
+      sendTransaction,
+      mine: (blocks) => Effect.flatMap(parseMineCount(blocks), backend.mine)
+    }
+    return ledger
+  })

@@ -1,0 +1,203 @@
+// BIP-32/44 keys for the ledger: an account from a seed (signing side) or from an
+// account-level xpub (watch-only side, what a linked wallet hands us). Pure: every function
+// returns a Result; bip32's throws (bad checksum, wrong network, invalid child) stay inside.
+import { BIP32Factory, type BIP32Interface } from "bip32"
+import bs58check from "bs58check"
+import * as ecc from "tiny-secp256k1"
+import { p2pkhAddressOfPubkey, type Result } from "./address.ts"
+import { ledgerParams, type UtxoChainParams } from "./params.ts"
+
+// tiny-secp256k1 (wasm) over @bitcoinerlab/secp256k1: about 4× faster derivation here
+// (notes/chains-brief.md §2).
+const bip32 = BIP32Factory(ecc)
+
+export const RECEIVE = 0
+export const CHANGE = 1
+export type Branch = typeof RECEIVE | typeof CHANGE
+
+/** BIP-32 refuses seeds outside 16..64 bytes. */
+export const SEED_BYTES_MIN = 16
+export const SEED_BYTES_MAX = 64
+/** Non-hardened child indexes: 0 .. 2^31 - 1. */
+export const CHILD_INDEX_MAX = 0x7fffffff
+/** An account-level key sits at m/44'/coin'/account': depth 3. */
+const ACCOUNT_DEPTH = 3
+
+export const accountPath = (params: UtxoChainParams = ledgerParams, account = 0): string =>
+  `m/44'/${params.coinType}'/${account}'`
+
+export const addressPath = (branch: Branch, index: number, params: UtxoChainParams = ledgerParams): string =>
+  `${accountPath(params)}/${branch}/${index}`
+
+/** The wallet-link signing key: m/44'/696969'/0'/0/0 on the ledger. */
+export const signingKeyPath = (params: UtxoChainParams = ledgerParams): string => addressPath(RECEIVE, 0, params)
+
+export interface DerivedAddress {
+  readonly branch: Branch
+  readonly index: number
+  readonly path: string
+  readonly publicKey: Uint8Array
+  readonly address: string
+}
+
+export interface SigningKey extends DerivedAddress {
+  readonly privateKey: Uint8Array
+  /** Wallet import format under the params' wif byte (what litecoind's signmessagewithprivkey takes). */
+  readonly wif: string
+}
+
+/** Watch-only account: derives addresses, never holds a private key. */
+export interface WatchOnlyAccount {
+  readonly params: UtxoChainParams
+  /** Account-level extended public key under the params' bip32 version bytes. */
+  readonly xpub: string
+  /** Branch nodes m/…/0 and m/…/1, derived once: address derivation is then one step. */
+  readonly branches: readonly [BIP32Interface, BIP32Interface]
+}
+
+export interface SeedAccount {
+  readonly watch: WatchOnlyAccount
+  readonly account: BIP32Interface
+}
+
+const ok = <A>(value: A): Result<A> => ({ ok: true, value })
+const fail = <A>(error: string): Result<A> => ({ ok: false, error })
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const isChildIndex = (index: number): boolean => Number.isInteger(index) && index >= 0 && index <= CHILD_INDEX_MAX
+
+const watchOf = (node: BIP32Interface, params: UtxoChainParams): WatchOnlyAccount => {
+  const neutered = node.neutered()
+  return { params, xpub: neutered.toBase58(), branches: [neutered.derive(RECEIVE), neutered.derive(CHANGE)] }
+}
+
+/** Account m/44'/coin'/0' from a BIP-32 seed (16–64 bytes, e.g. a BIP-39 seed). */
+export const accountFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledgerParams): Result<SeedAccount> => {
+  if (seed.length < SEED_BYTES_MIN || seed.length > SEED_BYTES_MAX) {
+    return fail(`seed must be ${SEED_BYTES_MIN} to ${SEED_BYTES_MAX} bytes, got ${seed.length}`)
+  }
+  try {
+    const account = bip32.fromSeed(seed, params.network).derivePath(accountPath(params))
+    return ok({ account, watch: watchOf(account, params) })
+  } catch (e) {
+    return fail(`cannot derive the account from this seed: ${message(e)}`)
+  }
+}
+
+/**
+ * Watch-only account from an account-level xpub (depth 3, e.g. "Tpub…" for the ledger). A
+ * private extended key is refused rather than silently neutered: nobody should paste one.
+ */
+export const watchOnlyFromXpub = (xpub: string, params: UtxoChainParams = ledgerParams): Result<WatchOnlyAccount> => {
+  const raw = bs58check.decodeUnsafe(xpub.trim())
+  if (raw === undefined) return fail("extended public key is not valid base58check (mistyped or truncated?)")
+  if (raw.length !== 78) return fail(`extended public key decodes to ${raw.length} bytes, expected 78`)
+  const version = new DataView(raw.buffer, raw.byteOffset, raw.byteLength).getUint32(0)
+  if (version === params.network.bip32.private) {
+    return fail("this is an extended private key; share the account's extended public key instead")
+  }
+  if (version !== params.network.bip32.public) {
+    return fail(
+      `extended key version 0x${version.toString(16).padStart(8, "0")} is not a ${params.name} xpub ` +
+        `(expected 0x${params.network.bip32.public.toString(16).padStart(8, "0")})`
+    )
+  }
+  if (raw[4] !== ACCOUNT_DEPTH) {
+    return fail(`expected an account-level xpub (depth 3, ${accountPath(params)}), got depth ${raw[4]}`)
+  }
+  try {
+    return ok(watchOf(bip32.fromBase58(xpub.trim(), params.network), params))
+  } catch (e) {
+    return fail(`invalid extended public key: ${message(e)}`)
+  }
+}
+
+/**
+ * The same account key under another param set's bip32 version bytes, e.g. a ledger "Tpub…"
+ * as a regtest "tpub…" for litecoind descriptors. Adapter edges only.
+ */
+export const convertXpub = (xpub: string, from: UtxoChainParams, to: UtxoChainParams): Result<string> => {
+  const watch = watchOnlyFromXpub(xpub, from)
+  if (!watch.ok) return watch
+  const raw = Uint8Array.from(bs58check.decode(watch.value.xpub))
+  new DataView(raw.buffer).setUint32(0, to.network.bip32.public)
+  return ok(bs58check.encode(raw))
+}
+
+/** P2PKH address at m/44'/coin'/0'/branch/index. */
+export const deriveAddress = (watch: WatchOnlyAccount, branch: Branch, index: number): Result<DerivedAddress> => {
+  if (!isChildIndex(index)) return fail(`address index must be an integer from 0 to ${CHILD_INDEX_MAX}, got ${index}`)
+  try {
+    const publicKey = watch.branches[branch].derive(index).publicKey
+    const address = p2pkhAddressOfPubkey(publicKey, watch.params)
+    if (!address.ok) return address
+    return ok({ branch, index, path: addressPath(branch, index, watch.params), publicKey, address: address.value })
+  } catch (e) {
+    // BIP-32: an index whose child key is invalid (probability < 2^-127) must be skipped.
+    return fail(`cannot derive ${addressPath(branch, index, watch.params)}: ${message(e)}`)
+  }
+}
+
+/** `count` consecutive addresses from `from` on one branch. */
+export const deriveAddresses = (
+  watch: WatchOnlyAccount,
+  branch: Branch,
+  from: number,
+  count: number
+): Result<ReadonlyArray<DerivedAddress>> => {
+  if (!Number.isInteger(count) || count < 0) return fail(`count must be a non-negative integer, got ${count}`)
+  if (count > 0 && !isChildIndex(from + count - 1)) return fail(`address indexes ${from}..${from + count - 1} are out of range`)
+  const out: Array<DerivedAddress> = []
+  for (let i = from; i < from + count; i++) {
+    const d = deriveAddress(watch, branch, i)
+    if (!d.ok) return d
+    out.push(d.value)
+  }
+  return ok(out)
+}
+
+/** Private key at m/44'/coin'/0'/branch/index (for signing transactions or messages). */
+export const deriveSigningKey = (seed: SeedAccount, branch: Branch, index: number): Result<SigningKey> => {
+  if (!isChildIndex(index)) return fail(`address index must be an integer from 0 to ${CHILD_INDEX_MAX}, got ${index}`)
+  const params = seed.watch.params
+  try {
+    const node = seed.account.derive(branch).derive(index)
+    const privateKey = node.privateKey
+    if (privateKey === undefined) return fail("account has no private key")
+    const address = p2pkhAddressOfPubkey(node.publicKey, params)
+    if (!address.ok) return address
+    return ok({
+      branch,
+      index,
+      path: addressPath(branch, index, params),
+      publicKey: node.publicKey,
+      privateKey,
+      wif: node.toWIF(),
+      address: address.value
+    })
+  } catch (e) {
+    return fail(`cannot derive ${addressPath(branch, index, params)}: ${message(e)}`)
+  }
+}
+
+/** The wallet-link key at m/44'/696969'/0'/0/0. */
+export const signingKeyFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledgerParams): Result<SigningKey> => {
+  const account = accountFromSeed(seed, params)
+  return account.ok ? deriveSigningKey(account.value, RECEIVE, 0) : account
+}
+
+/** Whether `address` is one of the first `limit` addresses of either branch (desk: signer ↔ xpub). */
+export const findAddress = (
+  watch: WatchOnlyAccount,
+  address: string,
+  limit: number
+): Result<DerivedAddress | undefined> => {
+  for (let index = 0; index < limit; index++) {
+    for (const branch of [RECEIVE, CHANGE] as const) {
+      const d = deriveAddress(watch, branch, index)
+      if (!d.ok) return d
+      if (d.value.address === address) return ok(d.value)
+    }
+  }
+  return ok(undefined)
+}

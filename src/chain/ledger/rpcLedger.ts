@@ -1,0 +1,360 @@
+// UtxoLedger over a bitcoind-compatible JSON-RPC node (tested against litecoind 0.21 -regtest).
+// Needs no wallet: getblockchaininfo, getblockhash/getblock (raw), getrawtransaction (needs
+// -txindex), getblockheader, testmempoolaccept, sendrawtransaction, scantxoutset and, for
+// devnets, generatetoaddress. No ZMQ in the Debian build, so the follower polls.
+//
+// The app speaks ledger addresses (`params`); the node has its own version bytes (`nodeParams`).
+// Scripts are the same bytes on both sides, so only `mine` converts an address, here at the edge.
+// Amounts come from transaction outputs (bigint), never from the node's JSON floats, except the
+// fee testmempoolaccept reports, converted once in `satsOfCoins`.
+import { Block } from "bitcoinjs-lib"
+import { Effect, Layer, Schedule } from "effect"
+import type { Result } from "../../crypto/result.ts"
+import { encodeAddress, validateLedgerAddress } from "../address.ts"
+import { ledgerParams, type UtxoChainParams } from "../params.ts"
+import { bytesHex, ownerScript, parseTx, displayHex } from "./internal/scripts.ts"
+import {
+  checkHeight,
+  checkMine,
+  checkPage,
+  checkTxid,
+  LedgerBlockNotFound,
+  LedgerInvalidInput,
+  ledgerLimits,
+  LedgerRpcError,
+  LedgerTxNotFound,
+  LedgerTxRejected,
+  UtxoLedger,
+  type LedgerBlock,
+  type LedgerTip,
+  type LedgerUtxo,
+  type Owner,
+  type RejectCode,
+  type UtxoLedgerShape
+} from "./UtxoLedger.ts"
+
+export interface RpcLedgerOptions {
+  /** `http://user:password@host:port/`; credentials in the URL become the Basic auth header. */
+  readonly url: string
+  /** Override the URL's credentials (e.g. read from a secret store). */
+  readonly username?: string
+  readonly password?: string
+  /** The app-side chain rules and address format; default the token ledger's. */
+  readonly params?: UtxoChainParams
+  /** The node's own address format (e.g. litecoinRegtestParams); used only by `mine`. */
+  readonly nodeParams: UtxoChainParams
+  /** Per call; `mine` adds `mineMsPerBlock` per block. */
+  readonly timeoutMs?: number
+}
+
+export const rpcDefaults = {
+  timeoutMs: 15_000,
+  mineMsPerBlock: 20,
+  /** getrawtransaction calls in flight while listing unspent outputs. */
+  prevTxConcurrency: 8,
+  /** scantxoutset is one-at-a-time per node; wait this long between retries, this many times. */
+  scanRetryMs: 100,
+  scanRetries: 50
+} as const
+
+/** JSON-RPC error codes of bitcoind we act on. */
+const RPC_INVALID_ADDRESS_OR_KEY = -5
+const RPC_DESERIALIZATION_ERROR = -22
+const RPC_VERIFY_ERROR = -25
+const RPC_VERIFY_REJECTED = -26
+const RPC_VERIFY_ALREADY_IN_CHAIN = -27
+const RPC_INVALID_PARAMETER = -8
+
+interface RpcFailure {
+  readonly method: string
+  readonly code: number | undefined
+  readonly message: string
+}
+
+/** Normalises a node's reject reason (testmempoolaccept or sendrawtransaction text). */
+export const rejectCodeOf = (reason: string): RejectCode => {
+  const r = reason.toLowerCase()
+  if (r.includes("multi-op-return")) return "multi-op-return"
+  if (r.includes("dust")) return "dust"
+  if (r.includes("txn-mempool-conflict")) return "double-spend"
+  if (r.includes("premature-spend-of-coinbase")) return "immature-coinbase"
+  if (r.includes("missing-inputs") || r.includes("missing inputs") || r.includes("missingorspent")) return "missing-inputs"
+  if (r.includes("min relay fee") || r.includes("mempool min fee") || r.includes("insufficient fee")) return "fee-too-low"
+  if (r.includes("already in block chain") || r.includes("txn-already-known") || r.includes("txn-already-in-mempool")) return "already-known"
+  if (r.includes("mempool full")) return "mempool-full"
+  if (r.includes("scriptpubkey") || r.includes("bare-multisig") || r.includes("tx-size")) return "nonstandard-script"
+  if (r.includes("script-verify-flag") || r.includes("signature")) return "bad-signature"
+  return "invalid"
+}
+
+export interface RpcEndpoint {
+  /** The URL without credentials: fetch refuses a URL that carries them. */
+  readonly url: string
+  readonly authorization: string | undefined
+}
+
+/** Splits `http://user:pass@host/` into a credential-free URL and a Basic auth header. */
+export const rpcEndpoint = (url: string, username?: string, password?: string): Result<RpcEndpoint> => {
+  if (!URL.canParse(url)) return { ok: false, error: `not a URL: ${url.replace(/\/\/[^@/]*@/, "//***@")}` }
+  const u = new URL(url)
+  if (u.protocol !== "http:" && u.protocol !== "https:") return { ok: false, error: `expected http or https, got ${u.protocol}` }
+  let user: string
+  let pass: string
+  try {
+    user = username ?? decodeURIComponent(u.username)
+    pass = password ?? decodeURIComponent(u.password)
+  } catch {
+    // URL keeps a malformed escape such as "%zz" as typed; decodeURIComponent throws on it.
+    return { ok: false, error: "the URL's user or password has a malformed %-escape" }
+  }
+  u.username = ""
+  u.password = ""
+  const authorization = user === "" && pass === "" ? undefined : "Basic " + Buffer.from(`${user}:${pass}`).toString("base64")
+  return { ok: true, value: { url: u.toString(), authorization } }
+}
+
+/** A raw block from getblock <hash> 0 as the port's block; the header must hash to `hash`. */
+const portBlock = (height: number, hash: string, raw: string): Result<LedgerBlock> => {
+  let block: Block
+  try {
+    block = Block.fromHex(raw)
+  } catch (e) {
+    return { ok: false, error: `block ${hash} does not parse: ${e instanceof Error ? e.message : String(e)}` }
+  }
+  if (block.getId() !== hash) return { ok: false, error: `block hash mismatch at ${height}` }
+  return {
+    ok: true,
+    value: { height, hash, prevHash: displayHex(block.prevHash!), time: block.timestamp, txs: (block.transactions ?? []).map((t) => t.toHex()) }
+  }
+}
+
+/** Coins as the node prints them (8-decimal JSON numbers) to satoshis, exactly. */
+export const satsOfCoins = (coins: number): bigint => {
+  const [whole, frac = ""] = Math.abs(coins).toFixed(8).split(".")
+  const sats = BigInt(whole!) * 100_000_000n + BigInt(frac.padEnd(8, "0"))
+  return coins < 0 ? -sats : sats
+}
+
+export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
+  const params = options.params ?? ledgerParams
+  const timeoutMs = options.timeoutMs ?? rpcDefaults.timeoutMs
+  const endpoint = rpcEndpoint(options.url, options.username, options.password)
+  const headers: Record<string, string> = { "content-type": "application/json" }
+  if (endpoint.ok && endpoint.value.authorization !== undefined) headers["authorization"] = endpoint.value.authorization
+  let nextId = 0
+
+  const post = (method: string, body: unknown, ms: number) =>
+    Effect.tryPromise({
+      try: async (signal) => {
+        // A bad URL fails every call with a typed error; layerRpc refuses it before any call.
+        if (!endpoint.ok) throw new Error(endpoint.error)
+        const res = await fetch(endpoint.value.url, {
+          method: "POST",
+          headers,
+          body: JSON.stringify(body),
+          signal: AbortSignal.any([signal, AbortSignal.timeout(ms)])
+        })
+        // bitcoind answers errors with HTTP 500 and a JSON-RPC body: read the body either way.
+        const text = await res.text()
+        if (res.status === 401) throw new Error("401 unauthorized (rpc user/password)")
+        return JSON.parse(text) as unknown
+      },
+      catch: (e): RpcFailure => ({ method, code: undefined, message: e instanceof Error ? e.message : String(e) })
+    })
+
+  type Reply = { result?: unknown; error?: { code: number; message: string } | null; id?: number }
+
+  const call = <T>(method: string, rpcParams: ReadonlyArray<unknown>, ms = timeoutMs): Effect.Effect<T, RpcFailure> =>
+    Effect.flatMap(post(method, { jsonrpc: "1.0", id: ++nextId, method, params: rpcParams }, ms), (body) => {
+      const reply = body as Reply
+      if (reply.error !== undefined && reply.error !== null) return Effect.fail({ method, code: reply.error.code, message: reply.error.message })
+      return Effect.succeed(reply.result as T)
+    })
+
+  /** One HTTP round trip for many calls of one method (JSON-RPC batch); results in order. */
+  const batch = <T>(method: string, calls: ReadonlyArray<ReadonlyArray<unknown>>): Effect.Effect<ReadonlyArray<T>, RpcFailure> => {
+    if (calls.length === 0) return Effect.succeed([])
+    const first = nextId + 1
+    const body = calls.map((p) => ({ jsonrpc: "1.0", id: ++nextId, method, params: p }))
+    return Effect.flatMap(post(method, body, timeoutMs), (raw): Effect.Effect<ReadonlyArray<T>, RpcFailure> => {
+      if (!Array.isArray(raw)) return Effect.fail({ method, code: undefined, message: "batch answer is not an array" })
+      const byId = new Map((raw as Array<Reply>).map((r) => [r.id, r] as const))
+      const out: Array<T> = []
+      for (let i = 0; i < calls.length; i++) {
+        const r = byId.get(first + i)
+        if (r === undefined) return Effect.fail({ method, code: undefined, message: `batch answer lacks id ${first + i}` })
+        if (r.error !== undefined && r.error !== null) return Effect.fail({ method, code: r.error.code, message: r.error.message })
+        out.push(r.result as T)
+      }
+      return Effect.succeed(out)
+    })
+  }
+
+  const transport = (f: RpcFailure) => new LedgerRpcError({ method: f.method, message: f.code === undefined ? f.message : `${f.message} (${f.code})` })
+  const invalid = (field: string, message: string) => new LedgerInvalidInput({ field, message })
+
+  const localTxid = (hex: string) => {
+    const tx = parseTx(hex)
+    return tx.ok ? Effect.succeed(tx.value.getId()) : Effect.fail(invalid("hex", tx.error))
+  }
+
+  // One call, not getblockcount + getbestblockhash: a block found between two calls would pair a
+  // height with another block's hash.
+  const tip: Effect.Effect<LedgerTip, LedgerRpcError> = Effect.mapError(
+    Effect.map(call<{ blocks: number; bestblockhash: string }>("getblockchaininfo", []), (i) => ({ height: i.blocks, hash: i.bestblockhash })),
+    transport
+  )
+
+  const rawTx = (txid: string) => call<string>("getrawtransaction", [txid, false])
+
+  // scantxoutset refuses a second scan while one runs; serialise ours and retry others'.
+  const scanLock = Effect.unsafeMakeSemaphore(1)
+  const scan = (descriptors: ReadonlyArray<string>) =>
+    scanLock.withPermits(1)(
+      call<{ success: boolean; height: number; unspents: Array<{ txid: string; vout: number; height: number }> }>("scantxoutset", ["start", descriptors]).pipe(
+        Effect.retry({
+          times: rpcDefaults.scanRetries,
+          schedule: Schedule.spaced(rpcDefaults.scanRetryMs),
+          while: (f) => f.code === RPC_INVALID_PARAMETER && /in progress/i.test(f.message)
+        })
+      )
+    )
+
+  const listUnspent = (owners: ReadonlyArray<Owner>) =>
+    Effect.gen(function* () {
+      if (owners.length > ledgerLimits.listUnspentOwnersMax) return yield* Effect.fail(invalid("owners", `at most ${ledgerLimits.listUnspentOwnersMax} per call`))
+      if (owners.length === 0) return []
+      const descriptors: Array<string> = []
+      for (const [i, o] of owners.entries()) {
+        const s = ownerScript(o, params)
+        if (!s.ok) return yield* Effect.fail(invalid(`owners[${i}]`, s.error))
+        // raw(<script>) matches the exact output script: no address conversion needed.
+        descriptors.push(`raw(${bytesHex(s.value)})`)
+      }
+      const result = yield* Effect.mapError(scan(descriptors), transport)
+      if (result.unspents.length > ledgerLimits.listUnspentResultsMax) {
+        return yield* Effect.fail(invalid("owners", `more than ${ledgerLimits.listUnspentResultsMax} unspent outputs; ask for fewer owners`))
+      }
+      const txids = [...new Set(result.unspents.map((u) => u.txid))]
+      const hexes = yield* Effect.mapError(Effect.forEach(txids, rawTx, { concurrency: rpcDefaults.prevTxConcurrency }), transport)
+      const byTxid = new Map(txids.map((t, i) => [t, hexes[i]!] as const))
+      const out: Array<LedgerUtxo> = []
+      for (const u of result.unspents) {
+        const prevTxHex = byTxid.get(u.txid)!
+        const tx = parseTx(prevTxHex)
+        const output = tx.ok ? tx.value.outs[u.vout] : undefined
+        if (!tx.ok || output === undefined) return yield* Effect.fail(new LedgerRpcError({ method: "getrawtransaction", message: `${u.txid}:${u.vout} does not parse` }))
+        out.push({
+          txid: u.txid,
+          vout: u.vout,
+          value: output.value,
+          script: output.script,
+          prevTxHex,
+          height: u.height,
+          confirmations: result.height - u.height + 1,
+          coinbase: tx.value.isCoinbase()
+        })
+      }
+      return out.sort((a, b) => a.height - b.height || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout))
+    })
+
+  const getTx = (txid: string) =>
+    Effect.gen(function* () {
+      yield* checkTxid(txid)
+      const info = yield* call<{ hex: string; confirmations?: number; blockhash?: string }>("getrawtransaction", [txid, true]).pipe(
+        Effect.mapError((f) => (f.code === RPC_INVALID_ADDRESS_OR_KEY ? new LedgerTxNotFound({ txid }) : transport(f)))
+      )
+      if (info.blockhash === undefined || (info.confirmations ?? 0) === 0) {
+        return { txid, hex: info.hex, confirmations: 0, blockHash: undefined, blockHeight: undefined }
+      }
+      const header = yield* Effect.mapError(call<{ height: number; confirmations: number }>("getblockheader", [info.blockhash, true]), transport)
+      // A header off the active chain reports -1: the transaction is back to unconfirmed.
+      if (header.confirmations < 1) return { txid, hex: info.hex, confirmations: 0, blockHash: undefined, blockHeight: undefined }
+      return { txid, hex: info.hex, confirmations: header.confirmations, blockHash: info.blockhash, blockHeight: header.height }
+    })
+
+  const testAccept = (hex: string) =>
+    Effect.gen(function* () {
+      const txid = yield* localTxid(hex)
+      const [r] = yield* call<Array<{ txid: string; allowed: boolean; vsize?: number; fees?: { base: number }; "reject-reason"?: string }>>(
+        "testmempoolaccept",
+        [[hex]]
+      ).pipe(Effect.mapError((f) => (f.code === RPC_DESERIALIZATION_ERROR ? invalid("hex", f.message) : transport(f))))
+      if (r === undefined) return yield* Effect.fail(new LedgerRpcError({ method: "testmempoolaccept", message: "empty answer" }))
+      if (r.allowed) return { allowed: true as const, txid, vsize: r.vsize ?? 0, fee: satsOfCoins(r.fees?.base ?? 0) }
+      const reason = r["reject-reason"] ?? "rejected"
+      return { allowed: false as const, txid, code: rejectCodeOf(reason), reason }
+    })
+
+  const broadcast = (hex: string) =>
+    Effect.gen(function* () {
+      const txid = yield* localTxid(hex)
+      const sent = yield* call<string>("sendrawtransaction", [hex]).pipe(
+        Effect.mapError((f) => {
+          if (f.code === RPC_DESERIALIZATION_ERROR) return invalid("hex", f.message)
+          if (f.code === RPC_VERIFY_REJECTED || f.code === RPC_VERIFY_ERROR || f.code === RPC_VERIFY_ALREADY_IN_CHAIN) {
+            return new LedgerTxRejected({ txid, code: rejectCodeOf(f.message), reason: f.message })
+          }
+          return transport(f)
+        })
+      )
+      // Invariant: the node hashes the same bytes we did.
+      if (sent !== txid) return yield* Effect.fail(new LedgerRpcError({ method: "sendrawtransaction", message: `node returned txid ${sent}, computed ${txid}` }))
+      return txid
+    })
+
+  const blocks = (fromHeight: number, limit?: number) =>
+    Effect.gen(function* () {
+      const max = yield* checkPage(fromHeight, limit)
+      const now = yield* tip
+      const last = Math.min(now.height, fromHeight + max - 1)
+      const heights = Array.from({ length: Math.max(0, last - fromHeight + 1) }, (_, i) => fromHeight + i)
+      const hashes = yield* Effect.mapError(batch<string>("getblockhash", heights.map((h) => [h])), transport)
+      const raws = yield* Effect.mapError(batch<string>("getblock", hashes.map((h) => [h, 0])), transport)
+      const page: Array<LedgerBlock> = []
+      for (const [i, raw] of raws.entries()) {
+        const block = portBlock(heights[i]!, hashes[i]!, raw)
+        if (!block.ok) return yield* Effect.fail(new LedgerRpcError({ method: "getblock", message: block.error }))
+        page.push(block.value)
+      }
+      return { blocks: page, nextHeight: fromHeight + page.length, tip: now }
+    })
+
+  const blockAt = (height: number) =>
+    Effect.gen(function* () {
+      yield* checkHeight(height)
+      const hash = yield* call<string>("getblockhash", [height]).pipe(
+        // -8 "Block height out of range": not there (yet).
+        Effect.mapError((f) => (f.code === RPC_INVALID_PARAMETER ? new LedgerBlockNotFound({ height }) : transport(f)))
+      )
+      const raw = yield* Effect.mapError(call<string>("getblock", [hash, 0]), transport)
+      const block = portBlock(height, hash, raw)
+      return block.ok ? block.value : yield* Effect.fail(new LedgerRpcError({ method: "getblock", message: block.error }))
+    })
+
+  const mine = (n: number, toAddress: string) =>
+    Effect.gen(function* () {
+      const count = yield* checkMine(n)
+      const check = validateLedgerAddress(toAddress, params)
+      if (!check.valid) return yield* Effect.fail(invalid("toAddress", check.error))
+      // The edge: the same hash160 under the node's version bytes.
+      const nodeAddress = encodeAddress(check.hash160, check.type, options.nodeParams)
+      if (!nodeAddress.ok) return yield* Effect.fail(invalid("toAddress", nodeAddress.error))
+      return yield* Effect.mapError(
+        call<Array<string>>("generatetoaddress", [count, nodeAddress.value], timeoutMs + count * rpcDefaults.mineMsPerBlock),
+        transport
+      )
+    })
+
+  return { params, tip, listUnspent, getTx, testAccept, broadcast, blocks, blockAt, mine }
+}
+
+/** UtxoLedger backed by a node over JSON-RPC; a malformed URL fails the layer, not each call. */
+export const layerRpc = (options: RpcLedgerOptions): Layer.Layer<UtxoLedger, LedgerInvalidInput> =>
+  Layer.effect(
+    UtxoLedger,
+    Effect.suspend(() => {
+      const endpoint = rpcEndpoint(options.url, options.username, options.password)
+      return endpoint.ok ? Effect.succeed(makeRpcLedger(options)) : Effect.fail(new LedgerInvalidInput({ field: "url", message: endpoint.error }))
+    })
+  )

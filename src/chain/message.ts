@@ -1,0 +1,146 @@
+// BIP-137 signed messages with the chain's own magic prefix (wallet linking, sign-in, proofs).
+// bitcoinjs-message does the hashing and key recovery; this module adds what it lacks:
+// - the address is checked against the params first (the library ignores version bytes, so a
+//   signature would otherwise "verify" against the same key's address on any chain);
+// - the header byte is matched to the address type, with Electrum-style 31–34 accepted for
+//   segwit addresses (the library's checkSegwitAlways);
+// - garbage input (bad base64, wrong length, bad header, points off the curve) is a
+//   `{ valid: false, reason }`, never a throw.
+import { address as btcAddress } from "bitcoinjs-lib"
+import * as bitcoinMessage from "bitcoinjs-message"
+import { bech32ShapeHrp, validateLedgerAddress, type Result } from "./address.ts"
+import { ledgerParams, type UtxoChainParams } from "./params.ts"
+
+/** Address kinds a single-key BIP-137 signature can speak for. */
+export type SignedAddressKind = "p2pkh" | "p2sh-p2wpkh" | "p2wpkh"
+
+export type MessageVerification =
+  | { readonly valid: true; readonly header: number; readonly addressKind: SignedAddressKind }
+  | { readonly valid: false; readonly reason: string }
+
+export interface VerifyInput {
+  readonly address: string
+  readonly message: string | Uint8Array
+  /** Base64 text (what wallets show) or the raw 65 bytes. */
+  readonly signature: string | Uint8Array
+}
+
+export interface SignOptions {
+  /** Default true. An uncompressed key signs with headers 27–30 and matches its own uncompressed address. */
+  readonly compressed?: boolean
+  /** Headers 35–38 (p2sh(p2wpkh)) or 39–42 (p2wpkh); omitted: 27–34. */
+  readonly segwitType?: "p2sh(p2wpkh)" | "p2wpkh"
+}
+
+export const SIGNATURE_BYTES = 65
+/** Wallet-link payloads are small JSON; anything near this is not a message we asked for. */
+export const MESSAGE_BYTES_MAX = 64 * 1024
+const HEADER_MIN = 27
+const HEADER_MAX = 42
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+const refuse = (reason: string): MessageVerification => ({ valid: false, reason })
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+type HeaderClass = "uncompressed" | "compressed" | "p2sh-p2wpkh" | "p2wpkh"
+
+const headerClass = (header: number): HeaderClass =>
+  header <= 30 ? "uncompressed" : header <= 34 ? "compressed" : header <= 38 ? "p2sh-p2wpkh" : "p2wpkh"
+
+/** The address as this chain understands it, or why it cannot have signed anything here. */
+const classifyAddress = (address: string, params: UtxoChainParams): Result<SignedAddressKind> => {
+  // Only bech32-shaped text goes to the bech32 decoder: its throw is costly on the hot path.
+  if (bech32ShapeHrp(address) !== undefined) {
+    const hrp = params.network.bech32
+    let decoded: ReturnType<typeof btcAddress.fromBech32>
+    try {
+      decoded = btcAddress.fromBech32(address)
+    } catch {
+      return { ok: false, error: "invalid bech32 address: bad checksum or characters" }
+    }
+    if (decoded.prefix !== hrp) return { ok: false, error: `bech32 prefix "${decoded.prefix}" is not ${params.name}'s "${hrp}"` }
+    if (decoded.version !== 0 || decoded.data.length !== 20) {
+      return { ok: false, error: "only version-0 20-byte (P2WPKH) bech32 addresses can sign a BIP-137 message" }
+    }
+    return { ok: true, value: "p2wpkh" }
+  }
+  const check = validateLedgerAddress(address, params)
+  if (!check.valid) return { ok: false, error: check.error }
+  // A base58 P2SH address can only be a single-key signer as P2SH-P2WPKH.
+  return { ok: true, value: check.type === "p2pkh" ? "p2pkh" : "p2sh-p2wpkh" }
+}
+
+const decodeSignature = (signature: string | Uint8Array): Result<Buffer> => {
+  if (typeof signature === "string") {
+    const text = signature.trim()
+    if (!BASE64.test(text)) return { ok: false, error: "signature is not valid base64" }
+    const bytes = Buffer.from(text, "base64")
+    if (bytes.length !== SIGNATURE_BYTES) {
+      return { ok: false, error: `signature must be ${SIGNATURE_BYTES} bytes, got ${bytes.length}` }
+    }
+    return { ok: true, value: bytes }
+  }
+  if (signature.length !== SIGNATURE_BYTES) {
+    return { ok: false, error: `signature must be ${SIGNATURE_BYTES} bytes, got ${signature.length}` }
+  }
+  return { ok: true, value: Buffer.from(signature) }
+}
+
+/**
+ * Verifies a BIP-137 signature over `message` for `address` under `params` (prefix and
+ * version bytes). Headers: 27–30 uncompressed P2PKH, 31–34 compressed P2PKH (and, Electrum
+ * style, P2SH-P2WPKH / P2WPKH), 35–38 P2SH-P2WPKH, 39–42 P2WPKH.
+ */
+export const verifyMessage = (input: VerifyInput, params: UtxoChainParams = ledgerParams): MessageVerification => {
+  if (typeof input.address !== "string") return refuse("address must be a string")
+  if (typeof input.message !== "string" && !(input.message instanceof Uint8Array)) return refuse("message must be text")
+  const messageBytes = typeof input.message === "string" ? Buffer.from(input.message, "utf8") : Buffer.from(input.message)
+  if (messageBytes.length > MESSAGE_BYTES_MAX) return refuse(`message is longer than ${MESSAGE_BYTES_MAX} bytes`)
+  if (typeof input.signature !== "string" && !(input.signature instanceof Uint8Array)) {
+    return refuse("signature must be base64 text")
+  }
+  const kind = classifyAddress(input.address, params)
+  if (!kind.ok) return refuse(kind.error)
+  const sig = decodeSignature(input.signature)
+  if (!sig.ok) return refuse(sig.error)
+  const header = sig.value[0]!
+  if (header < HEADER_MIN || header > HEADER_MAX) return refuse(`signature header byte ${header} is outside ${HEADER_MIN}–${HEADER_MAX}`)
+
+  const cls = headerClass(header)
+  const fits =
+    (kind.value === "p2pkh" && (cls === "uncompressed" || cls === "compressed")) ||
+    (kind.value === "p2sh-p2wpkh" && (cls === "p2sh-p2wpkh" || cls === "compressed")) ||
+    (kind.value === "p2wpkh" && (cls === "p2wpkh" || cls === "compressed"))
+  if (!fits) return refuse(`signature header ${header} (${cls}) cannot sign for a ${kind.value} address`)
+  // Electrum-style: a plain compressed header over a segwit address.
+  const checkSegwitAlways = cls === "compressed" && kind.value !== "p2pkh"
+  try {
+    const matches = bitcoinMessage.verify(messageBytes, input.address, sig.value, params.network.messagePrefix, checkSegwitAlways)
+    return matches ? { valid: true, header, addressKind: kind.value } : refuse("signature does not match the address and message")
+  } catch (e) {
+    // Recovery fails on r/s that are not valid scalars: a forged or corrupted signature.
+    return refuse(`signature cannot be verified: ${errorText(e)}`)
+  }
+}
+
+/** Signs `message` with the params' prefix; returns base64 (65 bytes: header, r, s). */
+export const signMessage = (
+  message: string | Uint8Array,
+  privateKey: Uint8Array,
+  params: UtxoChainParams = ledgerParams,
+  options: SignOptions = {}
+): Result<string> => {
+  const messageBytes = typeof message === "string" ? Buffer.from(message, "utf8") : Buffer.from(message)
+  if (messageBytes.length > MESSAGE_BYTES_MAX) return { ok: false, error: `message is longer than ${MESSAGE_BYTES_MAX} bytes` }
+  if (privateKey.length !== 32) return { ok: false, error: `private key must be 32 bytes, got ${privateKey.length}` }
+  const compressed = options.compressed ?? true
+  if (!compressed && options.segwitType !== undefined) return { ok: false, error: "segwit signatures need a compressed key" }
+  try {
+    const sigOptions = options.segwitType === undefined ? {} : { segwitType: options.segwitType }
+    const sig = bitcoinMessage.sign(messageBytes, Buffer.from(privateKey), compressed, params.network.messagePrefix, sigOptions)
+    return { ok: true, value: sig.toString("base64") }
+  } catch (e) {
+    return { ok: false, error: `cannot sign: ${errorText(e)}` }
+  }
+}

@@ -1,0 +1,323 @@
+// Builds and signs P2PKH transactions for a UtxoChainParams chain: plain sends, OP_RETURN
+// stamps and Omni class C transactions (bitcoinjs-lib PSBT). Pure: inputs and a key in, signed
+// bytes out; every failure is a Result with a message meant for a person (bitcoinjs throws stay
+// inside). The same bytes go to the devnet or a real node.
+//
+// Policy mirrors what litecoind measured (notes/chains-brief.md §1): one OP_RETURN per tx,
+// data ≤ params.opReturnMaxBytes, no output below params.dustSats, fee ≥ minFeeRateSatPerVb.
+import { Psbt, Transaction, payments, script as bscript } from "bitcoinjs-lib"
+import { ECPairFactory, type ECPairInterface } from "ecpair"
+import * as ecc from "tiny-secp256k1"
+import { p2pkhAddressOfPubkey, validateLedgerAddress } from "./address.ts"
+import { encodeOmniPayload, OMNI_MARKER, type OmniPayload } from "./omni/codec.ts"
+import type { UtxoChainParams } from "./params.ts"
+import type { Result } from "../crypto/result.ts"
+
+const ECPair = ECPairFactory(ecc)
+
+export interface Utxo {
+  readonly txid: string
+  readonly vout: number
+  readonly value: bigint
+  /** scriptPubKey of the output being spent; must be the signer's P2PKH script. */
+  readonly script: Uint8Array
+  /** The full previous transaction (P2PKH inputs are signed with nonWitnessUtxo). */
+  readonly prevTxHex: string
+}
+
+/** A compressed P2PKH key, as raw 32 bytes or WIF under the params' wif byte. */
+export type Signer = { readonly privateKey: Uint8Array } | { readonly wif: string }
+
+export interface BuiltTx {
+  readonly hex: string
+  readonly txid: string
+  /** Inputs minus outputs, in satoshis (change below dust included). */
+  readonly fee: bigint
+  /** Virtual size of the signed transaction. */
+  readonly vsize: number
+}
+
+export interface Payment {
+  readonly address: string
+  readonly value: bigint
+}
+
+interface Common {
+  /** All of them are spent, vin in this order; vin[0] is the Omni sender. */
+  readonly inputs: ReadonlyArray<Utxo>
+  readonly signer: Signer
+  readonly changeAddress: string
+  /** Defaults to params.minFeeRateSatPerVb. */
+  readonly feeRateSatPerVb?: bigint
+}
+
+export interface SendRequest extends Common {
+  readonly outputs: ReadonlyArray<Payment>
+}
+export interface StampRequest extends Common {
+  readonly data: Uint8Array
+}
+export interface OmniRequest extends Common {
+  readonly payload: OmniPayload
+  /** Receiver of a simple send or a grant; omitted means the sender itself (Omni's rule). */
+  readonly reference?: string
+}
+
+/** Above this the fee is almost certainly a unit mistake (sats/kvB, BTC) rather than intent. */
+export const FEE_RATE_MAX_SAT_PER_VB = 1_000n
+/** Bitcoin Core and litecoind refuse to relay transactions heavier than 400k WU = 100k vB. */
+export const TX_VSIZE_MAX = 100_000
+/** Bound the work per call; 500 P2PKH inputs (147 vB each) stay inside TX_VSIZE_MAX. */
+export const INPUTS_MAX = 500
+export const OUTPUTS_MAX = 500
+
+// A signed P2PKH scriptSig: push(DER signature ≤ 70 bytes with low R and low S, + sighash
+// byte) then push(33-byte compressed key). Signing with lowR makes 71 the usual and the largest
+// length, so a placeholder of that size gives the signed size without signing twice.
+const SIG_WITH_HASHTYPE_MAX = 71
+const PLACEHOLDER_SCRIPT_SIG = new Uint8Array(1 + SIG_WITH_HASHTYPE_MAX + 1 + 33)
+const U64_MAX = (1n << 64n) - 1n
+const OP_RETURN = 0x6a
+
+type Out = { readonly script: Uint8Array; readonly value: bigint }
+
+const fail = <A>(error: string): Result<A> => ({ ok: false, error })
+const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const keyOf = (signer: Signer, params: UtxoChainParams): Result<ECPairInterface> => {
+  try {
+    const key =
+      "wif" in signer
+        ? ECPair.fromWIF(signer.wif, params.network)
+        : ECPair.fromPrivateKey(signer.privateKey, { network: params.network, compressed: true })
+    if (!key.compressed) return fail("signer key must be compressed (P2PKH of the 33-byte public key)")
+    // Low-R signatures are never longer than 71 bytes with the sighash byte: the size estimate holds.
+    key.lowR = true
+    return { ok: true, value: key }
+  } catch (e) {
+    return fail(`invalid signer key: ${messageOf(e)}`)
+  }
+}
+
+const p2pkhOfKey = (key: ECPairInterface): Uint8Array => payments.p2pkh({ pubkey: key.publicKey }).output!
+
+/** The output script for a ledger address under `params`, or why the address is refused. */
+export const addressScript = (address: string, params: UtxoChainParams, role = "address"): Result<Uint8Array> => {
+  const check = validateLedgerAddress(address, params)
+  if (!check.valid) return fail(`${role} ${JSON.stringify(address)}: ${check.error}`)
+  const hash = check.hash160
+  return { ok: true, value: check.type === "p2pkh" ? payments.p2pkh({ hash }).output! : payments.p2sh({ hash }).output! }
+}
+
+const opReturn = (data: Uint8Array, params: UtxoChainParams): Result<Out> => {
+  if (data.length > params.opReturnMaxBytes) {
+    return fail(`OP_RETURN data is ${data.length} bytes; the limit is ${params.opReturnMaxBytes}`)
+  }
+  return { ok: true, value: { script: payments.embed({ data: [data] }).output!, value: 0n } }
+}
+
+const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Result<ReadonlyArray<Uint8Array>> => {
+  if (inputs.length === 0) return fail("no inputs: a transaction spends at least one output")
+  if (inputs.length > INPUTS_MAX) return fail(`${inputs.length} inputs; at most ${INPUTS_MAX} per transaction`)
+  const seen = new Set<string>()
+  const prevs: Uint8Array[] = []
+  for (const [i, u] of inputs.entries()) {
+    const outpoint = `${u.txid}:${u.vout}`
+    if (seen.has(outpoint)) return fail(`input ${i} spends ${outpoint} a second time`)
+    seen.add(outpoint)
+    if (u.value <= 0n || u.value > U64_MAX) return fail(`input ${i} (${outpoint}) has value ${u.value}; it must be positive`)
+    // Every input must be the signer's: we sign them all, and Omni takes the sender from vin[0].
+    if (!bytesEqual(u.script, signerScript)) {
+      return fail(`input ${i} (${outpoint}) is not paid to the signer's P2PKH script; only the signer's outputs can be spent`)
+    }
+    let prev: Transaction
+    try {
+      prev = Transaction.fromHex(u.prevTxHex)
+    } catch (e) {
+      return fail(`input ${i} (${outpoint}): prevTxHex does not parse: ${messageOf(e)}`)
+    }
+    if (prev.getId() !== u.txid) return fail(`input ${i}: prevTxHex has txid ${prev.getId()}, not ${u.txid}`)
+    const out = prev.outs[u.vout]
+    if (out === undefined) return fail(`input ${i}: ${u.txid} has no output ${u.vout}`)
+    if (out.value !== u.value || !bytesEqual(out.script, u.script)) {
+      return fail(`input ${i} (${outpoint}): value or script differ from the previous transaction's output`)
+    }
+    prevs.push(prev.toBuffer())
+  }
+  return { ok: true, value: prevs }
+}
+
+/** Virtual size once signed: the same tx with placeholder scriptSigs of the signed length. */
+const estimateVsize = (inputs: ReadonlyArray<Utxo>, outs: ReadonlyArray<Out>): number => {
+  const tx = new Transaction()
+  tx.version = 2
+  for (const u of inputs) tx.addInput(Buffer.from(u.txid, "hex").reverse(), u.vout, 0xffffffff, PLACEHOLDER_SCRIPT_SIG)
+  for (const o of outs) tx.addOutput(o.script, o.value)
+  return tx.virtualSize()
+}
+
+const sign = (
+  inputs: ReadonlyArray<Utxo>,
+  prevs: ReadonlyArray<Uint8Array>,
+  outs: ReadonlyArray<Out>,
+  key: ECPairInterface,
+  params: UtxoChainParams
+): Result<Transaction> => {
+  try {
+    const psbt = new Psbt({ network: params.network })
+    psbt.setVersion(2)
+    inputs.forEach((u, i) => psbt.addInput({ hash: u.txid, index: u.vout, nonWitnessUtxo: prevs[i]! }))
+    for (const o of outs) psbt.addOutput({ script: o.script, value: o.value })
+    // Our own cap (FEE_RATE_MAX_SAT_PER_VB) stands in for bitcoinjs' fee check.
+    return { ok: true, value: psbt.signAllInputs(key).finalizeAllInputs().extractTransaction(true) }
+  } catch (e) {
+    return fail(`signing failed: ${messageOf(e)}`)
+  }
+}
+
+/**
+ * The shared core: `fixed` outputs in order, change inserted at `changeIndex` when it is at
+ * least dust, otherwise folded into the fee.
+ */
+const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, changeIndex: number): Result<BuiltTx> => {
+  const rate = req.feeRateSatPerVb ?? params.minFeeRateSatPerVb
+  if (rate < params.minFeeRateSatPerVb) {
+    return fail(`fee rate ${rate} sat/vB is below the minimum relay rate ${params.minFeeRateSatPerVb} sat/vB`)
+  }
+  if (rate > FEE_RATE_MAX_SAT_PER_VB) return fail(`fee rate ${rate} sat/vB is above the cap ${FEE_RATE_MAX_SAT_PER_VB} sat/vB`)
+  if (fixed.length > OUTPUTS_MAX) return fail(`${fixed.length} outputs; at most ${OUTPUTS_MAX} per transaction`)
+  // litecoind refuses a second OP_RETURN as non-standard (multi-op-return).
+  if (fixed.filter((o) => o.script[0] === OP_RETURN).length > 1) return fail("a transaction carries at most one OP_RETURN output")
+
+  const key = keyOf(req.signer, params)
+  if (!key.ok) return key
+  const change = addressScript(req.changeAddress, params, "change address")
+  if (!change.ok) return change
+  const prevs = checkInputs(req.inputs, p2pkhOfKey(key.value))
+  if (!prevs.ok) return prevs
+
+  const totalIn = req.inputs.reduce((s, u) => s + u.value, 0n)
+  const totalOut = fixed.reduce((s, o) => s + o.value, 0n)
+  const withChange = (value: bigint): Out[] => [...fixed.slice(0, changeIndex), { script: change.value, value }, ...fixed.slice(changeIndex)]
+  const changeValue = totalIn - totalOut - BigInt(estimateVsize(req.inputs, withChange(0n))) * rate
+  let outs: ReadonlyArray<Out>
+  if (changeValue >= params.dustSats) {
+    outs = withChange(changeValue)
+  } else {
+    // Change below dust would make the tx non-standard: it goes to the miner instead.
+    const fee = BigInt(estimateVsize(req.inputs, fixed)) * rate
+    if (totalIn < totalOut + fee) {
+      return fail(`insufficient funds: inputs total ${totalIn} sats; outputs need ${totalOut} plus a fee of ${fee} at ${rate} sat/vB`)
+    }
+    outs = fixed
+  }
+  const estimated = estimateVsize(req.inputs, outs)
+  if (estimated > TX_VSIZE_MAX) return fail(`transaction would be ${estimated} vbytes; the standard limit is ${TX_VSIZE_MAX}`)
+
+  const tx = sign(req.inputs, prevs.value, outs, key.value, params)
+  if (!tx.ok) return tx
+  const fee = totalIn - outs.reduce((s, o) => s + o.value, 0n)
+  const vsize = tx.value.virtualSize()
+  // The placeholder is the longest low-R scriptSig, so the real size can only be smaller.
+  if (BigInt(vsize) * rate > fee) return fail(`internal: fee ${fee} is below ${vsize} vB × ${rate} sat/vB`)
+  return { ok: true, value: { hex: tx.value.toHex(), txid: tx.value.getId(), fee, vsize } }
+}
+
+const paymentOutputs = (params: UtxoChainParams, outputs: ReadonlyArray<Payment>): Result<Out[]> => {
+  const outs: Out[] = []
+  for (const [i, o] of outputs.entries()) {
+    const script = addressScript(o.address, params, `output ${i} address`)
+    if (!script.ok) return script
+    if (o.value < params.dustSats) {
+      return fail(`output ${i} pays ${o.value} sats to ${o.address}; below the dust threshold of ${params.dustSats}`)
+    }
+    if (o.value > U64_MAX) return fail(`output ${i} pays ${o.value} sats, more than a 64-bit amount`)
+    outs.push({ script: script.value, value: o.value })
+  }
+  return { ok: true, value: outs }
+}
+
+/** Pays each output in order; change to `changeAddress` comes last. */
+export const buildSend = (params: UtxoChainParams, req: SendRequest): Result<BuiltTx> => {
+  if (req.outputs.length === 0) return fail("no outputs: a send pays at least one address")
+  const outs = paymentOutputs(params, req.outputs)
+  if (!outs.ok) return outs
+  return build(params, req, outs.value, outs.value.length)
+}
+
+/** An OP_RETURN stamp (vout0) plus change. */
+export const buildStamp = (params: UtxoChainParams, req: StampRequest): Result<BuiltTx> => {
+  const data = opReturn(req.data, params)
+  if (!data.ok) return data
+  return build(params, req, [data.value], 1)
+}
+
+/**
+ * An Omni class C transaction in the order the reference rule reads it: vout0 OP_RETURN
+ * ("omni" ‖ payload), vout1 change, vout2 the reference at the dust amount (the highest vout).
+ */
+export const buildOmni = (params: UtxoChainParams, req: OmniRequest): Result<BuiltTx> => {
+  const payload = encodeOmniPayload(req.payload)
+  if (!payload.ok) return payload
+  const data = opReturn(Uint8Array.of(...OMNI_MARKER, ...payload.value), params)
+  if (!data.ok) return data
+  const fixed: Out[] = [data.value]
+  if (req.reference !== undefined) {
+    const ref = addressScript(req.reference, params, "reference address")
+    if (!ref.ok) return ref
+    fixed.push({ script: ref.value, value: params.dustSats })
+  } else {
+    // With no reference output, Omni would read a change output as the receiver unless it pays
+    // the sender (the first output paying the sender is skipped): change must go to the sender.
+    const key = keyOf(req.signer, params)
+    if (!key.ok) return key
+    const change = addressScript(req.changeAddress, params, "change address")
+    if (!change.ok) return change
+    if (!bytesEqual(change.value, p2pkhOfKey(key.value))) {
+      const sender = p2pkhAddressOfPubkey(key.value.publicKey, params)
+      return fail(
+        `an Omni transaction without a reference must send its change to the sender ${sender.ok ? sender.value : ""}; ` +
+          "otherwise Omni reads the change output as the receiver"
+      )
+    }
+  }
+  return build(params, req, fixed, 1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unchecked signing, for tests of a ledger's policy (dust, 81-byte OP_RETURN, two OP_RETURNs,
+// zero fee): no policy, no change, outputs exactly as given. Never used to build real payments.
+
+export interface RawOutput {
+  readonly script: Uint8Array
+  readonly value: bigint
+}
+
+/** Signs P2PKH inputs over exactly these outputs; nothing but the key is checked. */
+export const signUnchecked = (
+  params: UtxoChainParams,
+  inputs: ReadonlyArray<Pick<Utxo, "txid" | "vout" | "script">>,
+  outputs: ReadonlyArray<RawOutput>,
+  signer: Signer
+): Result<{ readonly hex: string; readonly txid: string }> => {
+  const key = keyOf(signer, params)
+  if (!key.ok) return key
+  try {
+    const tx = new Transaction()
+    tx.version = 2
+    for (const u of inputs) tx.addInput(Buffer.from(u.txid, "hex").reverse(), u.vout)
+    for (const o of outputs) tx.addOutput(o.script, o.value)
+    inputs.forEach((u, i) => {
+      const hash = tx.hashForSignature(i, u.script, Transaction.SIGHASH_ALL)
+      const sig = bscript.signature.encode(key.value.sign(hash, true), Transaction.SIGHASH_ALL)
+      tx.setInputScript(i, bscript.compile([sig, key.value.publicKey]))
+    })
+    return { ok: true, value: { hex: tx.toHex(), txid: tx.getId() } }
+  } catch (e) {
+    return fail(`signing failed: ${messageOf(e)}`)
+  }
+}
+
+/** OP_RETURN with exactly these pushes (one or several), for policy tests. */
+export const nullDataScript = (...pushes: ReadonlyArray<Uint8Array>): Uint8Array => payments.embed({ data: [...pushes] }).output!

@@ -1,0 +1,36 @@
+// What a CLI command runs inside: the same config, database and secret box as the running
+// system (the embedded one when given the same SHARDLINE_DATA_DIR, or SHARDLINE_DATABASE_URL),
+// plus a storage-only cluster client for messages to entities.
+import { Cause, Effect, Exit, Layer } from "effect"
+import { storageClient } from "../../cluster/topology.ts"
+import * as ApiKeys from "../platform/auth/ApiKeys.ts"
+import { AppConfig, appConfig } from "../platform/Config.ts"
+import { databaseLayer } from "../platform/Database.ts"
+import * as SecretBox from "../platform/SecretBox.ts"
+
+export class UsageError extends Error {}
+
+export const cliLayer = Layer.unwrapEffect(Effect.map(appConfig, (config) =>
+  Layer.mergeAll(ApiKeys.layer, storageClient(config)).pipe(
+    Layer.provideMerge(SecretBox.layer),
+    Layer.provideMerge(databaseLayer({ applicationName: "shardline:cli" })),
+    Layer.provideMerge(Layer.succeed(AppConfig, config))
+  )))
+
+/** Runs a command's effect; prints a usage or failure message and returns the exit code. */
+export const runCommand = async <A>(
+  effect: Effect.Effect<A, unknown, Layer.Layer.Success<typeof cliLayer>>,
+  print: (a: A) => void
+): Promise<number> => {
+  const exit = await Effect.runPromiseExit(Effect.scoped(Effect.provide(effect, cliLayer)))
+  if (Exit.isSuccess(exit)) {
+    print(exit.value)
+    return 0
+  }
+  const failure = Cause.squash(exit.cause)
+  console.error(failure instanceof Error ? failure.message : String(failure))
+  return failure instanceof UsageError ? 2 : 1
+}
+
+export const printJsonOr = (json: boolean, human: (a: unknown) => string) => (a: unknown) =>
+  console.log(json ? JSON.stringify(a) : human(a))

@@ -1,0 +1,120 @@
+// The Authorization entity: holds one user's grant for one asset. It makes the delegated key
+// itself (so key material never travels in a cluster message), commits before it answers, and
+// schedules its own durable expiry, at which the key is deleted from every table.
+import { Entity } from "@effect/cluster"
+import { SqlClient } from "@effect/sql"
+import { randomUUID } from "node:crypto"
+import { ECPairFactory } from "ecpair"
+import * as ecc from "tiny-secp256k1"
+import { Effect, Metric, Option } from "effect"
+import { Authorization, Expire, GrantRefused, type Granted } from "../../../schemas/authorization.ts"
+import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
+import { ledgerParams } from "../../chain/params.ts"
+import { entityActivations, entityDefects, timerLag } from "../../platform/Metrics.ts"
+import { NodeIdentity } from "../../platform/NodeIdentity.ts"
+import { SecretBox } from "../../platform/SecretBox.ts"
+import { isInvalid, parseCap, parseEntityId } from "./policy.ts"
+
+const ECPair = ECPairFactory(ecc)
+
+interface Row {
+  readonly grant_id: string
+  readonly cap: string
+  readonly expires_at: Date
+  readonly delegated_address: string
+}
+
+const newDelegatedKey = () => {
+  const key = ECPair.makeRandom({ network: ledgerParams.network })
+  const address = p2pkhAddressOfPubkey(key.publicKey)
+  // A fresh compressed key always has an address; anything else is a broken invariant.
+  if (!address.ok) throw new Error(`delegated key without an address: ${address.error}`)
+  return { wif: key.toWIF(), address: address.value }
+}
+
+export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
+  const address = yield* Entity.CurrentAddress
+  const sql = yield* SqlClient.SqlClient
+  const box = yield* SecretBox
+  const node = yield* NodeIdentity
+  const self = (yield* Authorization.client)(address.entityId)
+  const id = parseEntityId(address.entityId)
+  const tagged = <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.tagMetrics(e, "type", "Authorization")
+  yield* tagged(Metric.increment(entityActivations))
+
+  const current = sql<Row>`SELECT grant_id, cap::text AS cap, expires_at, delegated_address FROM authorizations
+    WHERE user_id = ${isInvalid(id) ? -1 : id.userId} AND asset = ${isInvalid(id) ? "" : id.asset}`.pipe(
+    Effect.map((rows) => Option.fromNullable(rows[0]))
+  )
+
+  /** Deletes the key and the grant in one transaction; the event row records it happened once. */
+  const destroy = (grantId: string, kind: "expired" | "replaced", dueAtMs: number | null) =>
+    Effect.gen(function*() {
+      yield* sql`DELETE FROM authorization_keys WHERE grant_id = ${grantId}`
+      const gone = yield* sql<{ user_id: string; asset: string }>`DELETE FROM authorizations WHERE grant_id = ${grantId}
+        RETURNING user_id, asset`
+      if (gone.length > 0) {
+        yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner)
+          VALUES (${grantId}, ${gone[0]!.user_id}, ${gone[0]!.asset}, ${kind},
+            ${dueAtMs === null ? null : new Date(dueAtMs)}, ${node.name})
+          ON CONFLICT (grant_id, kind) DO NOTHING`
+      }
+      return gone.length > 0
+    })
+
+  const scheduleExpiry = (grantId: string, dueAtMs: number) =>
+    self.Expire(new Expire({ grantId, dueAtMs }), { discard: true })
+
+  // A grant whose timer was lost (it cannot be, but a restore from backup could) still expires.
+  const existing = yield* current.pipe(Effect.orDie)
+  if (Option.isSome(existing)) {
+    yield* scheduleExpiry(existing.value.grant_id, existing.value.expires_at.getTime()).pipe(Effect.orDie)
+  }
+
+  return Authorization.of({
+    Grant: ({ payload }) =>
+      Effect.gen(function*() {
+        if (isInvalid(id)) return yield* Effect.fail(new GrantRefused({ message: id.message }))
+        const cap = parseCap(payload.cap)
+        if (isInvalid(cap)) return yield* Effect.fail(new GrantRefused({ message: cap.message }))
+        if (payload.expiresAtMs <= Date.now()) {
+          return yield* Effect.fail(new GrantRefused({ message: "expiry is in the past" }))
+        }
+        const result = yield* Effect.gen(function*() {
+          const now = yield* current
+          if (Option.isSome(now) && now.value.grant_id === payload.grantId) {
+            // Redelivered after a crash between commit and reply: answer with what was committed.
+            return { asset: id.asset, grantId: payload.grantId, cap: now.value.cap, expiresAt: now.value.expires_at.getTime(), delegatedAddress: now.value.delegated_address }
+          }
+          if (Option.isSome(now)) yield* destroy(now.value.grant_id, "replaced", null)
+          const key = newDelegatedKey()
+          yield* sql`INSERT INTO authorizations (user_id, asset, grant_id, cap, expires_at, delegated_address)
+            VALUES (${id.userId}, ${id.asset}, ${payload.grantId}, ${cap}, ${new Date(payload.expiresAtMs)}, ${key.address})`
+          yield* sql`INSERT INTO authorization_keys (grant_id, key_enc) VALUES (${payload.grantId}, ${box.seal(key.wif)})`
+          yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner)
+            VALUES (${payload.grantId}, ${id.userId}, ${id.asset}, 'granted', ${new Date(payload.expiresAtMs)}, ${node.name})
+            ON CONFLICT (grant_id, kind) DO NOTHING`
+          return { asset: id.asset, grantId: payload.grantId, cap, expiresAt: payload.expiresAtMs, delegatedAddress: key.address } satisfies Granted
+        }).pipe(sql.withTransaction, Effect.orDie)
+        // Scheduled after the commit; if we crash before this line the grant is redelivered
+        // (no reply yet), finds its row above and schedules again (the timer key dedups).
+        yield* scheduleExpiry(result.grantId, result.expiresAt).pipe(Effect.orDie)
+        return result
+      }).pipe(Effect.tapDefect(() => tagged(Metric.increment(entityDefects)))),
+
+    Expire: ({ payload }) =>
+      Effect.gen(function*() {
+        const lag = Date.now() - payload.dueAtMs
+        // A stale timer (its grant was replaced) finds nothing to delete and does nothing.
+        const destroyed = yield* destroy(payload.grantId, "expired", payload.dueAtMs).pipe(sql.withTransaction, Effect.orDie)
+        if (destroyed) {
+          yield* Metric.update(timerLag, Math.max(0, lag))
+          yield* Effect.logInfo("authorization expired").pipe(
+            Effect.annotateLogs({ grantId: payload.grantId, entity: address.entityId, lagMs: lag })
+          )
+        }
+      }).pipe(Effect.tapDefect(() => tagged(Metric.increment(entityDefects))))
+  })
+}), { maxIdleTime: "2 minutes", concurrency: 1 })
+
+export const newGrantId = () => randomUUID()

@@ -1,0 +1,118 @@
+// What the matching core says happened. The book calls a sink with plain positional values so
+// the hot path allocates nothing; `recordingSink` turns the calls into the objects below for the
+// Market actor, the reference implementation and the tests. Every call carries the per-market
+// sequence number: strictly increasing by one per event, across all event kinds.
+//
+// Prices are integer ticks and quantities integer lots (see units.ts); owners are wallet ids.
+
+export type Side = "BUY" | "SELL"
+
+/** NEW and PARTIALLY_FILLED are open (on the book); the rest are terminal. */
+export type OrderStatus = "NEW" | "PARTIALLY_FILLED" | "FILLED" | "CANCELED" | "REJECTED" | "EXPIRED"
+
+/** Why the book refused a place. Filters reject earlier, with Binance's wording (filters.ts). */
+export type RejectReason =
+  | "DUPLICATE_ID" // an open order has this id
+  | "INVALID_ID" // not a positive safe integer
+  | "INVALID_OWNER" // empty owner
+  | "INVALID_SIDE"
+  | "INVALID_PRICE" // not a positive safe integer
+  | "INVALID_QUANTITY" // not a positive safe integer, or above the book's qtyMax
+  | "BOOK_FULL" // ordersMax open orders already rest
+  | "LEVEL_FULL" // resting it could take its price level's total past 2^53 - 1 lots
+
+/** The order entered the book's command stream; its `seq` is its time priority. */
+export interface Accepted {
+  readonly type: "accepted"
+  readonly seq: number
+  readonly id: number
+  readonly owner: string
+  readonly side: Side
+  readonly price: number
+  readonly qty: number
+}
+
+/** One fill, at the maker's price. `tradeId` counts trades of this market from 1. */
+export interface Trade {
+  readonly type: "trade"
+  readonly seq: number
+  readonly tradeId: number
+  readonly makerId: number
+  readonly takerId: number
+  readonly makerOwner: string
+  readonly takerOwner: string
+  readonly price: number
+  readonly qty: number
+  readonly makerSide: Side
+}
+
+/**
+ * An order's new status. `executedQty` is the cumulative filled quantity; `openQty` what still
+ * rests on the book (0 for every terminal status). `reason` is set only for REJECTED.
+ */
+export interface StatusChange {
+  readonly type: "status"
+  readonly seq: number
+  readonly id: number
+  readonly status: OrderStatus
+  readonly executedQty: number
+  readonly openQty: number
+  readonly reason?: RejectReason
+}
+
+/** A price level's new total open quantity (0: the level is gone), for depth updates. */
+export interface LevelChange {
+  readonly type: "level"
+  readonly seq: number
+  readonly side: Side
+  readonly price: number
+  readonly qty: number
+}
+
+export type BookEvent = Accepted | Trade | StatusChange | LevelChange
+
+/** Receives events as they happen, in sequence order. Implementations must not call back into the book. */
+export interface BookSink {
+  accepted(seq: number, id: number, owner: string, side: Side, price: number, qty: number): void
+  trade(
+    seq: number,
+    tradeId: number,
+    makerId: number,
+    takerId: number,
+    makerOwner: string,
+    takerOwner: string,
+    price: number,
+    qty: number,
+    makerSide: Side
+  ): void
+  status(seq: number, id: number, status: OrderStatus, executedQty: number, openQty: number, reason: RejectReason | undefined): void
+  level(seq: number, side: Side, price: number, qty: number): void
+}
+
+/** A sink that ignores everything (for callers that only read the book). */
+export const nullSink: BookSink = {
+  accepted: () => {},
+  trade: () => {},
+  status: () => {},
+  level: () => {}
+}
+
+/** A sink that appends event objects to `into`. */
+export const recordingSink = (into: Array<BookEvent>): BookSink => ({
+  accepted: (seq, id, owner, side, price, qty) => {
+    into.push({ type: "accepted", seq, id, owner, side, price, qty })
+  },
+  trade: (seq, tradeId, makerId, takerId, makerOwner, takerOwner, price, qty, makerSide) => {
+    into.push({ type: "trade", seq, tradeId, makerId, takerId, makerOwner, takerOwner, price, qty, makerSide })
+  },
+  status: (seq, id, status, executedQty, openQty, reason) => {
+    into.push(
+      reason === undefined
+        ? { type: "status", seq, id, status, executedQty, openQty }
+        : { type: "status", seq, id, status, executedQty, openQty, reason }
+    )
+  },
+  level: (seq, side, price, qty) => {
+    into.push({ type: "level", seq, side, price, qty })
+  }
+})

@@ -1,0 +1,141 @@
+// One side of the book: its price levels, sorted with the best price last so that the levels
+// that come and go most (near the top) are the cheapest to insert and pop. Level records live in
+// typed arrays indexed by a level handle; each level heads an intrusive FIFO of order slots whose
+// links belong to the book (book.ts).
+//
+// A level emptied below the top by a cancel stays in place (and in `byPrice`) so the next order at
+// that price reuses it without a search; empty levels are popped when they reach the top and
+// compacted away once they outnumber the live ones. That keeps cancel O(1) amortised.
+
+import { IntMap } from "./intmap.ts"
+
+const NONE = -1
+const COMPACT_MIN_EMPTY = 64
+
+export class Ladder {
+  /** Level records, by handle. `head`/`tail` are order slots (-1: the level is empty). */
+  price: Float64Array
+  qty: Float64Array
+  head: Int32Array
+  tail: Int32Array
+  /** Handles sorted by `sign * price` ascending: the best level is `sorted[n - 1]`. */
+  sorted: Int32Array
+  n = 0
+  /** Empty levels still in `sorted` (all of them below the top). */
+  empty = 0
+  /** price → handle of every level in `sorted`, live or empty. */
+  readonly byPrice: IntMap
+  private free: Int32Array
+  private freeN = 0
+  private used = 0
+
+  /** `sign` is +1 for bids (higher is better) and -1 for asks (lower is better). */
+  constructor(readonly sign: 1 | -1, capacity = 256) {
+    this.byPrice = new IntMap(capacity)
+    this.price = new Float64Array(capacity)
+    this.qty = new Float64Array(capacity)
+    this.head = new Int32Array(capacity)
+    this.tail = new Int32Array(capacity)
+    this.sorted = new Int32Array(capacity)
+    this.free = new Int32Array(capacity)
+  }
+
+  /** The best level's handle, or -1 when the side is empty. Never an empty level. */
+  top(): number {
+    return this.n === 0 ? NONE : this.sorted[this.n - 1]!
+  }
+
+  /** The level an order at `price` is about to join: `found` (byPrice.get(price)), or a new one in place. */
+  levelFor(price: number, found: number): number {
+    if (found !== NONE) {
+      if (this.head[found] === NONE) this.empty--
+      return found
+    }
+    const h = this.alloc()
+    this.price[h] = price
+    this.qty[h] = 0
+    this.head[h] = NONE
+    this.tail[h] = NONE
+    this.insertSorted(h, this.sign * price)
+    this.byPrice.set(price, h)
+    return h
+  }
+
+  /** Records that level `h` lost its last order; pops empty levels off the top. */
+  emptied(): void {
+    this.empty++
+    while (this.n > 0 && this.head[this.sorted[this.n - 1]!] === NONE) {
+      this.n--
+      this.empty--
+      this.release(this.sorted[this.n]!)
+    }
+    if (this.empty >= COMPACT_MIN_EMPTY && this.empty * 2 > this.n) this.compact()
+  }
+
+  /** Calls `f(handle)` for live levels from the best down, at most `limit` of them. */
+  forEachLive(limit: number, f: (h: number) => void): void {
+    let seen = 0
+    for (let i = this.n - 1; i >= 0 && seen < limit; i--) {
+      const h = this.sorted[i]!
+      if (this.head[h] === NONE) continue
+      f(h)
+      seen++
+    }
+  }
+
+  private insertSorted(h: number, key: number): void {
+    if (this.n === this.sorted.length) this.sorted = grow(this.sorted, this.n * 2)
+    // New levels mostly land near the best price, at the end: search backwards from there first.
+    const sorted = this.sorted
+    let i = this.n
+    if (i > 0 && this.sign * this.price[sorted[i - 1]!]! > key) {
+      let lo = 0
+      let hi = this.n - 1
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (this.sign * this.price[sorted[mid]!]! > key) hi = mid
+        else lo = mid + 1
+      }
+      i = lo
+      sorted.copyWithin(i + 1, i, this.n)
+    }
+    sorted[i] = h
+    this.n++
+  }
+
+  private compact(): void {
+    let w = 0
+    for (let r = 0; r < this.n; r++) {
+      const h = this.sorted[r]!
+      if (this.head[h] === NONE) this.release(h)
+      else this.sorted[w++] = h
+    }
+    this.n = w
+    this.empty = 0
+  }
+
+  private alloc(): number {
+    if (this.freeN > 0) return this.free[--this.freeN]!
+    if (this.used === this.price.length) {
+      const cap = this.used * 2
+      this.price = grow(this.price, cap)
+      this.qty = grow(this.qty, cap)
+      this.head = grow(this.head, cap)
+      this.tail = grow(this.tail, cap)
+      this.free = grow(this.free, cap)
+    }
+    return this.used++
+  }
+
+  private release(h: number): void {
+    this.byPrice.delete(this.price[h]!)
+    this.free[this.freeN++] = h
+  }
+}
+
+/** A copy of `a` with room for `capacity` elements. */
+export const grow = <A extends Float64Array | Int32Array | Uint8Array>(a: A, capacity: number): A => {
+  const b = new (a.constructor as new(n: number) => A)(capacity)
+  b.set(a)
+  return b
+}

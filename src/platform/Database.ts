@@ -1,0 +1,50 @@
+// The system of record: one PgClient per process, migrations by the @effect/sql migrator.
+// With SHARDLINE_DATABASE_URL unset the embedded Postgres under the data dir is used.
+import { Migrator, SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { AppConfig } from "./Config.ts"
+import { embeddedDatabase } from "./EmbeddedDatabase.ts"
+import m0001 from "./migrations/0001_accounts.ts"
+import m0002 from "./migrations/0002_authorizations.ts"
+import m0003 from "./migrations/0003_platform.ts"
+
+export const migrations = {
+  "0001_accounts": m0001,
+  "0002_authorizations": m0002,
+  "0003_platform": m0003
+}
+
+/** Runs pending migrations; concurrent nodes serialise on the migrator's table lock. */
+export const migrate = Migrator.make({})({
+  loader: Migrator.fromRecord(migrations),
+  table: "shardline_migrations"
+})
+
+/** Resolves the database URL: the configured server, or the embedded one under dataDir. */
+export const databaseUrl = Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (Option.isSome(config.databaseUrl)) return config.databaseUrl.value
+  const embedded = yield* embeddedDatabase(config.dataDir, config.embeddedEngine)
+  return Redacted.make(embedded.url)
+})
+
+/** PgClient for this process; applicationName names the node so ops can map pg_locks to runners. */
+export const pgLayer = (options: { readonly applicationName: string; readonly url?: Redacted.Redacted }) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const config = yield* AppConfig
+    const url = options.url ?? (yield* databaseUrl)
+    return PgClient.layer({
+      url,
+      applicationName: options.applicationName,
+      maxConnections: config.poolSize,
+      // pg returns BIGINT/NUMERIC as strings; keep them exact and convert at the edges.
+      transformJson: false
+    })
+  }))
+
+/** PgClient plus migrations applied: what every process needs before serving. */
+export const databaseLayer = (options: { readonly applicationName: string; readonly url?: Redacted.Redacted }) =>
+  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(pgLayer(options)))
+
+export type Sql = SqlClient.SqlClient

@@ -1,0 +1,33 @@
+// Application metrics (Effect Metric), exported as Prometheus text by ops/prometheus.ts.
+import { Metric, MetricBoundaries } from "effect"
+
+export const httpRequests = Metric.counter("shardline_http_requests_total", {
+  description: "HTTP requests answered, by method, route and status",
+  incremental: true
+})
+
+export const httpLatency = Metric.histogram(
+  "shardline_http_request_duration_ms",
+  MetricBoundaries.exponential({ start: 0.25, factor: 2, count: 14 }),
+  "HTTP request latency in milliseconds"
+)
+
+export const timerLag = Metric.histogram(
+  "shardline_timer_lag_ms",
+  MetricBoundaries.exponential({ start: 10, factor: 2, count: 12 }),
+  "How late a durable timer ran after its due time, in milliseconds"
+)
+
+export const entityActivations = Metric.counter("shardline_entity_activations_total", {
+  description: "Entity activations (first start and every restart), by type",
+  incremental: true
+})
+
+export const entityDefects = Metric.counter("shardline_entity_defects_total", {
+  description: "Entity handler defects (each restarts the entity), by type",
+  incremental: true
+})
+
+export const shardsOwned = Metric.gauge("shardline_shards_owned", {
+  description: "Shards this node holds right now (read from its own lock set, unlike effect_cluster_shards)"
+})

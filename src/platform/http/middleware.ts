@@ -1,0 +1,90 @@
+// What every exchange request passes through before and after its handler: the /api/v3 alias,
+// request weight per key or IP (429 with Retry-After over the limit), the weight headers, the
+// error safety net (no 500, no stack trace) and HTTP metrics.
+import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Metric, Option } from "effect"
+import { messages, statusOf, type ApiErrorCode } from "../../../schemas/errors.ts"
+import { prefix } from "../../../schemas/exchange.ts"
+import { ApiKeys } from "../auth/ApiKeys.ts"
+import { apiKeyHeader, clientIp } from "../auth/SignedRequest.ts"
+import { httpLatency, httpRequests } from "../Metrics.ts"
+import { RateLimiter } from "../RateLimiter.ts"
+import { costOf, isKnownRoute } from "./weights.ts"
+
+export interface Limits {
+  readonly keyWeightPerMin: number
+  readonly ipWeightPerMin: number
+  /** Behind a trusted proxy only: the client IP is the first X-Forwarded-For entry. */
+  readonly trustProxy: boolean
+}
+
+const v3 = "/api/v3"
+
+export const errorResponse = (code: ApiErrorCode, msg: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson({ code, msg }, { status: statusOf(code), headers })
+
+const pathOf = (url: string) => {
+  const q = url.indexOf("?")
+  return q < 0 ? url : url.slice(0, q)
+}
+
+/** Bounded label set for metrics: known routes by name, everything else as "other". */
+const routeLabel = (method: string, path: string) =>
+  (path === prefix || path.startsWith(prefix + "/")) && isKnownRoute(method, path.slice(prefix.length))
+    ? path
+    : path === "/metrics" || path === "/ops" || path === "/api-docs"
+    ? path
+    : "other"
+
+const safetyNet = (cause: Cause.Cause<unknown>) => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure) && HttpServerError.isServerError(failure.value)) {
+    const e = failure.value
+    if (e._tag === "RouteNotFound") return Effect.succeed(errorResponse(-1020, messages.unsupported))
+    if (e._tag === "RequestError") return Effect.succeed(errorResponse(-1102, "Malformed request."))
+  }
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  return Effect.logError("request failed unexpectedly", cause).pipe(
+    Effect.as(errorResponse(-1001, "Internal error; unable to process your request. Please try again."))
+  )
+}
+
+export const exchangeMiddleware = (limits: Limits) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R | ApiKeys | RateLimiter> =>
+  Effect.gen(function*() {
+    const started = performance.now()
+    const original = yield* HttpServerRequest.HttpServerRequest
+    // Binance clients hard-code /api/v3; serve the same routes there.
+    const forwarded = limits.trustProxy ? original.headers["x-forwarded-for"]?.split(",")[0]?.trim() : undefined
+    const request = original.url.startsWith(v3) || forwarded
+      ? original.modify({
+        url: original.url.startsWith(v3) ? prefix + original.url.slice(v3.length) : original.url,
+        ...(forwarded ? { remoteAddress: forwarded } : {})
+      })
+      : original
+    const path = pathOf(request.url)
+    const extraHeaders: Record<string, string> = {}
+    let refused: HttpServerResponse.HttpServerResponse | undefined
+    if (path === prefix || path.startsWith(prefix + "/")) {
+      const cost = costOf(request.method, path.slice(prefix.length))
+      const apiKey = apiKeyHeader(request)
+      const known = cost.signed && apiKey !== undefined && Option.isSome(yield* (yield* ApiKeys).lookup(apiKey))
+      const bucket = known ? `key:${apiKey}` : `ip:${clientIp(request)}`
+      const limit = known ? limits.keyWeightPerMin : limits.ipWeightPerMin
+      const usage = yield* (yield* RateLimiter).consume(bucket, cost.weight, limit)
+      extraHeaders["x-svc-used-weight-1m"] = String(usage.used)
+      extraHeaders["x-mbx-used-weight-1m"] = String(usage.used)
+      if (!usage.allowed) {
+        refused = errorResponse(-1003, messages.rateLimit(limit), { ...extraHeaders, "retry-after": String(usage.retryAfterSec) })
+      }
+    }
+    const response = refused ?? (yield* app.pipe(
+      Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+      Effect.catchAllCause(safetyNet)
+    ))
+    const out = Object.keys(extraHeaders).length > 0 ? HttpServerResponse.setHeaders(response, extraHeaders) : response
+    const labels = (e: Effect.Effect<void>) =>
+      e.pipe(Effect.tagMetrics({ method: request.method, route: routeLabel(request.method, path), status: String(out.status) }))
+    yield* labels(Metric.increment(httpRequests))
+    yield* labels(Metric.update(httpLatency, performance.now() - started))
+    return out
+  }).pipe(Effect.catchAllCause(safetyNet))

@@ -1,0 +1,88 @@
+// The ops view of the whole cluster, read from Postgres so any node answers for all of them:
+// runners, shard owners (authoritative: the advisory locks each runner's connection holds),
+// live entities and restarts (each node's last report), pending timers and unprocessed messages.
+import { Snowflake } from "@effect/cluster"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+export interface OpsView {
+  readonly at: string
+  readonly runners: ReadonlyArray<{ address: string; healthy: boolean; lastHeartbeat: string }>
+  readonly shardOwners: ReadonlyArray<{ node: string; pid: number; shards: number; sample: ReadonlyArray<string> }>
+  readonly nodes: ReadonlyArray<{ node: string; updatedAt: string; stats: NodeStats }>
+  readonly liveEntities: Record<string, number>
+  /** Activations per entity type: first starts, moves after failover, and restarts. */
+  readonly entityActivations: Record<string, number>
+  /** Restarts caused by a handler defect, per entity type. */
+  readonly entityRestarts: Record<string, number>
+  readonly pendingTimers: { readonly count: number; readonly oldestDueAt: string | null }
+  readonly unprocessedMessages: { readonly count: number; readonly oldestAt: string | null }
+}
+
+export interface NodeStats {
+  readonly liveEntities: Record<string, number>
+  readonly activations: Record<string, number>
+  readonly defects: Record<string, number>
+  readonly shards: number
+}
+
+/** Shard groups in the order the cluster numbers their advisory locks ((index+1)*1e6 + shard). */
+export const shardGroups = ["default"] as const
+
+const shardOfLock = (lockNum: number): string | undefined => {
+  const group = shardGroups[Math.floor(lockNum / 1_000_000) - 1]
+  return group === undefined ? undefined : `${group}:${lockNum % 1_000_000}`
+}
+
+const sumBy = (nodes: ReadonlyArray<{ stats: NodeStats }>, pick: (s: NodeStats) => Record<string, number>) => {
+  const out: Record<string, number> = {}
+  for (const n of nodes) for (const [k, v] of Object.entries(pick(n.stats) ?? {})) out[k] = (out[k] ?? 0) + v
+  return out
+}
+
+export const readOpsView: Effect.Effect<OpsView, never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const runners = yield* sql<{ address: string; healthy: boolean; last_heartbeat: Date }>`
+    SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`.pipe(Effect.orElseSucceed(() => []))
+  const locks = yield* sql<{ pid: number; app: string; objid: string }>`
+    SELECT l.pid, coalesce(a.application_name, '') AS app, l.objid::text AS objid
+    FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+  const owners = new Map<string, { node: string; pid: number; shards: Array<string> }>()
+  for (const l of locks) {
+    const shard = shardOfLock(Number(l.objid))
+    if (shard === undefined) continue
+    const key = `${l.app}/${l.pid}`
+    const o = owners.get(key) ?? { node: l.app, pid: Number(l.pid), shards: [] }
+    o.shards.push(shard)
+    owners.set(key, o)
+  }
+  const nodes = (yield* sql<{ node: string; stats: NodeStats | string; updated_at: Date }>`
+    SELECT node, stats, updated_at FROM ops_nodes WHERE updated_at > now() - interval '30 seconds' ORDER BY node`)
+    .map((r) => ({ node: r.node, updatedAt: new Date(r.updated_at).toISOString(), stats: (typeof r.stats === "string" ? JSON.parse(r.stats) : r.stats) as NodeStats }))
+  const [timers] = yield* sql<{ n: string; due: string | null }>`
+    SELECT count(*)::text AS n, min(deliver_at)::text AS due FROM cluster_messages
+    WHERE processed = false AND deliver_at IS NOT NULL AND deliver_at > ${Date.now()}`.pipe(Effect.orElseSucceed(() => []))
+  const [backlog] = yield* sql<{ n: string; oldest: string | null }>`
+    SELECT count(*)::text AS n, min(id)::text AS oldest FROM cluster_messages
+    WHERE processed = false AND (deliver_at IS NULL OR deliver_at <= ${Date.now()})
+      AND tag <> 'Cluster/Entity/keepAlive'`.pipe(Effect.orElseSucceed(() => []))
+  return {
+    at: new Date().toISOString(),
+    runners: runners.map((r) => ({ address: r.address, healthy: r.healthy, lastHeartbeat: new Date(r.last_heartbeat).toISOString() })),
+    shardOwners: [...owners.values()].sort((a, b) => a.node.localeCompare(b.node))
+      .map((o) => ({ node: o.node, pid: o.pid, shards: o.shards.length, sample: o.shards.slice(0, 5) })),
+    nodes,
+    liveEntities: sumBy(nodes, (s) => s.liveEntities),
+    entityActivations: sumBy(nodes, (s) => s.activations),
+    entityRestarts: sumBy(nodes, (s) => s.defects),
+    pendingTimers: {
+      count: Number(timers?.n ?? 0),
+      oldestDueAt: timers?.due ? new Date(Number(timers.due)).toISOString() : null
+    },
+    unprocessedMessages: {
+      count: Number(backlog?.n ?? 0),
+      oldestAt: backlog?.oldest ? new Date(Snowflake.timestamp(Snowflake.Snowflake(backlog.oldest))).toISOString() : null
+    }
+  }
+}).pipe(Effect.orDie)

@@ -1,0 +1,51 @@
+// Runs a whole node (HTTP + entities + storage) inside the test process against a test
+// database, on a free port; stop() interrupts it, which runs every finalizer.
+import { mkdtempSync } from "node:fs"
+export { freePort } from "./ports.ts"
+import { freePort } from "./ports.ts"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { ConfigProvider, Effect, Fiber, Layer } from "effect"
+import { nodeLayer } from "../../cluster/Node.ts"
+import type { AppConfigShape } from "../../src/platform/Config.ts"
+import { appConfig } from "../../src/platform/Config.ts"
+
+
+export const testMasterKey = "11".repeat(32)
+
+/** The node's config from SHARDLINE_* variables given as a map (defaults otherwise). */
+export const configFrom = (vars: Record<string, string>): AppConfigShape =>
+  Effect.runSync(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(vars)))))
+
+export interface RunningNode {
+  readonly baseUrl: string
+  readonly config: AppConfigShape
+  readonly stop: () => Promise<void>
+}
+
+export const startNode = async (databaseUrl: string, vars: Record<string, string> = {}): Promise<RunningNode> => {
+  const port = await freePort()
+  const config = configFrom({
+    SHARDLINE_HTTP_PORT: String(port),
+    SHARDLINE_DATABASE_URL: databaseUrl,
+    SHARDLINE_DATA_DIR: mkdtempSync(join(tmpdir(), "sl-node-")),
+    SHARDLINE_MASTER_KEY: testMasterKey,
+    SHARDLINE_RUNNER_PORT: String(await freePort()),
+    ...vars
+  })
+  const fiber = Effect.runFork(Layer.launch(nodeLayer(config)))
+  const baseUrl = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    try {
+      const r = await fetch(`${baseUrl}/api/public/v1/ping`)
+      if (r.status === 200) break
+    } catch {
+      // not listening yet
+    }
+    if (fiber.unsafePoll() !== null) throw new Error(`node exited during start: ${JSON.stringify(fiber.unsafePoll())}`)
+    if (Date.now() > deadline) throw new Error("node did not start within 30 s")
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return { baseUrl, config, stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
+}

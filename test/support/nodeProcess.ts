@@ -1,0 +1,95 @@
+// Runs one Shardline node as a real child process (`node --import tsx cluster/main.ts`), the way
+// `npm start` does, so a test can kill -9 it or SIGTERM it and watch what the others do.
+import { spawn, type ChildProcess } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { freePort } from "./ports.ts"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+
+/** How long a node may take from spawn to answering /ping (tsx compiles on the first start). */
+export const nodeStartTimeoutMs = 45_000
+/** Output kept per node; older output is dropped (a node's log during a test is far smaller). */
+const outputLimitChars = 4_000_000
+
+export interface NodeExit {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly at: number
+}
+
+export interface NodeProcess {
+  /** The node's name in logs, ops and Postgres' application_name. */
+  readonly name: string
+  readonly pid: number
+  readonly baseUrl: string
+  readonly child: ChildProcess
+  /** Everything the node wrote to stdout and stderr so far. */
+  readonly output: () => string
+  readonly exited: Promise<NodeExit>
+  readonly isRunning: () => boolean
+  /** Kills it with SIGKILL if still running, and removes its data dir. */
+  readonly dispose: () => Promise<void>
+}
+
+export const spawnNode = async (vars: Record<string, string>): Promise<NodeProcess> => {
+  const httpPort = await freePort()
+  const runnerPort = await freePort()
+  const dataDir = mkdtempSync(join(tmpdir(), "sl-proc-"))
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    SHARDLINE_TOPOLOGY: "socket",
+    SHARDLINE_HTTP_HOST: "127.0.0.1",
+    SHARDLINE_HTTP_PORT: String(httpPort),
+    SHARDLINE_RUNNER_HOST: "127.0.0.1",
+    SHARDLINE_RUNNER_PORT: String(runnerPort),
+    SHARDLINE_DATA_DIR: dataDir,
+    ...vars
+  }
+  const child = spawn(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  const append = (chunk: Buffer) => {
+    out += chunk.toString()
+    if (out.length > outputLimitChars) out = out.slice(out.length - outputLimitChars)
+  }
+  child.stdout!.on("data", append)
+  child.stderr!.on("data", append)
+  const exited = new Promise<NodeExit>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal, at: Date.now() })))
+  const isRunning = () => child.exitCode === null && child.signalCode === null
+  const dispose = async () => {
+    if (isRunning()) child.kill("SIGKILL")
+    await exited
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+  const node: NodeProcess = {
+    name: `shardline:127.0.0.1:${runnerPort}`,
+    pid: child.pid!,
+    baseUrl: `http://127.0.0.1:${httpPort}`,
+    child,
+    output: () => out,
+    exited,
+    isRunning,
+    dispose
+  }
+  const deadline = Date.now() + nodeStartTimeoutMs
+  for (;;) {
+    if (!isRunning()) throw new Error(`${node.name} exited during start:\n${out}`)
+    try {
+      if ((await fetch(`${node.baseUrl}/api/public/v1/ping`)).status === 200) return node
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await dispose()
+      throw new Error(`${node.name} did not answer /ping within ${nodeStartTimeoutMs} ms:\n${out}`)
+    }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}

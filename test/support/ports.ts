@@ -1,0 +1,12 @@
+import { createServer } from "node:net"
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it). */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once("error", reject)
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })

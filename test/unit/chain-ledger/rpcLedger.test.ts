@@ -1,0 +1,68 @@
+// The JSON-RPC adapter's pure edges: reject reasons as litecoind words them, coin amounts to
+// satoshis, and transport failures as typed errors (a port nobody listens on).
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { layerRpc, makeRpcLedger, rejectCodeOf, rpcEndpoint, satsOfCoins } from "../../../src/chain/ledger/rpcLedger.ts"
+import { UtxoLedger } from "../../../src/chain/ledger/UtxoLedger.ts"
+import { ledgerParams, litecoinRegtestParams } from "../../../src/chain/params.ts"
+import { failure } from "../../support/utxoLedgerContract.ts"
+
+describe("rpc ledger edges", () => {
+  it.each([
+    ["dust", "dust"],
+    ["scriptpubkey", "nonstandard-script"],
+    ["multi-op-return", "multi-op-return"],
+    ["min relay fee not met, 0 < 226", "fee-too-low"],
+    ["txn-mempool-conflict", "double-spend"],
+    ["missing-inputs", "missing-inputs"],
+    ["Missing inputs", "missing-inputs"],
+    ["bad-txns-inputs-missingorspent", "missing-inputs"],
+    ["bad-txns-premature-spend-of-coinbase, tried to spend coinbase at depth 99", "immature-coinbase"],
+    ["mandatory-script-verify-flag-failed (Signature must be zero for failed CHECK(MULTI)SIG operation)", "bad-signature"],
+    ["Transaction already in block chain", "already-known"],
+    ["txn-already-in-mempool", "already-known"],
+    ["bad-txns-in-belowout", "invalid"]
+  ])("maps %j to %s", (reason, code) => {
+    expect(rejectCodeOf(reason)).toBe(code)
+  })
+
+  it("converts 8-decimal coin amounts exactly", () => {
+    expect(satsOfCoins(0.00000226)).toBe(226n)
+    expect(satsOfCoins(49.99999774)).toBe(4_999_999_774n)
+    expect(satsOfCoins(21_000_000)).toBe(2_100_000_000_000_000n)
+    expect(satsOfCoins(0.1 + 0.2)).toBe(30_000_000n)
+    expect(satsOfCoins(-0.5)).toBe(-50_000_000n)
+  })
+
+  it("reports an unreachable node as LedgerRpcError, and bad input before any call", async () => {
+    const ledger = makeRpcLedger({ url: "http://127.0.0.1:9/", username: "u", password: "p", nodeParams: litecoinRegtestParams, timeoutMs: 2_000 })
+    expect(await failure(ledger.tip)).toMatchObject({ _tag: "LedgerRpcError", method: "getblockchaininfo" })
+    expect(await failure(ledger.broadcast("nothex"))).toMatchObject({ _tag: "LedgerInvalidInput", field: "hex" })
+    expect(await failure(ledger.mine(1, "Tnotanaddress"))).toMatchObject({ _tag: "LedgerInvalidInput", field: "toAddress" })
+    expect(await failure(ledger.getTx("abc"))).toMatchObject({ _tag: "LedgerInvalidInput", field: "txid" })
+  })
+
+  it("takes Basic auth from the URL and strips it, since fetch refuses URLs with credentials", () => {
+    const basic = (user: string) => "Basic " + Buffer.from(user).toString("base64")
+    expect(rpcEndpoint("http://u:p@127.0.0.1:19443/")).toEqual({ ok: true, value: { url: "http://127.0.0.1:19443/", authorization: basic("u:p") } })
+    // Percent-encoded characters in the password are the node's literal ones.
+    expect(rpcEndpoint("http://rpc:p%40ss%3A1@node:8332")).toEqual({ ok: true, value: { url: "http://node:8332/", authorization: basic("rpc:p@ss:1") } })
+    // Explicit credentials win over the URL's.
+    expect(rpcEndpoint("http://u:p@node:1/", "x", "y")).toMatchObject({ ok: true, value: { url: "http://node:1/", authorization: basic("x:y") } })
+    expect(rpcEndpoint("http://node:1/")).toEqual({ ok: true, value: { url: "http://node:1/", authorization: undefined } })
+    expect(rpcEndpoint("ftp://node/").ok).toBe(false)
+    expect(rpcEndpoint("http://u:%zz@node/")).toMatchObject({ ok: false, error: expect.stringContaining("malformed") })
+    const bad = rpcEndpoint("http//u:secret@node")
+    expect(bad.ok).toBe(false)
+    // The password never reaches an error message.
+    if (!bad.ok) expect(bad.error).not.toContain("secret")
+  })
+
+  it("layerRpc refuses a malformed URL when it is built; a call on a bad URL is a typed error", async () => {
+    const built = Effect.provide(UtxoLedger, layerRpc({ url: "not a url", params: ledgerParams, nodeParams: litecoinRegtestParams }))
+    expect(await failure(built)).toMatchObject({ _tag: "LedgerInvalidInput", field: "url" })
+    const ledger = makeRpcLedger({ url: "not a url", nodeParams: litecoinRegtestParams })
+    expect(await failure(ledger.tip)).toMatchObject({ _tag: "LedgerRpcError", message: expect.stringContaining("not a URL") })
+    expect(await failure(ledger.blockAt(-1))).toMatchObject({ _tag: "LedgerInvalidInput", field: "height" })
+  })
+})

@@ -1,0 +1,161 @@
+// The fast book against the simple reference on random streams of place and cancel: the same
+// return values, the same events (sequence numbers included), the same depth after every
+// command, the same orders and snapshot at the end. Random snapshot+restore points on the fast
+// side must change nothing. A failure prints fast-check's seed and the shrunk command list.
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { type BookConfig, type NewOrder, OrderBook, type StpMode } from "../../../src/exchange/book.ts"
+import { type BookEvent, recordingSink } from "../../../src/exchange/events.ts"
+import { ReferenceBook } from "./reference.ts"
+
+type Command =
+  | { readonly kind: "place"; readonly order: NewOrder; readonly restoreBefore: boolean }
+  | { readonly kind: "cancel"; readonly id: number; readonly restoreBefore: boolean }
+
+const OWNERS = ["alice", "bob", "carol"] as const
+const IDS_MAX = 40
+
+const validPlace = fc.record({
+  id: fc.integer({ min: 1, max: IDS_MAX }),
+  owner: fc.constantFrom(...OWNERS),
+  side: fc.constantFrom("BUY" as const, "SELL" as const),
+  price: fc.integer({ min: 95, max: 105 }),
+  qty: fc.integer({ min: 1, max: 20 })
+})
+
+// Out-of-range fields, to check that both books reject alike.
+const oddPlace = fc.record({
+  id: fc.constantFrom(0, -1, 1.5, 3),
+  owner: fc.constantFrom("", "alice"),
+  side: fc.constantFrom("BUY" as const, "SELL" as const),
+  price: fc.constantFrom(0, 100, 2 ** 53, 99.5),
+  qty: fc.constantFrom(0, 5, 21, 1e20)
+})
+
+const command = (restoreRate: number): fc.Arbitrary<Command> =>
+  fc.tuple(
+    fc.oneof(
+      { weight: 12, arbitrary: validPlace.map((order) => ({ kind: "place" as const, order })) },
+      { weight: 1, arbitrary: oddPlace.map((order) => ({ kind: "place" as const, order })) },
+      { weight: 5, arbitrary: fc.integer({ min: 0, max: IDS_MAX + 2 }).map((id) => ({ kind: "cancel" as const, id })) }
+    ),
+    fc.double({ min: 0, max: 1, noNaN: true })
+  ).map(([c, r]) => ({ ...c, restoreBefore: r < restoreRate }))
+
+const config = fc.record({
+  stp: fc.constantFrom<StpMode>("EXPIRE_MAKER", "EXPIRE_TAKER", "EXPIRE_BOTH"),
+  ordersMax: fc.constantFrom(6, 1000),
+  qtyMax: fc.constant(20)
+})
+
+const restored = (cfg: BookConfig, book: OrderBook, events: Array<BookEvent>): OrderBook => {
+  const r = OrderBook.restore(cfg, recordingSink(events), book.snapshot())
+  if (r._tag !== "Restored") throw new Error(`restore refused its own snapshot: ${r.reason}`)
+  return r.book
+}
+
+/** Runs both books over the commands, comparing as it goes; returns the final pair. */
+const runBoth = (cfg: BookConfig, commands: ReadonlyArray<Command>) => {
+  const fastEvents: Array<BookEvent> = []
+  let fast = new OrderBook(cfg, recordingSink(fastEvents))
+  const ref = new ReferenceBook(cfg)
+  for (const c of commands) {
+    if (c.restoreBefore) fast = restored(cfg, fast, fastEvents)
+    if (c.kind === "place") expect(fast.place(c.order)).toBe(ref.place(c.order))
+    else expect(fast.cancel(c.id)).toBe(ref.cancel(c.id))
+    fast.checkInvariants()
+    expect(fast.depth(1000)).toEqual(ref.depth(1000))
+  }
+  expect(fastEvents).toEqual(ref.events)
+  return { fast, ref }
+}
+
+describe("the book against the reference", () => {
+  it("produces the same events, depth, orders and snapshot on random place/cancel streams", () => {
+    fc.assert(
+      fc.property(config, fc.array(command(0), { maxLength: 200 }), (cfg, commands) => {
+        const { fast, ref } = runBoth(cfg, commands)
+        for (let id = 0; id <= IDS_MAX; id++) expect(fast.get(id)).toEqual(ref.get(id))
+        for (const owner of OWNERS) expect(fast.openOrdersOf(owner)).toEqual(ref.openOrdersOf(owner))
+        expect(fast.snapshot()).toEqual(ref.snapshot())
+        expect(fast.seq).toBe(ref.depth(1).seq)
+      }),
+      { numRuns: 1500 }
+    )
+  })
+
+  it("is unchanged by snapshot and restore at random points", () => {
+    fc.assert(
+      fc.property(config, fc.array(command(0.15), { maxLength: 200 }), (cfg, commands) => {
+        const { fast, ref } = runBoth(cfg, commands)
+        expect(fast.snapshot()).toEqual(ref.snapshot())
+        for (const owner of OWNERS) expect(fast.openOrdersOf(owner)).toEqual(ref.openOrdersOf(owner))
+      }),
+      { numRuns: 800 }
+    )
+  })
+
+  it("agrees on long streams over many levels (slot, level and index growth; empty-level compaction)", () => {
+    // Bids mostly at 1..3000 and asks at 3101..6100, about one order per level, so heavy
+    // cancelling leaves more empty levels than live ones; one order in 20 crosses the spread.
+    const wide = (id: fc.Arbitrary<number>) =>
+      fc.record({
+        id,
+        owner: fc.constantFrom("a", "b", "c", "d", "e", "f"),
+        side: fc.constantFrom("BUY" as const, "SELL" as const),
+        price: fc.integer({ min: 1, max: 3000 }),
+        qty: fc.integer({ min: 1, max: 50 }),
+        crossing: fc.integer({ min: 0, max: 19 })
+      }).map(({ crossing, ...o }): NewOrder => ({
+        ...o,
+        price: o.side === "BUY" ? (crossing === 0 ? 3100 + (o.price % 50) : o.price) : crossing === 0 ? 3000 - (o.price % 50) : 3100 + o.price
+      }))
+    const place = (id: fc.Arbitrary<number>) => wide(id).map((order): Command => ({ kind: "place", order, restoreBefore: false }))
+    const cancel = fc.integer({ min: 1, max: 2000 }).map((id): Command => ({ kind: "cancel", id, restoreBefore: false }))
+    // Build many levels, then mostly cancel: empty levels pile up below the top and get compacted.
+    const stream = fc.tuple(
+      fc.array(place(fc.constant(0)), { minLength: 1500, maxLength: 2000 }),
+      fc.array(fc.oneof({ weight: 1, arbitrary: place(fc.integer({ min: 2501, max: 3000 })) }, { weight: 9, arbitrary: cancel }), {
+        minLength: 2500,
+        maxLength: 3500
+      })
+    ).map(([build, churn]) => [
+      ...build.map((c, i): Command => (c.kind === "place" ? { ...c, order: { ...c.order, id: i + 1 } } : c)),
+      ...churn
+    ])
+    fc.assert(
+      fc.property(config, stream, (cfg, commands) => {
+        const events: Array<BookEvent> = []
+        const fast = new OrderBook({ ...cfg, ordersMax: 5000, qtyMax: 50 }, recordingSink(events))
+        const ref = new ReferenceBook({ ...cfg, ordersMax: 5000, qtyMax: 50 })
+        commands.forEach((c, i) => {
+          if (c.kind === "place") fast.place(c.order), ref.place(c.order)
+          else fast.cancel(c.id), ref.cancel(c.id)
+          if (i % 250 === 0) fast.checkInvariants()
+        })
+        fast.checkInvariants()
+        expect(events).toEqual(ref.events)
+        expect(fast.snapshot()).toEqual(ref.snapshot())
+      }),
+      { numRuns: 12 }
+    )
+  })
+
+  it("sequence numbers run 1, 2, 3… across all event kinds", () => {
+    fc.assert(
+      fc.property(config, fc.array(command(0.1), { maxLength: 80 }), (cfg, commands) => {
+        const events: Array<BookEvent> = []
+        let book = new OrderBook(cfg, recordingSink(events))
+        for (const c of commands) {
+          if (c.restoreBefore) book = restored(cfg, book, events)
+          if (c.kind === "place") book.place(c.order)
+          else book.cancel(c.id)
+        }
+        expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
+        const trades = events.filter((e) => e.type === "trade")
+        expect(trades.map((t) => t.tradeId)).toEqual(trades.map((_, i) => i + 1))
+      }),
+      { numRuns: 150 }
+    )
+  })
+})
