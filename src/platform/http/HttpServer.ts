@@ -14,6 +14,7 @@ import { PublicHandlers } from "../../exchange/http/PublicHandlers.ts"
 import { AppConfig } from "../Config.ts"
 import { readOpsView } from "../ops/OpsView.ts"
 import { render } from "../ops/prometheus.ts"
+import { answerClientErrors } from "./clientErrors.ts"
 import { exchangeMiddleware } from "./middleware.ts"
 
 /** A malformed parameter never becomes a 500: the decoder's failure is a documented -1102. */
@@ -52,6 +53,6 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${prefix}/openapi.json` })),
     Layer.provide(OpsRoutes),
     Layer.provide(ApiLive),
-    Layer.provide(NodeHttpServer.layer(createServer, { host: config.httpHost, port: config.httpPort }))
+    Layer.provide(NodeHttpServer.layer(() => answerClientErrors(createServer()), { host: config.httpHost, port: config.httpPort }))
   )
 }))
