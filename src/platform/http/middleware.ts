@@ -2,12 +2,12 @@
 // request weight per key or IP (429 with Retry-After over the limit), the weight headers, the
 // error safety net (no 500, no stack trace) and HTTP metrics.
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Metric, Option } from "effect"
+import { Cause, Effect, Metric, MetricKey, MetricLabel, Option } from "effect"
 import { messages, statusOf, type ApiErrorCode } from "../../../schemas/errors.ts"
 import { prefix } from "../../../schemas/exchange.ts"
 import { ApiKeys } from "../auth/ApiKeys.ts"
 import { apiKeyHeader, clientIp } from "../auth/SignedRequest.ts"
-import { httpLatency, httpRequests } from "../Metrics.ts"
+import { httpLatencyKey, httpRequestsKey } from "../Metrics.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { costOf, isKnownRoute } from "./weights.ts"
 
@@ -35,6 +35,27 @@ const routeLabel = (method: string, path: string) =>
     : path === "/metrics" || path === "/ops" || path === "/api-docs"
     ? path
     : "other"
+
+interface HttpMetrics {
+  readonly requests: Metric.Metric.Counter<number>
+  readonly latency: Metric.Metric.Histogram<number>
+}
+
+/** Labelled metrics, one pair per (method, route, status): a bounded set (see routeLabel; node:http accepts only known methods). */
+const metricsByLabels = new Map<string, HttpMetrics>()
+const httpMetrics = (method: string, route: string, status: number): HttpMetrics => {
+  const id = `${method} ${route} ${status}`
+  let m = metricsByLabels.get(id)
+  if (m === undefined) {
+    const labels = [MetricLabel.make("method", method), MetricLabel.make("route", route), MetricLabel.make("status", String(status))]
+    m = {
+      requests: Metric.fromMetricKey(MetricKey.taggedWithLabels(httpRequestsKey, labels)),
+      latency: Metric.fromMetricKey(MetricKey.taggedWithLabels(httpLatencyKey, labels))
+    }
+    metricsByLabels.set(id, m)
+  }
+  return m
+}
 
 const safetyNet = (cause: Cause.Cause<unknown>) => {
   const failure = Cause.failureOption(cause)
@@ -82,9 +103,8 @@ export const exchangeMiddleware = (limits: Limits) => <E, R>(app: HttpApp.Defaul
       Effect.catchAllCause(safetyNet)
     ))
     const out = Object.keys(extraHeaders).length > 0 ? HttpServerResponse.setHeaders(response, extraHeaders) : response
-    const labels = (e: Effect.Effect<void>) =>
-      e.pipe(Effect.tagMetrics({ method: request.method, route: routeLabel(request.method, path), status: String(out.status) }))
-    yield* labels(Metric.increment(httpRequests))
-    yield* labels(Metric.update(httpLatency, performance.now() - started))
+    const metrics = httpMetrics(request.method, routeLabel(request.method, path), out.status)
+    yield* Metric.increment(metrics.requests)
+    yield* Metric.update(metrics.latency, performance.now() - started)
     return out
   }).pipe(Effect.catchAllCause(safetyNet))
