@@ -11,6 +11,7 @@ import { makeUtxoDevnet } from "../src/chain/ledger/devnet.ts"
 import { OmniIndexer } from "../src/chain/omni/indexer.ts"
 import { ledgerParams as params } from "../src/chain/params.ts"
 import { buildOmni, buildSend, type Utxo } from "../src/chain/txBuilder.ts"
+import type { Result } from "../src/crypto/result.ts"
 import { measureKeys } from "./parts/chainKeys.ts"
 import { measureEvm } from "./parts/evm.ts"
 import { printTable, writeResults } from "./report.ts"
@@ -28,8 +29,8 @@ const OMNI_PER_BLOCK = 100
 type Row = { metric: string; perSecond: number }
 
 const perSecond = (count: number, ms: number): number => Math.round((count * 1000) / Math.max(ms, 1e-3))
-const unwrap = <A>(r: { ok: true; value: A } | { ok: false; error: string }): A => {
-  if (!r.ok) throw new Error(r.error)
+const unwrap = <A>(r: Result<A, string | { readonly message: string }>): A => {
+  if (!r.ok) throw new Error(typeof r.error === "string" ? r.error : r.error.message)
   return r.value
 }
 const timeMs = (run: () => void): number => {

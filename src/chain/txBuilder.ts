@@ -1,7 +1,8 @@
 // Builds and signs P2PKH transactions for a UtxoChainParams chain: plain sends, OP_RETURN
 // stamps and Omni class C transactions (bitcoinjs-lib PSBT). Pure: inputs and a key in, signed
-// bytes out; every failure is a Result with a message meant for a person (bitcoinjs throws stay
-// inside). The same bytes go to the devnet or a real node.
+// bytes out; every failure is a Result whose error is a tagged BuildError (buildErrors.ts) a caller
+// can branch on, with a message for a person (bitcoinjs throws stay inside). The same bytes go to
+// the devnet or a real node.
 //
 // Policy mirrors what litecoind measured (notes/chains-brief.md §1): one OP_RETURN per tx,
 // data ≤ params.opReturnMaxBytes, no output below params.dustSats, fee ≥ minFeeRateSatPerVb.
@@ -9,6 +10,7 @@ import { Psbt, Transaction, payments, script as bscript } from "bitcoinjs-lib"
 import { ECPairFactory, type ECPairInterface } from "ecpair"
 import * as ecc from "tiny-secp256k1"
 import { p2pkhAddressOfPubkey, validateLedgerAddress } from "./address.ts"
+import { BuildError, type AddressRole, type InvalidAddress } from "./buildErrors.ts"
 import { encodeOmniPayload, OMNI_MARKER, type OmniPayload } from "./omni/codec.ts"
 import type { UtxoChainParams } from "./params.ts"
 import type { Result } from "../crypto/result.ts"
@@ -81,68 +83,66 @@ const OP_RETURN = 0x6a
 
 type Out = { readonly script: Uint8Array; readonly value: bigint }
 
-const fail = <A>(error: string): Result<A> => ({ ok: false, error })
+const fail = <A, E extends BuildError = BuildError>(error: E): Result<A, E> => ({ ok: false, error })
 const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-const keyOf = (signer: Signer, params: UtxoChainParams): Result<ECPairInterface> => {
+const keyOf = (signer: Signer, params: UtxoChainParams): Result<ECPairInterface, BuildError> => {
   try {
     const key =
       "wif" in signer
         ? ECPair.fromWIF(signer.wif, params.network)
         : ECPair.fromPrivateKey(signer.privateKey, { network: params.network, compressed: true })
-    if (!key.compressed) return fail("signer key must be compressed (P2PKH of the 33-byte public key)")
+    if (!key.compressed) return fail(BuildError.UncompressedSignerKey())
     // Low-R signatures are never longer than 71 bytes with the sighash byte: the size estimate holds.
     key.lowR = true
     return { ok: true, value: key }
   } catch (e) {
-    return fail(`invalid signer key: ${messageOf(e)}`)
+    return fail(BuildError.InvalidSignerKey({ detail: messageOf(e) }))
   }
 }
 
 const p2pkhOfKey = (key: ECPairInterface): Uint8Array => payments.p2pkh({ pubkey: key.publicKey }).output!
 
-/** The output script for a ledger address under `params`, or why the address is refused. */
-export const addressScript = (address: string, params: UtxoChainParams, role = "address"): Result<Uint8Array> => {
+const scriptOf = (address: string, params: UtxoChainParams, role: AddressRole, index?: number): Result<Uint8Array, InvalidAddress> => {
   const check = validateLedgerAddress(address, params)
-  if (!check.valid) return fail(`${role} ${JSON.stringify(address)}: ${check.error}`)
+  if (!check.valid) return fail(BuildError.InvalidAddress({ role, ...(index === undefined ? {} : { index }), address, reason: check.error }))
   const hash = check.hash160
   return { ok: true, value: check.type === "p2pkh" ? payments.p2pkh({ hash }).output! : payments.p2sh({ hash }).output! }
 }
 
-const opReturn = (data: Uint8Array, params: UtxoChainParams): Result<Out> => {
-  if (data.length > params.opReturnMaxBytes) {
-    return fail(`OP_RETURN data is ${data.length} bytes; the limit is ${params.opReturnMaxBytes}`)
-  }
+/** The output script for a ledger address under `params`, or why the address is refused. */
+export const addressScript = (address: string, params: UtxoChainParams): Result<Uint8Array, InvalidAddress> =>
+  scriptOf(address, params, "address")
+
+const opReturn = (data: Uint8Array, params: UtxoChainParams): Result<Out, BuildError> => {
+  if (data.length > params.opReturnMaxBytes) return fail(BuildError.OpReturnTooLarge({ size: data.length, limit: params.opReturnMaxBytes }))
   return { ok: true, value: { script: payments.embed({ data: [data] }).output!, value: 0n } }
 }
 
-const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Result<ReadonlyArray<Uint8Array>> => {
-  if (inputs.length === 0) return fail("no inputs: a transaction spends at least one output")
-  if (inputs.length > INPUTS_MAX) return fail(`${inputs.length} inputs; at most ${INPUTS_MAX} per transaction`)
+const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Result<ReadonlyArray<Uint8Array>, BuildError> => {
+  if (inputs.length === 0) return fail(BuildError.NoInputs())
+  if (inputs.length > INPUTS_MAX) return fail(BuildError.TooManyInputs({ count: inputs.length, limit: INPUTS_MAX }))
   const seen = new Set<string>()
   const prevs: Uint8Array[] = []
   for (const [i, u] of inputs.entries()) {
     const outpoint = `${u.txid}:${u.vout}`
-    if (seen.has(outpoint)) return fail(`input ${i} spends ${outpoint} a second time`)
+    const at = { index: i, txid: u.txid, vout: u.vout }
+    if (seen.has(outpoint)) return fail(BuildError.DuplicateInput(at))
     seen.add(outpoint)
-    if (u.value <= 0n || u.value > U64_MAX) return fail(`input ${i} (${outpoint}) has value ${u.value}; it must be positive`)
+    if (u.value <= 0n || u.value > U64_MAX) return fail(BuildError.InvalidInput(at, { reason: "value", value: u.value }))
     // Every input must be the signer's: we sign them all, and Omni takes the sender from vin[0].
-    if (!bytesEqual(u.script, signerScript)) {
-      return fail(`input ${i} (${outpoint}) is not paid to the signer's P2PKH script; only the signer's outputs can be spent`)
-    }
+    if (!bytesEqual(u.script, signerScript)) return fail(BuildError.InvalidInput(at, { reason: "notSignersScript" }))
     let prev: Transaction
     try {
       prev = Transaction.fromHex(u.prevTxHex)
     } catch (e) {
-      return fail(`input ${i} (${outpoint}): prevTxHex does not parse: ${messageOf(e)}`)
+      return fail(BuildError.InvalidInput(at, { reason: "prevTxUnparseable", detail: messageOf(e) }))
     }
-    if (prev.getId() !== u.txid) return fail(`input ${i}: prevTxHex has txid ${prev.getId()}, not ${u.txid}`)
+    if (prev.getId() !== u.txid) return fail(BuildError.InvalidInput(at, { reason: "prevTxidMismatch", prevTxid: prev.getId() }))
     const out = prev.outs[u.vout]
-    if (out === undefined) return fail(`input ${i}: ${u.txid} has no output ${u.vout}`)
-    if (out.value !== u.value || !bytesEqual(out.script, u.script)) {
-      return fail(`input ${i} (${outpoint}): value or script differ from the previous transaction's output`)
-    }
+    if (out === undefined) return fail(BuildError.InvalidInput(at, { reason: "prevOutputMissing" }))
+    if (out.value !== u.value || !bytesEqual(out.script, u.script)) return fail(BuildError.InvalidInput(at, { reason: "prevOutputMismatch" }))
     prevs.push(prev.toBuffer())
   }
   return { ok: true, value: prevs }
@@ -163,7 +163,7 @@ const sign = (
   outs: ReadonlyArray<Out>,
   key: ECPairInterface,
   params: UtxoChainParams
-): Result<Transaction> => {
+): Result<Transaction, BuildError> => {
   try {
     const psbt = new Psbt({ network: params.network })
     psbt.setVersion(2)
@@ -172,7 +172,7 @@ const sign = (
     // Our own cap (FEE_RATE_MAX_SAT_PER_VB) stands in for bitcoinjs' fee check.
     return { ok: true, value: psbt.signAllInputs(key).finalizeAllInputs().extractTransaction(true) }
   } catch (e) {
-    return fail(`signing failed: ${messageOf(e)}`)
+    return fail(BuildError.SigningFailed({ detail: messageOf(e) }))
   }
 }
 
@@ -180,19 +180,19 @@ const sign = (
  * The shared core: `fixed` outputs in order, change inserted at `changeIndex` when it is at
  * least dust, otherwise folded into the fee.
  */
-const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, changeIndex: number): Result<BuiltTx> => {
+const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, changeIndex: number): Result<BuiltTx, BuildError> => {
   const rate = req.feeRateSatPerVb ?? params.minFeeRateSatPerVb
-  if (rate < params.minFeeRateSatPerVb) {
-    return fail(`fee rate ${rate} sat/vB is below the minimum relay rate ${params.minFeeRateSatPerVb} sat/vB`)
-  }
-  if (rate > FEE_RATE_MAX_SAT_PER_VB) return fail(`fee rate ${rate} sat/vB is above the cap ${FEE_RATE_MAX_SAT_PER_VB} sat/vB`)
-  if (fixed.length > OUTPUTS_MAX) return fail(`${fixed.length} outputs; at most ${OUTPUTS_MAX} per transaction`)
-  // litecoind refuses a second OP_RETURN as non-standard (multi-op-return).
-  if (fixed.filter((o) => o.script[0] === OP_RETURN).length > 1) return fail("a transaction carries at most one OP_RETURN output")
+  if (rate < params.minFeeRateSatPerVb) return fail(BuildError.FeeRateTooLow({ feeRate: rate, minimum: params.minFeeRateSatPerVb }))
+  if (rate > FEE_RATE_MAX_SAT_PER_VB) return fail(BuildError.FeeRateTooHigh({ feeRate: rate, maximum: FEE_RATE_MAX_SAT_PER_VB }))
+  if (fixed.length > OUTPUTS_MAX) return fail(BuildError.TooManyOutputs({ count: fixed.length, limit: OUTPUTS_MAX }))
+  // litecoind refuses a second OP_RETURN as non-standard (multi-op-return). No request reaches
+  // this today (each builder adds at most one); it guards the shared core.
+  const opReturns = fixed.filter((o) => o.script[0] === OP_RETURN).length
+  if (opReturns > 1) return fail(BuildError.TooManyOpReturns({ count: opReturns, limit: 1 }))
 
   const key = keyOf(req.signer, params)
   if (!key.ok) return key
-  const change = addressScript(req.changeAddress, params, "change address")
+  const change = scriptOf(req.changeAddress, params, "change")
   if (!change.ok) return change
   const prevs = checkInputs(req.inputs, p2pkhOfKey(key.value))
   if (!prevs.ok) return prevs
@@ -208,46 +208,48 @@ const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, 
     // Change below dust would make the tx non-standard: it goes to the miner instead.
     const fee = BigInt(estimateVsize(req.inputs, fixed)) * rate
     if (totalIn < totalOut + fee) {
-      return fail(`insufficient funds: inputs total ${totalIn} sats; outputs need ${totalOut} plus a fee of ${fee} at ${rate} sat/vB`)
+      return fail(BuildError.InsufficientFunds({ inputsTotal: totalIn, outputsTotal: totalOut, fee, feeRate: rate }))
     }
     outs = fixed
   }
   const estimated = estimateVsize(req.inputs, outs)
-  if (estimated > TX_VSIZE_MAX) return fail(`transaction would be ${estimated} vbytes; the standard limit is ${TX_VSIZE_MAX}`)
+  // Unreachable with INPUTS_MAX and OUTPUTS_MAX as they are (at most ~91k vB); guards a raise of either.
+  if (estimated > TX_VSIZE_MAX) return fail(BuildError.TooLarge({ vsize: estimated, limit: TX_VSIZE_MAX }))
 
   const tx = sign(req.inputs, prevs.value, outs, key.value, params)
   if (!tx.ok) return tx
   const fee = totalIn - outs.reduce((s, o) => s + o.value, 0n)
   const vsize = tx.value.virtualSize()
-  // The placeholder is the longest low-R scriptSig, so the real size can only be smaller.
-  if (BigInt(vsize) * rate > fee) return fail(`internal: fee ${fee} is below ${vsize} vB × ${rate} sat/vB`)
+  // The placeholder is the longest low-R scriptSig, so the real size can only be smaller. A breach
+  // is a bug in the estimate, not a user error: its own variant, FeeInvariantBroken.
+  if (BigInt(vsize) * rate > fee) return fail(BuildError.FeeInvariantBroken({ fee, vsize, feeRate: rate }))
   return { ok: true, value: { hex: tx.value.toHex(), txid: tx.value.getId(), fee, vsize } }
 }
 
-const paymentOutputs = (params: UtxoChainParams, outputs: ReadonlyArray<Payment>): Result<Out[]> => {
+const paymentOutputs = (params: UtxoChainParams, outputs: ReadonlyArray<Payment>): Result<Out[], BuildError> => {
   const outs: Out[] = []
   for (const [i, o] of outputs.entries()) {
-    const script = addressScript(o.address, params, `output ${i} address`)
+    const script = scriptOf(o.address, params, "output", i)
     if (!script.ok) return script
     if (o.value < params.dustSats) {
-      return fail(`output ${i} pays ${o.value} sats to ${o.address}; below the dust threshold of ${params.dustSats}`)
+      return fail(BuildError.DustOutput({ index: i, address: o.address, value: o.value, dust: params.dustSats }))
     }
-    if (o.value > U64_MAX) return fail(`output ${i} pays ${o.value} sats, more than a 64-bit amount`)
+    if (o.value > U64_MAX) return fail(BuildError.OutputValueTooLarge({ index: i, value: o.value, limit: U64_MAX }))
     outs.push({ script: script.value, value: o.value })
   }
   return { ok: true, value: outs }
 }
 
 /** Pays each output in order; change to `changeAddress` comes last. */
-export const buildSend = (params: UtxoChainParams, req: SendRequest): Result<BuiltTx> => {
-  if (req.outputs.length === 0) return fail("no outputs: a send pays at least one address")
+export const buildSend = (params: UtxoChainParams, req: SendRequest): Result<BuiltTx, BuildError> => {
+  if (req.outputs.length === 0) return fail(BuildError.NoOutputs())
   const outs = paymentOutputs(params, req.outputs)
   if (!outs.ok) return outs
   return build(params, req, outs.value, outs.value.length)
 }
 
 /** An OP_RETURN stamp (vout0) plus change. */
-export const buildStamp = (params: UtxoChainParams, req: StampRequest): Result<BuiltTx> => {
+export const buildStamp = (params: UtxoChainParams, req: StampRequest): Result<BuiltTx, BuildError> => {
   const data = opReturn(req.data, params)
   if (!data.ok) return data
   return build(params, req, [data.value], 1)
@@ -257,14 +259,14 @@ export const buildStamp = (params: UtxoChainParams, req: StampRequest): Result<B
  * An Omni class C transaction in the order the reference rule reads it: vout0 OP_RETURN
  * ("omni" ‖ payload), vout1 change, vout2 the reference at the dust amount (the highest vout).
  */
-export const buildOmni = (params: UtxoChainParams, req: OmniRequest): Result<BuiltTx> => {
+export const buildOmni = (params: UtxoChainParams, req: OmniRequest): Result<BuiltTx, BuildError> => {
   const payload = encodeOmniPayload(req.payload)
-  if (!payload.ok) return payload
+  if (!payload.ok) return fail(BuildError.InvalidOmniPayload(payload.error))
   const data = opReturn(Uint8Array.of(...OMNI_MARKER, ...payload.value), params)
   if (!data.ok) return data
   const fixed: Out[] = [data.value]
   if (req.reference !== undefined) {
-    const ref = addressScript(req.reference, params, "reference address")
+    const ref = scriptOf(req.reference, params, "reference")
     if (!ref.ok) return ref
     fixed.push({ script: ref.value, value: params.dustSats })
   } else {
@@ -272,14 +274,11 @@ export const buildOmni = (params: UtxoChainParams, req: OmniRequest): Result<Bui
     // the sender (the first output paying the sender is skipped): change must go to the sender.
     const key = keyOf(req.signer, params)
     if (!key.ok) return key
-    const change = addressScript(req.changeAddress, params, "change address")
+    const change = scriptOf(req.changeAddress, params, "change")
     if (!change.ok) return change
     if (!bytesEqual(change.value, p2pkhOfKey(key.value))) {
       const sender = p2pkhAddressOfPubkey(key.value.publicKey, params)
-      return fail(
-        `an Omni transaction without a reference must send its change to the sender ${sender.ok ? sender.value : ""}; ` +
-          "otherwise Omni reads the change output as the receiver"
-      )
+      return fail(BuildError.OmniChangeNotToSender({ sender: sender.ok ? sender.value : "", changeAddress: req.changeAddress }))
     }
   }
   return build(params, req, fixed, 1)
@@ -300,7 +299,7 @@ export const signUnchecked = (
   inputs: ReadonlyArray<Pick<Utxo, "txid" | "vout" | "script">>,
   outputs: ReadonlyArray<RawOutput>,
   signer: Signer
-): Result<{ readonly hex: string; readonly txid: string }> => {
+): Result<{ readonly hex: string; readonly txid: string }, BuildError> => {
   const key = keyOf(signer, params)
   if (!key.ok) return key
   try {
@@ -315,7 +314,7 @@ export const signUnchecked = (
     })
     return { ok: true, value: { hex: tx.toHex(), txid: tx.getId() } }
   } catch (e) {
-    return fail(`signing failed: ${messageOf(e)}`)
+    return fail(BuildError.SigningFailed({ detail: messageOf(e) }))
   }
 }
 

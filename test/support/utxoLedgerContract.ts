@@ -49,8 +49,8 @@ export const failure = async <A, E>(effect: Effect.Effect<A, E>): Promise<E> => 
   return error.value
 }
 
-export const ok = <A>(r: Result<A>): A => {
-  if (!r.ok) throw new Error(r.error)
+export const ok = <A>(r: Result<A, string | { readonly message: string }>): A => {
+  if (!r.ok) throw new Error(typeof r.error === "string" ? r.error : r.error.message)
   return r.value
 }
 
@@ -182,7 +182,7 @@ export const utxoLedgerContract = (implementation: string, factory: UtxoLedgerFa
       expect(await run(ledger.testAccept(ok(stamp(80)).hex))).toMatchObject({ allowed: true })
       const tooLong = stamp(81)
       expect(tooLong.ok).toBe(false)
-      if (!tooLong.ok) expect(tooLong.error).toMatch(/81 bytes.*80/)
+      if (!tooLong.ok) expect(tooLong.error.message).toMatch(/81 bytes.*80/)
       const change = { script: alice.script, value: input!.value - 10_000n }
       const raw81 = raw(alice, [input!], [{ script: nullDataScript(new Uint8Array(81)), value: 0n }, change])
       expect((await refusal(raw81.hex)).code).toBe("nonstandard-script")

@@ -6,6 +6,7 @@ import * as ecc from "tiny-secp256k1"
 import { p2pkhAddressOfPubkey } from "../../../src/chain/address.ts"
 import { ledgerParams } from "../../../src/chain/params.ts"
 import type { Utxo } from "../../../src/chain/txBuilder.ts"
+import type { Result } from "../../../src/crypto/result.ts"
 
 const ECPair = ECPairFactory(ecc)
 
@@ -39,7 +40,7 @@ export const fund = (script: Uint8Array, values: ReadonlyArray<bigint>): { tx: T
   return { tx, utxos: values.map((value, vout) => ({ txid, vout, value, script, prevTxHex: hex })) }
 }
 
-export const unwrap = <A>(r: { ok: true; value: A } | { ok: false; error: string }): A => {
-  if (!r.ok) throw new Error(r.error)
+export const unwrap = <A>(r: Result<A, string | { readonly message: string }>): A => {
+  if (!r.ok) throw new Error(typeof r.error === "string" ? r.error : r.error.message)
   return r.value
 }

@@ -2,9 +2,11 @@ import { crypto, script as bscript, Transaction } from "bitcoinjs-lib"
 import * as ecc from "tiny-secp256k1"
 import { describe, expect, it } from "vitest"
 import { encodeAddress } from "../../../src/chain/address.ts"
+import type { BuildError } from "../../../src/chain/buildErrors.ts"
 import { litecoinRegtestParams } from "../../../src/chain/params.ts"
 import { buildOmni, buildSend, buildStamp, signUnchecked, type BuiltTx, type Utxo } from "../../../src/chain/txBuilder.ts"
 import { referenceOf } from "../../../src/chain/omni/indexer.ts"
+import type { Result } from "../../../src/crypto/result.ts"
 import { fund, params, unwrap, wallet } from "./fixtures.ts"
 
 const alice = wallet(1)
@@ -12,7 +14,7 @@ const bob = wallet(2)
 const carol = wallet(3)
 const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex")
 const isOpReturn = (s: Uint8Array): boolean => s[0] === 0x6a
-const errorOf = (r: { ok: boolean; error?: string }): string => (r.ok ? "" : (r.error ?? ""))
+const errorOf = <A>(r: Result<A, BuildError>): string => (r.ok ? "" : r.error.message)
 
 /** Checks every input's signature against hashForSignature and the prevout's key hash. */
 const signaturesVerify = (built: BuiltTx, inputs: ReadonlyArray<Utxo>): boolean => {
@@ -122,7 +124,7 @@ describe("buildStamp", () => {
     expect(hex(outs[1]!.script)).toBe(hex(alice.script))
     expect(signaturesVerify(ok, utxos)).toBe(true)
     const r = buildStamp(params, { inputs: utxos, signer: alice, data: new Uint8Array(81), changeAddress: alice.address })
-    expect(r).toEqual({ ok: false, error: "OP_RETURN data is 81 bytes; the limit is 80" })
+    expect(r).toEqual({ ok: false, error: { _tag: "OpReturnTooLarge", size: 81, limit: 80, message: "OP_RETURN data is 81 bytes; the limit is 80" } })
   })
 })
 

@@ -1,11 +1,15 @@
 // Script and transaction helpers shared by the ledger implementations. Pure.
 import { script as bscript, Transaction } from "bitcoinjs-lib"
 import type { UtxoChainParams } from "../../params.ts"
-import { addressScript } from "../../txBuilder.ts"
+import { addressScript as builderAddressScript } from "../../txBuilder.ts"
 import type { Result } from "../../../crypto/result.ts"
 import { ledgerLimits, type Owner } from "../UtxoLedger.ts"
 
-export { addressScript }
+/** The builder's address check; a ledger reports the refusal as text (LedgerInvalidInput). */
+export const addressScript = (address: string, params: UtxoChainParams): Result<Uint8Array> => {
+  const s = builderAddressScript(address, params)
+  return s.ok ? s : { ok: false, error: s.error.message }
+}
 
 const OP_RETURN = 0x6a
 
