@@ -78,7 +78,8 @@ export const OUTPUTS_MAX = 500
 // length, so a placeholder of that size gives the signed size without signing twice.
 const SIG_WITH_HASHTYPE_MAX = 71
 const PLACEHOLDER_SCRIPT_SIG = new Uint8Array(1 + SIG_WITH_HASHTYPE_MAX + 1 + 33)
-const U64_MAX = (1n << 64n) - 1n
+// Amounts are int64 on the wire (CAmount): bitcoinjs refuses, by throwing, anything above this.
+const SATS_MAX = (1n << 63n) - 1n
 const OP_RETURN = 0x6a
 
 type Out = { readonly script: Uint8Array; readonly value: bigint }
@@ -130,7 +131,7 @@ const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Res
     const at = { index: i, txid: u.txid, vout: u.vout }
     if (seen.has(outpoint)) return fail(BuildError.DuplicateInput(at))
     seen.add(outpoint)
-    if (u.value <= 0n || u.value > U64_MAX) return fail(BuildError.InvalidInput(at, { reason: "value", value: u.value }))
+    if (u.value <= 0n || u.value > SATS_MAX) return fail(BuildError.InvalidInput(at, { reason: "value", value: u.value }))
     // Every input must be the signer's: we sign them all, and Omni takes the sender from vin[0].
     if (!bytesEqual(u.script, signerScript)) return fail(BuildError.InvalidInput(at, { reason: "notSignersScript" }))
     let prev: Transaction
@@ -234,7 +235,7 @@ const paymentOutputs = (params: UtxoChainParams, outputs: ReadonlyArray<Payment>
     if (o.value < params.dustSats) {
       return fail(BuildError.DustOutput({ index: i, address: o.address, value: o.value, dust: params.dustSats }))
     }
-    if (o.value > U64_MAX) return fail(BuildError.OutputValueTooLarge({ index: i, value: o.value, limit: U64_MAX }))
+    if (o.value > SATS_MAX) return fail(BuildError.OutputValueTooLarge({ index: i, value: o.value, limit: SATS_MAX }))
     outs.push({ script: script.value, value: o.value })
   }
   return { ok: true, value: outs }

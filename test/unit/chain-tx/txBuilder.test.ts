@@ -73,6 +73,20 @@ describe("buildSend", () => {
     expect(at(params.dustSats).ok).toBe(true)
   })
 
+  it("refuses an output above the int64 maximum as data; bitcoinjs would throw on it", () => {
+    const { utxos } = fund(alice.script, [100_000n])
+    const at = (value: bigint) => buildSend(params, { inputs: utxos, signer: alice, outputs: [{ address: bob.address, value }], changeAddress: alice.address })
+    const int64Max = (1n << 63n) - 1n
+    for (const value of [int64Max + 1n, (1n << 64n) - 1n, 1n << 64n]) {
+      expect(at(value)).toEqual({
+        ok: false,
+        error: { _tag: "OutputValueTooLarge", index: 0, value, limit: int64Max, message: `output 0 pays ${value} sats, more than a 64-bit amount` }
+      })
+    }
+    // The largest amount passes this check and is refused only for want of funds.
+    expect(at(int64Max)).toMatchObject({ ok: false, error: { _tag: "InsufficientFunds", outputsTotal: int64Max } })
+  })
+
   it("refuses insufficient funds, counting the fee", () => {
     const { utxos } = fund(alice.script, [100_000n])
     const r = buildSend(params, { inputs: utxos, signer: alice, outputs: [{ address: bob.address, value: 100_000n - 190n }], changeAddress: alice.address })
