@@ -28,6 +28,8 @@ export interface AppConfigShape {
   readonly pruneMessagesOlderThan: Duration.Duration
   readonly poolSize: number
   readonly trustProxy: boolean
+  /** Bearer token for /ops and /metrics; unset = open (see src/platform/http/opsAccess.ts). */
+  readonly opsToken: Option.Option<Redacted.Redacted>
 }
 
 export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -55,7 +57,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitIpWeightPerMin: Config.integer(env("RATE_LIMIT_IP_WEIGHT")).pipe(Config.withDefault(1200)),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: Config.integer(env("DB_POOL_SIZE")).pipe(Config.withDefault(10)),
-  trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false))
+  trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
+  opsToken: Config.option(Config.redacted(env("OPS_TOKEN"))).pipe(
+    Config.map(Option.filter((t) => Redacted.value(t).trim() !== ""))
+  )
 })
 
 /** Reads the config from the process environment (or a given map, for tests). */

@@ -172,6 +172,29 @@ describe("metrics and ops", () => {
   })
 })
 
+describe("ops token", () => {
+  it("with SHARDLINE_OPS_TOKEN set, /ops and /metrics need it as a bearer token; the API does not", async () => {
+    const guarded = await startNode(db.url, { SHARDLINE_OPS_TOKEN: "ops-token-for-the-test" })
+    try {
+      for (const path of ["/ops", "/metrics"]) {
+        const missing = await fetch(`${guarded.baseUrl}${path}`)
+        expect(missing.status).toBe(401)
+        expect(missing.headers.get("www-authenticate")).toBe("Bearer")
+        expect(await missing.json()).toEqual({ code: -2015, msg: "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." })
+        const wrong = await fetch(`${guarded.baseUrl}${path}`, { headers: { authorization: "Bearer ops-token-for-the-tesT" } })
+        expect(wrong.status).toBe(401)
+        expect(await wrong.json()).toEqual({ code: -2015, msg: "Invalid ops token." })
+        const right = await fetch(`${guarded.baseUrl}${path}`, { headers: { authorization: "Bearer ops-token-for-the-test" } })
+        expect(right.status).toBe(200)
+      }
+      expect((await fetch(`${guarded.baseUrl}${v1}/ping`)).status).toBe(200)
+      expect((await fetch(`${node.baseUrl}/ops`)).status).toBe(200) // the node without a token stays open
+    } finally {
+      await guarded.stop()
+    }
+  })
+})
+
 describe("behind a trusted proxy", () => {
   it("takes the client IP from X-Forwarded-For only when SHARDLINE_TRUST_PROXY is on", async () => {
     const k = await createKey(db.url, { scopes: ["read"], ipAllowlist: ["203.0.113.7"] })

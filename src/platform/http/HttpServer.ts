@@ -1,10 +1,10 @@
 // One node's HTTP server: the HttpApi (exchange groups), its OpenAPI document and offline docs
 // page, the ops routes, and the exchange middleware around all of it.
 import { createServer } from "node:http"
-import { HttpApiBuilder, HttpApiSwagger, HttpServer, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApiSwagger, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { Api } from "../../../schemas/api.ts"
 import { apiError, messages } from "../../../schemas/errors.ts"
 import { prefix } from "../../../schemas/exchange.ts"
@@ -16,6 +16,7 @@ import { readOpsView } from "../ops/OpsView.ts"
 import { render } from "../ops/prometheus.ts"
 import { answerClientErrors } from "./clientErrors.ts"
 import { exchangeMiddleware } from "./middleware.ts"
+import { checkOpsAccess } from "./opsAccess.ts"
 
 /** A malformed parameter never becomes a 500: the decoder's failure is a documented -1102. */
 type Failing = Effect.Effect<HttpServerResponse.HttpServerResponse, { readonly _tag: "HttpApiDecodeError"; readonly message: string }>
@@ -23,14 +24,27 @@ const DecodeErrors = HttpApiBuilder.middleware(Api, (app) =>
   Effect.catchTag(app as unknown as Failing, "HttpApiDecodeError", (e) =>
     Effect.fail(apiError(-1102, `${messages.missing("parameter")} ${e.message}`.slice(0, 300)))) as unknown as typeof app)
 
+const opsRefused = (reason: "missing" | "wrong") =>
+  HttpServerResponse.unsafeJson(
+    { code: -2015, msg: reason === "missing" ? "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." : "Invalid ops token." },
+    { status: 401, headers: { "www-authenticate": "Bearer" } }
+  )
+
 const OpsRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    yield* router.get("/metrics", Effect.sync(() => HttpServerResponse.text(render(), { contentType: "text/plain; version=0.0.4" })))
+    const config = yield* AppConfig
+    const token = Option.getOrUndefined(Option.map(config.opsToken, Redacted.value))
+    const guarded = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const access = checkOpsAccess(token, request.headers["authorization"])
+        return access.allowed ? handler : Effect.succeed(opsRefused(access.reason))
+      })
+    yield* router.get("/metrics", guarded(Effect.sync(() => HttpServerResponse.text(render(), { contentType: "text/plain; version=0.0.4" }))))
     const sql = yield* SqlClient.SqlClient
-    yield* router.get("/ops", Effect.flatMap(readOpsView, (view) => HttpServerResponse.json(view)).pipe(
+    yield* router.get("/ops", guarded(Effect.flatMap(readOpsView, (view) => HttpServerResponse.json(view)).pipe(
       Effect.orDie,
       Effect.provideService(SqlClient.SqlClient, sql)
-    ))
+    )))
   }))
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide([PublicHandlers, AccountHandlers, OrderHandlers, DecodeErrors]))

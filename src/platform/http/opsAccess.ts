@@ -1,0 +1,15 @@
+// Who may read /ops and /metrics. They show runner addresses, shard owners and traffic, so a node
+// reachable from outside should require SHARDLINE_OPS_TOKEN as a bearer token (Prometheus sends
+// one with `authorization: {credentials: …}`). Unset, they stay open: the embedded default binds
+// to 127.0.0.1, and a local operator needs no ceremony.
+import { constantTimeEqual } from "../../crypto/hmac.ts"
+
+export type OpsAccess = { readonly allowed: true } | { readonly allowed: false; readonly reason: "missing" | "wrong" }
+
+/** Pure: checks an Authorization header against the configured token (undefined = open). */
+export const checkOpsAccess = (token: string | undefined, authorization: string | undefined): OpsAccess => {
+  if (token === undefined) return { allowed: true }
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? "")
+  if (match === null) return { allowed: false, reason: "missing" }
+  return constantTimeEqual(match[1]!, token) ? { allowed: true } : { allowed: false, reason: "wrong" }
+}
