@@ -1,7 +1,20 @@
 // Every setting comes from a SHARDLINE_* variable with a documented default (README has the table).
 // Plain HOST/PORT are never read: the cluster's own layers would pick them up, so every sharding
 // setting is passed explicitly from here.
-import { Config, ConfigProvider, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { evmChainNames, type EvmChain } from "../chain/evm/chains.ts"
+import { rpcEndpoint } from "../chain/ledger/rpcLedger.ts"
+
+/** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
+export interface EvmRpcUrl {
+  readonly chain: EvmChain
+  /** Provider URLs often carry an API key in the path: kept out of logs and errors. */
+  readonly url: Redacted.Redacted
+}
+
+/** Bounds of `SHARDLINE_DEVNET_BLOCK_MS` apart from 0 (the devnets' own clock floor is 10 ms). */
+export const devnetBlockMsMin = 10
+export const devnetBlockMsMax = 3_600_000
 
 export interface AppConfigShape {
   readonly httpHost: string
@@ -30,11 +43,46 @@ export interface AppConfigShape {
   readonly trustProxy: boolean
   /** Bearer token for /ops and /metrics; unset = open (see src/platform/http/opsAccess.ts). */
   readonly opsToken: Option.Option<Redacted.Redacted>
+  /** Unset: the in-process ledger devnet. Set: a bitcoind-compatible JSON-RPC node (credentials in the URL). */
+  readonly ledgerRpcUrl: Option.Option<Redacted.Redacted>
+  /** Unset: in-process EVM devnets for ethereum, base and bsc. Set: these chains only, each over its node. */
+  readonly evmRpcUrls: Option.Option<ReadonlyArray<EvmRpcUrl>>
+  /** The EVM hot wallet's key (0x + 64 hex). Required with evmRpcUrls; for devnets generated when unset. */
+  readonly evmHotWalletKey: Option.Option<Redacted.Redacted>
+  /** Devnet block clock, milliseconds; 0 = blocks only on demand. */
+  readonly devnetBlockMs: number
+  /** Socket topology: accept in-process devnets, a separate chain on each node (tests, demos). */
+  readonly devnetPerNode: boolean
 }
 
 export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, AppConfigShape>() {}
 
 const env = (name: string) => `SHARDLINE_${name}`
+
+// Messages below never repeat a URL or key: they may carry a password or a provider's API key.
+const invalid = (name: string) => (message: string) => ConfigError.InvalidData([env(name)], message)
+
+const optionalRedacted = (name: string) =>
+  Config.option(Config.redacted(env(name))).pipe(Config.map(Option.filter((v) => Redacted.value(v).trim() !== "")))
+
+/** `ethereum=http://…,base=http://…`: each chain at most once, http or https. */
+export const parseEvmRpcUrls = (text: string): Either.Either<ReadonlyArray<EvmRpcUrl>, string> => {
+  const out: Array<EvmRpcUrl> = []
+  for (const [i, entry] of text.split(",").map((e) => e.trim()).entries()) {
+    const eq = entry.indexOf("=")
+    if (eq < 0) return Either.left(`entry ${i + 1} is not chain=url (chains: ${evmChainNames.join(", ")})`)
+    const name = entry.slice(0, eq).trim()
+    const url = entry.slice(eq + 1).trim()
+    const chain = evmChainNames.find((c) => c === name)
+    if (chain === undefined) return Either.left(`unknown chain "${name.slice(0, 20)}" in entry ${i + 1} (chains: ${evmChainNames.join(", ")})`)
+    if (out.some((u) => u.chain === chain)) return Either.left(`${chain} is listed twice`)
+    if (!URL.canParse(url) || !["http:", "https:"].includes(new URL(url).protocol)) return Either.left(`the URL for ${chain} is not an http(s) URL`)
+    out.push({ chain, url: Redacted.make(url) })
+  }
+  return Either.right(out)
+}
+
+const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   httpHost: Config.string(env("HTTP_HOST")).pipe(Config.withDefault("127.0.0.1")),
@@ -60,7 +108,40 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
   opsToken: Config.option(Config.redacted(env("OPS_TOKEN"))).pipe(
     Config.map(Option.filter((t) => Redacted.value(t).trim() !== ""))
-  )
+  ),
+  ledgerRpcUrl: optionalRedacted("LEDGER_RPC_URL").pipe(
+    Config.mapOrFail((url): Either.Either<Option.Option<Redacted.Redacted>, ConfigError.ConfigError> => {
+      if (Option.isNone(url)) return Either.right(url)
+      const endpoint = rpcEndpoint(Redacted.value(url.value).trim())
+      return endpoint.ok
+        ? Either.right(url)
+        : Either.left(invalid("LEDGER_RPC_URL")(`${endpoint.error} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)`))
+    })
+  ),
+  evmRpcUrls: optionalRedacted("EVM_RPC_URLS").pipe(
+    Config.mapOrFail((text): Either.Either<Option.Option<ReadonlyArray<EvmRpcUrl>>, ConfigError.ConfigError> =>
+      Option.isNone(text)
+        ? Either.right(Option.none())
+        : Either.mapBoth(parseEvmRpcUrls(Redacted.value(text.value)), { onLeft: invalid("EVM_RPC_URLS"), onRight: Option.some })
+    )
+  ),
+  evmHotWalletKey: optionalRedacted("EVM_HOT_WALLET_KEY").pipe(
+    Config.mapOrFail((key): Either.Either<Option.Option<Redacted.Redacted>, ConfigError.ConfigError> => {
+      if (Option.isNone(key)) return Either.right(key)
+      const k = Redacted.value(key.value).trim()
+      return HOT_WALLET_KEY.test(k)
+        ? Either.right(Option.some(Redacted.make(k.startsWith("0x") ? k : `0x${k}`)))
+        : Either.left(invalid("EVM_HOT_WALLET_KEY")("must be 0x followed by 64 hex characters (the value is not shown)"))
+    })
+  ),
+  devnetBlockMs: Config.integer(env("DEVNET_BLOCK_MS")).pipe(
+    Config.validate({
+      message: `must be 0 (blocks on demand only) or from ${devnetBlockMsMin} to ${devnetBlockMsMax} milliseconds`,
+      validation: (ms) => ms === 0 || (ms >= devnetBlockMsMin && ms <= devnetBlockMsMax)
+    }),
+    Config.withDefault(1000)
+  ),
+  devnetPerNode: Config.boolean(env("DEVNET_PER_NODE")).pipe(Config.withDefault(false))
 })
 
 /** Reads the config from the process environment (or a given map, for tests). */
