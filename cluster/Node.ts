@@ -1,6 +1,7 @@
 // One Shardline node: HTTP in front, entities behind, Postgres underneath. The embedded default
 // and each node of a multi-node cluster are the same composition with a different topology.
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import * as ChainsLive from "../src/chain/ChainsLive.ts"
 import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEntity.ts"
 import * as ApiKeys from "../src/platform/auth/ApiKeys.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
@@ -8,6 +9,7 @@ import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/Database.ts"
 import * as HttpServer from "../src/platform/http/HttpServer.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
+import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
 import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
@@ -19,7 +21,9 @@ export const nodeName = (config: AppConfigShape) =>
 
 export const nodeLayer = (config: AppConfigShape) => {
   const name = nodeName(config)
-  const services = Layer.mergeAll(ApiKeys.layer, RateLimiter.layer).pipe(
+  // The chains (UtxoLedger, EvmLedgers) sit beside the other services, for entities to use.
+  const services = Layer.mergeAll(ApiKeys.layer, RateLimiter.layer, ChainMonitor.layer).pipe(
+    Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
@@ -28,6 +32,7 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provide(cluster),
     Layer.provide(services),
     Layer.provide(databaseLayer({ applicationName: name })),
-    Layer.provide(Layer.succeed(AppConfig, config))
+    // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
+    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config)))
   )
 }

@@ -34,6 +34,14 @@ if (!url) {
 const masterKey = process.env.SHARDLINE_MASTER_KEY ??
   loadMasterKey({ masterKey: Option.none<Redacted.Redacted>(), dataDir }).toString("hex")
 
+// A loopback demo may run a devnet per node (each node its own chains); a real cluster points
+// SHARDLINE_LEDGER_RPC_URL and SHARDLINE_EVM_RPC_URLS at shared nodes (see docs/operations.md).
+const devnetPerNode = process.env.SHARDLINE_DEVNET_PER_NODE ??
+  (process.env.SHARDLINE_LEDGER_RPC_URL && process.env.SHARDLINE_EVM_RPC_URLS ? "false" : "true")
+if (devnetPerNode === "true") {
+  console.error("note: no shared chain nodes configured; each node runs its own in-process devnet chains")
+}
+
 const children: Array<ChildProcess> = []
 let stopping = false
 for (let i = 0; i < count; i++) {
@@ -42,6 +50,7 @@ for (let i = 0; i < count; i++) {
     SHARDLINE_TOPOLOGY: "socket",
     SHARDLINE_DATABASE_URL: url,
     SHARDLINE_MASTER_KEY: masterKey,
+    SHARDLINE_DEVNET_PER_NODE: devnetPerNode,
     SHARDLINE_DATA_DIR: join(dataDir, `node${i + 1}`),
     SHARDLINE_HTTP_PORT: String(Number(values["http-port"]) + i),
     SHARDLINE_RUNNER_HOST: "127.0.0.1",

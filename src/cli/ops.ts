@@ -1,5 +1,6 @@
-// ops [--json]: the same view as GET /ops, read straight from Postgres.
-import { readOpsView } from "../platform/ops/OpsView.ts"
+// ops [--json]: the same view as GET /ops, read straight from Postgres (chains as each node last
+// reported them).
+import { type OpsView, readOpsView } from "../platform/ops/OpsView.ts"
 import { runCommand } from "./runtime.ts"
 
 export const run = async (args: ReadonlyArray<string>): Promise<number> =>
@@ -13,4 +14,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> =>
     console.log(`entity activations: ${JSON.stringify(view.entityActivations)}  restarts after defects: ${JSON.stringify(view.entityRestarts)}`)
     console.log(`pending timers: ${view.pendingTimers.count} (next due ${view.pendingTimers.oldestDueAt ?? "-"})`)
     console.log(`unprocessed messages: ${view.unprocessedMessages.count} (oldest ${view.unprocessedMessages.oldestAt ?? "-"})`)
+    console.log(`chains:`)
+    for (const c of view.chains) console.log(`  ${c.chain.padEnd(9)} ${c.kind.padEnd(7)} ${chainState(c).padEnd(32)} ${c.node}`)
   })
+
+const chainState = (c: OpsView["chains"][number]): string => {
+  if (!c.available) return `UNAVAILABLE (${c.error ?? "no answer"})`
+  return c.chain === "ledger" ? `height ${c.height}` : `block ${c.height}  chain id ${c.chainId}`
+}

@@ -34,3 +34,12 @@ export const entityDefects = Metric.counter("shardline_entity_defects_total", {
 export const shardsOwned = Metric.gauge("shardline_shards_owned", {
   description: "Shards this node holds right now (read from its own lock set, unlike effect_cluster_shards)"
 })
+
+// Chains, labelled by chain ("ledger", "ethereum", "base", "bsc"); set by ops/ChainMonitor.ts.
+export const chainHeight = Metric.gauge("shardline_chain_height", {
+  description: "Ledger tip height or EVM block number at the last successful probe, by chain"
+})
+
+export const chainUp = Metric.gauge("shardline_chain_up", {
+  description: "1 if the chain's node answered the last probe in time, else 0, by chain"
+})

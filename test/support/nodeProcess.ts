@@ -46,6 +46,8 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     SHARDLINE_RUNNER_HOST: "127.0.0.1",
     SHARDLINE_RUNNER_PORT: String(runnerPort),
     SHARDLINE_DATA_DIR: dataDir,
+    // Each node's chains are its own in-process devnets unless a test points them at shared nodes.
+    SHARDLINE_DEVNET_PER_NODE: "true",
     ...vars
   }
   const child = spawn(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {

@@ -1,5 +1,5 @@
-// Background duties of every node: report its live entities and shard count to ops_nodes (so
-// any node's /ops shows the whole cluster), prune processed cluster messages older than the
+// Background duties of every node: report its live entities, shard count and chains to ops_nodes
+// (so any node's /ops shows the whole cluster), prune processed cluster messages older than the
 // configured age, and drop expired rate-limit windows.
 import { ShardId, Sharding, Snowflake } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
@@ -8,6 +8,7 @@ import { AppConfig } from "../Config.ts"
 import { shardsOwned } from "../Metrics.ts"
 import { NodeIdentity } from "../NodeIdentity.ts"
 import { RateLimiter } from "../RateLimiter.ts"
+import { ChainMonitor } from "./ChainMonitor.ts"
 import { type NodeStats, shardGroups } from "./OpsView.ts"
 
 export const reportIntervalMs = 2000
@@ -65,10 +66,11 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const node = yield* NodeIdentity
   const limiter = yield* RateLimiter
-  const report = Effect.suspend(() => {
-    const stats = localStats(sharding, config.shardsPerGroup)
+  const chains = yield* ChainMonitor
+  const report = Effect.gen(function*() {
+    const stats: NodeStats = { ...localStats(sharding, config.shardsPerGroup), chains: yield* chains.latest }
     shardsOwned.unsafeUpdate(stats.shards, [])
-    return sql`INSERT INTO ops_nodes (node, stats, updated_at) VALUES (${node.name}, ${JSON.stringify(stats)}::jsonb, now())
+    return yield* sql`INSERT INTO ops_nodes (node, stats, updated_at) VALUES (${node.name}, ${JSON.stringify(stats)}::jsonb, now())
       ON CONFLICT (node) DO UPDATE SET stats = EXCLUDED.stats, updated_at = now()`
   })
   yield* report.pipe(

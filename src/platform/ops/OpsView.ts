@@ -4,6 +4,7 @@
 import { Snowflake } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { EvmChain } from "../../chain/evm/chains.ts"
 
 export interface OpsView {
   readonly at: string
@@ -17,6 +18,24 @@ export interface OpsView {
   readonly entityRestarts: Record<string, number>
   readonly pendingTimers: { readonly count: number; readonly oldestDueAt: string | null }
   readonly unprocessedMessages: { readonly count: number; readonly oldestAt: string | null }
+  /** Each node's view of each chain it uses, ledger first. */
+  readonly chains: ReadonlyArray<ChainReport & { readonly node: string }>
+}
+
+/** One chain as a node last saw it (ops/ChainMonitor.ts). */
+export interface ChainReport {
+  readonly chain: "ledger" | EvmChain
+  /** An in-process devnet, or a node over JSON-RPC. */
+  readonly kind: "devnet" | "rpc"
+  /** The node answered the last probe within the probe timeout. */
+  readonly available: boolean
+  /** Ledger tip height or EVM block number; null when unavailable. */
+  readonly height: number | null
+  /** EVM only: the chain id the node reports; null when unavailable. */
+  readonly chainId?: number | null
+  /** Why it is unavailable. */
+  readonly error?: string
+  readonly checkedAt: string
 }
 
 export interface NodeStats {
@@ -24,7 +43,11 @@ export interface NodeStats {
   readonly activations: Record<string, number>
   readonly defects: Record<string, number>
   readonly shards: number
+  /** Absent in reports from nodes older than the chains section. */
+  readonly chains?: ReadonlyArray<ChainReport>
 }
+
+const chainOrder: ReadonlyArray<ChainReport["chain"]> = ["ledger", "ethereum", "base", "bsc"]
 
 /** Shard groups in the order the cluster numbers their advisory locks ((index+1)*1e6 + shard). */
 export const shardGroups = ["default"] as const
@@ -83,6 +106,8 @@ export const readOpsView: Effect.Effect<OpsView, never, SqlClient.SqlClient> = E
     unprocessedMessages: {
       count: Number(backlog?.n ?? 0),
       oldestAt: backlog?.oldest ? new Date(Snowflake.timestamp(Snowflake.Snowflake(backlog.oldest))).toISOString() : null
-    }
+    },
+    chains: nodes.flatMap((n) => (n.stats.chains ?? []).map((c) => ({ node: n.node, ...c })))
+      .sort((a, b) => chainOrder.indexOf(a.chain) - chainOrder.indexOf(b.chain) || a.node.localeCompare(b.node))
   }
 }).pipe(Effect.orDie)

@@ -1,0 +1,129 @@
+// The node's chains, from config: `UtxoLedger` (the token ledger) and `EvmLedgers` (ethereum,
+// base, bsc), each either an in-process devnet or a real node. Unset URLs mean devnets, which
+// live and die with the node's scope (their block clocks stop with it).
+//
+// Startup refusals are ConfigErrors naming the setting to fix, so the process prints one line
+// instead of a stack trace; none of them repeats a URL or a key.
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { ConfigError, Effect, Layer, Option, Redacted } from "effect"
+import { AppConfig, type AppConfigShape } from "../platform/Config.ts"
+import { SecretBox, type SecretBoxShape } from "../platform/SecretBox.ts"
+import { layerDevnet as evmDevnet } from "./evm/devnet.ts"
+import { evmChainNames, type EvmChain, type EvmChainMismatch, type EvmInvalidInput, EvmLedgers, type EvmRpcError } from "./evm/EvmLedger.ts"
+import { layerViem } from "./evm/viemLedger.ts"
+import { layerDevnet as ledgerDevnet } from "./ledger/devnet.ts"
+import { layerRpc } from "./ledger/rpcLedger.ts"
+import { UtxoLedger } from "./ledger/UtxoLedger.ts"
+import { ledgerParams } from "./params.ts"
+
+export type ChainKind = "devnet" | "rpc"
+
+export const ledgerKind = (config: AppConfigShape): ChainKind => (Option.isSome(config.ledgerRpcUrl) ? "rpc" : "devnet")
+export const evmKind = (config: AppConfigShape): ChainKind => (Option.isSome(config.evmRpcUrls) ? "rpc" : "devnet")
+
+/** The EVM chains this node serves: the configured ones, or all three devnets. */
+export const evmChainsOf = (config: AppConfigShape): ReadonlyArray<EvmChain> =>
+  Option.match(config.evmRpcUrls, { onNone: () => evmChainNames, onSome: (urls) => urls.map((u) => u.chain) })
+
+/** The devnet hot wallet's key, sealed with the master key, under the data dir. */
+export const devnetKeyFile = "evm-devnet-hot-wallet.sealed"
+
+const refuse = (setting: string, message: string) => ConfigError.InvalidData([`SHARDLINE_${setting}`], message)
+
+/**
+ * Setups that cannot work. A socket-topology node with a devnet would run a chain of its own, so
+ * a transaction one node sent would not exist for the node that takes the entity over: refused
+ * unless SHARDLINE_DEVNET_PER_NODE says a separate chain per node is what is wanted.
+ */
+export const checkChainSettings = (config: AppConfigShape): Effect.Effect<void, ConfigError.ConfigError> => {
+  const devnets = [...(ledgerKind(config) === "devnet" ? ["ledger (SHARDLINE_LEDGER_RPC_URL)"] : []), ...(evmKind(config) === "devnet" ? ["EVM (SHARDLINE_EVM_RPC_URLS)"] : [])]
+  if (config.topology === "socket" && devnets.length > 0 && !config.devnetPerNode) {
+    return Effect.fail(refuse(
+      "TOPOLOGY",
+      `a socket-topology node would run its own in-process devnet for ${devnets.join(" and ")}, a different chain on every node; ` +
+        "set those URLs to nodes all runners share, or set SHARDLINE_DEVNET_PER_NODE=true to accept a separate devnet per node"
+    ))
+  }
+  if (evmKind(config) === "rpc" && Option.isNone(config.evmHotWalletKey)) {
+    return Effect.fail(refuse("EVM_HOT_WALLET_KEY", "is required when SHARDLINE_EVM_RPC_URLS is set (0x followed by 64 hex characters)"))
+  }
+  return Effect.void
+}
+
+/** Reads the devnet hot wallet's key from the data dir, creating it on first start. */
+export const loadDevnetHotWalletKey = (dataDir: string, box: SecretBoxShape): Effect.Effect<Redacted.Redacted<string>, ConfigError.ConfigError> =>
+  Effect.try({
+    try: () => {
+      const file = join(dataDir, devnetKeyFile)
+      if (!existsSync(file)) {
+        mkdirSync(dataDir, { recursive: true })
+        const key = `0x${randomBytes(32).toString("hex")}`
+        writeFileSync(file, box.seal(key) + "\n", { mode: 0o600, flag: "wx" })
+      }
+      return Redacted.make(box.open(readFileSync(file, "utf8").trim()))
+    },
+    catch: () =>
+      refuse("DATA_DIR", `${devnetKeyFile} cannot be read or opened with this master key; delete it to start the EVM devnets with a new hot wallet`)
+  })
+
+const ledgerLayer = (config: AppConfigShape): Layer.Layer<UtxoLedger, ConfigError.ConfigError> =>
+  Option.match(config.ledgerRpcUrl, {
+    onNone: () => ledgerDevnet(ledgerParams, config.devnetBlockMs > 0 ? { blockIntervalMs: config.devnetBlockMs } : {}),
+    onSome: (url) =>
+      // `nodeParams` is used only by `mine`, which the node never calls.
+      layerRpc({ url: Redacted.value(url).trim(), params: ledgerParams, nodeParams: ledgerParams }).pipe(
+        Layer.mapError((e) => refuse("LEDGER_RPC_URL", e.message))
+      )
+  })
+
+type EvmStartError = ConfigError.ConfigError | EvmInvalidInput | EvmRpcError | EvmChainMismatch
+
+/** Why the EVM ledgers did not start, as the setting to fix. */
+const evmRefusal = (e: EvmStartError): ConfigError.ConfigError => {
+  switch (e._tag) {
+    case "EvmInvalidInput":
+      return refuse("EVM_HOT_WALLET_KEY", "is not a valid secp256k1 private key (the value is not shown)")
+    case "EvmChainMismatch":
+      return refuse("EVM_RPC_URLS", `the node for ${e.chain} serves chain id ${e.actual}, not ${e.expected}`)
+    case "EvmRpcError":
+      return refuse("EVM_RPC_URLS", `the node for ${e.chain} did not answer ${e.method}: ${e.message}`)
+    default:
+      return e
+  }
+}
+
+const evmLayer = (config: AppConfigShape): Layer.Layer<EvmLedgers, ConfigError.ConfigError, SecretBox> =>
+  Option.match(config.evmRpcUrls, {
+    onNone: (): Layer.Layer<EvmLedgers, EvmStartError, SecretBox> =>
+      Layer.unwrapEffect(Effect.gen(function*() {
+        const hotWalletKey = Option.isSome(config.evmHotWalletKey)
+          ? config.evmHotWalletKey.value
+          : yield* loadDevnetHotWalletKey(config.dataDir, yield* SecretBox)
+        return evmDevnet({ hotWalletKey, mining: config.devnetBlockMs > 0 ? { mode: "interval", intervalMs: config.devnetBlockMs } : { mode: "auto" } })
+      })),
+    onSome: (urls): Layer.Layer<EvmLedgers, EvmStartError, SecretBox> =>
+      layerViem({
+        // checkChainSettings has refused a missing key before this runs.
+        hotWalletKey: Option.getOrElse(config.evmHotWalletKey, () => Redacted.make("")),
+        rpcUrls: Object.fromEntries(urls.map((u) => [u.chain, Redacted.value(u.url)]))
+      })
+  }).pipe(Layer.mapError(evmRefusal))
+
+/** UtxoLedger and EvmLedgers for a node, as its config says. */
+export const layer: Layer.Layer<UtxoLedger | EvmLedgers, ConfigError.ConfigError, AppConfig | SecretBox> = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    yield* checkChainSettings(config)
+    const clock = config.devnetBlockMs > 0 ? `a block every ${config.devnetBlockMs} ms` : "blocks on demand"
+    yield* Effect.logInfo(
+      `chains: ledger ${ledgerKind(config) === "rpc" ? "over JSON-RPC" : `devnet (${clock})`}; ` +
+        `EVM ${evmChainsOf(config).join(", ")} ${evmKind(config) === "rpc" ? "over JSON-RPC" : `devnets (${clock})`}`
+    )
+    if (config.topology === "socket" && (ledgerKind(config) === "devnet" || evmKind(config) === "devnet")) {
+      yield* Effect.logWarning("SHARDLINE_DEVNET_PER_NODE: this node's devnet chains are its own; other nodes cannot see them")
+    }
+    return Layer.merge(ledgerLayer(config), evmLayer(config))
+  })
+)
