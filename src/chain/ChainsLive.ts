@@ -38,7 +38,7 @@ const refuse = (setting: string, message: string) => ConfigError.InvalidData([`S
  * unless SHARDLINE_DEVNET_PER_NODE says a separate chain per node is what is wanted.
  */
 export const checkChainSettings = (config: AppConfigShape): Effect.Effect<void, ConfigError.ConfigError> => {
-  const devnets = [...(ledgerKind(config) === "devnet" ? ["ledger (SHARDLINE_LEDGER_RPC_URL)"] : []), ...(evmKind(config) === "devnet" ? ["EVM (SHARDLINE_EVM_RPC_URLS)"] : [])]
+  const devnets = [...(ledgerKind(config) === "devnet" ? ["the ledger (SHARDLINE_LEDGER_RPC_URL unset)"] : []), ...(evmKind(config) === "devnet" ? ["EVM (SHARDLINE_EVM_RPC_URLS unset)"] : [])]
   if (config.topology === "socket" && devnets.length > 0 && !config.devnetPerNode) {
     return Effect.fail(refuse(
       "TOPOLOGY",

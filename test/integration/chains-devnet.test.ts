@@ -1,7 +1,7 @@
 // A node with its default chains: in-process devnets for the ledger and ethereum, base and bsc,
 // mining on a clock. /ops, /metrics and the ops CLI show their heights going up.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { OpsView } from "../../src/platform/ops/OpsView.ts"
+import { chainMetric, eventually, opsChains as opsChainsOf } from "../support/chainsOps.ts"
 import { cli } from "../support/cli.ts"
 import { createTestDatabase, type TestDatabase } from "../support/db.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
@@ -19,24 +19,8 @@ afterAll(async () => {
   await db?.drop()
 })
 
-const opsChains = async () => ((await (await fetch(`${node.baseUrl}/ops`)).json()) as OpsView).chains
-
-const metric = async (name: string, chain: string): Promise<number | undefined> => {
-  const text = await (await fetch(`${node.baseUrl}/metrics`)).text()
-  const line = text.split("\n").find((l) => l.startsWith(`${name}{chain="${chain}"} `))
-  return line === undefined ? undefined : Number(line.split(" ")[1])
-}
-
-/** Polls until `f` returns a value, or fails after `ms`. */
-const eventually = async <A>(f: () => Promise<A | undefined>, ms = 10_000): Promise<A> => {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const a = await f()
-    if (a !== undefined) return a
-    if (Date.now() > deadline) throw new Error(`no value within ${ms} ms`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
+const opsChains = () => opsChainsOf(node.baseUrl)
+const metric = (name: string, chain: string) => chainMetric(node.baseUrl, name, chain)
 
 describe("a node with devnet chains", () => {
   it("reports every chain in /ops, each with a height that rises with the block clock", async () => {
