@@ -14,7 +14,7 @@ import { layerDevnet as evmDevnet } from "./evm/devnet.ts"
 import { evmChainNames, type EvmChain, type EvmChainMismatch, type EvmInvalidInput, EvmLedgers, type EvmRpcError } from "./evm/EvmLedger.ts"
 import { layerViem } from "./evm/viemLedger.ts"
 import { layerDevnet as ledgerDevnet } from "./ledger/devnet.ts"
-import { layerRpc } from "./ledger/rpcLedger.ts"
+import { layerRpc, rpcEndpoint } from "./ledger/rpcLedger.ts"
 import { UtxoLedger } from "./ledger/UtxoLedger.ts"
 import { ledgerParams } from "./params.ts"
 
@@ -33,11 +33,18 @@ export const devnetKeyFile = "evm-devnet-hot-wallet.sealed"
 const refuse = (setting: string, message: string) => ConfigError.InvalidData([`SHARDLINE_${setting}`], message)
 
 /**
- * Setups that cannot work. A socket-topology node with a devnet would run a chain of its own, so
+ * Setups that cannot work: a ledger URL the adapter cannot use, EVM nodes without a hot-wallet
+ * key, and devnets on a multi-node cluster. A socket-topology node with a devnet would run a chain of its own, so
  * a transaction one node sent would not exist for the node that takes the entity over: refused
  * unless SHARDLINE_DEVNET_PER_NODE says a separate chain per node is what is wanted.
  */
 export const checkChainSettings = (config: AppConfigShape): Effect.Effect<void, ConfigError.ConfigError> => {
+  if (Option.isSome(config.ledgerRpcUrl)) {
+    const endpoint = rpcEndpoint(Redacted.value(config.ledgerRpcUrl.value).trim())
+    if (!endpoint.ok) {
+      return Effect.fail(refuse("LEDGER_RPC_URL", `${endpoint.error} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)`))
+    }
+  }
   const devnets = [...(ledgerKind(config) === "devnet" ? ["the ledger (SHARDLINE_LEDGER_RPC_URL unset)"] : []), ...(evmKind(config) === "devnet" ? ["EVM (SHARDLINE_EVM_RPC_URLS unset)"] : [])]
   if (config.topology === "socket" && devnets.length > 0 && !config.devnetPerNode) {
     return Effect.fail(refuse(

@@ -2,8 +2,7 @@
 // Plain HOST/PORT are never read: the cluster's own layers would pick them up, so every sharding
 // setting is passed explicitly from here.
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
-import { evmChainNames, type EvmChain } from "../chain/evm/chains.ts"
-import { rpcEndpoint } from "../chain/ledger/rpcLedger.ts"
+import type { EvmChain } from "../chain/evm/chains.ts"
 
 /** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
 export interface EvmRpcUrl {
@@ -59,11 +58,23 @@ export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, App
 
 const env = (name: string) => `SHARDLINE_${name}`
 
+/** An integer setting with bounds: 0 or a negative would make a busy loop, a stalled pool or a lapsed lock. */
+const intIn = (name: string, fallback: number, min: number, max: number) =>
+  Config.integer(env(name)).pipe(
+    Config.validate({ message: `must be an integer from ${min} to ${max}`, validation: (n) => n >= min && n <= max }),
+    Config.withDefault(fallback)
+  )
+
 // Messages below never repeat a URL or key: they may carry a password or a provider's API key.
 const invalid = (name: string) => (message: string) => ConfigError.InvalidData([env(name)], message)
 
 const optionalRedacted = (name: string) =>
   Config.option(Config.redacted(env(name))).pipe(Config.map(Option.filter((v) => Redacted.value(v).trim() !== "")))
+
+// The chain names without loading viem (every CLI command reads this module); `satisfies` keeps
+// the list complete.
+const evmChainSet = { ethereum: true, base: true, bsc: true } satisfies Record<EvmChain, true>
+const evmChainNames = Object.keys(evmChainSet) as ReadonlyArray<EvmChain>
 
 /** `ethereum=http://…,base=http://…`: each chain at most once, http or https. */
 export const parseEvmRpcUrls = (text: string): Either.Either<ReadonlyArray<EvmRpcUrl>, string> => {
@@ -96,28 +107,21 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   runnerHost: Config.string(env("RUNNER_HOST")).pipe(Config.withDefault("127.0.0.1")),
   runnerPort: Config.port(env("RUNNER_PORT")).pipe(Config.withDefault(34431)),
   topology: Config.literal("single", "socket")(env("TOPOLOGY")).pipe(Config.withDefault("single" as const)),
-  shardsPerGroup: Config.integer(env("SHARDS_PER_GROUP")).pipe(Config.withDefault(300)),
-  entityMessagePollMs: Config.integer(env("MESSAGE_POLL_MS")).pipe(Config.withDefault(1000)),
-  shardLockRefreshMs: Config.integer(env("SHARD_LOCK_REFRESH_MS")).pipe(Config.withDefault(1000)),
-  shardLockExpirationMs: Config.integer(env("SHARD_LOCK_EXPIRATION_MS")).pipe(Config.withDefault(4000)),
-  runnerHealthCheckMs: Config.integer(env("RUNNER_HEALTH_CHECK_MS")).pipe(Config.withDefault(1000)),
-  rateLimitKeyWeightPerMin: Config.integer(env("RATE_LIMIT_KEY_WEIGHT")).pipe(Config.withDefault(1200)),
-  rateLimitIpWeightPerMin: Config.integer(env("RATE_LIMIT_IP_WEIGHT")).pipe(Config.withDefault(1200)),
+  shardsPerGroup: intIn("SHARDS_PER_GROUP", 300, 1, 10_000),
+  entityMessagePollMs: intIn("MESSAGE_POLL_MS", 1000, 10, 60_000),
+  shardLockRefreshMs: intIn("SHARD_LOCK_REFRESH_MS", 1000, 100, 60_000),
+  shardLockExpirationMs: intIn("SHARD_LOCK_EXPIRATION_MS", 4000, 200, 600_000),
+  runnerHealthCheckMs: intIn("RUNNER_HEALTH_CHECK_MS", 1000, 100, 600_000),
+  rateLimitKeyWeightPerMin: intIn("RATE_LIMIT_KEY_WEIGHT", 1200, 1, 1_000_000_000),
+  rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
-  poolSize: Config.integer(env("DB_POOL_SIZE")).pipe(Config.withDefault(10)),
+  poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
   opsToken: Config.option(Config.redacted(env("OPS_TOKEN"))).pipe(
     Config.map(Option.filter((t) => Redacted.value(t).trim() !== ""))
   ),
-  ledgerRpcUrl: optionalRedacted("LEDGER_RPC_URL").pipe(
-    Config.mapOrFail((url): Either.Either<Option.Option<Redacted.Redacted>, ConfigError.ConfigError> => {
-      if (Option.isNone(url)) return Either.right(url)
-      const endpoint = rpcEndpoint(Redacted.value(url.value).trim())
-      return endpoint.ok
-        ? Either.right(url)
-        : Either.left(invalid("LEDGER_RPC_URL")(`${endpoint.error} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)`))
-    })
-  ),
+  // Checked where it is used (src/chain/ChainsLive.ts), before the node starts anything.
+  ledgerRpcUrl: optionalRedacted("LEDGER_RPC_URL"),
   evmRpcUrls: optionalRedacted("EVM_RPC_URLS").pipe(
     Config.mapOrFail((text): Either.Either<Option.Option<ReadonlyArray<EvmRpcUrl>>, ConfigError.ConfigError> =>
       Option.isNone(text)
@@ -142,7 +146,13 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault(1000)
   ),
   devnetPerNode: Config.boolean(env("DEVNET_PER_NODE")).pipe(Config.withDefault(false))
-})
+}).pipe(
+  // A lock that expires before its next refresh would be lost by a healthy runner.
+  Config.validate({
+    message: "SHARDLINE_SHARD_LOCK_EXPIRATION_MS must be greater than SHARDLINE_SHARD_LOCK_REFRESH_MS",
+    validation: (c) => c.shardLockExpirationMs > c.shardLockRefreshMs
+  })
+)
 
 /** Reads the config from the process environment (or a given map, for tests). */
 export const layer = (vars?: Record<string, string>): Layer.Layer<AppConfig, import("effect/ConfigError").ConfigError> =>

@@ -1,7 +1,7 @@
 // Probes each chain the node uses (ledger tip, EVM block number and chain id) on a fixed interval,
 // each with a timeout, and keeps the last answer: /ops (through NodeReporter) and /metrics read
 // that, never the chain itself, so a slow or dead chain node cannot make them hang or fail.
-import { Context, Duration, Effect, Layer, MetricLabel, Ref, Schedule } from "effect"
+import { Cause, Context, Duration, Effect, Layer, MetricLabel, Ref, Schedule } from "effect"
 import { evmChainsOf, evmKind, ledgerKind, type ChainKind } from "../../chain/ChainsLive.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
@@ -29,7 +29,8 @@ interface Reading {
 }
 
 /** Whatever a failed probe said, without any credentials a URL in it might carry. */
-const describe = (e: unknown): string => {
+const errorText = (cause: Cause.Cause<unknown>): string => {
+  const e = Cause.squash(cause)
   const text = typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
   return text.replace(/\/\/[^/@\s]*@/g, "//***@").slice(0, errorCharsMax)
 }
@@ -38,13 +39,16 @@ const unavailable = (chain: ChainReport["chain"], kind: ChainKind, error: string
   chain, kind, available: false, height: null, ...(chain === "ledger" ? {} : { chainId: null }), error, checkedAt: new Date().toISOString()
 })
 
-/** One probe of one chain, as a report; never fails and never takes much longer than the timeout. */
+/**
+ * One probe of one chain, as a report; never fails (a defect in an adapter is reported too, so the
+ * probe loop never dies) and never takes much longer than the timeout.
+ */
 export const probe = (chain: ChainReport["chain"], kind: ChainKind, read: Effect.Effect<Reading, unknown>): Effect.Effect<ChainReport> =>
   read.pipe(
     Effect.timeoutFail({ duration: Duration.millis(probeTimeoutMs), onTimeout: () => `no answer within ${probeTimeoutMs} ms` }),
-    Effect.match({
+    Effect.matchCause({
       onSuccess: (r): ChainReport => ({ chain, kind, available: true, height: r.height, ...(r.chainId === undefined ? {} : { chainId: r.chainId }), checkedAt: new Date().toISOString() }),
-      onFailure: (e) => unavailable(chain, kind, describe(e))
+      onFailure: (cause) => unavailable(chain, kind, errorText(cause))
     })
   )
 

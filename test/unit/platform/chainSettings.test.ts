@@ -65,10 +65,6 @@ describe("chain settings", () => {
       const message = refusal({ SHARDLINE_EVM_HOT_WALLET_KEY: bad })
       expect(message).toBe(at("EVM_HOT_WALLET_KEY", "must be 0x followed by 64 hex characters (the value is not shown)"))
     }
-    const ledger = refusal({ SHARDLINE_LEDGER_RPC_URL: "ftp://u:hunter2@127.0.0.1:19443/" })
-    expect(ledger).toMatch(/^\(Invalid data at SHARDLINE_LEDGER_RPC_URL: "expected http or https, got ftp:/)
-    expect(refusal({ SHARDLINE_LEDGER_RPC_URL: "http://u:%zz@127.0.0.1/" })).toContain("malformed %-escape")
-    expect(refusal({ SHARDLINE_LEDGER_RPC_URL: "//u:hunter2@host" })).not.toContain("hunter2")
     expect(refusal({ SHARDLINE_DEVNET_PER_NODE: "sometimes" })).toContain("SHARDLINE_DEVNET_PER_NODE")
   })
 
@@ -95,6 +91,21 @@ describe("chain setups a node refuses", () => {
     expect(Either.isRight(check({ ...socket, SHARDLINE_DEVNET_PER_NODE: "true" }))).toBe(true)
     expect(Either.isRight(check({ ...socket, ...both }))).toBe(true)
     expect(Either.isRight(check({}))).toBe(true)
+  })
+
+  it("a ledger URL the JSON-RPC adapter cannot use, without repeating its password", () => {
+    const refused = (url: string) => {
+      const r = check({ SHARDLINE_LEDGER_RPC_URL: url })
+      return Either.isLeft(r) ? String(r.left) : "accepted"
+    }
+    expect(refused("ftp://u:hunter2@127.0.0.1:19443/")).toBe(
+      `(Invalid data at SHARDLINE_LEDGER_RPC_URL: "expected http or https, got ftp: (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)")`
+    )
+    expect(refused("http://u:%zz@127.0.0.1/")).toContain("the URL's user or password has a malformed %-escape")
+    const notUrl = refused("//u:hunter2@host")
+    expect(notUrl).toMatch(/^\(Invalid data at SHARDLINE_LEDGER_RPC_URL: "not a URL: /)
+    expect(notUrl).not.toContain("hunter2")
+    expect(refused("http://u:p@127.0.0.1:19443/")).toBe("accepted")
   })
 
   it("EVM nodes without a hot-wallet key", () => {

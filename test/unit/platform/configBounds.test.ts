@@ -1,0 +1,50 @@
+import { ConfigProvider, Effect, Either } from "effect"
+import { describe, expect, it } from "vitest"
+import { appConfig } from "../../../src/platform/Config.ts"
+
+const read = (vars: Record<string, string>) =>
+  Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(vars))))))
+
+const refusal = (vars: Record<string, string>) => {
+  const r = read(vars)
+  if (Either.isRight(r)) throw new Error(`accepted ${JSON.stringify(vars)}`)
+  return String(r.left)
+}
+
+describe("integer settings are bounded", () => {
+  const cases: Array<[string, number, number]> = [
+    ["SHARDLINE_SHARDS_PER_GROUP", 1, 10_000],
+    ["SHARDLINE_MESSAGE_POLL_MS", 10, 60_000],
+    ["SHARDLINE_SHARD_LOCK_REFRESH_MS", 100, 60_000],
+    ["SHARDLINE_RUNNER_HEALTH_CHECK_MS", 100, 600_000],
+    ["SHARDLINE_RATE_LIMIT_KEY_WEIGHT", 1, 1_000_000_000],
+    ["SHARDLINE_RATE_LIMIT_IP_WEIGHT", 1, 1_000_000_000],
+    ["SHARDLINE_DB_POOL_SIZE", 1, 1_000]
+  ]
+  for (const [name, min, max] of cases) {
+    it(`${name}: ${min} and ${max} pass, ${min - 1} and ${max + 1} are refused with the range`, () => {
+      const extra: Record<string, string> = name === "SHARDLINE_SHARD_LOCK_REFRESH_MS" ? { SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "600000" } : {}
+      expect(Either.isRight(read({ [name]: String(min), ...extra }))).toBe(true)
+      expect(Either.isRight(read({ [name]: String(max), ...extra }))).toBe(true)
+      for (const bad of [min - 1, max + 1]) {
+        const msg = refusal({ [name]: String(bad), ...extra })
+        expect(msg).toContain(name)
+        expect(msg).toContain(`must be an integer from ${min} to ${max}`)
+      }
+    })
+  }
+
+  it("refuses a lock expiry that is not longer than the lock refresh", () => {
+    expect(refusal({ SHARDLINE_SHARD_LOCK_REFRESH_MS: "4000", SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "4000" }))
+      .toContain("SHARDLINE_SHARD_LOCK_EXPIRATION_MS must be greater than SHARDLINE_SHARD_LOCK_REFRESH_MS")
+    expect(Either.isRight(read({ SHARDLINE_SHARD_LOCK_REFRESH_MS: "1000", SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "1001" }))).toBe(true)
+  })
+
+  it("keeps the documented defaults", () => {
+    const r = read({})
+    expect(Either.isRight(r) && r.right).toMatchObject({
+      shardsPerGroup: 300, entityMessagePollMs: 1000, shardLockRefreshMs: 1000, shardLockExpirationMs: 4000,
+      runnerHealthCheckMs: 1000, rateLimitKeyWeightPerMin: 1200, rateLimitIpWeightPerMin: 1200, poolSize: 10
+    })
+  })
+})
