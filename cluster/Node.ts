@@ -30,7 +30,8 @@ export const nodeLayer = (config: AppConfigShape) => {
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(HttpServer.layer, AuthorizationLive, NodeReporter.layer).pipe(
     Layer.provide(cluster),
-    Layer.provide(services),
+    // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
+    Layer.provideMerge(services),
     Layer.provide(databaseLayer({ applicationName: name })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
     Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config)))

@@ -5,8 +5,10 @@ export { freePort } from "./ports.ts"
 import { freePort } from "./ports.ts"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ConfigProvider, Effect, Fiber, Layer } from "effect"
+import { type Context, ConfigProvider, Deferred, Effect, Fiber, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
+import type { EvmLedgers } from "../../src/chain/evm/EvmLedger.ts"
+import type { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import type { AppConfigShape } from "../../src/platform/Config.ts"
 import { appConfig } from "../../src/platform/Config.ts"
 
@@ -20,6 +22,8 @@ export const configFrom = (vars: Record<string, string>): AppConfigShape =>
 export interface RunningNode {
   readonly baseUrl: string
   readonly config: AppConfigShape
+  /** Runs an effect against this node's own chains (its devnets, or its JSON-RPC adapters). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, UtxoLedger | EvmLedgers>) => Promise<A>
   readonly stop: () => Promise<void>
 }
 
@@ -33,7 +37,12 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
     SHARDLINE_RUNNER_PORT: String(await freePort()),
     ...vars
   })
-  const fiber = Effect.runFork(Layer.launch(nodeLayer(config)))
+  // Layer.launch, keeping the built context for `run`.
+  const built = Effect.runSync(Deferred.make<Context.Context<UtxoLedger | EvmLedgers>>())
+  const fiber = Effect.runFork(Effect.scoped(Effect.gen(function*() {
+    yield* Deferred.succeed(built, yield* Layer.build(nodeLayer(config)))
+    return yield* Effect.never
+  })))
   const baseUrl = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
   for (;;) {
@@ -47,5 +56,10 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
     if (Date.now() > deadline) throw new Error("node did not start within 30 s")
     await new Promise((r) => setTimeout(r, 100))
   }
-  return { baseUrl, config, stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
+  return {
+    baseUrl,
+    config,
+    run: (effect) => Effect.runPromise(Effect.flatMap(Deferred.await(built), (context) => Effect.provide(effect, context))),
+    stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined)
+  }
 }
