@@ -13,6 +13,7 @@ import { ledgerParams as params } from "../src/chain/params.ts"
 import { buildOmni, buildSend, type Utxo } from "../src/chain/txBuilder.ts"
 import type { Result } from "../src/crypto/result.ts"
 import { measureKeys } from "./parts/chainKeys.ts"
+import { measureDevnetMemory } from "./parts/devnetMemory.ts"
 import { measureEvm } from "./parts/evm.ts"
 import { printTable, writeResults } from "./report.ts"
 
@@ -141,6 +142,8 @@ export const run = async (): Promise<void> => {
     ...(await measureDevnet()),
     ...(await measureEvm())
   ]
+  const memory = await measureDevnetMemory()
   printTable("chain", rows)
-  writeResults("chain", rows)
+  printTable("devnet heap per empty block", memory)
+  writeResults("chain", { rates: rows, devnetMemory: memory })
 }

@@ -58,8 +58,12 @@ const intrinsicGas = (to: Hex | undefined, data: Uint8Array): bigint => {
 
 export type CallOutcome = { readonly ok: true; readonly data: Hex; readonly gasUsed: bigint } | { readonly ok: false; readonly error: string; readonly revertData: Hex }
 
+/**
+ * What the devnet keeps of each block: its hash and its logs. Only the head is kept as a whole
+ * Block (the parent of the next one); a whole @ethereumjs Block is about 12 KB even when empty,
+ * which on a 1 s clock would grow a node's heap by about 1 GB a day per chain.
+ */
 interface MinedBlock {
-  readonly block: Block
   readonly hash: Hex
   readonly logs: ReadonlyArray<RawLog>
 }
@@ -76,6 +80,7 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
 
 export class DevnetEngine {
   private readonly blocks: MinedBlock[] = []
+  private headBlock!: Block
   private readonly mempool: Pending[] = []
   private readonly txStates = new Map<Hex, BackendTxState>()
   private readonly pendingNonce = new Map<Hex, bigint>()
@@ -119,7 +124,8 @@ export class DevnetEngine {
       blockOpts: { putBlockIntoBlockchain: false }
     })
     const { block } = await builder.build()
-    engine.blocks.push({ block, hash: bytesToHex(block.hash()), logs: [] })
+    engine.headBlock = block
+    engine.blocks.push({ hash: bytesToHex(block.hash()), logs: [] })
     return engine
   }
 
@@ -129,17 +135,14 @@ export class DevnetEngine {
     return run
   }
 
-  private get head(): MinedBlock {
-    return this.blocks[this.blocks.length - 1]!
-  }
 
   blockNumber(): bigint {
-    return this.head.block.header.number
+    return this.headBlock.header.number
   }
 
   /** The base fee the next block will charge (EIP-1559 update rule from the head). */
   nextBaseFee(): bigint {
-    return this.head.block.header.calcNextBaseFee()
+    return this.headBlock.header.calcNextBaseFee()
   }
 
   blockHash(n: bigint): Hex | undefined {
@@ -194,7 +197,7 @@ export class DevnetEngine {
 
   /** Applies a mempool transaction as mining would; one mining would drop is skipped here too. */
   private applyPending(vm: VM, tx: TypedTransaction): Promise<unknown> {
-    return runTx(vm, { tx, block: this.head.block, skipHardForkValidation: true, skipBlockGasLimitValidation: true }).catch(() => undefined)
+    return runTx(vm, { tx, block: this.headBlock, skipHardForkValidation: true, skipBlockGasLimitValidation: true }).catch(() => undefined)
   }
 
   private async pendingView(): Promise<VM> {
@@ -216,7 +219,7 @@ export class DevnetEngine {
         ...(request.to === undefined ? {} : { to: createAddressFromString(request.to) }),
         data: hexToBytes(request.data),
         gasLimit: devnetLimits.callGasLimit,
-        block: this.head.block
+        block: this.headBlock
       })
       const out = bytesToHex(result.execResult.returnValue)
       const error = result.execResult.exceptionError
@@ -254,7 +257,7 @@ export class DevnetEngine {
       // No queue for future nonces: a gap would stall the hot wallet silently, so refuse it loudly.
       if (tx.nonce > expected) return { ok: false, error: `nonce too high: next nonce ${expected}, tx nonce ${tx.nonce}` }
       if (tx.gasLimit > devnetLimits.blockGasLimit) return { ok: false, error: "exceeds block gas limit" }
-      const baseFee = this.head.block.header.calcNextBaseFee()
+      const baseFee = this.headBlock.header.calcNextBaseFee()
       const maxFee = "maxFeePerGas" in tx ? tx.maxFeePerGas : tx.gasPrice
       if (maxFee < baseFee) return { ok: false, error: `max fee per gas ${maxFee} below base fee ${baseFee}` }
       const cost = tx.gasLimit * maxFee + tx.value
@@ -285,7 +288,7 @@ export class DevnetEngine {
   }
 
   private async mineOne(): Promise<void> {
-    const parent = this.head.block
+    const parent = this.headBlock
     const builder = await buildBlock(this.vm, {
       parentBlock: parent,
       headerData: {
@@ -340,7 +343,8 @@ export class DevnetEngine {
     for (const tx of included) {
       if (!this.mempool.some((p) => p.sender === tx.pending.sender)) this.pendingNonce.delete(tx.pending.sender)
     }
-    this.blocks.push({ block, hash: blockHash, logs })
+    this.headBlock = block
+    this.blocks.push({ hash: blockHash, logs })
   }
 
   /** After a drop, later transactions of the same sender can never be mined: drop them too. */
