@@ -33,15 +33,23 @@ interface Coin {
   readonly coinbase: boolean
 }
 
+/**
+ * A connected block keeps its transactions as hex only: parsed Transaction objects would double
+ * what every block costs the heap for the node's lifetime, and only a reorg needs them again.
+ */
 interface StoredBlock {
   readonly height: number
   readonly hash: string
   readonly prevHash: string
   readonly time: number
-  readonly txs: ReadonlyArray<Transaction>
   readonly hexes: ReadonlyArray<string>
   /** Coins this block spent, restored when it is disconnected. */
   readonly undo: ReadonlyArray<Coin>
+}
+
+/** A block just made, before it is connected. */
+interface NewBlock extends Omit<StoredBlock, "undo"> {
+  readonly txs: ReadonlyArray<Transaction>
 }
 
 interface MempoolEntry {
@@ -224,7 +232,7 @@ export class DevnetChain {
   // -------------------------------------------------------------------------------------------
   // Blocks
 
-  private makeBlock(coinbaseScript: Uint8Array, txs: ReadonlyArray<MempoolEntry>): StoredBlock {
+  private makeBlock(coinbaseScript: Uint8Array, txs: ReadonlyArray<MempoolEntry>): NewBlock {
     const height = this.chain.length
     const prev = this.chain[height - 1]
     const fees = txs.reduce((n, e) => n + e.fee, 0n)
@@ -251,12 +259,11 @@ export class DevnetChain {
       prevHash: prev?.hash ?? bytesHex(ZERO_HASH),
       time: block.timestamp,
       txs: all,
-      hexes: all.map((t) => t.toHex()),
-      undo: []
+      hexes: all.map((t) => t.toHex())
     }
   }
 
-  private connect(block: StoredBlock): void {
+  private connect(block: NewBlock): void {
     const undo: Array<Coin> = []
     for (const [position, tx] of block.txs.entries()) {
       const txid = tx.getId()
@@ -277,7 +284,8 @@ export class DevnetChain {
       })
       this.confirmed.set(txid, { height: block.height, hex: block.hexes[position]! })
     }
-    this.chain.push({ ...block, undo })
+    const { txs: _parsed, ...stored } = block
+    this.chain.push({ ...stored, undo })
   }
 
   /** Mines `n` blocks: mempool transactions in arrival order (parents before children). */
@@ -295,13 +303,14 @@ export class DevnetChain {
   /** Takes the tip block off; its non-coinbase transactions are returned, the UTXO set restored. */
   private disconnectTip(): { hash: string; txs: ReadonlyArray<MempoolEntry> } {
     const block = this.chain.pop()!
-    for (const tx of [...block.txs].reverse()) {
+    const parsed = block.hexes.map((hex) => Transaction.fromHex(hex))
+    for (const tx of [...parsed].reverse()) {
       const txid = tx.getId()
       tx.outs.forEach((_, vout) => this.coins.delete(outpointKey(txid, vout)))
       this.confirmed.delete(txid)
     }
     for (const coin of block.undo) this.coins.set(outpointKey(coin.txid, coin.vout), coin)
-    const txs = block.txs.slice(1).map((tx, i) => ({ tx, hex: block.hexes[i + 1]!, fee: 0n, vsize: tx.virtualSize() }))
+    const txs = parsed.slice(1).map((tx, i) => ({ tx, hex: block.hexes[i + 1]!, fee: 0n, vsize: tx.virtualSize() }))
     return { hash: block.hash, txs }
   }
 
