@@ -36,7 +36,7 @@ describe("chain settings", () => {
     expect(Option.isNone(c.ledgerRpcUrl)).toBe(true)
     expect(Option.isNone(c.evmRpcUrls)).toBe(true)
     expect(Option.isNone(c.evmHotWalletKey)).toBe(true)
-    expect(c.devnetBlockMs).toBe(1000)
+    expect(c.devnetBlockMs).toBe(10_000)
     expect(c.devnetPerNode).toBe(false)
     expect(ChainsLive.evmChainsOf(c)).toEqual(["ethereum", "base", "bsc"])
     // Empty is unset, as for SHARDLINE_DATABASE_URL.
