@@ -143,8 +143,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       message: `must be 0 (blocks on demand only) or from ${devnetBlockMsMin} to ${devnetBlockMsMax} milliseconds`,
       validation: (ms) => ms === 0 || (ms >= devnetBlockMsMin && ms <= devnetBlockMsMax)
     }),
-    // 10 s, not 1 s: every devnet block stays in the heap (about 1 KB on the ledger, 2.4 KB per EVM
-    // chain; `npm run bench -- chain`), so at 1 s an idle `npm start` grew ~0.7 GB a day.
+    // 10 s, not 1 s: every devnet block stays in the heap (about 0.7 KB on the ledger, 0.4 KB per
+    // EVM chain; `npm run bench -- chain`): an idle `npm start` grows ~16 MB a day, ~160 MB at 1 s.
     Config.withDefault(10_000)
   ),
   devnetPerNode: Config.boolean(env("DEVNET_PER_NODE")).pipe(Config.withDefault(false))
