@@ -92,5 +92,6 @@ export const messages = {
   rateLimit: (limit: number) =>
     `Too much request weight used; current limit is ${limit} request weight per 1 MINUTE. Please use the SSE stream for live updates to avoid polling the API.`,
   unsupported: "This operation is not supported.",
+  malformed: "Malformed request.",
   internal: "An unknown error occurred while processing the request."
 } as const

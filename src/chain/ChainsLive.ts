@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { ConfigError, Effect, Layer, Option, Redacted } from "effect"
-import { AppConfig, type AppConfigShape } from "../platform/Config.ts"
+import { AppConfig, type AppConfigShape, invalidSetting } from "../platform/Config.ts"
 import { SecretBox, type SecretBoxShape } from "../platform/SecretBox.ts"
 import { layerDevnet as evmDevnet } from "./evm/devnet.ts"
 import { evmChainNames, type EvmChain, type EvmChainMismatch, type EvmInvalidInput, EvmLedgers, type EvmRpcError } from "./evm/EvmLedger.ts"
@@ -30,7 +30,6 @@ export const evmChainsOf = (config: AppConfigShape): ReadonlyArray<EvmChain> =>
 /** The devnet hot wallet's key, sealed with the master key, under the data dir. */
 export const devnetKeyFile = "evm-devnet-hot-wallet.sealed"
 
-const refuse = (setting: string, message: string) => ConfigError.InvalidData([`SHARDLINE_${setting}`], message)
 
 /**
  * Setups that cannot work: a ledger URL the adapter cannot use, EVM nodes without a hot-wallet
@@ -42,19 +41,19 @@ export const checkChainSettings = (config: AppConfigShape): Effect.Effect<void, 
   if (Option.isSome(config.ledgerRpcUrl)) {
     const endpoint = rpcEndpoint(Redacted.value(config.ledgerRpcUrl.value).trim())
     if (!endpoint.ok) {
-      return Effect.fail(refuse("LEDGER_RPC_URL", `${endpoint.error} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)`))
+      return Effect.fail(invalidSetting("LEDGER_RPC_URL", `${endpoint.error} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)`))
     }
   }
   const devnets = [...(ledgerKind(config) === "devnet" ? ["the ledger (SHARDLINE_LEDGER_RPC_URL unset)"] : []), ...(evmKind(config) === "devnet" ? ["EVM (SHARDLINE_EVM_RPC_URLS unset)"] : [])]
   if (config.topology === "socket" && devnets.length > 0 && !config.devnetPerNode) {
-    return Effect.fail(refuse(
+    return Effect.fail(invalidSetting(
       "TOPOLOGY",
       `a socket-topology node would run its own in-process devnet for ${devnets.join(" and ")}, a different chain on every node; ` +
         "set those URLs to nodes all runners share, or set SHARDLINE_DEVNET_PER_NODE=true to accept a separate devnet per node"
     ))
   }
   if (evmKind(config) === "rpc" && Option.isNone(config.evmHotWalletKey)) {
-    return Effect.fail(refuse("EVM_HOT_WALLET_KEY", "is required when SHARDLINE_EVM_RPC_URLS is set (0x followed by 64 hex characters)"))
+    return Effect.fail(invalidSetting("EVM_HOT_WALLET_KEY", "is required when SHARDLINE_EVM_RPC_URLS is set (0x followed by 64 hex characters)"))
   }
   return Effect.void
 }
@@ -72,7 +71,7 @@ export const loadDevnetHotWalletKey = (dataDir: string, box: SecretBoxShape): Ef
       return Redacted.make(box.open(readFileSync(file, "utf8").trim()))
     },
     catch: () =>
-      refuse("DATA_DIR", `${devnetKeyFile} cannot be read or opened with this master key; delete it to start the EVM devnets with a new hot wallet`)
+      invalidSetting("DATA_DIR", `${devnetKeyFile} cannot be read or opened with this master key; delete it to start the EVM devnets with a new hot wallet`)
   })
 
 const ledgerLayer = (config: AppConfigShape): Layer.Layer<UtxoLedger, ConfigError.ConfigError> =>
@@ -81,7 +80,7 @@ const ledgerLayer = (config: AppConfigShape): Layer.Layer<UtxoLedger, ConfigErro
     onSome: (url) =>
       // `nodeParams` is used only by `mine`, which the node never calls.
       layerRpc({ url: Redacted.value(url).trim(), params: ledgerParams, nodeParams: ledgerParams }).pipe(
-        Layer.mapError((e) => refuse("LEDGER_RPC_URL", e.message))
+        Layer.mapError((e) => invalidSetting("LEDGER_RPC_URL", e.message))
       )
   })
 
@@ -91,11 +90,11 @@ type EvmStartError = ConfigError.ConfigError | EvmInvalidInput | EvmRpcError | E
 const evmRefusal = (e: EvmStartError): ConfigError.ConfigError => {
   switch (e._tag) {
     case "EvmInvalidInput":
-      return refuse("EVM_HOT_WALLET_KEY", "is not a valid secp256k1 private key (the value is not shown)")
+      return invalidSetting("EVM_HOT_WALLET_KEY", "is not a valid secp256k1 private key (the value is not shown)")
     case "EvmChainMismatch":
-      return refuse("EVM_RPC_URLS", `the node for ${e.chain} serves chain id ${e.actual}, not ${e.expected}`)
+      return invalidSetting("EVM_RPC_URLS", `the node for ${e.chain} serves chain id ${e.actual}, not ${e.expected}`)
     case "EvmRpcError":
-      return refuse("EVM_RPC_URLS", `the node for ${e.chain} did not answer ${e.method}: ${e.message}`)
+      return invalidSetting("EVM_RPC_URLS", `the node for ${e.chain} did not answer ${e.method}: ${e.message}`)
     default:
       return e
   }

@@ -66,7 +66,8 @@ const intIn = (name: string, fallback: number, min: number, max: number) =>
   )
 
 // Messages below never repeat a URL or key: they may carry a password or a provider's API key.
-const invalid = (name: string) => (message: string) => ConfigError.InvalidData([env(name)], message)
+/** A refused setting, as the ConfigError a node prints in one line: `(Invalid data at SHARDLINE_<name>: "<message>")`. */
+export const invalidSetting = (name: string, message: string) => ConfigError.InvalidData([env(name)], message)
 
 const optionalRedacted = (name: string) =>
   Config.option(Config.redacted(env(name))).pipe(Config.map(Option.filter((v) => Redacted.value(v).trim() !== "")))
@@ -98,9 +99,7 @@ const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   httpHost: Config.string(env("HTTP_HOST")).pipe(Config.withDefault("127.0.0.1")),
   httpPort: Config.port(env("HTTP_PORT")).pipe(Config.withDefault(8080)),
-  databaseUrl: Config.option(Config.redacted(env("DATABASE_URL"))).pipe(
-    Config.map(Option.filter((u) => Redacted.value(u).trim() !== ""))
-  ),
+  databaseUrl: optionalRedacted("DATABASE_URL"),
   dataDir: Config.string(env("DATA_DIR")).pipe(Config.withDefault("./.data")),
   embeddedEngine: Config.literal("auto", "postgres", "pglite")(env("EMBEDDED_ENGINE")).pipe(Config.withDefault("auto" as const)),
   masterKey: Config.option(Config.redacted(env("MASTER_KEY"))),
@@ -117,16 +116,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
-  opsToken: Config.option(Config.redacted(env("OPS_TOKEN"))).pipe(
-    Config.map(Option.filter((t) => Redacted.value(t).trim() !== ""))
-  ),
+  opsToken: optionalRedacted("OPS_TOKEN"),
   // Checked where it is used (src/chain/ChainsLive.ts), before the node starts anything.
   ledgerRpcUrl: optionalRedacted("LEDGER_RPC_URL"),
   evmRpcUrls: optionalRedacted("EVM_RPC_URLS").pipe(
     Config.mapOrFail((text): Either.Either<Option.Option<ReadonlyArray<EvmRpcUrl>>, ConfigError.ConfigError> =>
       Option.isNone(text)
         ? Either.right(Option.none())
-        : Either.mapBoth(parseEvmRpcUrls(Redacted.value(text.value)), { onLeft: invalid("EVM_RPC_URLS"), onRight: Option.some })
+        : Either.mapBoth(parseEvmRpcUrls(Redacted.value(text.value)), { onLeft: (m) => invalidSetting("EVM_RPC_URLS", m), onRight: Option.some })
     )
   ),
   evmHotWalletKey: optionalRedacted("EVM_HOT_WALLET_KEY").pipe(
@@ -135,7 +132,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       const k = Redacted.value(key.value).trim()
       return HOT_WALLET_KEY.test(k)
         ? Either.right(Option.some(Redacted.make(k.startsWith("0x") ? k : `0x${k}`)))
-        : Either.left(invalid("EVM_HOT_WALLET_KEY")("must be 0x followed by 64 hex characters (the value is not shown)"))
+        : Either.left(invalidSetting("EVM_HOT_WALLET_KEY", "must be 0x followed by 64 hex characters (the value is not shown)"))
     })
   ),
   devnetBlockMs: Config.integer(env("DEVNET_BLOCK_MS")).pipe(

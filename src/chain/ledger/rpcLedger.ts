@@ -93,9 +93,12 @@ export interface RpcEndpoint {
   readonly authorization: string | undefined
 }
 
+/** Hides the `user:password@` of every URL in a text (errors, reports) before anyone sees it. */
+export const redactUrlCredentials = (text: string): string => text.replace(/\/\/[^/@]*@/g, "//***@")
+
 /** Splits `http://user:pass@host/` into a credential-free URL and a Basic auth header. */
 export const rpcEndpoint = (url: string, username?: string, password?: string): Result<RpcEndpoint> => {
-  if (!URL.canParse(url)) return { ok: false, error: `not a URL: ${url.replace(/\/\/[^@/]*@/, "//***@")}` }
+  if (!URL.canParse(url)) return { ok: false, error: `not a URL: ${redactUrlCredentials(url)}` }
   const u = new URL(url)
   if (u.protocol !== "http:" && u.protocol !== "https:") return { ok: false, error: `expected http or https, got ${u.protocol}` }
   let user: string

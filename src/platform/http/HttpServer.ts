@@ -15,7 +15,7 @@ import { AppConfig } from "../Config.ts"
 import { readOpsView } from "../ops/OpsView.ts"
 import { render } from "../ops/prometheus.ts"
 import { answerClientErrors } from "./clientErrors.ts"
-import { exchangeMiddleware } from "./middleware.ts"
+import { errorResponse, exchangeMiddleware } from "./middleware.ts"
 import { checkOpsAccess } from "./opsAccess.ts"
 
 /** A malformed parameter never becomes a 500: the decoder's failure is a documented -1102. */
@@ -25,10 +25,9 @@ const DecodeErrors = HttpApiBuilder.middleware(Api, (app) =>
     Effect.fail(apiError(-1102, `${messages.missing("parameter")} ${e.message}`.slice(0, 300)))) as unknown as typeof app)
 
 const opsRefused = (reason: "missing" | "wrong") =>
-  HttpServerResponse.unsafeJson(
-    { code: -2015, msg: reason === "missing" ? "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." : "Invalid ops token." },
-    { status: 401, headers: { "www-authenticate": "Bearer" } }
-  )
+  errorResponse(-2015, reason === "missing" ? "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." : "Invalid ops token.", {
+    "www-authenticate": "Bearer"
+  })
 
 const OpsRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {

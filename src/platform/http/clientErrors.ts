@@ -4,6 +4,7 @@
 // gets {code, msg} and the connection is closed, as node would.
 import type { Server } from "node:http"
 import type { Duplex } from "node:stream"
+import { messages } from "../../../schemas/errors.ts"
 
 interface ParserError extends Error {
   readonly code?: string
@@ -19,7 +20,7 @@ export const clientErrorReply = (code: string | undefined): { readonly status: n
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return { status: 408, reason: "Request Timeout", body: JSON.stringify({ code: -1007, msg: "Timeout waiting for the request." }) }
     default:
-      return { status: 400, reason: "Bad Request", body: JSON.stringify({ code: -1102, msg: "Malformed request." }) }
+      return { status: 400, reason: "Bad Request", body: JSON.stringify({ code: -1102, msg: messages.malformed }) }
   }
 }
 

@@ -62,7 +62,7 @@ const safetyNet = (cause: Cause.Cause<unknown>) => {
   if (Option.isSome(failure) && HttpServerError.isServerError(failure.value)) {
     const e = failure.value
     if (e._tag === "RouteNotFound") return Effect.succeed(errorResponse(-1020, messages.unsupported))
-    if (e._tag === "RequestError") return Effect.succeed(errorResponse(-1102, "Malformed request."))
+    if (e._tag === "RequestError") return Effect.succeed(errorResponse(-1102, messages.malformed))
   }
   if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   return Effect.logError("request failed unexpectedly", cause).pipe(

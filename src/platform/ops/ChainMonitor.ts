@@ -4,6 +4,7 @@
 import { Cause, Context, Duration, Effect, Layer, MetricLabel, Ref, Schedule } from "effect"
 import { evmChainsOf, evmKind, ledgerKind, type ChainKind } from "../../chain/ChainsLive.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { redactUrlCredentials } from "../../chain/ledger/rpcLedger.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { AppConfig } from "../Config.ts"
 import { chainHeight, chainUp } from "../Metrics.ts"
@@ -32,7 +33,7 @@ interface Reading {
 const errorText = (cause: Cause.Cause<unknown>): string => {
   const e = Cause.squash(cause)
   const text = typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
-  return text.replace(/\/\/[^/@\s]*@/g, "//***@").slice(0, errorCharsMax)
+  return redactUrlCredentials(text).slice(0, errorCharsMax)
 }
 
 const unavailable = (chain: ChainReport["chain"], kind: ChainKind, error: string): ChainReport => ({
