@@ -1,12 +1,12 @@
 // One Shardline node: HTTP in front, entities behind, Postgres underneath. The embedded default
 // and each node of a multi-node cluster are the same composition with a different topology.
 import { Effect, Layer } from "effect"
-import * as ChainsLive from "../src/chain/ChainsLive.ts"
+import * as ChainsLive from "../src/platform/ChainsLive.ts"
 import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEntity.ts"
-import * as ApiKeys from "../src/platform/auth/ApiKeys.ts"
+import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
-import { databaseLayer } from "../src/platform/Database.ts"
+import { databaseLayer } from "../src/platform/database/Database.ts"
 import * as HttpServer from "../src/platform/http/HttpServer.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"

@@ -25,7 +25,7 @@ const dataDir = process.env.SHARDLINE_DATA_DIR ?? "./.data"
 let url = process.env.SHARDLINE_DATABASE_URL
 let stopDb: (() => Promise<void>) | undefined
 if (!url) {
-  const { connectOrStartEmbedded } = await import("../src/platform/embedded/EmbeddedPostgres.ts")
+  const { connectOrStartEmbedded } = await import("../src/platform/database/embedded/EmbeddedPostgres.ts")
   const db = await connectOrStartEmbedded({ dataDir, engine: "postgres" })
   url = db.url
   stopDb = db.stop

@@ -3,10 +3,10 @@
 // to cluster storage and waits for the runner that owns the shard to commit and answer.
 import { parseOrUsage } from "./args.ts"
 import { Duration, Effect, Option } from "effect"
-import { Authorization, Grant } from "../../schemas/authorization.ts"
+import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { entityIdOf, isInvalid, parseAsset, parseCap, parseDuration } from "../exchange/authorization/policy.ts"
 import { newGrantId } from "../exchange/authorization/AuthorizationEntity.ts"
-import { ApiKeys } from "../platform/auth/ApiKeys.ts"
+import { ApiKeys } from "../exchange/auth/ApiKeys.ts"
 import { runCommand, UsageError } from "./runtime.ts"
 
 const usage = "usage: authorizations grant --key <apiKey> --asset <ASSET> --cap <decimal> --expires-in <duration e.g. 30s, 15m, 2h, 7d> [--json]"

@@ -3,7 +3,7 @@
 // keys revoke <apiKey>
 import { parseOrUsage } from "./args.ts"
 import { Effect } from "effect"
-import { ApiKeys, allScopes, type Scope } from "../platform/auth/ApiKeys.ts"
+import { ApiKeys, allScopes, type Scope } from "../exchange/auth/ApiKeys.ts"
 import { runCommand } from "./runtime.ts"
 
 const usage = "usage: keys create --scopes read,trade [--ip ADDR]... [--address T...]... [--user ID] [--json] | keys list [--json] | keys revoke <apiKey>"

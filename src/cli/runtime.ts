@@ -2,10 +2,10 @@
 // system (the embedded one when given the same SHARDLINE_DATA_DIR, or SHARDLINE_DATABASE_URL),
 // plus a storage-only cluster client for messages to entities.
 import { Cause, Effect, Exit, Layer } from "effect"
-import { storageClient } from "../../cluster/topology.ts"
-import * as ApiKeys from "../platform/auth/ApiKeys.ts"
+import { storageClient } from "../platform/ShardingSettings.ts"
+import * as ApiKeys from "../exchange/auth/ApiKeys.ts"
 import { AppConfig, appConfig } from "../platform/Config.ts"
-import { databaseLayer } from "../platform/Database.ts"
+import { databaseLayer } from "../platform/database/Database.ts"
 import * as SecretBox from "../platform/SecretBox.ts"
 
 export class UsageError extends Error {}

@@ -19,17 +19,8 @@ import type { Snapshot, SnapshotOrder } from "./snapshot.ts"
 import { validateSnapshot } from "./snapshot.ts"
 
 /** Binance's self-trade prevention modes; see docs/matching.md for the choice of default. */
-export type StpMode = "EXPIRE_MAKER" | "EXPIRE_TAKER" | "EXPIRE_BOTH"
-
-export interface BookConfig {
-  readonly stp: StpMode
-  /** Open orders the book holds at most; a place beyond it is REJECTED (BOOK_FULL). */
-  readonly ordersMax: number
-  /** Largest quantity of one order, in lots (the LOT_SIZE maxQty). */
-  readonly qtyMax: number
-}
-
-export const defaultBookConfig: BookConfig = { stp: "EXPIRE_MAKER", ordersMax: 4_000_000, qtyMax: 1_000_000_000 }
+export { type BookConfig, defaultBookConfig, type StpMode } from "./bookConfig.ts"
+import type { BookConfig, StpMode } from "./bookConfig.ts"
 
 export interface NewOrder {
   readonly id: number

@@ -1,7 +1,7 @@
 // The book's state as data: every open order with the sequence number that gives its time
 // priority, plus the counters to continue from. This is what the Market actor persists (or
 // re-reads from its open-orders table) and hands to `OrderBook.restore` on activation.
-import type { BookConfig } from "./book.ts"
+import type { BookConfig } from "./bookConfig.ts"
 import type { Side } from "./events.ts"
 
 export interface SnapshotOrder {

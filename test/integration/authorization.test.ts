@@ -10,10 +10,10 @@ import { ledgerParams } from "../../src/chain/params.ts"
 import { pruneClusterMessages } from "../../src/platform/ops/NodeReporter.ts"
 import { make as secretBox } from "../../src/platform/SecretBox.ts"
 import { cli } from "../support/cli.ts"
-import { createTestDatabase, type TestDatabase } from "../support/db.ts"
-import { createKey } from "../support/keys.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { createKey } from "../../harness/keys.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
-import { signedGet, type Key } from "../support/signed.ts"
+import { signedGet, type Key } from "../../harness/signed.ts"
 
 const ECPair = ECPairFactory(ecc)
 let db: TestDatabase

@@ -5,8 +5,8 @@
 import { Spot } from "@binance/connector"
 import ccxt from "ccxt"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase, type TestDatabase } from "../support/db.ts"
-import { createKey } from "../support/keys.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { createKey } from "../../harness/keys.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 
 let db: TestDatabase

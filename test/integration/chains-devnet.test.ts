@@ -9,7 +9,7 @@ import { spendable, UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { buildSend } from "../../src/chain/txBuilder.ts"
 import { chainMetric, eventually, opsChains as opsChainsOf } from "../support/chainsOps.ts"
 import { cli } from "../support/cli.ts"
-import { createTestDatabase, type TestDatabase } from "../support/db.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 import { ok, run, testWallet } from "../support/utxoLedgerContract.ts"
 

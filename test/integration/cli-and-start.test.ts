@@ -6,9 +6,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cli } from "../support/cli.ts"
-import { createTestDatabase, type TestDatabase } from "../support/db.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { freePort, testMasterKey } from "../support/node.ts"
-import { signedGet } from "../support/signed.ts"
+import { signedGet } from "../../harness/signed.ts"
 
 let db: TestDatabase
 let child: ChildProcess

@@ -12,9 +12,9 @@ import {
   type EmbeddedPostgres,
   embeddedPostgresScoped,
   startEmbeddedPostgres
-} from "../../src/platform/embedded/EmbeddedPostgres.ts"
-import { findPostgresBinaries, serverUser } from "../../src/platform/embedded/LocalPostgres.ts"
-import { isAlive } from "../../src/platform/embedded/processes.ts"
+} from "../../src/platform/database/embedded/EmbeddedPostgres.ts"
+import { findPostgresBinaries, serverUser } from "../../src/platform/database/embedded/LocalPostgres.ts"
+import { isAlive } from "../../src/platform/database/embedded/processes.ts"
 import { exitOf, otherProcess } from "./embedded-other-process.ts"
 
 let root: string

@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import type { EngineChoice } from "../../src/platform/embedded/EmbeddedPostgres.ts"
+import type { EngineChoice } from "../../src/platform/database/embedded/EmbeddedPostgres.ts"
 
 export interface OtherProcess {
   readonly url: string
@@ -26,7 +26,7 @@ export const otherProcess = (options: {
   readonly spawned: Array<ChildProcess>
 }): Promise<OtherProcess> => {
   const script = join(options.scriptDir, "embedded-other-process.mts")
-  const module = pathToFileURL(join(import.meta.dirname, "../../src/platform/embedded/EmbeddedPostgres.ts")).href
+  const module = pathToFileURL(join(import.meta.dirname, "../../src/platform/database/embedded/EmbeddedPostgres.ts")).href
   writeFileSync(
     script,
     `import { connectOrStartEmbedded } from ${JSON.stringify(module)}

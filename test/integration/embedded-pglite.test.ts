@@ -15,8 +15,8 @@ import {
   connectOrStartEmbedded,
   type EmbeddedPostgres,
   startEmbeddedPostgres
-} from "../../src/platform/embedded/EmbeddedPostgres.ts"
-import { isAlive } from "../../src/platform/embedded/processes.ts"
+} from "../../src/platform/database/embedded/EmbeddedPostgres.ts"
+import { isAlive } from "../../src/platform/database/embedded/processes.ts"
 import { exitOf, otherProcess } from "./embedded-other-process.ts"
 
 let root: string

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { cli } from "../support/cli.ts"
-import { freePort } from "../support/ports.ts"
-import { signedGet } from "../support/signed.ts"
+import { freePort } from "../../harness/ports.ts"
+import { signedGet } from "../../harness/signed.ts"
 
 const start = async (env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string }> => {
   const { SHARDLINE_DATABASE_URL: _ignored, ...base } = process.env

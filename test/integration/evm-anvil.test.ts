@@ -8,7 +8,7 @@ import { evmChains } from "../../src/chain/evm/chains.ts"
 import { makeViemLedger } from "../../src/chain/evm/viemLedger.ts"
 import { anvilDevKey, startAnvil, type Anvil } from "../support/anvil.ts"
 import { evmLedgerContract, testScanBlocksMax } from "../support/evmLedgerContract.ts"
-import { freePort } from "../support/ports.ts"
+import { freePort } from "../../harness/ports.ts"
 
 const started: Anvil[] = []
 const hotWalletKey = Redacted.make(anvilDevKey)

@@ -7,9 +7,9 @@ import fc from "fast-check"
 import { request } from "node:http"
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sign } from "../../src/platform/auth/signature.ts"
-import { createTestDatabase, type TestDatabase } from "../support/db.ts"
-import { createKey } from "../support/keys.ts"
+import { sign } from "../../src/exchange/auth/signature.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { createKey } from "../../harness/keys.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 
 let db: TestDatabase

@@ -1,10 +1,10 @@
 // The exchange's HTTP layer through the whole stack: a real node on a real Postgres database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sign } from "../../src/platform/auth/signature.ts"
-import { createTestDatabase, type TestDatabase } from "../support/db.ts"
-import { createKey } from "../support/keys.ts"
+import { sign } from "../../src/exchange/auth/signature.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { createKey } from "../../harness/keys.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { signedGet, signedQuery, type Key } from "../support/signed.ts"
+import { signedGet, signedQuery, type Key } from "../../harness/signed.ts"
 
 let db: TestDatabase
 let node: RunningNode

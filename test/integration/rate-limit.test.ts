@@ -1,10 +1,10 @@
 // Request weight limits: per key for signed calls, per IP for public ones, held in Postgres so
 // two nodes share one budget.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase, type TestDatabase } from "../support/db.ts"
-import { createKey } from "../support/keys.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { createKey } from "../../harness/keys.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { signedGet } from "../support/signed.ts"
+import { signedGet } from "../../harness/signed.ts"
 
 let db: TestDatabase
 let a: RunningNode

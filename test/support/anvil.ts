@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { freePort } from "./ports.ts"
+import { freePort } from "../../harness/ports.ts"
 
 /** anvil's first default account: a public, well-known test key, prefunded with 10,000 ETH. */
 export const anvilDevKey = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"

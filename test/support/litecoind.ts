@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort } from "./ports.ts"
+import { freePort } from "../../harness/ports.ts"
 
 export interface Litecoind {
   readonly url: string

@@ -1,23 +1,19 @@
 // Runs a whole node (HTTP + entities + storage) inside the test process against a test
 // database, on a free port; stop() interrupts it, which runs every finalizer.
 import { mkdtempSync } from "node:fs"
-export { freePort } from "./ports.ts"
-import { freePort } from "./ports.ts"
+export { freePort } from "../../harness/ports.ts"
+import { freePort } from "../../harness/ports.ts"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Context, ConfigProvider, Deferred, Effect, Fiber, Layer } from "effect"
+import { type Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
 import type { EvmLedgers } from "../../src/chain/evm/EvmLedger.ts"
 import type { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import type { AppConfigShape } from "../../src/platform/Config.ts"
-import { appConfig } from "../../src/platform/Config.ts"
+import { configFrom, testMasterKey } from "../../harness/config.ts"
 
 
-export const testMasterKey = "11".repeat(32)
-
-/** The node's config from SHARDLINE_* variables given as a map (defaults otherwise). */
-export const configFrom = (vars: Record<string, string>): AppConfigShape =>
-  Effect.runSync(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(vars)))))
+export { configFrom, testMasterKey } from "../../harness/config.ts"
 
 export interface RunningNode {
   readonly baseUrl: string

@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { Api } from "../../../schemas/api.ts"
-import type { Account } from "../../../schemas/exchange.ts"
+import { Api } from "../../../schemas/exchange/api.ts"
+import type { Account } from "../../../schemas/exchange/endpoints.ts"
 import { validateLedgerAddress } from "../../chain/address.ts"
-import { verifySigned } from "../../platform/auth/SignedRequest.ts"
+import { verifySigned } from "../auth/SignedRequest.ts"
 
 /** Reads are served from the entity's committed rows; an expired grant is never shown, even
  * in the instant between its due time and its timer running. */

@@ -3,9 +3,9 @@
 // actor's (a later issue), and until markets are listed every symbol is refused with -1121.
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../../../schemas/api.ts"
-import { apiError, messages } from "../../../schemas/errors.ts"
-import { verifySigned } from "../../platform/auth/SignedRequest.ts"
+import { Api } from "../../../schemas/exchange/api.ts"
+import { apiError, messages } from "../../../schemas/exchange/errors.ts"
+import { verifySigned } from "../auth/SignedRequest.ts"
 import { findMarket } from "../markets.ts"
 
 const required = (params: ReadonlyMap<string, string>, names: ReadonlyArray<string>) =>

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../../../schemas/api.ts"
-import { prefix } from "../../../schemas/exchange.ts"
+import { Api } from "../../../schemas/exchange/api.ts"
+import { prefix } from "../../../schemas/exchange/endpoints.ts"
 
 /** The index document: where everything is. Sample query strings show the parameters. */
 export const indexDocument = {

@@ -4,7 +4,7 @@
 // gets {code, msg} and the connection is closed, as node would.
 import type { Server } from "node:http"
 import type { Duplex } from "node:stream"
-import { messages } from "../../../schemas/errors.ts"
+import { messages } from "../../../schemas/exchange/errors.ts"
 
 interface ParserError extends Error {
   readonly code?: string

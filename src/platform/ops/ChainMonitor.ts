@@ -2,7 +2,7 @@
 // each with a timeout, and keeps the last answer: /ops (through NodeReporter) and /metrics read
 // that, never the chain itself, so a slow or dead chain node cannot make them hang or fail.
 import { Cause, Context, Duration, Effect, Layer, MetricLabel, Ref, Schedule } from "effect"
-import { evmChainsOf, evmKind, ledgerKind, type ChainKind } from "../../chain/ChainsLive.ts"
+import { evmChainsOf, evmKind, ledgerKind, type ChainKind } from "../ChainsLive.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { redactUrlCredentials } from "../../chain/ledger/rpcLedger.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"

@@ -1,6 +1,6 @@
 // The multiplexer against a scripted backend: ownership, FIFO, cleanup, fan-out, limits.
 import { describe, expect, it } from "vitest"
-import { Multiplexer, type MuxBackend, type MuxSocket } from "../../../src/platform/embedded/mux.ts"
+import { Multiplexer, type MuxBackend, type MuxSocket } from "../../../src/platform/database/embedded/mux.ts"
 import {
   cstring as cstr,
   encodeMessage as msg,
@@ -9,7 +9,7 @@ import {
   query,
   startupPacket,
   sync
-} from "../../../src/platform/embedded/pgWire.ts"
+} from "../../../src/platform/database/embedded/pgWire.ts"
 
 /** Parse/Bind/Execute carry a name we use as a tag; Bind also carries a payload of any size. */
 const parse = (tag: string) => msg("P", Buffer.concat([cstr(tag), cstr("insert ..."), Buffer.alloc(2)]))

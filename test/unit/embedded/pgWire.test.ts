@@ -11,7 +11,7 @@ import {
   StartupReader,
   startupPacket,
   sync
-} from "../../../src/platform/embedded/pgWire.ts"
+} from "../../../src/platform/database/embedded/pgWire.ts"
 
 const int32s = (...v: Array<number>) => {
   const b = Buffer.alloc(4 * v.length)

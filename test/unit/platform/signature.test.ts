@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { checkSignature, checkTiming, isRefusal, parseParams, sign } from "../../../src/platform/auth/signature.ts"
+import { checkSignature, checkTiming, isRefusal, parseParams, sign } from "../../../src/exchange/auth/signature.ts"
 
 // Binance's published test vector (rest-api.md, SIGNED endpoint examples).
 const secret = "NhqPtmdSJYdKjVHjA7PZj4Mge3R5YNiP1e3UZjInClVN65XAbvqqM6A7H5fATj0j"

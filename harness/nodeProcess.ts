@@ -7,7 +7,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort } from "./ports.ts"
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 
 /** How long a node may take from spawn to answering /ping (tsx compiles on the first start). */
 export const nodeStartTimeoutMs = 45_000

@@ -2,7 +2,7 @@
 // the raw query, the raw body, the key's secret and the clock. The HMAC covers the bytes as
 // received: the query without `signature`, followed directly by the body.
 import { hmacSha256Hex, verifyHmacSha256Hex } from "../../crypto/hmac.ts"
-import { messages, type ApiErrorCode } from "../../../schemas/errors.ts"
+import { messages, type ApiErrorCode } from "../../../schemas/exchange/errors.ts"
 
 export const recvWindowDefaultMs = 5000
 export const recvWindowMaxMs = 60000

@@ -2,7 +2,7 @@
 // Binance's order (key, IP allowlist, timing, signature, scope) and yields the caller.
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { apiError, messages, type ApiError } from "../../../schemas/errors.ts"
+import { apiError, messages, type ApiError } from "../../../schemas/exchange/errors.ts"
 import { ApiKeys, type ApiKeyRecord, type Scope } from "./ApiKeys.ts"
 import { checkSignature, checkTiming, isRefusal, parseParams } from "./signature.ts"
 

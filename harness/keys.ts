@@ -1,10 +1,10 @@
 // Creates API keys in a test database the way the CLI does (same tables, same secret box).
 import { Effect, Layer } from "effect"
-import { ApiKeys, layer as apiKeysLayer, type Scope } from "../../src/platform/auth/ApiKeys.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
-import { databaseLayer } from "../../src/platform/Database.ts"
-import * as SecretBox from "../../src/platform/SecretBox.ts"
-import { configFrom, testMasterKey } from "./node.ts"
+import { ApiKeys, layer as apiKeysLayer, type Scope } from "../src/exchange/auth/ApiKeys.ts"
+import { AppConfig } from "../src/platform/Config.ts"
+import { databaseLayer } from "../src/platform/database/Database.ts"
+import * as SecretBox from "../src/platform/SecretBox.ts"
+import { configFrom, testMasterKey } from "./config.ts"
 
 export const createKey = (databaseUrl: string, options: { scopes: ReadonlyArray<Scope>; ipAllowlist?: ReadonlyArray<string>; addresses?: ReadonlyArray<string>; userId?: number }) => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey })

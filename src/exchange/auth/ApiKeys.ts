@@ -3,7 +3,7 @@
 import { randomInt } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { SecretBox } from "../SecretBox.ts"
+import { SecretBox } from "../../platform/SecretBox.ts"
 
 export type Scope = "read" | "trade"
 export const allScopes: ReadonlyArray<Scope> = ["read", "trade"]

@@ -3,7 +3,7 @@
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { AppConfig } from "./Config.ts"
+import { AppConfig } from "../Config.ts"
 import { embeddedDatabase } from "./EmbeddedDatabase.ts"
 import m0001 from "./migrations/0001_accounts.ts"
 import m0002 from "./migrations/0002_authorizations.ts"

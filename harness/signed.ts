@@ -1,5 +1,5 @@
 // A minimal Binance-style signed client for tests: the same bytes a real client sends.
-import { sign } from "../../src/platform/auth/signature.ts"
+import { sign } from "../src/exchange/auth/signature.ts"
 
 export interface Key {
   readonly apiKey: string

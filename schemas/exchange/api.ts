@@ -1,7 +1,7 @@
 // The whole HTTP contract of one node. OpenAPI 3.1 is generated from this value.
 import { HttpApi, OpenApi } from "@effect/platform"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./errors.ts"
-import { AccountGroup, OrderGroup, PublicGroup } from "./exchange.ts"
+import { AccountGroup, OrderGroup, PublicGroup } from "./endpoints.ts"
 
 export const Api = HttpApi.make("shardline")
   .add(PublicGroup)
