@@ -1,19 +1,19 @@
 // One Shardline node: HTTP in front, entities behind, Postgres underneath. The embedded default
 // and each node of a multi-node cluster are the same composition with a different topology.
 import { Effect, Layer } from "effect"
-import * as ChainsLive from "../src/platform/ChainsLive.ts"
 import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEntity.ts"
-import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
-import * as HttpServer from "../src/platform/http/HttpServer.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
 import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
+import { exchangeListener } from "./Listeners.ts"
 import { single, socket } from "./topology.ts"
+import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
+import * as ChainsLive from "../src/platform/ChainsLive.ts"
 
 /** The name a node goes by in ops, logs and Postgres' application_name (max 63 bytes). */
 export const nodeName = (config: AppConfigShape) =>
@@ -28,7 +28,7 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
-  return Layer.mergeAll(HttpServer.layer, AuthorizationLive, NodeReporter.layer).pipe(
+  return Layer.mergeAll(exchangeListener, AuthorizationLive, NodeReporter.layer).pipe(
     Layer.provide(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),

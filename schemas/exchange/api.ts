@@ -1,9 +1,11 @@
-// The whole HTTP contract of one node. OpenAPI 3.1 is generated from this value.
+// The exchange's whole HTTP contract. OpenAPI 3.1 is generated from this value.
 import { HttpApi, OpenApi } from "@effect/platform"
+import { AccountGroup } from "./account.ts"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./errors.ts"
-import { AccountGroup, OrderGroup, PublicGroup } from "./endpoints.ts"
+import { OrderGroup } from "./orders.ts"
+import { PublicGroup } from "./public.ts"
 
-export const Api = HttpApi.make("shardline")
+export const ExchangeApi = HttpApi.make("exchange")
   .add(PublicGroup)
   .add(AccountGroup)
   .add(OrderGroup)
@@ -15,4 +17,6 @@ export const Api = HttpApi.make("shardline")
   .addError(ServiceUnavailable)
   .annotate(OpenApi.Title, "Shardline exchange API")
   .annotate(OpenApi.Version, "1.0.0")
-  .annotate(OpenApi.Description, "Non-custodial exchange with a Binance-style REST API. Every route is also served under /api/v3.")
+  .annotate(OpenApi.Servers, [{ url: "/", description: "this node (every route is also served under /api/v3)" }])
+  .annotate(OpenApi.Description,
+    "Non-custodial exchange with a Binance-style REST API. Every route is also served under /api/v3. Errors are `{code, msg}`; signed routes take the key in X-MBX-APIKEY or X-SVC-APIKEY and the signature as the last parameter.")

@@ -18,6 +18,10 @@ export const devnetBlockMsMax = 3_600_000
 export interface AppConfigShape {
   readonly httpHost: string
   readonly httpPort: number
+  readonly deskHttpPort: number
+  readonly socialHttpPort: number
+  /** Hot public GETs answered in node:http before Effect (src/platform/http/Edge.ts); off = all through Effect. */
+  readonly httpFastLane: boolean
   /** Unset: the embedded Postgres under dataDir. */
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly dataDir: string
@@ -37,6 +41,9 @@ export interface AppConfigShape {
   readonly runnerHealthCheckMs: number
   readonly rateLimitKeyWeightPerMin: number
   readonly rateLimitIpWeightPerMin: number
+  /** Desk and social listeners: request weight per client IP per minute. */
+  readonly deskIpWeightPerMin: number
+  readonly socialIpWeightPerMin: number
   readonly pruneMessagesOlderThan: Duration.Duration
   readonly poolSize: number
   readonly trustProxy: boolean
@@ -94,11 +101,18 @@ export const parseEvmRpcUrls = (text: string): Either.Either<ReadonlyArray<EvmRp
   return Either.right(out)
 }
 
+/** 127.0.0.0/8, ::1 and localhost: the only binds where an unguarded /ops is acceptable. */
+export const isLoopbackHost = (host: string): boolean =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+
 const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   httpHost: Config.string(env("HTTP_HOST")).pipe(Config.withDefault("127.0.0.1")),
   httpPort: Config.port(env("HTTP_PORT")).pipe(Config.withDefault(8080)),
+  deskHttpPort: Config.port(env("DESK_HTTP_PORT")).pipe(Config.withDefault(8180)),
+  socialHttpPort: Config.port(env("SOCIAL_HTTP_PORT")).pipe(Config.withDefault(8280)),
+  httpFastLane: Config.boolean(env("HTTP_FAST_LANE")).pipe(Config.withDefault(true)),
   databaseUrl: optionalRedacted("DATABASE_URL"),
   dataDir: Config.string(env("DATA_DIR")).pipe(Config.withDefault("./.data")),
   embeddedEngine: Config.literal("auto", "postgres", "pglite")(env("EMBEDDED_ENGINE")).pipe(Config.withDefault("auto" as const)),
@@ -113,6 +127,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   runnerHealthCheckMs: intIn("RUNNER_HEALTH_CHECK_MS", 1000, 100, 600_000),
   rateLimitKeyWeightPerMin: intIn("RATE_LIMIT_KEY_WEIGHT", 1200, 1, 1_000_000_000),
   rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
+  deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
+  socialIpWeightPerMin: intIn("SOCIAL_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
@@ -150,6 +166,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   Config.validate({
     message: "SHARDLINE_SHARD_LOCK_EXPIRATION_MS must be greater than SHARDLINE_SHARD_LOCK_REFRESH_MS",
     validation: (c) => c.shardLockExpirationMs > c.shardLockRefreshMs
+  }),
+  // /ops and /metrics show runner addresses, shard owners and traffic: open only on loopback.
+  Config.validate({
+    message: "SHARDLINE_HTTP_HOST is not a loopback address: set SHARDLINE_OPS_TOKEN so /ops and /metrics are not open to the network",
+    validation: (c) => Option.isSome(c.opsToken) || isLoopbackHost(c.httpHost)
   })
 )
 

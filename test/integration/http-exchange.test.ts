@@ -155,7 +155,7 @@ describe("metrics and ops", () => {
     await new Promise((r) => setTimeout(r, 2500)) // one ops report interval
     const text = await (await fetch(`${node.baseUrl}/metrics`)).text()
     expect(text).toMatch(/^# TYPE shardline_http_requests_total counter$/m)
-    expect(text).toMatch(/shardline_http_requests_total\{method="GET",route="\/api\/public\/v1\/ping",status="200"\} \d+/)
+    expect(text).toMatch(/shardline_http_requests_total\{method="GET",route="\/api\/public\/v1\/ping",status="200",service="exchange"\} \d+/)
     expect(text).toMatch(/^shardline_http_request_duration_ms_bucket\{.*le="\+Inf"\} \d+$/m)
     expect(text).toMatch(/^effect_cluster_entities\{type="Authorization"\} \d+$/m)
     expect(text).toMatch(/^shardline_shards_owned 300$/m)

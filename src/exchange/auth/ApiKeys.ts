@@ -45,6 +45,8 @@ export interface ApiKeysShape {
   readonly revoke: (apiKey: string) => Effect.Effect<boolean>
   /** A live (not revoked) key, or none. */
   readonly lookup: (apiKey: string) => Effect.Effect<Option.Option<ApiKeyRecord>>
+  /** Synchronous: the cached answer for a key, or undefined when it is not cached. */
+  readonly peek: (apiKey: string) => Option.Option<ApiKeyRecord> | undefined
 }
 
 export class ApiKeys extends Context.Tag("shardline/ApiKeys")<ApiKeys, ApiKeysShape>() {}
@@ -126,7 +128,12 @@ export const make = Effect.gen(function*() {
         }))
     })
 
-  return ApiKeys.of({ create, list, revoke, lookup })
+  const peek: ApiKeysShape["peek"] = (apiKey) => {
+    const hit = cache.get(apiKey)
+    return hit && Date.now() - hit.at < cacheTtlMs ? hit.value : undefined
+  }
+
+  return ApiKeys.of({ create, list, revoke, lookup, peek })
 })
 
 export const layer = Layer.effect(ApiKeys, make)

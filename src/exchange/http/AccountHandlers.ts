@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { Api } from "../../../schemas/exchange/api.ts"
-import type { Account } from "../../../schemas/exchange/endpoints.ts"
+import type { Account } from "../../../schemas/exchange/account.ts"
+import { ExchangeApi } from "../../../schemas/exchange/api.ts"
+import { Caller } from "../../../schemas/exchange/security.ts"
 import { validateLedgerAddress } from "../../chain/address.ts"
-import { verifySigned } from "../auth/SignedRequest.ts"
 
 /** Reads are served from the entity's committed rows; an expired grant is never shown, even
  * in the instant between its due time and its timer running. */
@@ -18,7 +18,6 @@ const readAccount = (userId: number, scopes: ReadonlyArray<string>) =>
         (SELECT coalesce(json_agg(json_build_object('asset', asset, 'cap', cap::text, 'used', used::text,
             'expires_at', (extract(epoch FROM expires_at) * 1000)::bigint::text, 'delegated_address', delegated_address) ORDER BY asset), '[]')
          FROM authorizations WHERE user_id = ${userId} AND expires_at > now()) AS grants`
-    const addresses = row!.addresses.map((address) => ({ address }))
     const grants = row!.grants
     const account: Account = {
       uid: userId,
@@ -32,9 +31,9 @@ const readAccount = (userId: number, scopes: ReadonlyArray<string>) =>
       scopes: [...scopes],
       // The version byte decides the type (0x32 addresses start with "M"); stored addresses
       // passed the ledger address rule when they were added.
-      addresses: addresses.map((a) => {
-        const check = validateLedgerAddress(a.address)
-        return { address: a.address, type: check.valid ? check.type : "p2pkh" as const }
+      addresses: row!.addresses.map((address) => {
+        const check = validateLedgerAddress(address)
+        return { address, type: check.valid ? check.type : "p2pkh" as const }
       }),
       authorizations: grants.map((g) => ({
         asset: g.asset,
@@ -48,9 +47,9 @@ const readAccount = (userId: number, scopes: ReadonlyArray<string>) =>
     return account
   }).pipe(Effect.orDie)
 
-export const AccountHandlers = HttpApiBuilder.group(Api, "account", (handlers) =>
-  handlers.handle("account", () =>
-    Effect.gen(function*() {
-      const { caller } = yield* verifySigned("read")
-      return yield* readAccount(caller.userId, caller.scopes)
-    })))
+export const AccountHandlers = HttpApiBuilder.group(ExchangeApi, "account", (handlers) =>
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    handlers.handle("account", () =>
+      Effect.flatMap(Caller, (caller) => readAccount(caller.userId, caller.scopes)).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql)
+      ))))

@@ -1,27 +1,15 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../../../schemas/exchange/api.ts"
-import { prefix } from "../../../schemas/exchange/endpoints.ts"
+import { ExchangeApi } from "../../../schemas/exchange/api.ts"
+import { AppConfig } from "../../platform/Config.ts"
+import { exchangeInfo, indexDocument, ping, serverTime } from "./publicBodies.ts"
 
-/** The index document: where everything is. Sample query strings show the parameters. */
-export const indexDocument = {
-  exchange: "Shardline",
-  version: "1.0.0",
-  custody: "non-custodial" as const,
-  docs: "/api-docs",
-  openapi: `${prefix}/openapi.json`,
-  public: {
-    ping: `${prefix}/ping`,
-    time: `${prefix}/time`
-  },
-  signed: {
-    account: `GET ${prefix}/account?timestamp=<ms>&recvWindow=5000&signature=<hex>`
-  },
-  compat: { aggregator: "/api/public/aggregator" }
-}
-
-export const PublicHandlers = HttpApiBuilder.group(Api, "public", (handlers) =>
-  handlers
-    .handle("index", () => Effect.succeed(indexDocument))
-    .handle("ping", () => Effect.succeed({}))
-    .handle("time", () => Effect.sync(() => ({ serverTime: Date.now() }))))
+export const PublicHandlers = HttpApiBuilder.group(ExchangeApi, "public", (handlers) =>
+  Effect.map(AppConfig, (config) => {
+    const limits = { keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }
+    return handlers
+      .handle("index", () => Effect.succeed(indexDocument))
+      .handle("ping", () => Effect.sync(ping))
+      .handle("time", () => Effect.sync(serverTime))
+      .handle("exchangeInfo", () => Effect.sync(() => exchangeInfo(limits)))
+  }))

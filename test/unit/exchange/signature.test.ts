@@ -1,15 +1,21 @@
+import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { checkSignature, checkTiming, isRefusal, parseParams, sign } from "../../../src/exchange/auth/signature.ts"
+import { checkSignature, checkTiming, parseSigned, readParams, sign } from "../../../src/exchange/auth/signature.ts"
 
 // Binance's published test vector (rest-api.md, SIGNED endpoint examples).
 const secret = "NhqPtmdSJYdKjVHjA7PZj4Mge3R5YNiP1e3UZjInClVN65XAbvqqM6A7H5fATj0j"
 const query = "symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTC&quantity=1&price=0.1&recvWindow=5000&timestamp=1499827319559"
 const vector = "c8db56825ae71d6d79447849e617115f4a920fa2acdcab2b053c4b2838bd6b71"
 
-const parsed = (q: string, body = "", form = true) => {
-  const p = parseParams(q, body, form)
-  if (isRefusal(p)) throw new Error(`refused: ${p.msg}`)
-  return p
+const parsed = (q: string, body = "") => {
+  const p = parseSigned(q, body)
+  if (Either.isLeft(p)) throw new Error(`refused: ${p.left.msg}`)
+  return p.right
+}
+const refused = (q: string, body = "") => {
+  const p = parseSigned(q, body)
+  if (Either.isRight(p)) throw new Error("accepted")
+  return p.left
 }
 
 describe("signed request payload", () => {
@@ -20,38 +26,46 @@ describe("signed request payload", () => {
     expect(checkSignature(secret, p.payload, p.signature)).toBeUndefined()
   })
 
-  it("signs query + body with no separator when parameters are split", () => {
-    const q = "symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTC"
-    const body = "quantity=1&price=0.1&recvWindow=5000&timestamp=1499827319559"
-    const sig = sign(secret, q + body)
-    const p = parsed(`${q}&signature=${sig}`, body)
-    expect(p.payload).toBe(q + body)
-    expect(p.params.get("quantity")).toBe("1")
-    expect(checkSignature(secret, p.payload, p.signature)).toBeUndefined()
-  })
-
   it("accepts a signature at the end of a form body with an empty query (ccxt)", () => {
-    const body = `${query}&signature=${vector}`
-    const p = parsed("", body)
+    const p = parsed("", `${query}&signature=${vector}`)
     expect(p.payload).toBe(query)
     expect(p.params.get("symbol")).toBe("LTCBTC")
     expect(checkSignature(secret, p.payload, p.signature)).toBeUndefined()
   })
 
-  it("includes a non-form body in the payload but reads no parameters from it", () => {
-    const p = parsed(`timestamp=1&signature=${"0".repeat(64)}`, "", false)
-    expect(p.payload).toBe("timestamp=1")
-    expect(p.params.has("signature")).toBe(false)
+  it("reads the parameters from the signed bytes: a request re-cut at another query/body boundary reads what was signed", () => {
+    // Signed as one query: price=10. Re-cut: query ends "price=1", body starts "0&quantity=5".
+    const signedText = "symbol=LTCBTC&side=BUY&price=10&quantity=5&timestamp=1499827319559"
+    const sig = sign(secret, signedText)
+    const cut = signedText.indexOf("price=1") + "price=1".length
+    const recut = parseSigned(signedText.slice(0, cut), `${signedText.slice(cut)}&signature=${sig}`)
+    // The boundary falls inside a pair: refused rather than read two ways.
+    expect(Either.isLeft(recut) && recut.left.code).toBe(-1102)
+    // Re-cut at a '&': the parameters are exactly the signed ones.
+    const atAmp = signedText.indexOf("&quantity")
+    const p = parsed(signedText.slice(0, atAmp), `${signedText.slice(atAmp)}&signature=${sig}`)
+    expect(p.params.get("price")).toBe("10")
+    expect(checkSignature(secret, p.payload, p.signature)).toBeUndefined()
   })
 
-  it("lets the query win when a parameter is in both query and body", () => {
-    const p = parsed("symbol=AAA", "symbol=BBB&timestamp=1")
-    expect(p.params.get("symbol")).toBe("AAA")
+  it("refuses query and body parameters that do not meet at '&' (Binance's mixed example), with a clear message", () => {
+    const r = refused(`symbol=LTCBTC&timeInForce=GTC&signature=${"0".repeat(64)}`, "quantity=1&timestamp=1")
+    expect(r.code).toBe(-1102)
+    expect(r.msg).toContain("joined by '&'")
+    const p = parsed("symbol=LTCBTC&timeInForce=GTC&", `quantity=1&timestamp=1&signature=${"0".repeat(64)}`)
+    expect(p.params.get("timeInForce")).toBe("GTC")
+    expect(p.params.get("quantity")).toBe("1")
+  })
+
+  it("refuses a parameter given twice with -1101 and its name, in one part or across both", () => {
+    expect(refused("symbol=A&symbol=B&timestamp=1").code).toBe(-1101)
+    const both = refused("symbol=AAA&", "symbol=BBB&timestamp=1")
+    expect(both).toMatchObject({ code: -1101, msg: "Duplicate values for parameter 'symbol'." })
+    expect(refused(`timestamp=1&signature=${vector}`, `signature=${vector}`).code).toBe(-1101)
   })
 
   it("refuses a signature that is not the last parameter", () => {
-    const p = parseParams(`signature=${vector}&${query}`, "", true)
-    expect(isRefusal(p) && p.code).toBe(-1022)
+    expect(refused(`signature=${vector}&${query}`).code).toBe(-1022)
   })
 
   it("uses the bytes as received: a re-encoded query does not verify", () => {
@@ -71,8 +85,9 @@ describe("signed request payload", () => {
   })
 
   it("refuses bad percent-encoding with -1100", () => {
-    const p = parseParams("symbol=%E0%A4%A&timestamp=1", "", true)
-    expect(isRefusal(p) && p.code).toBe(-1100)
+    expect(refused("symbol=%E0%A4%A&timestamp=1").code).toBe(-1100)
+    const r = readParams("a=%zz")
+    expect(Either.isLeft(r) && r.left.code).toBe(-1100)
   })
 })
 

@@ -1,0 +1,35 @@
+// The three listeners of a node (../shared/INTERFACES.md): exchange, token desk, social, each its
+// own HttpApi, OpenAPI document, docs page, error shape and auth, on its own port. The services
+// define themselves in their folders; this is the only place that puts them side by side.
+import { Effect, Layer } from "effect"
+import { prefix } from "../schemas/exchange/public.ts"
+import { exchangeEdge } from "../src/exchange/http/ExchangeEdge.ts"
+import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
+import { AppConfig } from "../src/platform/Config.ts"
+import { listener, replyResponse } from "../src/platform/http/Listener.ts"
+import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
+import { ExchangeApi } from "../schemas/exchange/api.ts"
+
+const opsRefused = (reason: "missing" | "wrong") =>
+  replyResponse({
+    status: 401,
+    body: JSON.stringify({
+      code: -2015,
+      msg: reason === "missing" ? "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." : "Invalid ops token."
+    })
+  }, { "www-authenticate": "Bearer" })
+
+export const exchangeListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  listener({
+    edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }),
+    api: ExchangeApi,
+    handlers: exchangeHandlers,
+    decodeError: exchangeDecodeError,
+    host: config.httpHost,
+    port: config.httpPort,
+    openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
+    docsPath: "/api-docs",
+    routes: opsRoutes(opsRefused),
+    trustProxy: config.trustProxy,
+    fastLane: config.httpFastLane
+  })))

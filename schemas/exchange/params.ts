@@ -1,0 +1,48 @@
+// Request parameters of the exchange, as schemas: decoded (required fields, patterns, enums) and
+// documented in the OpenAPI document from the same values. A refinement's `message` is the legal
+// range Binance names in its -1100 text, so a decode failure reads like Binance's.
+import { Schema } from "effect"
+
+const legal = (text: string) => ({ message: () => text, description: `legal range: ${text}` })
+
+export const Digits = Schema.String.pipe(Schema.pattern(/^[0-9]{1,20}$/)).annotations(legal("^[0-9]{1,20}$"))
+export const DecimalText = Schema.String.pipe(Schema.pattern(/^([0-9]{1,20})(\.[0-9]{1,20})?$/))
+  .annotations(legal("^([0-9]{1,20})(\\.[0-9]{1,20})?$"))
+export const SymbolText = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9]{2,12}([_/-]?[A-Za-z0-9]{2,12})?$/))
+  .annotations(legal("^[A-Z0-9_/-]{1,25}$"))
+export const ClientOrderId = Schema.String.pipe(Schema.pattern(/^[.A-Z:/a-z0-9_-]{1,36}$/)).annotations(legal("^[\\.A-Z\\:/a-z0-9_-]{1,36}$"))
+export const Side = Schema.Literal("BUY", "SELL").annotations(legal("BUY, SELL"))
+export const OrderType = Schema.Literal("LIMIT").annotations(legal("LIMIT"))
+export const TimeInForce = Schema.Literal("GTC").annotations(legal("GTC"))
+export const ResponseType = Schema.Literal("ACK", "RESULT", "FULL").annotations(legal("ACK, RESULT, FULL"))
+
+/** Every signed call carries these; the signature covers the query (without it) followed by the body. */
+export const SignedParams = Schema.Struct({
+  timestamp: Digits.annotations({ description: "Unix milliseconds (or microseconds)" }),
+  recvWindow: Schema.optional(Digits.annotations({ description: "Milliseconds; default 5000, maximum 60000" })),
+  signature: Schema.String.pipe(Schema.pattern(/^[0-9a-fA-F]{64}$/)).annotations({
+    ...legal("^[0-9a-f]{64}$"),
+    description: "Lowercase hex HMAC-SHA256 of the query string without signature, followed by the raw body; the last parameter"
+  })
+})
+
+export const NewOrderParams = Schema.Struct({
+  symbol: SymbolText,
+  side: Side,
+  type: Schema.optional(OrderType).annotations({ description: "LIMIT (default)" }),
+  timeInForce: Schema.optional(TimeInForce).annotations({ description: "GTC (default)" }),
+  price: DecimalText,
+  quantity: DecimalText,
+  newClientOrderId: Schema.optional(ClientOrderId),
+  newOrderRespType: Schema.optional(ResponseType),
+  ...SignedParams.fields
+})
+export type NewOrderParams = typeof NewOrderParams.Type
+
+export const CancelOrderParams = Schema.Struct({
+  symbol: SymbolText,
+  orderId: Schema.optional(Digits.annotations({ description: "Either orderId or origClientOrderId is required" })),
+  origClientOrderId: Schema.optional(ClientOrderId),
+  ...SignedParams.fields
+})
+export type CancelOrderParams = typeof CancelOrderParams.Type

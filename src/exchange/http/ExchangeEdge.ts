@@ -1,0 +1,73 @@
+// The exchange as the shared HTTP edge sees it: Binance's {code, msg} error bodies, the /api/v3
+// alias, the used-weight headers, the weights of routes outside the HttpApi, and the hot public
+// reads answered before Effect (same pure functions and schemas as their handlers).
+import { Schema } from "effect"
+import { ExchangeApi } from "../../../schemas/exchange/api.ts"
+import { type ApiErrorCode, messages, statusOf } from "../../../schemas/exchange/errors.ts"
+import { Empty, ExchangeInfo, IndexDocument, prefix, ServerTime } from "../../../schemas/exchange/public.ts"
+import { makeRouteTable, routesOf } from "../../platform/http/RouteTable.ts"
+import type { ErrorReplies, FastRender, Reply, ServiceEdge } from "../../platform/http/ServiceEdge.ts"
+import type { Usage } from "../../platform/RateLimiter.ts"
+import { exchangeInfo, indexDocument, ping, serverTime } from "./publicBodies.ts"
+
+export interface ExchangeLimits {
+  readonly keyWeightPerMin: number
+  readonly ipWeightPerMin: number
+}
+
+const reply = (code: ApiErrorCode, msg: string, status = statusOf(code)): Reply => ({ status, body: JSON.stringify({ code, msg }) })
+
+export const exchangeErrors: ErrorReplies = {
+  notFound: reply(-1020, messages.unsupported),
+  malformed: reply(-1102, messages.malformed),
+  headersTooLarge: reply(-1102, "Request line or headers too large.", 431),
+  bodyTooLarge: reply(-1104, "Request body is too large.", 413),
+  timeout: reply(-1007, "Timeout waiting for the request.", 408),
+  methodNotAllowed: reply(-1020, messages.unsupported, 405),
+  internal: reply(-1001, "Internal error; unable to process your request. Please try again."),
+  rateLimited: (limit) => reply(-1003, messages.rateLimit(limit))
+}
+
+const v3 = "/api/v3"
+
+/** Binance clients hard-code /api/v3: the same routes are served there. */
+export const rewriteV3 = (url: string): string =>
+  url.startsWith(v3) && (url.length === v3.length || url[v3.length] === "/" || url[v3.length] === "?")
+    ? prefix + url.slice(v3.length)
+    : url
+
+export const exchangeUsageHeaders = (usage: Usage): Record<string, string> => {
+  const used = String(usage.used)
+  return { "x-svc-used-weight-1m": used, "x-mbx-used-weight-1m": used }
+}
+
+/** Routes outside the HttpApi: documents and ops, limited like any other (the docs page is 1.9 MB). */
+export const exchangeExtraRoutes = [
+  { method: "GET", path: `${prefix}/openapi.json`, weight: 5 },
+  { method: "GET", path: "/openapi.json", weight: 5 },
+  { method: "GET", path: "/api-docs", weight: 20 },
+  { method: "GET", path: "/ops", weight: 20 },
+  { method: "GET", path: "/metrics", weight: 5 }
+] as const
+
+const json = <A, I>(schema: Schema.Schema<A, I>, body: () => A): FastRender => {
+  const encode = Schema.encodeSync(schema)
+  return () => JSON.stringify(encode(body()))
+}
+
+export const exchangeEdge = (limits: ExchangeLimits): ServiceEdge => ({
+  service: "exchange",
+  errors: exchangeErrors,
+  rewrite: rewriteV3,
+  usageHeaders: exchangeUsageHeaders,
+  ipWeightPerMin: limits.ipWeightPerMin,
+  bodyBytesMax: 16 * 1024,
+  routes: makeRouteTable([...routesOf(ExchangeApi), ...exchangeExtraRoutes]),
+  fast: new Map<string, FastRender>([
+    [prefix, json(IndexDocument, () => indexDocument)],
+    [`${prefix}/ping`, json(Empty, ping)],
+    [`${prefix}/time`, json(ServerTime, serverTime)],
+    [`${prefix}/exchangeInfo`, json(ExchangeInfo, () => exchangeInfo(limits))]
+  ]),
+  cached: new Set([`${prefix}/openapi.json`, "/openapi.json", "/api-docs"])
+})

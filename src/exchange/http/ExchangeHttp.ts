@@ -1,0 +1,26 @@
+// The exchange's HTTP service, ready for a listener (cluster/Listeners.ts composes it): the API
+// with its handlers and auth middleware, and how a request that does not decode is answered.
+import { HttpApiBuilder } from "@effect/platform"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { Layer } from "effect"
+import { ExchangeApi } from "../../../schemas/exchange/api.ts"
+import { apiError, messages } from "../../../schemas/exchange/errors.ts"
+import { SignedAuthLive } from "../auth/SignedAuth.ts"
+import { AccountHandlers } from "./AccountHandlers.ts"
+import { OrderHandlers } from "./OrderHandlers.ts"
+import { PublicHandlers } from "./PublicHandlers.ts"
+
+export const exchangeHandlers = HttpApiBuilder.api(ExchangeApi).pipe(
+  Layer.provide([PublicHandlers, AccountHandlers, OrderHandlers]),
+  Layer.provide(SignedAuthLive)
+)
+
+/** Binance's texts: -1102 for a missing parameter, -1101 for a repeated one, -1100 with the legal range otherwise. */
+export const exchangeDecodeError = (error: HttpApiDecodeError) => {
+  const issue = error.issues[0]
+  const name = String(issue?.path[0] ?? "parameter").slice(0, 40)
+  if (issue === undefined || issue._tag === "Missing") return apiError(-1102, messages.missing(name))
+  if (/actual \[/.test(issue.message)) return apiError(-1101, `Duplicate values for parameter '${name}'.`)
+  const legal = issue.message.split("\n")[0]!.replace(/^Expected /, "").slice(0, 120)
+  return apiError(-1100, messages.illegal(name, legal))
+}

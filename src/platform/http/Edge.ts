@@ -1,0 +1,205 @@
+// The node:http server in front of a service's Effect app. Before any Effect code runs it does the
+// per-request work every route shares: the service's URL rewrite, the client IP, the route's
+// weight charged to the IP's bucket (a plain map, no I/O), the 429 and the too-large body, and it
+// answers the fast lane (hot public GETs rendered by the same pure functions and schemas as their
+// handlers) and the cached pages. Everything else goes on to the Effect app with an EdgeState
+// attached. Why: the Effect pipeline alone costs ~200-250 µs of CPU per request, five times a bare
+// node:http answer (docs/operations.md), and ping/time/market data are most of the traffic.
+import { createHash } from "node:crypto"
+import { type IncomingMessage, Server, type ServerResponse } from "node:http"
+import type { Duplex } from "node:stream"
+import { gzipSync } from "node:zlib"
+import type { RateLimiterShape } from "../RateLimiter.ts"
+import { recordRequest } from "./httpMetrics.ts"
+import { costOfUnknown } from "./RouteTable.ts"
+import { clientIpOf, type EdgeState, type Reply, type ServiceEdge, setEdgeState } from "./ServiceEdge.ts"
+
+export interface EdgeOptions {
+  readonly edge: ServiceEdge
+  readonly limiter: RateLimiterShape
+  readonly trustProxy: boolean
+  /** Off: every request goes through the Effect app (tests run both ways; bench compares). */
+  readonly fastLane: boolean
+}
+
+/** How long a refused oversized body is read and dropped before the connection is cut. */
+export const drainMs = 5_000
+/** Cached pages below this are not worth compressing. */
+const gzipBytesMin = 1024
+
+const jsonType = "application/json"
+
+const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string>) => {
+  res.writeHead(status, { "content-type": jsonType, "content-length": String(Buffer.byteLength(body)), ...headers })
+  res.end(body)
+}
+
+/** Answers in the service's shape, then keeps reading what the client still sends until it is done
+ * (or drainMs), and only then closes: closing with unread bytes would reset the connection and
+ * the client would never read the answer. */
+const refuseBody = (req: IncomingMessage, res: ServerResponse, reply: Reply, headers: Record<string, string>) => {
+  send(res, reply.status, reply.body, headers)
+  const cut = setTimeout(() => req.socket.destroy(), drainMs)
+  req.once("end", () => {
+    clearTimeout(cut)
+    req.socket.end()
+  })
+  req.resume()
+}
+
+interface CachedPage {
+  readonly headers: Record<string, string>
+  readonly body: Buffer
+  readonly gzip: Buffer | undefined
+  readonly etag: string
+}
+
+const headerRecord = (raw: unknown): Record<string, string> => {
+  const out: Record<string, string> = {}
+  if (raw !== null && typeof raw === "object") {
+    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) if (typeof v === "string") out[k.toLowerCase()] = v
+  }
+  return out
+}
+
+/** Watches the Effect app answer one request and hands a 200's status, headers and bytes to `keep`. */
+const capture = (res: ServerResponse, keep: (page: CachedPage) => void) => {
+  const writeHead = res.writeHead.bind(res)
+  const end = res.end.bind(res)
+  let status = 0
+  let headers: Record<string, string> = {}
+  res.writeHead = ((code: number, ...rest: Array<unknown>) => {
+    status = code
+    headers = headerRecord(rest.find((r) => r !== null && typeof r === "object"))
+    return (writeHead as (...a: Array<unknown>) => ServerResponse)(code, ...rest)
+  }) as typeof res.writeHead
+  res.end = ((chunk?: unknown, ...rest: Array<unknown>) => {
+    if (status === 200 && (typeof chunk === "string" || chunk instanceof Uint8Array)) {
+      const body = Buffer.from(chunk as Uint8Array)
+      const kept: Record<string, string> = {}
+      if (headers["content-type"]) kept["content-type"] = headers["content-type"]
+      keep({
+        headers: kept,
+        body,
+        gzip: body.length >= gzipBytesMin ? gzipSync(body) : undefined,
+        etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`
+      })
+    }
+    return (end as (...a: Array<unknown>) => ServerResponse)(chunk, ...rest)
+  }) as typeof res.end
+}
+
+const sendPage = (req: IncomingMessage, res: ServerResponse, page: CachedPage, headers: Record<string, string>): number => {
+  const common = { ...page.headers, ...headers, etag: page.etag, "cache-control": "public, max-age=300", vary: "accept-encoding" }
+  if (req.headers["if-none-match"] === page.etag) {
+    res.writeHead(304, common)
+    res.end()
+    return 304
+  }
+  const gzip = page.gzip !== undefined && /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))
+  const body = gzip ? page.gzip! : page.body
+  res.writeHead(200, { ...common, "content-length": String(body.length), ...(gzip ? { "content-encoding": "gzip" } : {}) })
+  res.end(body)
+  return 200
+}
+
+/** The request handler that runs before Effect: true when it answered. */
+export const makeFront = (options: EdgeOptions) => {
+  const { edge, limiter } = options
+  const pages = new Map<string, CachedPage>()
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
+    const started = performance.now()
+    const method = req.method ?? "GET"
+    const url = edge.rewrite(req.url ?? "/")
+    if (url !== req.url) req.url = url
+    const q = url.indexOf("?")
+    const path = q < 0 ? url : url.slice(0, q)
+    const route = edge.routes.lookup(method, path) ?? costOfUnknown
+    const ip = clientIpOf(req, options.trustProxy)
+    const usage = limiter.consume(`ip:${ip}`, route.weight, edge.ipWeightPerMin)
+    const headers = edge.usageHeaders(usage)
+    const done = (status: number) => recordRequest(edge.service, method, route.label, status, performance.now() - started)
+    if (!usage.allowed) {
+      const reply = edge.errors.rateLimited(edge.ipWeightPerMin)
+      send(res, reply.status, reply.body, { ...headers, "retry-after": String(usage.retryAfterSec) })
+      done(reply.status)
+      return true
+    }
+    const declared = Number(req.headers["content-length"] ?? 0)
+    if (declared > edge.bodyBytesMax) {
+      refuseBody(req, res, edge.errors.bodyTooLarge, headers)
+      done(edge.errors.bodyTooLarge.status)
+      return true
+    }
+    if (method === "GET" && options.fastLane) {
+      const render = edge.fast.get(path)
+      if (render !== undefined) {
+        send(res, 200, render(), headers)
+        done(200)
+        return true
+      }
+      if (edge.cached.has(path)) {
+        const page = pages.get(path)
+        if (page !== undefined) {
+          done(sendPage(req, res, page, headers))
+          return true
+        }
+        capture(res, (p) => pages.set(path, p))
+      }
+    }
+    const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers }
+    setEdgeState(req, state)
+    return false
+  }
+}
+
+/** Transport-level failures (node:http refuses the bytes before any handler) in the service's shape. */
+const clientErrorReply = (edge: ServiceEdge, code: string | undefined): Reply & { readonly reason: string } => {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return { ...edge.errors.headersTooLarge, reason: "Request Header Fields Too Large" }
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return { ...edge.errors.timeout, reason: "Request Timeout" }
+    default:
+      return { ...edge.errors.malformed, reason: "Bad Request" }
+  }
+}
+
+const rawAnswer = (socket: Duplex, reply: Reply, reason: string, withBody: boolean) =>
+  socket.end(
+    `HTTP/1.1 ${reply.status} ${reason}\r\ncontent-type: ${jsonType}\r\ncontent-length: ${Buffer.byteLength(reply.body)}\r\nconnection: close\r\n\r\n${withBody ? reply.body : ""}`
+  )
+
+interface ParserError extends Error {
+  readonly code?: string
+  /** What the parser had read when it failed (node sets it for parse errors). */
+  readonly rawPacket?: Buffer
+}
+
+/** A node:http server whose requests pass the front first; the Effect app gets the rest. */
+export const makeEdgeServer = (options: EdgeOptions): Server => {
+  const front = makeFront(options)
+  class EdgeServer extends Server {
+    override emit(event: string | symbol, ...args: Array<any>): boolean {
+      if (event === "request" && front(args[0] as IncomingMessage, args[1] as ServerResponse)) return true
+      return super.emit(event as string, ...args)
+    }
+  }
+  // HTTP/1.1 without Host is still answered in our shape (node would send an empty 400).
+  const server = new EdgeServer({ requireHostHeader: false })
+  server.on("clientError", (error: ParserError, socket: Duplex) => {
+    // A reset or a socket already answered: nothing can be written any more.
+    if (error.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const reply = clientErrorReply(options.edge, error.code)
+    // A response to HEAD has no body (RFC 9110 9.3.2); a client would read ours as a second response.
+    rawAnswer(socket, reply, reply.reason, error.rawPacket?.subarray(0, 5).toString("latin1") !== "HEAD ")
+  })
+  // CONNECT asks for a tunnel no route offers; node would drop the socket without a word.
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+    rawAnswer(socket, options.edge.errors.methodNotAllowed, "Method Not Allowed", true)
+  })
+  return server
+}

@@ -1,0 +1,87 @@
+// One service's listener: its HttpApi with handlers, its OpenAPI documents and offline docs page,
+// extra routes (ops on the exchange), behind the node:http edge (Edge.ts). The Effect side adds
+// one step after the handler: the edge's rate-limit headers, metrics, and the safety net that
+// turns anything unexpected into the service's own error body (never a 500, never a stack trace).
+import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Cause, Effect, Layer, Option } from "effect"
+import { RateLimiter } from "../RateLimiter.ts"
+import { makeEdgeServer } from "./Edge.ts"
+import { recordRequest } from "./httpMetrics.ts"
+import { edgeStateOf, type Reply, type ServiceEdge } from "./ServiceEdge.ts"
+
+export interface ListenerOptions<E, R, RR> {
+  readonly edge: ServiceEdge
+  readonly api: HttpApi.HttpApi.Any
+  /** `HttpApiBuilder.api(api)` with every group's handlers provided. */
+  readonly handlers: Layer.Layer<HttpApi.Api, E, R>
+  /** Maps a request that does not decode to one of the API's own errors (its documented code). */
+  readonly decodeError: (error: HttpApiDecodeError) => unknown
+  readonly host: string
+  readonly port: number
+  /** Where the OpenAPI 3.1 document is served (the first is the one the docs page reads). */
+  readonly openApiPaths: ReadonlyArray<string>
+  readonly docsPath: string
+  /** More routes on the same router (the exchange's /metrics and /ops). */
+  readonly routes?: Layer.Layer<never, never, RR>
+  readonly trustProxy: boolean
+  readonly fastLane: boolean
+}
+
+export const replyResponse = (reply: Reply, headers: Record<string, string> = {}) =>
+  HttpServerResponse.text(reply.body, { status: reply.status, contentType: "application/json", headers })
+
+const safetyNet = (edge: ServiceEdge) => (cause: Cause.Cause<unknown>) => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure) && HttpServerError.isServerError(failure.value)) {
+    if (failure.value._tag === "RouteNotFound") return Effect.succeed(replyResponse(edge.errors.notFound))
+    if (failure.value._tag === "RequestError") return Effect.succeed(replyResponse(edge.errors.malformed))
+  }
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  return Effect.logError(`${edge.service}: request failed unexpectedly`, cause).pipe(Effect.as(replyResponse(edge.errors.internal)))
+}
+
+/** The one step after the handler: headers the edge prepared, metrics, the safety net. */
+const afterHandler = (edge: ServiceEdge) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const state = edgeStateOf(request)
+    return Effect.map(Effect.catchAllCause(app, safetyNet(edge)), (response) => {
+      recordRequest(edge.service, request.method, state.route, response.status, performance.now() - state.started)
+      return HttpServerResponse.setHeaders(response, state.headers)
+    })
+  })
+
+/**
+ * A listening service. Built fresh: HttpApiBuilder's Router, Middleware and Api are global tags
+ * whose layers would otherwise be shared (memoised) by every listener of the process, merging
+ * three services' routes into one router. What it needs from outside (RateLimiter, the handlers'
+ * services) still comes from the node's single build.
+ */
+export const listener = <E, R, RR = never>(options: ListenerOptions<E, R, RR>) => {
+  const decodeErrors = HttpApiBuilder.middleware((app) =>
+    Effect.catchAll(app, (e) =>
+      Effect.fail((e as { _tag?: string })._tag === "HttpApiDecodeError" ? options.decodeError(e as HttpApiDecodeError) as never : e)))
+  const serve = Layer.unwrapEffect(Effect.gen(function*() {
+    const limiter = yield* RateLimiter
+    const app = yield* HttpApiBuilder.httpApp
+    return HttpServer.serve(afterHandler(options.edge)(app)).pipe(
+      // No span per request: nothing exports traces (measured: a quarter of a request's CPU).
+      HttpMiddleware.withTracerDisabledWhen(() => true),
+      Layer.provide(NodeHttpServer.layer(
+        () => makeEdgeServer({ edge: options.edge, limiter, trustProxy: options.trustProxy, fastLane: options.fastLane }),
+        { host: options.host, port: options.port }
+      ))
+    )
+  }))
+  const [docsSpec, ...moreSpecs] = options.openApiPaths
+  const docs = [docsSpec!, ...moreSpecs].map((path) => HttpApiBuilder.middlewareOpenApi({ path: path as `/${string}` }))
+  return Layer.fresh(serve.pipe(
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
+    Layer.provide(HttpApiSwagger.layer({ path: options.docsPath as `/${string}` })),
+    Layer.provide(Layer.mergeAll(Layer.empty, ...docs)),
+    Layer.provide((options.routes ?? Layer.empty) as Layer.Layer<never, never, RR>),
+    Layer.provide(decodeErrors),
+    Layer.provide(options.handlers)
+  ))
+}

@@ -1,0 +1,71 @@
+// What each route costs and what it is called in metrics, read once from the HttpApi's own
+// endpoint annotations, so a route's weight is declared where the route is. Lookup is a map hit
+// for static paths and a short scan of the few parameterised ones; unknown paths cost 1, so
+// probing for paths is rate limited too.
+import { HttpApi } from "@effect/platform"
+import { Context, Option } from "effect"
+import { Weight } from "../../../schemas/common/Weight.ts"
+
+export interface RouteInfo {
+  /** The route's path as declared (`/orders/:id`): a bounded metrics label. */
+  readonly label: string
+  readonly weight: number
+}
+
+export interface RouteTable {
+  readonly lookup: (method: string, path: string) => RouteInfo | undefined
+}
+
+export interface ExtraRoute {
+  readonly method: string
+  readonly path: string
+  readonly weight: number
+}
+
+const unknownWeight = 1
+
+interface Pattern {
+  readonly method: string
+  readonly segments: ReadonlyArray<string>
+  readonly info: RouteInfo
+}
+
+/** Pure: builds the table from (method, path, weight) rows; `:name` segments match one segment. */
+export const makeRouteTable = (rows: ReadonlyArray<ExtraRoute>): RouteTable => {
+  const exact = new Map<string, RouteInfo>()
+  const patterns: Array<Pattern> = []
+  for (const row of rows) {
+    const info = { label: row.path, weight: row.weight }
+    if (row.path.includes("/:")) patterns.push({ method: row.method, segments: row.path.split("/"), info })
+    else exact.set(`${row.method} ${row.path}`, info)
+  }
+  return {
+    lookup: (method, path) => {
+      const hit = exact.get(`${method} ${path}`)
+      if (hit !== undefined || patterns.length === 0) return hit
+      const segments = path.split("/")
+      return patterns.find((p) =>
+        p.method === method && p.segments.length === segments.length &&
+        p.segments.every((s, i) => s.startsWith(":") ? segments[i] !== "" : s === segments[i])
+      )?.info
+    }
+  }
+}
+
+/** The rows of an HttpApi: every endpoint with its Weight annotation (or 1). */
+export const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<ExtraRoute> => {
+  const rows: Array<ExtraRoute> = []
+  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, mergedAnnotations }) => {
+      rows.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        weight: Option.getOrElse(Context.getOption(mergedAnnotations, Weight), () => unknownWeight)
+      })
+    }
+  })
+  return rows
+}
+
+export const costOfUnknown: RouteInfo = { label: "other", weight: unknownWeight }

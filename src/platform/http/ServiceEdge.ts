@@ -1,0 +1,92 @@
+// What the shared HTTP edge needs to know about one service: its error shape, its routes and
+// weights, its rate-limit headers, what it answers before Effect (the fast lane), and its limits.
+// Each service defines one in its own folder; nothing here knows a service.
+import type { IncomingMessage } from "node:http"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import type { HttpServerRequest } from "@effect/platform"
+import type { Usage } from "../RateLimiter.ts"
+import type { RouteTable } from "./RouteTable.ts"
+
+/** A pre-encoded answer in the service's own error shape. */
+export interface Reply {
+  readonly status: number
+  /** JSON text. */
+  readonly body: string
+}
+
+/** The answers every listener gives without a handler, each in the service's shape. */
+export interface ErrorReplies {
+  readonly notFound: Reply
+  /** Bytes that are not HTTP, a bad request line, a request the router cannot read. */
+  readonly malformed: Reply
+  readonly headersTooLarge: Reply
+  readonly bodyTooLarge: Reply
+  readonly timeout: Reply
+  /** CONNECT and other methods no route takes. */
+  readonly methodNotAllowed: Reply
+  /** The safety net: something unexpected failed (never a 500, never a stack trace). */
+  readonly internal: Reply
+  readonly rateLimited: (limit: number) => Reply
+}
+
+/** A GET answered in node:http, before Effect: the body comes from the same pure function and
+ * schema as the Effect handler of that route, so both paths give the same bytes. */
+export type FastRender = () => string
+
+export interface ServiceEdge {
+  /** Metrics label and log name: "exchange", "desk", "social". */
+  readonly service: string
+  readonly errors: ErrorReplies
+  /** Rewrites a request URL before routing (the exchange serves /api/v3 as an alias); identity otherwise. */
+  readonly rewrite: (url: string) => string
+  /** Rate-limit headers on every answer, from the bucket that was charged. */
+  readonly usageHeaders: (usage: Usage) => Record<string, string>
+  /** Weight per client IP per minute, for every request (signed ones too). */
+  readonly ipWeightPerMin: number
+  /** Largest request body; a longer declared Content-Length is answered before it is read. */
+  readonly bodyBytesMax: number
+  readonly routes: RouteTable
+  /** GET routes answered in node:http; keyed by path after rewrite. */
+  readonly fast: ReadonlyMap<string, FastRender>
+  /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
+   * first answer is produced by the Effect app and kept, later ones are served from it. */
+  readonly cached: ReadonlySet<string>
+}
+
+/** What the edge learned about one request before any handler ran; the handler side (auth
+ * middleware, the after-step) reads and extends it. */
+export interface EdgeState {
+  readonly started: number
+  readonly ip: string
+  readonly route: string
+  readonly weight: number
+  /** Rate-limit headers for the answer; a signed route's middleware replaces them with the key's. */
+  headers: Record<string, string>
+}
+
+const states = new WeakMap<IncomingMessage, EdgeState>()
+
+export const setEdgeState = (request: IncomingMessage, state: EdgeState): void => {
+  states.set(request, state)
+}
+
+/** The state the edge attached to this request (always present on a listener's requests). */
+export const edgeStateOf = (request: HttpServerRequest.HttpServerRequest): EdgeState => {
+  const state = states.get(NodeHttpServerRequest.toIncomingMessage(request))
+  // Every request reaches Effect through the edge server, which sets it first.
+  if (state === undefined) throw new Error("request did not pass the HTTP edge")
+  return state
+}
+
+/** "::ffff:127.0.0.1" and "127.0.0.1" are the same client. */
+export const normalizeIp = (ip: string): string => (ip.startsWith("::ffff:") ? ip.slice(7) : ip)
+
+/** The client IP: the socket's, or behind a trusted proxy the first X-Forwarded-For entry. */
+export const clientIpOf = (request: IncomingMessage, trustProxy: boolean): string => {
+  if (trustProxy) {
+    const forwarded = request.headers["x-forwarded-for"]
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim()
+    if (first) return normalizeIp(first)
+  }
+  return normalizeIp(request.socket.remoteAddress ?? "unknown")
+}

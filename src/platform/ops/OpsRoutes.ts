@@ -1,0 +1,35 @@
+// /metrics (Prometheus text) and /ops (the cluster view as JSON) on a listener's router. The view
+// costs five queries, so it is read at most once a second per node; both are rate limited like
+// any route (the edge charges their weight) and, with SHARDLINE_OPS_TOKEN set, need it.
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Redacted } from "effect"
+import { AppConfig } from "../Config.ts"
+import { checkOpsAccess } from "../http/opsAccess.ts"
+import { type OpsView, readOpsView } from "./OpsView.ts"
+import { render } from "./prometheus.ts"
+
+/** How long one read of the ops view is served to every caller. */
+export const opsViewTtlMs = 1000
+
+/** `refused` answers a missing or wrong token in the listener's own error shape. */
+export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerResponse.HttpServerResponse) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const sql = yield* SqlClient.SqlClient
+      const token = Option.getOrUndefined(Option.map(config.opsToken, Redacted.value))
+      const guarded = <E>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E>) =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const access = checkOpsAccess(token, request.headers["authorization"])
+          return access.allowed ? handler : Effect.succeed(refused(access.reason))
+        })
+      let last: { readonly at: number; readonly view: OpsView } | undefined
+      const view = Effect.suspend(() =>
+        last !== undefined && Date.now() - last.at < opsViewTtlMs
+          ? Effect.succeed(last.view)
+          : Effect.tap(readOpsView, (v) => Effect.sync(() => (last = { at: Date.now(), view: v })))
+      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
+      yield* router.get("/metrics", guarded(Effect.sync(() => HttpServerResponse.text(render(), { contentType: "text/plain; version=0.0.4" }))))
+      yield* router.get("/ops", guarded(Effect.flatMap(view, (v) => HttpServerResponse.json(v)).pipe(Effect.orDie)))
+    }))
