@@ -13,6 +13,8 @@ const { values } = parseArgs({
   options: {
     nodes: { type: "string", default: "3" },
     "http-port": { type: "string", default: process.env.SHARDLINE_HTTP_PORT ?? "8080" },
+    "desk-http-port": { type: "string", default: process.env.SHARDLINE_DESK_HTTP_PORT ?? "8180" },
+    "social-http-port": { type: "string", default: process.env.SHARDLINE_SOCIAL_HTTP_PORT ?? "8280" },
     "runner-port": { type: "string", default: process.env.SHARDLINE_RUNNER_PORT ?? "34431" }
   }
 })
@@ -53,11 +55,13 @@ for (let i = 0; i < count; i++) {
     SHARDLINE_DEVNET_PER_NODE: devnetPerNode,
     SHARDLINE_DATA_DIR: join(dataDir, `node${i + 1}`),
     SHARDLINE_HTTP_PORT: String(Number(values["http-port"]) + i),
+    SHARDLINE_DESK_HTTP_PORT: String(Number(values["desk-http-port"]) + i),
+    SHARDLINE_SOCIAL_HTTP_PORT: String(Number(values["social-http-port"]) + i),
     SHARDLINE_RUNNER_HOST: "127.0.0.1",
     SHARDLINE_RUNNER_PORT: String(Number(values["runner-port"]) + i)
   }
   const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], { env, stdio: ["ignore", "pipe", "pipe"] })
-  const tag = `[node${i + 1} http:${env.SHARDLINE_HTTP_PORT}]`
+  const tag = `[node${i + 1} http:${env.SHARDLINE_HTTP_PORT}/${env.SHARDLINE_DESK_HTTP_PORT}/${env.SHARDLINE_SOCIAL_HTTP_PORT}]`
   const prefix = (chunk: Buffer) => chunk.toString().split("\n").filter((l) => l !== "").map((l) => `${tag} ${l}`).join("\n") + "\n"
   child.stdout!.on("data", (c: Buffer) => process.stdout.write(prefix(c)))
   child.stderr!.on("data", (c: Buffer) => process.stderr.write(prefix(c)))

@@ -43,6 +43,8 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     SHARDLINE_TOPOLOGY: "socket",
     SHARDLINE_HTTP_HOST: "127.0.0.1",
     SHARDLINE_HTTP_PORT: String(httpPort),
+    SHARDLINE_DESK_HTTP_PORT: String(await freePort()),
+    SHARDLINE_SOCIAL_HTTP_PORT: String(await freePort()),
     SHARDLINE_RUNNER_HOST: "127.0.0.1",
     SHARDLINE_RUNNER_PORT: String(runnerPort),
     SHARDLINE_DATA_DIR: dataDir,

@@ -23,6 +23,8 @@ beforeAll(async () => {
     SHARDLINE_MASTER_KEY: testMasterKey,
     SHARDLINE_DATA_DIR: mkdtempSync(join(tmpdir(), "sl-start-")),
     SHARDLINE_HTTP_PORT: String(port),
+    SHARDLINE_DESK_HTTP_PORT: String(await freePort()),
+    SHARDLINE_SOCIAL_HTTP_PORT: String(await freePort()),
     SHARDLINE_RUNNER_PORT: String(await freePort()),
     // Junk the platform layers would read if any setting were left to the environment.
     HOST: "junk.invalid",

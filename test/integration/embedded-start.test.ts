@@ -36,6 +36,8 @@ describe.each(["postgres", "pglite"] as const)("embedded default (%s)", (engine)
       SHARDLINE_DATA_DIR: dataDir,
       SHARDLINE_EMBEDDED_ENGINE: engine,
       SHARDLINE_HTTP_PORT: String(await freePort()),
+      SHARDLINE_DESK_HTTP_PORT: String(await freePort()),
+      SHARDLINE_SOCIAL_HTTP_PORT: String(await freePort()),
       SHARDLINE_RUNNER_PORT: String(await freePort())
     }
     const cliEnv = { SHARDLINE_DATA_DIR: dataDir, SHARDLINE_DATABASE_URL: "" }

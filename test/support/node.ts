@@ -16,7 +16,10 @@ import { configFrom, testMasterKey } from "../../harness/config.ts"
 export { configFrom, testMasterKey } from "../../harness/config.ts"
 
 export interface RunningNode {
+  /** The exchange listener. */
   readonly baseUrl: string
+  readonly deskUrl: string
+  readonly socialUrl: string
   readonly config: AppConfigShape
   /** Runs an effect against this node's own chains (its devnets, or its JSON-RPC adapters). */
   readonly run: <A, E>(effect: Effect.Effect<A, E, UtxoLedger | EvmLedgers>) => Promise<A>
@@ -27,6 +30,8 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
   const port = await freePort()
   const config = configFrom({
     SHARDLINE_HTTP_PORT: String(port),
+    SHARDLINE_DESK_HTTP_PORT: String(await freePort()),
+    SHARDLINE_SOCIAL_HTTP_PORT: String(await freePort()),
     SHARDLINE_DATABASE_URL: databaseUrl,
     SHARDLINE_DATA_DIR: mkdtempSync(join(tmpdir(), "sl-node-")),
     SHARDLINE_MASTER_KEY: testMasterKey,
@@ -54,6 +59,8 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
   }
   return {
     baseUrl,
+    deskUrl: `http://127.0.0.1:${config.deskHttpPort}`,
+    socialUrl: `http://127.0.0.1:${config.socialHttpPort}`,
     config,
     run: (effect) => Effect.runPromise(Effect.flatMap(Deferred.await(built), (context) => Effect.provide(effect, context))),
     stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined)
