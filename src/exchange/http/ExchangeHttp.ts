@@ -21,6 +21,9 @@ export const exchangeDecodeError = (error: HttpApiDecodeError) => {
   const name = String(issue?.path[0] ?? "parameter").slice(0, 40)
   if (issue === undefined || issue._tag === "Missing") return apiError(-1102, messages.missing(name))
   if (/actual \[/.test(issue.message)) return apiError(-1101, `Duplicate values for parameter '${name}'.`)
-  const legal = issue.message.split("\n")[0]!.replace(/^Expected /, "").slice(0, 120)
+  // A literal union reports one issue per member ("Expected \"BUY\", actual …"): list the members.
+  const legal = [...new Set(error.issues.filter((i) => String(i.path[0]) === String(issue.path[0])).map((i) =>
+    i.message.split("\n")[0]!.replace(/^Expected /, "").replace(/, actual .*$/, "").replace(/^"(.*)"$/, "$1")
+  ))].join(", ").slice(0, 120)
   return apiError(-1100, messages.illegal(name, legal))
 }
