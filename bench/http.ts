@@ -7,6 +7,7 @@
 // BENCH_HTTP_WARMUP_MS (per case, 1000). Timing is reported, never asserted.
 import { spawn, type ChildProcess } from "node:child_process"
 import { createServer, request, Agent, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http"
+import { readFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { fileURLToPath } from "node:url"
 import { createTestDatabase } from "../harness/db.ts"
@@ -31,6 +32,7 @@ const samplesMax = 2_000_000
 const startTimeoutMs = 60_000
 
 const timePath = "/api/public/v1/time"
+const pingPath = "/api/public/v1/ping"
 const accountPath = "/api/public/v1/account"
 /** Headers node:http writes itself; everything else is copied byte for byte. */
 const transportHeaders = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"])
@@ -61,7 +63,7 @@ const serveBare = (port: number, spec: BareSpec) => {
   server.listen(port, "127.0.0.1")
 }
 
-const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; child: ChildProcess }> => {
+const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; child: ChildProcess; pid: number }> => {
   const port = await freePort()
   const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--bare-server"], {
     env: { ...process.env, BENCH_BARE_PORT: String(port), BENCH_BARE_SPEC: JSON.stringify(spec) },
@@ -71,7 +73,7 @@ const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; child: Chil
   const deadline = Date.now() + startTimeoutMs
   for (;;) {
     try {
-      if ((await fetch(`${baseUrl}${timePath}`)).status === 200) return { baseUrl, child }
+      if ((await fetch(`${baseUrl}${timePath}`)).status === 200) return { baseUrl, child, pid: child.pid! }
     } catch {
       // not listening yet
     }
@@ -80,10 +82,25 @@ const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; child: Chil
   }
 }
 
+// --- CPU per request, from /proc (Linux): user + system ticks of the server process ---
+
+const ticksPerSecond = 100
+const cpuMs = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond
+  } catch {
+    return NaN
+  }
+}
+
 // --- the load generator ---
 
 interface Target {
   readonly baseUrl: string
+  /** The server's process, for CPU per request. */
+  readonly pid: number
   /** Called per request: the path with query, and the headers (a signed call signs afresh). */
   readonly next: () => { path: string; headers: OutgoingHttpHeaders }
 }
@@ -94,6 +111,7 @@ interface Measured {
   readonly rps: number
   readonly p50Ms: number
   readonly p99Ms: number
+  readonly cpuUsPerRequest: number
 }
 
 const get = (agent: Agent, url: URL, path: string, headers: OutgoingHttpHeaders) =>
@@ -132,12 +150,14 @@ const load = async (target: Target): Promise<Measured> => {
   }
   await run(warmupMs, false)
   const start = performance.now()
+  const cpu0 = cpuMs(target.pid)
   await run(durationMs, true)
+  const cpu1 = cpuMs(target.pid)
   const elapsed = performance.now() - start
   agent.destroy()
   latencies.sort((a, b) => a - b)
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN
-  return { requests, errors, rps: requests / (elapsed / 1000), p50Ms: pct(0.5), p99Ms: pct(0.99) }
+  return { requests, errors, rps: requests / (elapsed / 1000), p50Ms: pct(0.5), p99Ms: pct(0.99), cpuUsPerRequest: ((cpu1 - cpu0) * 1000) / Math.max(1, requests) }
 }
 
 // --- the run ---
@@ -174,17 +194,20 @@ const signedAccount = (key: Key) => () => ({
   headers: { "X-MBX-APIKEY": key.apiKey }
 })
 
+const nodeVars = (db: string, fastLane: boolean) => ({
+  SHARDLINE_TOPOLOGY: "single",
+  SHARDLINE_DATABASE_URL: db,
+  SHARDLINE_MASTER_KEY: testMasterKey,
+  SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "100000000",
+  SHARDLINE_RATE_LIMIT_IP_WEIGHT: "100000000",
+  SHARDLINE_HTTP_FAST_LANE: String(fastLane)
+})
+
 export const run = async (): Promise<void> => {
   const db = await createTestDatabase("benchhttp")
   const children: Array<{ stop: () => Promise<void> }> = []
-  try {
-    const node = await spawnNode({
-      SHARDLINE_TOPOLOGY: "single",
-      SHARDLINE_DATABASE_URL: db.url,
-      SHARDLINE_MASTER_KEY: testMasterKey,
-      SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "100000000",
-      SHARDLINE_RATE_LIMIT_IP_WEIGHT: "100000000"
-    })
+  const spawnStoppable = async (fastLane: boolean) => {
+    const node = await spawnNode(nodeVars(db.url, fastLane))
     children.push({
       stop: async () => {
         node.child.kill("SIGTERM")
@@ -192,9 +215,16 @@ export const run = async (): Promise<void> => {
         await node.dispose()
       }
     })
+    return node
+  }
+  try {
+    // Two nodes on one database: the default (fast lane on) and one with every request through Effect.
+    const node = await spawnStoppable(true)
+    const effectOnly = await spawnStoppable(false)
     const key = await createKey(db.url, { scopes: ["read"] })
     const sign = signedAccount(key)
     const spec: BareSpec = {
+      [pingPath]: await capture(node.baseUrl, pingPath, {}, false),
       [timePath]: await capture(node.baseUrl, timePath, {}, true),
       [accountPath]: await capture(node.baseUrl, sign().path, { "X-MBX-APIKEY": key.apiKey }, false)
     }
@@ -207,19 +237,25 @@ export const run = async (): Promise<void> => {
       })
     })
 
-    await sameBytes(node.baseUrl, bare.baseUrl, timePath, {})
+    for (const n of [node, effectOnly]) {
+      await sameBytes(n.baseUrl, bare.baseUrl, pingPath, {})
+      await sameBytes(n.baseUrl, bare.baseUrl, timePath, {})
+    }
     const probe = sign()
     await sameBytes(node.baseUrl, bare.baseUrl, probe.path, { "X-MBX-APIKEY": key.apiKey })
 
+    const plain = (path: string) => () => ({ path, headers: {} })
     const cases = [
-      { endpoint: "GET /time", ours: { baseUrl: node.baseUrl, next: () => ({ path: timePath, headers: {} }) } },
-      { endpoint: "GET /account (signed)", ours: { baseUrl: node.baseUrl, next: sign } }
+      { endpoint: "GET /ping (fast lane)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: plain(pingPath) } },
+      { endpoint: "GET /time (fast lane)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: plain(timePath) } },
+      { endpoint: "GET /time (Effect path)", ours: { baseUrl: effectOnly.baseUrl, pid: effectOnly.pid, next: plain(timePath) } },
+      { endpoint: "GET /account (signed)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: sign } }
     ]
     console.log(`http bench: ${concurrency} keep-alive workers, ${warmupMs} ms warmup + ${durationMs} ms per case, loopback`)
     const rows: Array<Row> = []
     for (const c of cases) {
       const ours = await load(c.ours)
-      const theirs = await load({ ...c.ours, baseUrl: bare.baseUrl })
+      const theirs = await load({ ...c.ours, baseUrl: bare.baseUrl, pid: bare.pid })
       for (const [server, m] of [["shardline", ours], ["bare node:http", theirs]] as const) {
         rows.push({
           endpoint: c.endpoint,
@@ -230,12 +266,13 @@ export const run = async (): Promise<void> => {
           "req/s": Math.round(m.rps),
           "p50 ms": Number(m.p50Ms.toFixed(2)),
           "p99 ms": Number(m.p99Ms.toFixed(2)),
+          "CPU µs/req": Math.round(m.cpuUsPerRequest),
           "req/s ours/bare": server === "shardline" ? Number((ours.rps / theirs.rps).toFixed(3)) : "",
-          "p99 ours/bare": server === "shardline" ? Number((ours.p99Ms / theirs.p99Ms).toFixed(2)) : ""
+          "CPU bare/ours": server === "shardline" ? Number((theirs.cpuUsPerRequest / ours.cpuUsPerRequest).toFixed(3)) : ""
         })
       }
     }
-    printTable("HTTP: full stack vs bare node:http (same bytes)", rows)
+    printTable("HTTP: ours vs bare node:http answering the same bytes (goals: fast lane >= 0.6x, signed account >= 0.15x)", rows)
     writeResults("http", { concurrency, durationMs, warmupMs, cpus: cpus().length, rows })
   } finally {
     for (const c of children.reverse()) await c.stop()
