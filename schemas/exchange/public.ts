@@ -33,13 +33,24 @@ export const RateLimit = Schema.Struct({
   scope: Schema.Literal("KEY", "IP")
 })
 
+/** A filter row (PRICE_FILTER, LOT_SIZE, MIN_NOTIONAL, NOTIONAL): its type and decimal-string fields. */
+export const Filter = Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })
+
+export const SymbolInfo = Schema.Struct({
+  symbol: Schema.String,
+  status: Schema.String,
+  baseAsset: Schema.String,
+  quoteAsset: Schema.String,
+  filters: Schema.Array(Filter)
+})
+
 export const ExchangeInfo = Schema.Struct({
   timezone: Schema.Literal("UTC"),
   serverTime: Schema.Number,
   rateLimits: Schema.Array(RateLimit),
-  exchangeFilters: Schema.Array(Schema.Unknown),
+  exchangeFilters: Schema.Array(Filter),
   /** Markets are listed by the market registry (exchange trading issue); empty until then. */
-  symbols: Schema.Array(Schema.Unknown)
+  symbols: Schema.Array(SymbolInfo)
 })
 export type ExchangeInfo = typeof ExchangeInfo.Type
 
