@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
-import { Effect, Metric, Option } from "effect"
+import { Effect, Either, Metric, Option } from "effect"
 import { Authorization, Expire, GrantRefused, type Granted } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
@@ -26,10 +26,12 @@ interface Row {
 
 const newDelegatedKey = () => {
   const key = ECPair.makeRandom({ network: ledgerParams.network })
-  const address = p2pkhAddressOfPubkey(key.publicKey)
   // A fresh compressed key always has an address; anything else is a broken invariant.
-  if (!address.ok) throw new Error(`delegated key without an address: ${address.error}`)
-  return { wif: key.toWIF(), address: address.value }
+  const address = Either.getOrThrowWith(
+    p2pkhAddressOfPubkey(key.publicKey),
+    (e) => new Error(`delegated key without an address: ${e.message}`)
+  )
+  return { wif: key.toWIF(), address }
 }
 
 export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
