@@ -6,12 +6,12 @@ import { Effect } from "effect"
 import { payments, Transaction } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
+import { unwrap } from "../harness/either.ts"
 import { p2pkhAddressOfPubkey } from "../src/chain/address.ts"
 import { makeUtxoDevnet } from "../src/chain/ledger/devnet.ts"
 import { OmniIndexer } from "../src/chain/omni/indexer.ts"
 import { ledgerParams as params } from "../src/chain/params.ts"
 import { buildOmni, buildSend, type Utxo } from "../src/chain/txBuilder.ts"
-import type { Result } from "../src/crypto/result.ts"
 import { measureKeys } from "./parts/chainKeys.ts"
 import { measureDevnetMemory } from "./parts/devnetMemory.ts"
 import { measureEvm } from "./parts/evm.ts"
@@ -30,10 +30,6 @@ const OMNI_PER_BLOCK = 100
 type Row = { metric: string; perSecond: number }
 
 const perSecond = (count: number, ms: number): number => Math.round((count * 1000) / Math.max(ms, 1e-3))
-const unwrap = <A>(r: Result<A, string | { readonly message: string }>): A => {
-  if (!r.ok) throw new Error(typeof r.error === "string" ? r.error : r.error.message)
-  return r.value
-}
 const timeMs = (run: () => void): number => {
   const t0 = performance.now()
   run()

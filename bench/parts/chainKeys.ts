@@ -1,6 +1,7 @@
 // Key-layer figures for `npm run bench -- chain` (bench/chain.ts prints and writes them):
 // addresses derived per second from a watch-only xpub (both branches, as a gap scan does) and
 // BIP-137 verifications per second (address check + recovery, as wallet linking does).
+import { unwrap } from "../../harness/either.ts"
 import { accountFromSeed, CHANGE, deriveAddress, RECEIVE } from "../../src/chain/keys.ts"
 import { signMessage, verifyMessage } from "../../src/chain/message.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
@@ -12,10 +13,6 @@ const WARMUP = 50
 
 const perSecond = (count: number, ms: number): number => Math.round((count * 1000) / Math.max(ms, 1e-3))
 
-const unwrap = <A>(r: { ok: true; value: A } | { ok: false; error: string }): A => {
-  if (!r.ok) throw new Error(r.error)
-  return r.value
-}
 
 const time = (n: number, step: (i: number) => void): number => {
   for (let i = 0; i < WARMUP; i++) step(i)

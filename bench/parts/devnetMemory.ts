@@ -1,5 +1,6 @@
 // Heap kept per empty block by each devnet (`npm start` mines all four chains on a clock, so
 // this is what an idle embedded node grows by per block, until history is bounded).
+import { Either } from "effect"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { DevnetEngine } from "../../src/chain/evm/internal/devnetEngine.ts"
@@ -44,7 +45,7 @@ export const measureDevnetMemory = async (): Promise<MemoryRow[]> => {
   before = heapUsed()
   for (let i = 0; i < blocks; i += 100) {
     const r = await engine.mine(100)
-    if (!r.ok) throw new Error(r.error)
+    if (Either.isLeft(r)) throw new Error(r.left.message)
   }
   const evm = row("one EVM chain (EvmLedger devnet)", heapUsed() - before)
   return [ledger, evm]

@@ -1,5 +1,5 @@
 // The ledger address rule (token-desk spec, "Ledger address rule"): the one validator every
-// endpoint, the dashboard, the admin console and the CLI use. Pure: it returns a result and
+// endpoint, the dashboard, the admin console and the CLI use. Pure: it returns a check and
 // never throws, so callers can put `error` straight into a response body.
 //
 // The version byte is authoritative, not the first letter: 0x42 always encodes to "T…", but
@@ -7,7 +7,7 @@
 // would refuse valid P2SH addresses.
 import bs58check from "bs58check"
 import { crypto } from "bitcoinjs-lib"
-import type { Result } from "../crypto/result.ts"
+import { Data, Either } from "effect"
 import { ledgerParams, type UtxoChainParams } from "./params.ts"
 
 export type AddressType = "p2pkh" | "p2sh"
@@ -16,7 +16,10 @@ export type AddressCheck =
   | { readonly valid: true; readonly type: AddressType; readonly hash160: Uint8Array }
   | { readonly valid: false; readonly error: string }
 
-export type { Result }
+/** An address that cannot be made or converted; `message` is for a person. */
+export class AddressInvalid extends Data.TaggedError("AddressInvalid")<{ readonly message: string }> {}
+
+const addressInvalid = (message: string) => Either.left(new AddressInvalid({ message }))
 
 export const ADDRESS_LENGTH_MIN = 26
 export const ADDRESS_LENGTH_MAX = 35
@@ -87,16 +90,16 @@ export const encodeAddress = (
   hash160: Uint8Array,
   type: AddressType,
   params: UtxoChainParams = ledgerParams
-): Result<string> => {
-  if (hash160.length !== HASH160_BYTES) return { ok: false, error: `hash160 must be 20 bytes, got ${hash160.length}` }
+): Either.Either<string, AddressInvalid> => {
+  if (hash160.length !== HASH160_BYTES) return addressInvalid(`hash160 must be 20 bytes, got ${hash160.length}`)
   const version = type === "p2pkh" ? params.network.pubKeyHash : params.network.scriptHash
-  return { ok: true, value: bs58check.encode(Uint8Array.of(version, ...hash160)) }
+  return Either.right(bs58check.encode(Uint8Array.of(version, ...hash160)))
 }
 
 /** P2PKH address of a public key (33-byte compressed or 65-byte uncompressed, as given). */
-export const p2pkhAddressOfPubkey = (pubkey: Uint8Array, params: UtxoChainParams = ledgerParams): Result<string> => {
+export const p2pkhAddressOfPubkey = (pubkey: Uint8Array, params: UtxoChainParams = ledgerParams): Either.Either<string, AddressInvalid> => {
   if (!(pubkey.length === 33 && (pubkey[0] === 2 || pubkey[0] === 3)) && !(pubkey.length === 65 && pubkey[0] === 4)) {
-    return { ok: false, error: "public key must be 33 bytes (compressed) or 65 bytes (uncompressed)" }
+    return addressInvalid("public key must be 33 bytes (compressed) or 65 bytes (uncompressed)")
   }
   return encodeAddress(crypto.hash160(pubkey), "p2pkh", params)
 }
@@ -105,8 +108,8 @@ export const p2pkhAddressOfPubkey = (pubkey: Uint8Array, params: UtxoChainParams
  * The same hash160 under another param set, e.g. a ledger T address as a litecoind regtest
  * address. Only adapters call this, at their edge; the domain keeps ledger addresses.
  */
-export const convertAddress = (address: string, from: UtxoChainParams, to: UtxoChainParams): Result<string> => {
+export const convertAddress = (address: string, from: UtxoChainParams, to: UtxoChainParams): Either.Either<string, AddressInvalid> => {
   const check = validateLedgerAddress(address, from)
-  if (!check.valid) return { ok: false, error: check.error }
+  if (!check.valid) return addressInvalid(check.error)
   return encodeAddress(check.hash160, check.type, to)
 }

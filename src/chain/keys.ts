@@ -1,10 +1,11 @@
 // BIP-32/44 keys for the ledger: an account from a seed (signing side) or from an
 // account-level xpub (watch-only side, what a linked wallet hands us). Pure: every function
-// returns a Result; bip32's throws (bad checksum, wrong network, invalid child) stay inside.
+// returns an Either; bip32's throws (bad checksum, wrong network, invalid child) stay inside.
 import { BIP32Factory, type BIP32Interface } from "bip32"
 import bs58check from "bs58check"
+import { Data, Either } from "effect"
 import * as ecc from "tiny-secp256k1"
-import { p2pkhAddressOfPubkey, type Result } from "./address.ts"
+import { p2pkhAddressOfPubkey } from "./address.ts"
 import { ledgerParams, type UtxoChainParams } from "./params.ts"
 
 // tiny-secp256k1 (wasm) over @bitcoinerlab/secp256k1: about 4× faster derivation here
@@ -60,8 +61,15 @@ export interface SeedAccount {
   readonly account: BIP32Interface
 }
 
-const ok = <A>(value: A): Result<A> => ({ ok: true, value })
-const fail = <A>(error: string): Result<A> => ({ ok: false, error })
+/** A seed, xpub, index or derivation this module refuses; `message` is for a person. */
+export class KeyError extends Data.TaggedError("KeyError")<{ readonly message: string }> {}
+
+type Keyed<A> = Either.Either<A, KeyError>
+const ok = <A>(value: A): Keyed<A> => Either.right(value)
+const fail = <A>(message: string): Keyed<A> => Either.left(new KeyError({ message }))
+/** A derived key always has a valid public key; the address error is re-tagged, not expected. */
+const addressOf = (publicKey: Uint8Array, params: UtxoChainParams): Keyed<string> =>
+  Either.mapLeft(p2pkhAddressOfPubkey(publicKey, params), (e) => new KeyError({ message: e.message }))
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 const isChildIndex = (index: number): boolean => Number.isInteger(index) && index >= 0 && index <= CHILD_INDEX_MAX
@@ -72,7 +80,7 @@ const watchOf = (node: BIP32Interface, params: UtxoChainParams): WatchOnlyAccoun
 }
 
 /** Account m/44'/coin'/0' from a BIP-32 seed (16–64 bytes, e.g. a BIP-39 seed). */
-export const accountFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledgerParams): Result<SeedAccount> => {
+export const accountFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledgerParams): Keyed<SeedAccount> => {
   if (seed.length < SEED_BYTES_MIN || seed.length > SEED_BYTES_MAX) {
     return fail(`seed must be ${SEED_BYTES_MIN} to ${SEED_BYTES_MAX} bytes, got ${seed.length}`)
   }
@@ -88,7 +96,7 @@ export const accountFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledg
  * Watch-only account from an account-level xpub (depth 3, e.g. "Tpub…" for the ledger). A
  * private extended key is refused rather than silently neutered: nobody should paste one.
  */
-export const watchOnlyFromXpub = (xpub: string, params: UtxoChainParams = ledgerParams): Result<WatchOnlyAccount> => {
+export const watchOnlyFromXpub = (xpub: string, params: UtxoChainParams = ledgerParams): Keyed<WatchOnlyAccount> => {
   const raw = bs58check.decodeUnsafe(xpub.trim())
   if (raw === undefined) return fail("extended public key is not valid base58check (mistyped or truncated?)")
   if (raw.length !== 78) return fail(`extended public key decodes to ${raw.length} bytes, expected 78`)
@@ -116,22 +124,26 @@ export const watchOnlyFromXpub = (xpub: string, params: UtxoChainParams = ledger
  * The same account key under another param set's bip32 version bytes, e.g. a ledger "Tpub…"
  * as a regtest "tpub…" for litecoind descriptors. Adapter edges only.
  */
-export const convertXpub = (xpub: string, from: UtxoChainParams, to: UtxoChainParams): Result<string> => {
+export const convertXpub = (xpub: string, from: UtxoChainParams, to: UtxoChainParams): Keyed<string> => {
   const watch = watchOnlyFromXpub(xpub, from)
-  if (!watch.ok) return watch
-  const raw = Uint8Array.from(bs58check.decode(watch.value.xpub))
+  if (Either.isLeft(watch)) return Either.left(watch.left)
+  const raw = Uint8Array.from(bs58check.decode(watch.right.xpub))
   new DataView(raw.buffer).setUint32(0, to.network.bip32.public)
   return ok(bs58check.encode(raw))
 }
 
 /** P2PKH address at m/44'/coin'/0'/branch/index. */
-export const deriveAddress = (watch: WatchOnlyAccount, branch: Branch, index: number): Result<DerivedAddress> => {
+export const deriveAddress = (watch: WatchOnlyAccount, branch: Branch, index: number): Keyed<DerivedAddress> => {
   if (!isChildIndex(index)) return fail(`address index must be an integer from 0 to ${CHILD_INDEX_MAX}, got ${index}`)
   try {
     const publicKey = watch.branches[branch].derive(index).publicKey
-    const address = p2pkhAddressOfPubkey(publicKey, watch.params)
-    if (!address.ok) return address
-    return ok({ branch, index, path: addressPath(branch, index, watch.params), publicKey, address: address.value })
+    return Either.map(addressOf(publicKey, watch.params), (address) => ({
+      branch,
+      index,
+      path: addressPath(branch, index, watch.params),
+      publicKey,
+      address
+    }))
   } catch (e) {
     // BIP-32: an index whose child key is invalid (probability < 2^-127) must be skipped.
     return fail(`cannot derive ${addressPath(branch, index, watch.params)}: ${message(e)}`)
@@ -144,46 +156,44 @@ export const deriveAddresses = (
   branch: Branch,
   from: number,
   count: number
-): Result<ReadonlyArray<DerivedAddress>> => {
+): Keyed<ReadonlyArray<DerivedAddress>> => {
   if (!Number.isInteger(count) || count < 0) return fail(`count must be a non-negative integer, got ${count}`)
   if (count > 0 && !isChildIndex(from + count - 1)) return fail(`address indexes ${from}..${from + count - 1} are out of range`)
   const out: Array<DerivedAddress> = []
   for (let i = from; i < from + count; i++) {
     const d = deriveAddress(watch, branch, i)
-    if (!d.ok) return d
-    out.push(d.value)
+    if (Either.isLeft(d)) return Either.left(d.left)
+    out.push(d.right)
   }
   return ok(out)
 }
 
 /** Private key at m/44'/coin'/0'/branch/index (for signing transactions or messages). */
-export const deriveSigningKey = (seed: SeedAccount, branch: Branch, index: number): Result<SigningKey> => {
+export const deriveSigningKey = (seed: SeedAccount, branch: Branch, index: number): Keyed<SigningKey> => {
   if (!isChildIndex(index)) return fail(`address index must be an integer from 0 to ${CHILD_INDEX_MAX}, got ${index}`)
   const params = seed.watch.params
   try {
     const node = seed.account.derive(branch).derive(index)
     const privateKey = node.privateKey
     if (privateKey === undefined) return fail("account has no private key")
-    const address = p2pkhAddressOfPubkey(node.publicKey, params)
-    if (!address.ok) return address
-    return ok({
+    return Either.map(addressOf(node.publicKey, params), (address) => ({
       branch,
       index,
       path: addressPath(branch, index, params),
       publicKey: node.publicKey,
       privateKey,
       wif: node.toWIF(),
-      address: address.value
-    })
+      address
+    }))
   } catch (e) {
     return fail(`cannot derive ${addressPath(branch, index, params)}: ${message(e)}`)
   }
 }
 
 /** The wallet-link key at m/44'/696969'/0'/0/0. */
-export const signingKeyFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledgerParams): Result<SigningKey> => {
+export const signingKeyFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledgerParams): Keyed<SigningKey> => {
   const account = accountFromSeed(seed, params)
-  return account.ok ? deriveSigningKey(account.value, RECEIVE, 0) : account
+  return Either.flatMap(account, (a) => deriveSigningKey(a, RECEIVE, 0))
 }
 
 /** Whether `address` is one of the first `limit` addresses of either branch (desk: signer ↔ xpub). */
@@ -191,12 +201,12 @@ export const findAddress = (
   watch: WatchOnlyAccount,
   address: string,
   limit: number
-): Result<DerivedAddress | undefined> => {
+): Keyed<DerivedAddress | undefined> => {
   for (let index = 0; index < limit; index++) {
     for (const branch of [RECEIVE, CHANGE] as const) {
       const d = deriveAddress(watch, branch, index)
-      if (!d.ok) return d
-      if (d.value.address === address) return ok(d.value)
+      if (Either.isLeft(d)) return Either.left(d.left)
+      if (d.right.address === address) return ok(d.right)
     }
   }
   return ok(undefined)

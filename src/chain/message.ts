@@ -8,7 +8,8 @@
 //   `{ valid: false, reason }`, never a throw.
 import { address as btcAddress } from "bitcoinjs-lib"
 import * as bitcoinMessage from "bitcoinjs-message"
-import { bech32ShapeHrp, validateLedgerAddress, type Result } from "./address.ts"
+import { Data, Either } from "effect"
+import { AddressInvalid, bech32ShapeHrp, validateLedgerAddress } from "./address.ts"
 import { ledgerParams, type UtxoChainParams } from "./params.ts"
 
 /** Address kinds a single-key BIP-137 signature can speak for. */
@@ -40,6 +41,12 @@ const HEADER_MAX = 42
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
+/** A signature that cannot be decoded or made; `message` is for a person. */
+export class SignedMessageError extends Data.TaggedError("SignedMessageError")<{ readonly message: string }> {}
+
+const signatureError = (message: string) => Either.left(new SignedMessageError({ message }))
+const addressInvalid = (message: string) => Either.left(new AddressInvalid({ message }))
+
 const refuse = (reason: string): MessageVerification => ({ valid: false, reason })
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
@@ -49,7 +56,7 @@ const headerClass = (header: number): HeaderClass =>
   header <= 30 ? "uncompressed" : header <= 34 ? "compressed" : header <= 38 ? "p2sh-p2wpkh" : "p2wpkh"
 
 /** The address as this chain understands it, or why it cannot have signed anything here. */
-const classifyAddress = (address: string, params: UtxoChainParams): Result<SignedAddressKind> => {
+const classifyAddress = (address: string, params: UtxoChainParams): Either.Either<SignedAddressKind, AddressInvalid> => {
   // Only bech32-shaped text goes to the bech32 decoder: its throw is costly on the hot path.
   if (bech32ShapeHrp(address) !== undefined) {
     const hrp = params.network.bech32
@@ -57,34 +64,34 @@ const classifyAddress = (address: string, params: UtxoChainParams): Result<Signe
     try {
       decoded = btcAddress.fromBech32(address)
     } catch {
-      return { ok: false, error: "invalid bech32 address: bad checksum or characters" }
+      return addressInvalid("invalid bech32 address: bad checksum or characters")
     }
-    if (decoded.prefix !== hrp) return { ok: false, error: `bech32 prefix "${decoded.prefix}" is not ${params.name}'s "${hrp}"` }
+    if (decoded.prefix !== hrp) return addressInvalid(`bech32 prefix "${decoded.prefix}" is not ${params.name}'s "${hrp}"`)
     if (decoded.version !== 0 || decoded.data.length !== 20) {
-      return { ok: false, error: "only version-0 20-byte (P2WPKH) bech32 addresses can sign a BIP-137 message" }
+      return addressInvalid("only version-0 20-byte (P2WPKH) bech32 addresses can sign a BIP-137 message")
     }
-    return { ok: true, value: "p2wpkh" }
+    return Either.right("p2wpkh")
   }
   const check = validateLedgerAddress(address, params)
-  if (!check.valid) return { ok: false, error: check.error }
+  if (!check.valid) return addressInvalid(check.error)
   // A base58 P2SH address can only be a single-key signer as P2SH-P2WPKH.
-  return { ok: true, value: check.type === "p2pkh" ? "p2pkh" : "p2sh-p2wpkh" }
+  return Either.right(check.type === "p2pkh" ? "p2pkh" : "p2sh-p2wpkh")
 }
 
-const decodeSignature = (signature: string | Uint8Array): Result<Buffer> => {
+const decodeSignature = (signature: string | Uint8Array): Either.Either<Buffer, SignedMessageError> => {
   if (typeof signature === "string") {
     const text = signature.trim()
-    if (!BASE64.test(text)) return { ok: false, error: "signature is not valid base64" }
+    if (!BASE64.test(text)) return signatureError("signature is not valid base64")
     const bytes = Buffer.from(text, "base64")
     if (bytes.length !== SIGNATURE_BYTES) {
-      return { ok: false, error: `signature must be ${SIGNATURE_BYTES} bytes, got ${bytes.length}` }
+      return signatureError(`signature must be ${SIGNATURE_BYTES} bytes, got ${bytes.length}`)
     }
-    return { ok: true, value: bytes }
+    return Either.right(bytes)
   }
   if (signature.length !== SIGNATURE_BYTES) {
-    return { ok: false, error: `signature must be ${SIGNATURE_BYTES} bytes, got ${signature.length}` }
+    return signatureError(`signature must be ${SIGNATURE_BYTES} bytes, got ${signature.length}`)
   }
-  return { ok: true, value: Buffer.from(signature) }
+  return Either.right(Buffer.from(signature))
 }
 
 /**
@@ -101,23 +108,25 @@ export const verifyMessage = (input: VerifyInput, params: UtxoChainParams = ledg
     return refuse("signature must be base64 text")
   }
   const kind = classifyAddress(input.address, params)
-  if (!kind.ok) return refuse(kind.error)
+  if (Either.isLeft(kind)) return refuse(kind.left.message)
   const sig = decodeSignature(input.signature)
-  if (!sig.ok) return refuse(sig.error)
-  const header = sig.value[0]!
+  if (Either.isLeft(sig)) return refuse(sig.left.message)
+  const addressKind = kind.right
+  const sigBytes = sig.right
+  const header = sigBytes[0]!
   if (header < HEADER_MIN || header > HEADER_MAX) return refuse(`signature header byte ${header} is outside ${HEADER_MIN}–${HEADER_MAX}`)
 
   const cls = headerClass(header)
   const fits =
-    (kind.value === "p2pkh" && (cls === "uncompressed" || cls === "compressed")) ||
-    (kind.value === "p2sh-p2wpkh" && (cls === "p2sh-p2wpkh" || cls === "compressed")) ||
-    (kind.value === "p2wpkh" && (cls === "p2wpkh" || cls === "compressed"))
-  if (!fits) return refuse(`signature header ${header} (${cls}) cannot sign for a ${kind.value} address`)
+    (addressKind === "p2pkh" && (cls === "uncompressed" || cls === "compressed")) ||
+    (addressKind === "p2sh-p2wpkh" && (cls === "p2sh-p2wpkh" || cls === "compressed")) ||
+    (addressKind === "p2wpkh" && (cls === "p2wpkh" || cls === "compressed"))
+  if (!fits) return refuse(`signature header ${header} (${cls}) cannot sign for a ${addressKind} address`)
   // Electrum-style: a plain compressed header over a segwit address.
-  const checkSegwitAlways = cls === "compressed" && kind.value !== "p2pkh"
+  const checkSegwitAlways = cls === "compressed" && addressKind !== "p2pkh"
   try {
-    const matches = bitcoinMessage.verify(messageBytes, input.address, sig.value, params.network.messagePrefix, checkSegwitAlways)
-    return matches ? { valid: true, header, addressKind: kind.value } : refuse("signature does not match the address and message")
+    const matches = bitcoinMessage.verify(messageBytes, input.address, sigBytes, params.network.messagePrefix, checkSegwitAlways)
+    return matches ? { valid: true, header, addressKind } : refuse("signature does not match the address and message")
   } catch (e) {
     // Recovery fails on r/s that are not valid scalars: a forged or corrupted signature.
     return refuse(`signature cannot be verified: ${errorText(e)}`)
@@ -130,17 +139,17 @@ export const signMessage = (
   privateKey: Uint8Array,
   params: UtxoChainParams = ledgerParams,
   options: SignOptions = {}
-): Result<string> => {
+): Either.Either<string, SignedMessageError> => {
   const messageBytes = typeof message === "string" ? Buffer.from(message, "utf8") : Buffer.from(message)
-  if (messageBytes.length > MESSAGE_BYTES_MAX) return { ok: false, error: `message is longer than ${MESSAGE_BYTES_MAX} bytes` }
-  if (privateKey.length !== 32) return { ok: false, error: `private key must be 32 bytes, got ${privateKey.length}` }
+  if (messageBytes.length > MESSAGE_BYTES_MAX) return signatureError(`message is longer than ${MESSAGE_BYTES_MAX} bytes`)
+  if (privateKey.length !== 32) return signatureError(`private key must be 32 bytes, got ${privateKey.length}`)
   const compressed = options.compressed ?? true
-  if (!compressed && options.segwitType !== undefined) return { ok: false, error: "segwit signatures need a compressed key" }
+  if (!compressed && options.segwitType !== undefined) return signatureError("segwit signatures need a compressed key")
   try {
     const sigOptions = options.segwitType === undefined ? {} : { segwitType: options.segwitType }
     const sig = bitcoinMessage.sign(messageBytes, Buffer.from(privateKey), compressed, params.network.messagePrefix, sigOptions)
-    return { ok: true, value: sig.toString("base64") }
+    return Either.right(sig.toString("base64"))
   } catch (e) {
-    return { ok: false, error: `cannot sign: ${errorText(e)}` }
+    return signatureError(`cannot sign: ${errorText(e)}`)
   }
 }

@@ -1,6 +1,6 @@
 // Builds and signs P2PKH transactions for a UtxoChainParams chain: plain sends, OP_RETURN
 // stamps and Omni class C transactions (bitcoinjs-lib PSBT). Pure: inputs and a key in, signed
-// bytes out; every failure is a Result whose error is a tagged BuildError (buildErrors.ts) a caller
+// bytes out; every failure is an Either whose left is a tagged BuildError (buildErrors.ts) a caller
 // can branch on, with a message for a person (bitcoinjs throws stay inside). The same bytes go to
 // the devnet or a real node.
 //
@@ -8,12 +8,36 @@
 // data ≤ params.opReturnMaxBytes, no output below params.dustSats, fee ≥ minFeeRateSatPerVb.
 import { Psbt, Transaction, payments, script as bscript } from "bitcoinjs-lib"
 import { ECPairFactory, type ECPairInterface } from "ecpair"
+import { Either } from "effect"
 import * as ecc from "tiny-secp256k1"
 import { p2pkhAddressOfPubkey, validateLedgerAddress } from "./address.ts"
-import { BuildError, type AddressRole, type InvalidAddress } from "./buildErrors.ts"
+import {
+  DuplicateInput,
+  DustOutput,
+  FeeInvariantBroken,
+  FeeRateTooHigh,
+  FeeRateTooLow,
+  InsufficientFunds,
+  InvalidAddress,
+  InvalidInput,
+  InvalidOmniPayload,
+  InvalidSignerKey,
+  NoInputs,
+  NoOutputs,
+  OmniChangeNotToSender,
+  OpReturnTooLarge,
+  OutputValueTooLarge,
+  SigningFailed,
+  TooLarge,
+  TooManyInputs,
+  TooManyOpReturns,
+  TooManyOutputs,
+  UncompressedSignerKey,
+  type AddressRole,
+  type BuildError
+} from "./buildErrors.ts"
 import { encodeOmniPayload, OMNI_MARKER, type OmniPayload } from "./omni/codec.ts"
 import type { UtxoChainParams } from "./params.ts"
-import type { Result } from "../crypto/result.ts"
 
 const ECPair = ECPairFactory(ecc)
 
@@ -84,69 +108,69 @@ const OP_RETURN = 0x6a
 
 type Out = { readonly script: Uint8Array; readonly value: bigint }
 
-const fail = <A, E extends BuildError = BuildError>(error: E): Result<A, E> => ({ ok: false, error })
+const fail = <E extends BuildError>(error: E): Either.Either<never, E> => Either.left(error)
 const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-const keyOf = (signer: Signer, params: UtxoChainParams): Result<ECPairInterface, BuildError> => {
+const keyOf = (signer: Signer, params: UtxoChainParams): Either.Either<ECPairInterface, BuildError> => {
   try {
     const key =
       "wif" in signer
         ? ECPair.fromWIF(signer.wif, params.network)
         : ECPair.fromPrivateKey(signer.privateKey, { network: params.network, compressed: true })
-    if (!key.compressed) return fail(BuildError.UncompressedSignerKey())
+    if (!key.compressed) return fail(new UncompressedSignerKey())
     // Low-R signatures are never longer than 71 bytes with the sighash byte: the size estimate holds.
     key.lowR = true
-    return { ok: true, value: key }
+    return Either.right(key)
   } catch (e) {
-    return fail(BuildError.InvalidSignerKey({ detail: messageOf(e) }))
+    return fail(new InvalidSignerKey({ detail: messageOf(e) }))
   }
 }
 
 const p2pkhOfKey = (key: ECPairInterface): Uint8Array => payments.p2pkh({ pubkey: key.publicKey }).output!
 
-const scriptOf = (address: string, params: UtxoChainParams, role: AddressRole, index?: number): Result<Uint8Array, InvalidAddress> => {
+const scriptOf = (address: string, params: UtxoChainParams, role: AddressRole, index?: number): Either.Either<Uint8Array, InvalidAddress> => {
   const check = validateLedgerAddress(address, params)
-  if (!check.valid) return fail(BuildError.InvalidAddress({ role, ...(index === undefined ? {} : { index }), address, reason: check.error }))
+  if (!check.valid) return fail(new InvalidAddress({ role, ...(index === undefined ? {} : { index }), address, reason: check.error }))
   const hash = check.hash160
-  return { ok: true, value: check.type === "p2pkh" ? payments.p2pkh({ hash }).output! : payments.p2sh({ hash }).output! }
+  return Either.right(check.type === "p2pkh" ? payments.p2pkh({ hash }).output! : payments.p2sh({ hash }).output!)
 }
 
 /** The output script for a ledger address under `params`, or why the address is refused. */
-export const addressScript = (address: string, params: UtxoChainParams): Result<Uint8Array, InvalidAddress> =>
+export const addressScript = (address: string, params: UtxoChainParams): Either.Either<Uint8Array, InvalidAddress> =>
   scriptOf(address, params, "address")
 
-const opReturn = (data: Uint8Array, params: UtxoChainParams): Result<Out, BuildError> => {
-  if (data.length > params.opReturnMaxBytes) return fail(BuildError.OpReturnTooLarge({ size: data.length, limit: params.opReturnMaxBytes }))
-  return { ok: true, value: { script: payments.embed({ data: [data] }).output!, value: 0n } }
+const opReturn = (data: Uint8Array, params: UtxoChainParams): Either.Either<Out, BuildError> => {
+  if (data.length > params.opReturnMaxBytes) return fail(new OpReturnTooLarge({ size: data.length, limit: params.opReturnMaxBytes }))
+  return Either.right({ script: payments.embed({ data: [data] }).output!, value: 0n })
 }
 
-const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Result<ReadonlyArray<Uint8Array>, BuildError> => {
-  if (inputs.length === 0) return fail(BuildError.NoInputs())
-  if (inputs.length > INPUTS_MAX) return fail(BuildError.TooManyInputs({ count: inputs.length, limit: INPUTS_MAX }))
+const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Either.Either<ReadonlyArray<Uint8Array>, BuildError> => {
+  if (inputs.length === 0) return fail(new NoInputs())
+  if (inputs.length > INPUTS_MAX) return fail(new TooManyInputs({ count: inputs.length, limit: INPUTS_MAX }))
   const seen = new Set<string>()
   const prevs: Uint8Array[] = []
   for (const [i, u] of inputs.entries()) {
     const outpoint = `${u.txid}:${u.vout}`
     const at = { index: i, txid: u.txid, vout: u.vout }
-    if (seen.has(outpoint)) return fail(BuildError.DuplicateInput(at))
+    if (seen.has(outpoint)) return fail(new DuplicateInput(at))
     seen.add(outpoint)
-    if (u.value <= 0n || u.value > SATS_MAX) return fail(BuildError.InvalidInput(at, { reason: "value", value: u.value }))
+    if (u.value <= 0n || u.value > SATS_MAX) return fail(new InvalidInput(at, { reason: "value", value: u.value }))
     // Every input must be the signer's: we sign them all, and Omni takes the sender from vin[0].
-    if (!bytesEqual(u.script, signerScript)) return fail(BuildError.InvalidInput(at, { reason: "notSignersScript" }))
+    if (!bytesEqual(u.script, signerScript)) return fail(new InvalidInput(at, { reason: "notSignersScript" }))
     let prev: Transaction
     try {
       prev = Transaction.fromHex(u.prevTxHex)
     } catch (e) {
-      return fail(BuildError.InvalidInput(at, { reason: "prevTxUnparseable", detail: messageOf(e) }))
+      return fail(new InvalidInput(at, { reason: "prevTxUnparseable", detail: messageOf(e) }))
     }
-    if (prev.getId() !== u.txid) return fail(BuildError.InvalidInput(at, { reason: "prevTxidMismatch", prevTxid: prev.getId() }))
+    if (prev.getId() !== u.txid) return fail(new InvalidInput(at, { reason: "prevTxidMismatch", prevTxid: prev.getId() }))
     const out = prev.outs[u.vout]
-    if (out === undefined) return fail(BuildError.InvalidInput(at, { reason: "prevOutputMissing" }))
-    if (out.value !== u.value || !bytesEqual(out.script, u.script)) return fail(BuildError.InvalidInput(at, { reason: "prevOutputMismatch" }))
+    if (out === undefined) return fail(new InvalidInput(at, { reason: "prevOutputMissing" }))
+    if (out.value !== u.value || !bytesEqual(out.script, u.script)) return fail(new InvalidInput(at, { reason: "prevOutputMismatch" }))
     prevs.push(prev.toBuffer())
   }
-  return { ok: true, value: prevs }
+  return Either.right(prevs)
 }
 
 /** Virtual size once signed: the same tx with placeholder scriptSigs of the signed length. */
@@ -164,16 +188,16 @@ const sign = (
   outs: ReadonlyArray<Out>,
   key: ECPairInterface,
   params: UtxoChainParams
-): Result<Transaction, BuildError> => {
+): Either.Either<Transaction, BuildError> => {
   try {
     const psbt = new Psbt({ network: params.network })
     psbt.setVersion(2)
     inputs.forEach((u, i) => psbt.addInput({ hash: u.txid, index: u.vout, nonWitnessUtxo: prevs[i]! }))
     for (const o of outs) psbt.addOutput({ script: o.script, value: o.value })
     // Our own cap (FEE_RATE_MAX_SAT_PER_VB) stands in for bitcoinjs' fee check.
-    return { ok: true, value: psbt.signAllInputs(key).finalizeAllInputs().extractTransaction(true) }
+    return Either.right(psbt.signAllInputs(key).finalizeAllInputs().extractTransaction(true))
   } catch (e) {
-    return fail(BuildError.SigningFailed({ detail: messageOf(e) }))
+    return fail(new SigningFailed({ detail: messageOf(e) }))
   }
 }
 
@@ -181,26 +205,26 @@ const sign = (
  * The shared core: `fixed` outputs in order, change inserted at `changeIndex` when it is at
  * least dust, otherwise folded into the fee.
  */
-const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, changeIndex: number): Result<BuiltTx, BuildError> => {
+const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, changeIndex: number): Either.Either<BuiltTx, BuildError> => {
   const rate = req.feeRateSatPerVb ?? params.minFeeRateSatPerVb
-  if (rate < params.minFeeRateSatPerVb) return fail(BuildError.FeeRateTooLow({ feeRate: rate, minimum: params.minFeeRateSatPerVb }))
-  if (rate > FEE_RATE_MAX_SAT_PER_VB) return fail(BuildError.FeeRateTooHigh({ feeRate: rate, maximum: FEE_RATE_MAX_SAT_PER_VB }))
-  if (fixed.length > OUTPUTS_MAX) return fail(BuildError.TooManyOutputs({ count: fixed.length, limit: OUTPUTS_MAX }))
+  if (rate < params.minFeeRateSatPerVb) return fail(new FeeRateTooLow({ feeRate: rate, minimum: params.minFeeRateSatPerVb }))
+  if (rate > FEE_RATE_MAX_SAT_PER_VB) return fail(new FeeRateTooHigh({ feeRate: rate, maximum: FEE_RATE_MAX_SAT_PER_VB }))
+  if (fixed.length > OUTPUTS_MAX) return fail(new TooManyOutputs({ count: fixed.length, limit: OUTPUTS_MAX }))
   // litecoind refuses a second OP_RETURN as non-standard (multi-op-return). No request reaches
   // this today (each builder adds at most one); it guards the shared core.
   const opReturns = fixed.filter((o) => o.script[0] === OP_RETURN).length
-  if (opReturns > 1) return fail(BuildError.TooManyOpReturns({ count: opReturns, limit: 1 }))
+  if (opReturns > 1) return fail(new TooManyOpReturns({ count: opReturns, limit: 1 }))
 
   const key = keyOf(req.signer, params)
-  if (!key.ok) return key
+  if (Either.isLeft(key)) return Either.left(key.left)
   const change = scriptOf(req.changeAddress, params, "change")
-  if (!change.ok) return change
-  const prevs = checkInputs(req.inputs, p2pkhOfKey(key.value))
-  if (!prevs.ok) return prevs
+  if (Either.isLeft(change)) return Either.left(change.left)
+  const prevs = checkInputs(req.inputs, p2pkhOfKey(key.right))
+  if (Either.isLeft(prevs)) return Either.left(prevs.left)
 
   const totalIn = req.inputs.reduce((s, u) => s + u.value, 0n)
   const totalOut = fixed.reduce((s, o) => s + o.value, 0n)
-  const withChange = (value: bigint): Out[] => [...fixed.slice(0, changeIndex), { script: change.value, value }, ...fixed.slice(changeIndex)]
+  const withChange = (value: bigint): Out[] => [...fixed.slice(0, changeIndex), { script: change.right, value }, ...fixed.slice(changeIndex)]
   const changeValue = totalIn - totalOut - BigInt(estimateVsize(req.inputs, withChange(0n))) * rate
   let outs: ReadonlyArray<Out>
   if (changeValue >= params.dustSats) {
@@ -209,77 +233,77 @@ const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, 
     // Change below dust would make the tx non-standard: it goes to the miner instead.
     const fee = BigInt(estimateVsize(req.inputs, fixed)) * rate
     if (totalIn < totalOut + fee) {
-      return fail(BuildError.InsufficientFunds({ inputsTotal: totalIn, outputsTotal: totalOut, fee, feeRate: rate }))
+      return fail(new InsufficientFunds({ inputsTotal: totalIn, outputsTotal: totalOut, fee, feeRate: rate }))
     }
     outs = fixed
   }
   const estimated = estimateVsize(req.inputs, outs)
   // Unreachable with INPUTS_MAX and OUTPUTS_MAX as they are (at most ~91k vB); guards a raise of either.
-  if (estimated > TX_VSIZE_MAX) return fail(BuildError.TooLarge({ vsize: estimated, limit: TX_VSIZE_MAX }))
+  if (estimated > TX_VSIZE_MAX) return fail(new TooLarge({ vsize: estimated, limit: TX_VSIZE_MAX }))
 
-  const tx = sign(req.inputs, prevs.value, outs, key.value, params)
-  if (!tx.ok) return tx
+  const tx = sign(req.inputs, prevs.right, outs, key.right, params)
+  if (Either.isLeft(tx)) return Either.left(tx.left)
   const fee = totalIn - outs.reduce((s, o) => s + o.value, 0n)
-  const vsize = tx.value.virtualSize()
+  const vsize = tx.right.virtualSize()
   // The placeholder is the longest low-R scriptSig, so the real size can only be smaller. A breach
   // is a bug in the estimate, not a user error: its own variant, FeeInvariantBroken.
-  if (BigInt(vsize) * rate > fee) return fail(BuildError.FeeInvariantBroken({ fee, vsize, feeRate: rate }))
-  return { ok: true, value: { hex: tx.value.toHex(), txid: tx.value.getId(), fee, vsize } }
+  if (BigInt(vsize) * rate > fee) return fail(new FeeInvariantBroken({ fee, vsize, feeRate: rate }))
+  return Either.right({ hex: tx.right.toHex(), txid: tx.right.getId(), fee, vsize })
 }
 
-const paymentOutputs = (params: UtxoChainParams, outputs: ReadonlyArray<Payment>): Result<Out[], BuildError> => {
+const paymentOutputs = (params: UtxoChainParams, outputs: ReadonlyArray<Payment>): Either.Either<Out[], BuildError> => {
   const outs: Out[] = []
   for (const [i, o] of outputs.entries()) {
     const script = scriptOf(o.address, params, "output", i)
-    if (!script.ok) return script
+    if (Either.isLeft(script)) return Either.left(script.left)
     if (o.value < params.dustSats) {
-      return fail(BuildError.DustOutput({ index: i, address: o.address, value: o.value, dust: params.dustSats }))
+      return fail(new DustOutput({ index: i, address: o.address, value: o.value, dust: params.dustSats }))
     }
-    if (o.value > SATS_MAX) return fail(BuildError.OutputValueTooLarge({ index: i, value: o.value, limit: SATS_MAX }))
-    outs.push({ script: script.value, value: o.value })
+    if (o.value > SATS_MAX) return fail(new OutputValueTooLarge({ index: i, value: o.value, limit: SATS_MAX }))
+    outs.push({ script: script.right, value: o.value })
   }
-  return { ok: true, value: outs }
+  return Either.right(outs)
 }
 
 /** Pays each output in order; change to `changeAddress` comes last. */
-export const buildSend = (params: UtxoChainParams, req: SendRequest): Result<BuiltTx, BuildError> => {
-  if (req.outputs.length === 0) return fail(BuildError.NoOutputs())
+export const buildSend = (params: UtxoChainParams, req: SendRequest): Either.Either<BuiltTx, BuildError> => {
+  if (req.outputs.length === 0) return fail(new NoOutputs())
   const outs = paymentOutputs(params, req.outputs)
-  if (!outs.ok) return outs
-  return build(params, req, outs.value, outs.value.length)
+  if (Either.isLeft(outs)) return Either.left(outs.left)
+  return build(params, req, outs.right, outs.right.length)
 }
 
 /** An OP_RETURN stamp (vout0) plus change. */
-export const buildStamp = (params: UtxoChainParams, req: StampRequest): Result<BuiltTx, BuildError> => {
+export const buildStamp = (params: UtxoChainParams, req: StampRequest): Either.Either<BuiltTx, BuildError> => {
   const data = opReturn(req.data, params)
-  if (!data.ok) return data
-  return build(params, req, [data.value], 1)
+  if (Either.isLeft(data)) return Either.left(data.left)
+  return build(params, req, [data.right], 1)
 }
 
 /**
  * An Omni class C transaction in the order the reference rule reads it: vout0 OP_RETURN
  * ("omni" ‖ payload), vout1 change, vout2 the reference at the dust amount (the highest vout).
  */
-export const buildOmni = (params: UtxoChainParams, req: OmniRequest): Result<BuiltTx, BuildError> => {
+export const buildOmni = (params: UtxoChainParams, req: OmniRequest): Either.Either<BuiltTx, BuildError> => {
   const payload = encodeOmniPayload(req.payload)
-  if (!payload.ok) return fail(BuildError.InvalidOmniPayload(payload.error))
-  const data = opReturn(Uint8Array.of(...OMNI_MARKER, ...payload.value), params)
-  if (!data.ok) return data
-  const fixed: Out[] = [data.value]
+  if (Either.isLeft(payload)) return fail(new InvalidOmniPayload({ message: payload.left.message }))
+  const data = opReturn(Uint8Array.of(...OMNI_MARKER, ...payload.right), params)
+  if (Either.isLeft(data)) return Either.left(data.left)
+  const fixed: Out[] = [data.right]
   if (req.reference !== undefined) {
     const ref = scriptOf(req.reference, params, "reference")
-    if (!ref.ok) return ref
-    fixed.push({ script: ref.value, value: params.dustSats })
+    if (Either.isLeft(ref)) return Either.left(ref.left)
+    fixed.push({ script: ref.right, value: params.dustSats })
   } else {
     // With no reference output, Omni would read a change output as the receiver unless it pays
     // the sender (the first output paying the sender is skipped): change must go to the sender.
     const key = keyOf(req.signer, params)
-    if (!key.ok) return key
+    if (Either.isLeft(key)) return Either.left(key.left)
     const change = scriptOf(req.changeAddress, params, "change")
-    if (!change.ok) return change
-    if (!bytesEqual(change.value, p2pkhOfKey(key.value))) {
-      const sender = p2pkhAddressOfPubkey(key.value.publicKey, params)
-      return fail(BuildError.OmniChangeNotToSender({ sender: sender.ok ? sender.value : "", changeAddress: req.changeAddress }))
+    if (Either.isLeft(change)) return Either.left(change.left)
+    if (!bytesEqual(change.right, p2pkhOfKey(key.right))) {
+      const sender = p2pkhAddressOfPubkey(key.right.publicKey, params)
+      return fail(new OmniChangeNotToSender({ sender: Either.getOrElse(sender, () => ""), changeAddress: req.changeAddress }))
     }
   }
   return build(params, req, fixed, 1)
@@ -300,9 +324,9 @@ export const signUnchecked = (
   inputs: ReadonlyArray<Pick<Utxo, "txid" | "vout" | "script">>,
   outputs: ReadonlyArray<RawOutput>,
   signer: Signer
-): Result<{ readonly hex: string; readonly txid: string }, BuildError> => {
+): Either.Either<{ readonly hex: string; readonly txid: string }, BuildError> => {
   const key = keyOf(signer, params)
-  if (!key.ok) return key
+  if (Either.isLeft(key)) return Either.left(key.left)
   try {
     const tx = new Transaction()
     tx.version = 2
@@ -310,12 +334,12 @@ export const signUnchecked = (
     for (const o of outputs) tx.addOutput(o.script, o.value)
     inputs.forEach((u, i) => {
       const hash = tx.hashForSignature(i, u.script, Transaction.SIGHASH_ALL)
-      const sig = bscript.signature.encode(key.value.sign(hash, true), Transaction.SIGHASH_ALL)
-      tx.setInputScript(i, bscript.compile([sig, key.value.publicKey]))
+      const sig = bscript.signature.encode(key.right.sign(hash, true), Transaction.SIGHASH_ALL)
+      tx.setInputScript(i, bscript.compile([sig, key.right.publicKey]))
     })
-    return { ok: true, value: { hex: tx.toHex(), txid: tx.getId() } }
+    return Either.right({ hex: tx.toHex(), txid: tx.getId() })
   } catch (e) {
-    return fail(BuildError.SigningFailed({ detail: messageOf(e) }))
+    return fail(new SigningFailed({ detail: messageOf(e) }))
   }
 }
 

@@ -2,8 +2,8 @@
 // never been used. The ledger is a port function so this runs against the devnet, a real node
 // (scantxoutset / an indexer) or a stub in tests. Windows are batched: one lookup asks for
 // exactly the addresses that could still extend the branch.
-import type { Result } from "./address.ts"
-import { CHANGE, deriveAddresses, RECEIVE, type Branch, type DerivedAddress, type WatchOnlyAccount } from "./keys.ts"
+import { Data, Either } from "effect"
+import { CHANGE, deriveAddresses, RECEIVE, type Branch, type DerivedAddress, type KeyError, type WatchOnlyAccount } from "./keys.ts"
 
 export interface AddressActivity {
   /** Ever received anything (a spent-to-zero address still counts as used). */
@@ -44,6 +44,12 @@ export interface ScanOptions {
   readonly maxAddressesPerBranch?: number
 }
 
+/** The scan could not finish: bad options or a ledger lookup that failed or fell short. */
+export class ScanError extends Data.TaggedError("ScanError")<{ readonly message: string }> {}
+
+type Scanned<A> = Either.Either<A, ScanError | KeyError>
+const scanError = (message: string) => Either.left(new ScanError({ message }))
+
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 export const scanBranch = async (
@@ -51,10 +57,10 @@ export const scanBranch = async (
   branch: Branch,
   lookup: AddressLookup,
   options: ScanOptions = {}
-): Promise<Result<BranchScan>> => {
+): Promise<Scanned<BranchScan>> => {
   const gap = options.gapLimit ?? GAP_LIMIT
   const max = options.maxAddressesPerBranch ?? SCAN_ADDRESSES_PER_BRANCH_MAX
-  if (!Number.isInteger(gap) || gap < 1) return { ok: false, error: `gap limit must be a positive integer, got ${gap}` }
+  if (!Number.isInteger(gap) || gap < 1) return scanError(`gap limit must be a positive integer, got ${gap}`)
   const seen: Array<ScannedAddress> = []
   let lastUsed = -1
   // Invariant: every index below seen.length is scanned; the walk ends once indexes
@@ -63,33 +69,30 @@ export const scanBranch = async (
     const from = seen.length
     const count = Math.min(lastUsed + 1 + gap, max) - from
     const window = deriveAddresses(watch, branch, from, count)
-    if (!window.ok) return window
+    if (Either.isLeft(window)) return Either.left(window.left)
     let answers: ReadonlyMap<string, AddressActivity>
     try {
-      answers = await lookup(window.value.map((d) => d.address))
+      answers = await lookup(window.right.map((d) => d.address))
     } catch (e) {
-      return { ok: false, error: `ledger lookup failed: ${message(e)}` }
+      return scanError(`ledger lookup failed: ${message(e)}`)
     }
-    for (const d of window.value) {
+    for (const d of window.right) {
       const activity = answers.get(d.address)
       // A missing answer must not read as "unused": that would hide funds behind the gap.
-      if (activity === undefined) return { ok: false, error: `ledger lookup gave no answer for ${d.address}` }
+      if (activity === undefined) return scanError(`ledger lookup gave no answer for ${d.address}`)
       seen.push({ ...d, used: activity.used, balance: activity.balance })
       if (activity.used) lastUsed = d.index
     }
   }
   const used = seen.filter((a) => a.used)
-  return {
-    ok: true,
-    value: {
-      branch,
-      addresses: seen,
-      used,
-      nextIndex: lastUsed + 1,
-      balance: seen.reduce((sum, a) => sum + a.balance, 0n),
-      truncated: seen.length < lastUsed + 1 + gap
-    }
-  }
+  return Either.right({
+    branch,
+    addresses: seen,
+    used,
+    nextIndex: lastUsed + 1,
+    balance: seen.reduce((sum, a) => sum + a.balance, 0n),
+    truncated: seen.length < lastUsed + 1 + gap
+  })
 }
 
 /** Scans the receive (0) and change (1) branches of a watch-only account. */
@@ -97,13 +100,10 @@ export const scanAccount = async (
   watch: WatchOnlyAccount,
   lookup: AddressLookup,
   options: ScanOptions = {}
-): Promise<Result<AccountScan>> => {
+): Promise<Scanned<AccountScan>> => {
   const receive = await scanBranch(watch, RECEIVE, lookup, options)
-  if (!receive.ok) return receive
+  if (Either.isLeft(receive)) return Either.left(receive.left)
   const change = await scanBranch(watch, CHANGE, lookup, options)
-  if (!change.ok) return change
-  return {
-    ok: true,
-    value: { receive: receive.value, change: change.value, balance: receive.value.balance + change.value.balance }
-  }
+  if (Either.isLeft(change)) return Either.left(change.left)
+  return Either.right({ receive: receive.right, change: change.right, balance: receive.right.balance + change.right.balance })
 }

@@ -2,9 +2,9 @@
 // The grant is a persisted message to the Authorization entity (user + asset): the CLI writes it
 // to cluster storage and waits for the runner that owns the shard to commit and answer.
 import { parseOrUsage } from "./args.ts"
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
-import { entityIdOf, isInvalid, parseAsset, parseCap, parseDuration } from "../exchange/authorization/policy.ts"
+import { entityIdOf, parseAsset, parseCap, parseDuration } from "../exchange/authorization/policy.ts"
 import { newGrantId } from "../exchange/authorization/AuthorizationEntity.ts"
 import { ApiKeys } from "../exchange/auth/ApiKeys.ts"
 import { runCommand, UsageError } from "./runtime.ts"
@@ -28,15 +28,17 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   }, usage)
   if (!parsed) return 2
   const values = parsed.values
-  const asset = parseAsset(values.asset ?? "")
-  const cap = parseCap(values.cap ?? "")
-  const lifetime = parseDuration(values["expires-in"] ?? "")
-  for (const v of [asset, cap, lifetime]) {
-    if (isInvalid(v)) {
-      console.error(`${v.message}\n${usage}`)
-      return 2
-    }
+  // The first refusal in this order is reported, as before.
+  const grant = Either.all({
+    asset: parseAsset(values.asset ?? ""),
+    cap: parseCap(values.cap ?? ""),
+    lifetime: parseDuration(values["expires-in"] ?? "")
+  })
+  if (Either.isLeft(grant)) {
+    console.error(`${grant.left.message}\n${usage}`)
+    return 2
   }
+  const { asset, cap, lifetime } = grant.right
   if (!values.key) {
     console.error(`--key is required\n${usage}`)
     return 2
@@ -46,11 +48,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     Effect.gen(function*() {
       const key = yield* Effect.flatMap(ApiKeys, (keys) => keys.lookup(apiKey))
       if (Option.isNone(key)) return yield* Effect.fail(new UsageError(`no active API key ${apiKey}`))
-      const client = (yield* Authorization.client)(entityIdOf(key.value.userId, asset as string))
+      const client = (yield* Authorization.client)(entityIdOf(key.value.userId, asset))
       return yield* client.Grant(new Grant({
         grantId: newGrantId(),
-        cap: cap as string,
-        expiresAtMs: Date.now() + (lifetime as number)
+        cap,
+        expiresAtMs: Date.now() + lifetime
       })).pipe(
         Effect.timeoutFail({
           duration: replyTimeout,

@@ -1,14 +1,19 @@
 // What a CLI command runs inside: the same config, database and secret box as the running
 // system (the embedded one when given the same SHARDLINE_DATA_DIR, or SHARDLINE_DATABASE_URL),
 // plus a storage-only cluster client for messages to entities.
-import { Cause, Effect, Exit, Layer } from "effect"
+import { Cause, Data, Effect, Exit, Layer } from "effect"
 import { storageClient } from "../platform/ShardingSettings.ts"
 import * as ApiKeys from "../exchange/auth/ApiKeys.ts"
 import { AppConfig, appConfig } from "../platform/Config.ts"
 import { databaseLayer } from "../platform/database/Database.ts"
 import * as SecretBox from "../platform/SecretBox.ts"
 
-export class UsageError extends Error {}
+/** The command was called wrongly (bad argument, unknown key): its message is printed, exit code 2. */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {
+  constructor(message: string) {
+    super({ message })
+  }
+}
 
 export const cliLayer = Layer.unwrapEffect(Effect.map(appConfig, (config) =>
   Layer.mergeAll(ApiKeys.layer, storageClient(config)).pipe(

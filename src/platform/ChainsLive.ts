@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { ConfigError, Effect, Layer, Option, Redacted } from "effect"
+import { ConfigError, Effect, Either, Layer, Option, Redacted } from "effect"
 import { AppConfig, type AppConfigShape, invalidSetting } from "./Config.ts"
 import { SecretBox, type SecretBoxShape } from "./SecretBox.ts"
 import { layerDevnet as evmDevnet } from "../chain/evm/devnet.ts"
@@ -40,8 +40,8 @@ export const devnetKeyFile = "evm-devnet-hot-wallet.sealed"
 export const checkChainSettings = (config: AppConfigShape): Effect.Effect<void, ConfigError.ConfigError> => {
   if (Option.isSome(config.ledgerRpcUrl)) {
     const endpoint = rpcEndpoint(Redacted.value(config.ledgerRpcUrl.value).trim())
-    if (!endpoint.ok) {
-      return Effect.fail(invalidSetting("LEDGER_RPC_URL", `${endpoint.error} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)`))
+    if (Either.isLeft(endpoint)) {
+      return Effect.fail(invalidSetting("LEDGER_RPC_URL", `${endpoint.left.message} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)`))
     }
   }
   const devnets = [...(ledgerKind(config) === "devnet" ? ["the ledger (SHARDLINE_LEDGER_RPC_URL unset)"] : []), ...(evmKind(config) === "devnet" ? ["EVM (SHARDLINE_EVM_RPC_URLS unset)"] : [])]

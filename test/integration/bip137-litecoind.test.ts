@@ -4,6 +4,7 @@
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { unwrap } from "../../harness/either.ts"
 import { convertAddress, p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
 import {
   accountFromSeed,
@@ -21,10 +22,6 @@ import { ledgerParams, litecoinRegtestParams as regtest } from "../../src/chain/
 import { scanAccount, type AddressActivity } from "../../src/chain/xpubScan.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
 
-const unwrap = <A>(r: { ok: true; value: A } | { ok: false; error: string }): A => {
-  if (!r.ok) throw new Error(r.error)
-  return r.value
-}
 const seed = Uint8Array.from({ length: 32 }, (_, i) => (i * 17 + 1) & 255)
 const messages = ['{"member":"alice","nonce":"3f2a"}', "héllo ✓ 世界", "x".repeat(300)] // 300: multi-byte varint
 

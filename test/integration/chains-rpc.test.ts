@@ -3,7 +3,7 @@
 // that never answers is reported unavailable without slowing /ops or /metrics; an EVM node that
 // is down or serves another chain stops the node at startup with the setting to fix.
 import { createServer, type Server, type Socket } from "node:net"
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Either, Exit, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as ChainsLive from "../../src/platform/ChainsLive.ts"
 import { encodeAddress } from "../../src/chain/address.ts"
@@ -22,8 +22,8 @@ let bsc: Anvil
 
 const regtestAddress = (() => {
   const a = encodeAddress(new Uint8Array(20).fill(0x5a), "p2pkh", litecoinRegtestParams)
-  if (!a.ok) throw new Error(a.error)
-  return a.value
+  if (Either.isLeft(a)) throw new Error(a.left.message)
+  return a.right
 })()
 
 /** The litecoind URL with its credentials in it, as an operator would set it. */

@@ -4,7 +4,7 @@
 // their own keys, spend with the shared builder and read everything back through the port.
 import { payments, script as bscript, Transaction } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Either, Exit, Option } from "effect"
 import * as ecc from "tiny-secp256k1"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
@@ -12,7 +12,7 @@ import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { LedgerBlockNotFound, LedgerTxNotFound, spendable, type LedgerUtxo, type UtxoLedgerShape } from "../../src/chain/ledger/UtxoLedger.ts"
 import { OmniIndexer } from "../../src/chain/omni/indexer.ts"
 import { buildOmni, buildSend, buildStamp, nullDataScript, signUnchecked, type BuiltTx, type Utxo } from "../../src/chain/txBuilder.ts"
-import type { Result } from "../../src/crypto/result.ts"
+import { unwrap } from "../../harness/either.ts"
 
 export interface UtxoLedgerHarness {
   readonly ledger: UtxoLedgerShape
@@ -33,9 +33,8 @@ export interface TestWallet {
 export const testWallet = (fill: number, ledger: UtxoLedgerShape): TestWallet => {
   const privateKey = new Uint8Array(32).fill(fill)
   const publicKey = ECPair.fromPrivateKey(privateKey).publicKey
-  const address = p2pkhAddressOfPubkey(publicKey, ledger.params)
-  if (!address.ok) throw new Error(address.error)
-  return { privateKey, publicKey, address: address.value, script: payments.p2pkh({ pubkey: publicKey }).output! }
+  const address = unwrap(p2pkhAddressOfPubkey(publicKey, ledger.params))
+  return { privateKey, publicKey, address, script: payments.p2pkh({ pubkey: publicKey }).output! }
 }
 
 export const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> => Effect.runPromise(effect)
@@ -49,10 +48,7 @@ export const failure = async <A, E>(effect: Effect.Effect<A, E>): Promise<E> => 
   return error.value
 }
 
-export const ok = <A>(r: Result<A, string | { readonly message: string }>): A => {
-  if (!r.ok) throw new Error(typeof r.error === "string" ? r.error : r.error.message)
-  return r.value
-}
+export const ok = unwrap
 
 const COIN = 100_000_000n
 
@@ -181,8 +177,8 @@ export const utxoLedgerContract = (implementation: string, factory: UtxoLedgerFa
         buildStamp(ledger.params, { inputs: [input!], signer: { privateKey: alice.privateKey }, changeAddress: alice.address, data: new Uint8Array(bytes).fill(0x43) })
       expect(await run(ledger.testAccept(ok(stamp(80)).hex))).toMatchObject({ allowed: true })
       const tooLong = stamp(81)
-      expect(tooLong.ok).toBe(false)
-      if (!tooLong.ok) expect(tooLong.error.message).toMatch(/81 bytes.*80/)
+      expect(Either.isLeft(tooLong)).toBe(true)
+      if (Either.isLeft(tooLong)) expect(tooLong.left.message).toMatch(/81 bytes.*80/)
       const change = { script: alice.script, value: input!.value - 10_000n }
       const raw81 = raw(alice, [input!], [{ script: nullDataScript(new Uint8Array(81)), value: 0n }, change])
       expect((await refusal(raw81.hex)).code).toBe("nonstandard-script")
@@ -199,7 +195,7 @@ export const utxoLedgerContract = (implementation: string, factory: UtxoLedgerFa
       expect(await failure(ledger.broadcast(dust.hex))).toMatchObject({ _tag: "LedgerTxRejected", code: "dust" })
       const atLimit = raw(alice, [input!], [{ script: bob.script, value: ledger.params.dustSats }, change(ledger.params.dustSats, 1_000n)])
       expect(await run(ledger.testAccept(atLimit.hex))).toMatchObject({ allowed: true })
-      expect(buildSend(ledger.params, { inputs: [input!], signer: { privateKey: alice.privateKey }, changeAddress: alice.address, outputs: [{ address: bob.address, value: 5_459n }] }).ok).toBe(false)
+      expect(Either.isLeft(buildSend(ledger.params, { inputs: [input!], signer: { privateKey: alice.privateKey }, changeAddress: alice.address, outputs: [{ address: bob.address, value: 5_459n }] }))).toBe(true)
       const noFee = raw(alice, [input!], [{ script: bob.script, value: COIN }, change(COIN, 0n)])
       expect((await refusal(noFee.hex)).code).toBe("fee-too-low")
       // 1 sat/vB exactly is enough: a fee equal to the size.

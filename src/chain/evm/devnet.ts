@@ -2,12 +2,12 @@
 // transactions signed by viem, tx hash = keccak(signed bytes), blocks mined per transaction
 // (like anvil), on demand, or on a clock. What `npm start` uses for ethereum, base and bsc;
 // also the fast backend of the EvmLedger contract tests.
-import { Duration, Effect, Layer, Redacted, Schedule, type Scope } from "effect"
+import { Duration, Effect, Either, Layer, Redacted, Schedule, type Scope } from "effect"
 import type { Hash, Hex } from "viem"
 import { evmChainNames, evmChains, type EvmChain } from "./chains.ts"
 import { EvmLedgers, EvmTxRejected, ledgersOf, type EvmInvalidInput, type EvmLedger } from "./EvmLedger.ts"
 import type { EvmBackend } from "./internal/backend.ts"
-import { DevnetEngine } from "./internal/devnetEngine.ts"
+import { DevnetEngine, type EvmCallFailed } from "./internal/devnetEngine.ts"
 import { parseAddress, hotWalletAccount } from "./internal/input.ts"
 import { makeLedger, revertReason } from "./internal/ledger.ts"
 
@@ -39,34 +39,32 @@ export const miningIntervalMsMin = 10
 /** Tip the devnet hot wallet offers, wei per gas; the devnet has no competition for space. */
 const PRIORITY_FEE_WEI = 1_000_000n
 
+/** A revert's decoded reason, or the EVM's own error when there is no revert payload. */
+const failureReason = (e: EvmCallFailed): string => (e.revertData === "0x" ? e.message : revertReason(e.revertData))
+
 const devnetBackend = (chain: EvmChain, engine: DevnetEngine, automine: boolean): EvmBackend => {
   const mine = (blocks: number) =>
-    Effect.flatMap(Effect.promise(() => engine.mine(blocks)), (r) => (r.ok ? Effect.void : Effect.dieMessage(r.error)))
+    Effect.flatMap(Effect.promise(() => engine.mine(blocks)), (r) => (Either.isRight(r) ? Effect.void : Effect.dieMessage(r.left.message)))
   return {
     chainId: Effect.sync(() => engine.chainId),
     blockNumber: Effect.sync(() => engine.blockNumber()),
     call: (request, block) =>
       Effect.map(Effect.promise(() => engine.call(request, block)), (o) =>
-        o.ok ? { ok: true, data: o.data } : { ok: false, reason: o.revertData === "0x" ? o.error : revertReason(o.revertData) }),
+        Either.isRight(o) ? { ok: true, data: o.right.data } : { ok: false, reason: failureReason(o.left) }),
     prepare: (request) =>
       Effect.gen(function*() {
         const nonce = yield* Effect.promise(() => engine.nonce(request.from, "pending"))
         const estimate = yield* Effect.promise(() => engine.estimateGas(request))
-        if (!estimate.ok) {
-          return yield* new EvmTxRejected({
-            chain,
-            reason: `execution reverted: ${estimate.revertData === "0x" ? estimate.error : revertReason(estimate.revertData)}`
-          })
-        }
+        if (Either.isLeft(estimate)) return yield* new EvmTxRejected({ chain, reason: `execution reverted: ${failureReason(estimate.left)}` })
         const baseFee = engine.nextBaseFee()
-        return { nonce: Number(nonce), gas: estimate.gas, maxFeePerGas: baseFee * 2n + PRIORITY_FEE_WEI, maxPriorityFeePerGas: PRIORITY_FEE_WEI }
+        return { nonce: Number(nonce), gas: estimate.right, maxFeePerGas: baseFee * 2n + PRIORITY_FEE_WEI, maxPriorityFeePerGas: PRIORITY_FEE_WEI }
       }),
     sendRaw: (raw) =>
       Effect.gen(function*() {
         const result = yield* Effect.promise(() => engine.submit(raw))
-        if (!result.ok) return yield* new EvmTxRejected({ chain, reason: result.error })
+        if (Either.isLeft(result)) return yield* new EvmTxRejected({ chain, reason: result.left.message })
         if (automine) yield* mine(1)
-        return result.value as Hash
+        return result.right as Hash
       }),
     txState: (hash) => Effect.sync(() => engine.txState(hash)),
     logs: (filter) => Effect.sync(() => engine.logs(filter)),

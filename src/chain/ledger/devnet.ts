@@ -4,9 +4,10 @@
 // node from outside: blocks on a clock, and injected faults (a broadcast delayed or lost, a reorg
 // of depth N). Faults are reachable only through the `UtxoDevnet` tag, never through UtxoLedger.
 import { Context, Effect, Layer } from "effect"
+import { addressScript } from "../txBuilder.ts"
 import { ledgerParams, type UtxoChainParams } from "../params.ts"
 import { DevnetChain, type ReorgOutcome } from "./internal/devnetChain.ts"
-import { addressScript, ownerScript, parseTx } from "./internal/scripts.ts"
+import { ownerScript, parseTx } from "./internal/scripts.ts"
 import {
   checkHeight,
   checkMine,
@@ -145,14 +146,10 @@ export const makeUtxoDevnet = (options: DevnetOptions = {}): UtxoDevnetHandle =>
 
   const scriptOf = (field: string, address: string | undefined): Effect.Effect<Uint8Array, LedgerInvalidInput> => {
     if (address === undefined) return Effect.succeed(BURN_SCRIPT)
-    const s = addressScript(address, params)
-    return s.ok ? Effect.succeed(s.value) : Effect.fail(invalid(field, s.error))
+    return Effect.mapError(addressScript(address, params), (e) => invalid(field, e.message))
   }
 
-  const parsed = (hex: string) => {
-    const tx = parseTx(hex)
-    return tx.ok ? Effect.succeed(tx.value) : Effect.fail(invalid("hex", tx.error))
-  }
+  const parsed = (hex: string) => Effect.mapError(parseTx(hex), (e) => invalid("hex", e.message))
 
   const ledger: UtxoLedgerShape = {
     params,
@@ -162,9 +159,7 @@ export const makeUtxoDevnet = (options: DevnetOptions = {}): UtxoDevnetHandle =>
         if (owners.length > ledgerLimits.listUnspentOwnersMax) return yield* Effect.fail(invalid("owners", `at most ${ledgerLimits.listUnspentOwnersMax} per call`))
         const scripts: Array<Uint8Array> = []
         for (const [i, o] of owners.entries()) {
-          const s = ownerScript(o, params)
-          if (!s.ok) return yield* Effect.fail(invalid(`owners[${i}]`, s.error))
-          scripts.push(s.value)
+          scripts.push(yield* Effect.mapError(ownerScript(o, params), (e) => invalid(`owners[${i}]`, e.message)))
         }
         const utxos = chain.utxos(scripts)
         if (utxos.length > ledgerLimits.listUnspentResultsMax) {

@@ -2,16 +2,16 @@
 // them (the Omni indexer, a confirmation tracker). Reorgs are found by hash: when the ledger's
 // next block does not build on the consumer's tip, or the consumer's tip block is no longer the
 // ledger's block at that height, the consumer rolls back one block at a time until they agree.
-import { Effect, Schedule, Schema } from "effect"
-import type { Result } from "../../crypto/result.ts"
+import { Effect, Either, Schedule, Schema } from "effect"
 import { ledgerLimits, type LedgerBlock, type LedgerInvalidInput, type LedgerRpcError, type UtxoLedgerShape } from "./UtxoLedger.ts"
 
 export interface BlockConsumer {
   /** The last applied block, undefined before the first. */
   tip(): { readonly height: number; readonly hash: string } | undefined
-  apply(block: LedgerBlock): Result<unknown>
+  /** A refusal is any tagged error; the follower reports its `message` as a FollowerError. */
+  apply(block: LedgerBlock): Either.Either<unknown, { readonly message: string }>
   /** Undoes the tip block. */
-  rollback(): Result<unknown>
+  rollback(): Either.Either<unknown, { readonly message: string }>
 }
 
 export interface FollowOptions {
@@ -58,7 +58,7 @@ export const syncOnce = (
       Effect.gen(function* () {
         if (rolledBack >= rollbackMax) return yield* Effect.fail(new FollowerError({ height, message: `reorg deeper than ${rollbackMax} blocks` }))
         const r = consumer.rollback()
-        if (!r.ok) return yield* Effect.fail(new FollowerError({ height, message: r.error }))
+        if (Either.isLeft(r)) return yield* Effect.fail(new FollowerError({ height, message: r.left.message }))
         rolledBack++
       })
 
@@ -81,7 +81,7 @@ export const syncOnce = (
         // A reorg between two pages (or inside one) shows up as a broken link: stop and re-check.
         if (prevHash !== undefined && block.prevHash !== prevHash) break
         const r = consumer.apply(block)
-        if (!r.ok) return yield* Effect.fail(new FollowerError({ height: block.height, message: r.error }))
+        if (Either.isLeft(r)) return yield* Effect.fail(new FollowerError({ height: block.height, message: r.left.message }))
         prevHash = block.hash
         applied++
         if (applied >= applyMax) return { applied, rolledBack, tip: consumer.tip(), caughtUp: false }

@@ -8,8 +8,7 @@
 // Amounts come from transaction outputs (bigint), never from the node's JSON floats, except the
 // fee testmempoolaccept reports, converted once in `satsOfCoins`.
 import { Block } from "bitcoinjs-lib"
-import { Effect, Layer, Schedule } from "effect"
-import type { Result } from "../../crypto/result.ts"
+import { Data, Effect, Either, Layer, Schedule } from "effect"
 import { encodeAddress, validateLedgerAddress } from "../address.ts"
 import { ledgerParams, type UtxoChainParams } from "../params.ts"
 import { bytesHex, ownerScript, parseTx, displayHex } from "./internal/scripts.ts"
@@ -96,11 +95,16 @@ export interface RpcEndpoint {
 /** Hides the `user:password@` of every URL in a text (errors, reports) before anyone sees it. */
 export const redactUrlCredentials = (text: string): string => text.replace(/\/\/[^/@]*@/g, "//***@")
 
+/** A node URL that cannot be used; `message` never shows its credentials. */
+export class RpcUrlInvalid extends Data.TaggedError("RpcUrlInvalid")<{ readonly message: string }> {}
+
+const urlInvalid = (message: string) => Either.left(new RpcUrlInvalid({ message }))
+
 /** Splits `http://user:pass@host/` into a credential-free URL and a Basic auth header. */
-export const rpcEndpoint = (url: string, username?: string, password?: string): Result<RpcEndpoint> => {
-  if (!URL.canParse(url)) return { ok: false, error: `not a URL: ${redactUrlCredentials(url)}` }
+export const rpcEndpoint = (url: string, username?: string, password?: string): Either.Either<RpcEndpoint, RpcUrlInvalid> => {
+  if (!URL.canParse(url)) return urlInvalid(`not a URL: ${redactUrlCredentials(url)}`)
   const u = new URL(url)
-  if (u.protocol !== "http:" && u.protocol !== "https:") return { ok: false, error: `expected http or https, got ${u.protocol}` }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return urlInvalid(`expected http or https, got ${u.protocol}`)
   let user: string
   let pass: string
   try {
@@ -108,27 +112,26 @@ export const rpcEndpoint = (url: string, username?: string, password?: string): 
     pass = password ?? decodeURIComponent(u.password)
   } catch {
     // URL keeps a malformed escape such as "%zz" as typed; decodeURIComponent throws on it.
-    return { ok: false, error: "the URL's user or password has a malformed %-escape" }
+    return urlInvalid("the URL's user or password has a malformed %-escape")
   }
   u.username = ""
   u.password = ""
   const authorization = user === "" && pass === "" ? undefined : "Basic " + Buffer.from(`${user}:${pass}`).toString("base64")
-  return { ok: true, value: { url: u.toString(), authorization } }
+  return Either.right({ url: u.toString(), authorization })
 }
 
+const blockUnreadable = (message: string) => Either.left(new LedgerRpcError({ method: "getblock", message }))
+
 /** A raw block from getblock <hash> 0 as the port's block; the header must hash to `hash`. */
-const portBlock = (height: number, hash: string, raw: string): Result<LedgerBlock> => {
+const portBlock = (height: number, hash: string, raw: string): Either.Either<LedgerBlock, LedgerRpcError> => {
   let block: Block
   try {
     block = Block.fromHex(raw)
   } catch (e) {
-    return { ok: false, error: `block ${hash} does not parse: ${e instanceof Error ? e.message : String(e)}` }
+    return blockUnreadable(`block ${hash} does not parse: ${e instanceof Error ? e.message : String(e)}`)
   }
-  if (block.getId() !== hash) return { ok: false, error: `block hash mismatch at ${height}` }
-  return {
-    ok: true,
-    value: { height, hash, prevHash: displayHex(block.prevHash!), time: block.timestamp, txs: (block.transactions ?? []).map((t) => t.toHex()) }
-  }
+  if (block.getId() !== hash) return blockUnreadable(`block hash mismatch at ${height}`)
+  return Either.right({ height, hash, prevHash: displayHex(block.prevHash!), time: block.timestamp, txs: (block.transactions ?? []).map((t) => t.toHex()) })
 }
 
 /** Coins as the node prints them (8-decimal JSON numbers) to satoshis, exactly. */
@@ -143,15 +146,16 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
   const timeoutMs = options.timeoutMs ?? rpcDefaults.timeoutMs
   const endpoint = rpcEndpoint(options.url, options.username, options.password)
   const headers: Record<string, string> = { "content-type": "application/json" }
-  if (endpoint.ok && endpoint.value.authorization !== undefined) headers["authorization"] = endpoint.value.authorization
+  const authorization = Either.isRight(endpoint) ? endpoint.right.authorization : undefined
+  if (authorization !== undefined) headers["authorization"] = authorization
   let nextId = 0
 
   const post = (method: string, body: unknown, ms: number) =>
     Effect.tryPromise({
       try: async (signal) => {
         // A bad URL fails every call with a typed error; layerRpc refuses it before any call.
-        if (!endpoint.ok) throw new Error(endpoint.error)
-        const res = await fetch(endpoint.value.url, {
+        if (Either.isLeft(endpoint)) throw new Error(endpoint.left.message)
+        const res = await fetch(endpoint.right.url, {
           method: "POST",
           headers,
           body: JSON.stringify(body),
@@ -196,10 +200,11 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
   const transport = (f: RpcFailure) => new LedgerRpcError({ method: f.method, message: f.code === undefined ? f.message : `${f.message} (${f.code})` })
   const invalid = (field: string, message: string) => new LedgerInvalidInput({ field, message })
 
-  const localTxid = (hex: string) => {
-    const tx = parseTx(hex)
-    return tx.ok ? Effect.succeed(tx.value.getId()) : Effect.fail(invalid("hex", tx.error))
-  }
+  const localTxid = (hex: string) =>
+    Either.match(parseTx(hex), {
+      onLeft: (e) => Effect.fail(invalid("hex", e.message)),
+      onRight: (tx) => Effect.succeed(tx.getId())
+    })
 
   // One call, not getblockcount + getbestblockhash: a block found between two calls would pair a
   // height with another block's hash.
@@ -229,10 +234,9 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       if (owners.length === 0) return []
       const descriptors: Array<string> = []
       for (const [i, o] of owners.entries()) {
-        const s = ownerScript(o, params)
-        if (!s.ok) return yield* Effect.fail(invalid(`owners[${i}]`, s.error))
+        const s = yield* Effect.mapError(ownerScript(o, params), (e) => invalid(`owners[${i}]`, e.message))
         // raw(<script>) matches the exact output script: no address conversion needed.
-        descriptors.push(`raw(${bytesHex(s.value)})`)
+        descriptors.push(`raw(${bytesHex(s)})`)
       }
       const result = yield* Effect.mapError(scan(descriptors), transport)
       if (result.unspents.length > ledgerLimits.listUnspentResultsMax) {
@@ -244,9 +248,9 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       const out: Array<LedgerUtxo> = []
       for (const u of result.unspents) {
         const prevTxHex = byTxid.get(u.txid)!
-        const tx = parseTx(prevTxHex)
-        const output = tx.ok ? tx.value.outs[u.vout] : undefined
-        if (!tx.ok || output === undefined) return yield* Effect.fail(new LedgerRpcError({ method: "getrawtransaction", message: `${u.txid}:${u.vout} does not parse` }))
+        const tx = Either.getOrUndefined(parseTx(prevTxHex))
+        const output = tx?.outs[u.vout]
+        if (tx === undefined || output === undefined) return yield* Effect.fail(new LedgerRpcError({ method: "getrawtransaction", message: `${u.txid}:${u.vout} does not parse` }))
         out.push({
           txid: u.txid,
           vout: u.vout,
@@ -255,7 +259,7 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
           prevTxHex,
           height: u.height,
           confirmations: result.height - u.height + 1,
-          coinbase: tx.value.isCoinbase()
+          coinbase: tx.isCoinbase()
         })
       }
       return out.sort((a, b) => a.height - b.height || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout))
@@ -316,9 +320,7 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       const raws = yield* Effect.mapError(batch<string>("getblock", hashes.map((h) => [h, 0])), transport)
       const page: Array<LedgerBlock> = []
       for (const [i, raw] of raws.entries()) {
-        const block = portBlock(heights[i]!, hashes[i]!, raw)
-        if (!block.ok) return yield* Effect.fail(new LedgerRpcError({ method: "getblock", message: block.error }))
-        page.push(block.value)
+        page.push(yield* portBlock(heights[i]!, hashes[i]!, raw))
       }
       return { blocks: page, nextHeight: fromHeight + page.length, tip: now }
     })
@@ -331,8 +333,7 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
         Effect.mapError((f) => (f.code === RPC_INVALID_PARAMETER ? new LedgerBlockNotFound({ height }) : transport(f)))
       )
       const raw = yield* Effect.mapError(call<string>("getblock", [hash, 0]), transport)
-      const block = portBlock(height, hash, raw)
-      return block.ok ? block.value : yield* Effect.fail(new LedgerRpcError({ method: "getblock", message: block.error }))
+      return yield* portBlock(height, hash, raw)
     })
 
   const mine = (n: number, toAddress: string) =>
@@ -341,10 +342,9 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       const check = validateLedgerAddress(toAddress, params)
       if (!check.valid) return yield* Effect.fail(invalid("toAddress", check.error))
       // The edge: the same hash160 under the node's version bytes.
-      const nodeAddress = encodeAddress(check.hash160, check.type, options.nodeParams)
-      if (!nodeAddress.ok) return yield* Effect.fail(invalid("toAddress", nodeAddress.error))
+      const nodeAddress = yield* Effect.mapError(encodeAddress(check.hash160, check.type, options.nodeParams), (e) => invalid("toAddress", e.message))
       return yield* Effect.mapError(
-        call<Array<string>>("generatetoaddress", [count, nodeAddress.value], timeoutMs + count * rpcDefaults.mineMsPerBlock),
+        call<Array<string>>("generatetoaddress", [count, nodeAddress], timeoutMs + count * rpcDefaults.mineMsPerBlock),
         transport
       )
     })
@@ -358,6 +358,8 @@ export const layerRpc = (options: RpcLedgerOptions): Layer.Layer<UtxoLedger, Led
     UtxoLedger,
     Effect.suspend(() => {
       const endpoint = rpcEndpoint(options.url, options.username, options.password)
-      return endpoint.ok ? Effect.succeed(makeRpcLedger(options)) : Effect.fail(new LedgerInvalidInput({ field: "url", message: endpoint.error }))
+      return Either.isRight(endpoint)
+        ? Effect.succeed(makeRpcLedger(options))
+        : Effect.fail(new LedgerInvalidInput({ field: "url", message: endpoint.left.message }))
     })
   )

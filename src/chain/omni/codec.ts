@@ -1,9 +1,9 @@
 // Omni Layer class C payloads: the bytes after the "omni" marker in an OP_RETURN output.
 // Layouts follow OmniSpecification.adoc and omnicore's createpayload.cpp (golden vectors from
 // its create_payload_tests.cpp are in the tests). Big-endian integers, NUL-terminated strings.
-// Pure: decoding untrusted bytes returns a Result and never throws.
+// Pure: decoding untrusted bytes returns an Either and never throws.
 import { opcodes, script as bscript } from "bitcoinjs-lib"
-import type { Result } from "../../crypto/result.ts"
+import { Data, Either } from "effect"
 
 /** "omni": the class C marker in front of every payload. */
 export const OMNI_MARKER = Uint8Array.of(0x6f, 0x6d, 0x6e, 0x69)
@@ -45,7 +45,11 @@ export type OmniPayload =
   | { readonly type: "grant"; readonly property: number; readonly amount: bigint; readonly memo: string }
   | { readonly type: "revoke"; readonly property: number; readonly amount: bigint; readonly memo: string }
 
-const fail = <A>(error: string): Result<A> => ({ ok: false, error })
+/** A payload that cannot be encoded or decoded; `message` is for a person. */
+export class OmniCodecError extends Data.TaggedError("OmniCodecError")<{ readonly message: string }> {}
+
+type Coded<A> = Either.Either<A, OmniCodecError>
+const fail = <A>(message: string): Coded<A> => Either.left(new OmniCodecError({ message }))
 const utf8 = new TextEncoder()
 // Omni strings are bytes; invalid UTF-8 is shown with U+FFFD rather than refused, as Omni Core
 // would accept the transaction.
@@ -59,11 +63,11 @@ const checkProperty = (property: number): string | undefined =>
 const checkAmount = (amount: bigint): string | undefined =>
   amount >= 1n && amount <= AMOUNT_MAX ? undefined : `amount ${amount} must be from 1 to ${AMOUNT_MAX} (int64)`
 
-const stringBytes = (field: string, s: string): Result<Uint8Array> => {
+const stringBytes = (field: string, s: string): Coded<Uint8Array> => {
   const bytes = utf8.encode(s)
   if (bytes.includes(0)) return fail(`${field} contains a NUL character, which ends an Omni string`)
   if (bytes.length > STRING_BYTES_MAX) return fail(`${field} is ${bytes.length} bytes; Omni keeps at most ${STRING_BYTES_MAX}`)
-  return { ok: true, value: Uint8Array.of(...bytes, 0) }
+  return Either.right(Uint8Array.of(...bytes, 0))
 }
 
 const header = (type: number): number[] => [PAYLOAD_VERSION >> 8, PAYLOAD_VERSION & 0xff, type >> 8, type & 0xff]
@@ -88,20 +92,20 @@ const concat = (parts: ReadonlyArray<ArrayLike<number>>): Uint8Array => {
   return out
 }
 
-const encodeTokens = (type: number, property: number, amount: bigint, memo: string | undefined): Result<Uint8Array> => {
+const encodeTokens = (type: number, property: number, amount: bigint, memo: string | undefined): Coded<Uint8Array> => {
   const bad = checkProperty(property) ?? checkAmount(amount)
   if (bad !== undefined) return fail(bad)
   const tail: Array<ArrayLike<number>> = []
   if (memo !== undefined) {
     const m = stringBytes("memo", memo)
-    if (!m.ok) return m
-    tail.push(m.value)
+    if (Either.isLeft(m)) return Either.left(m.left)
+    tail.push(m.right)
   }
-  return { ok: true, value: concat([header(type), u32(property), u64(amount), ...tail]) }
+  return Either.right(concat([header(type), u32(property), u64(amount), ...tail]))
 }
 
 /** The payload bytes (without the marker) for a transaction, or why it cannot be encoded. */
-export const encodeOmniPayload = (p: OmniPayload): Result<Uint8Array> => {
+export const encodeOmniPayload = (p: OmniPayload): Coded<Uint8Array> => {
   switch (p.type) {
     case "simpleSend":
       return encodeTokens(TYPE_SIMPLE_SEND, p.property, p.amount, undefined)
@@ -118,14 +122,11 @@ export const encodeOmniPayload = (p: OmniPayload): Result<Uint8Array> => {
       const strings: Uint8Array[] = []
       for (const [field, s] of [["category", p.category], ["subcategory", p.subcategory], ["name", p.name], ["url", p.url], ["data", p.data]] as const) {
         const b = stringBytes(field, s)
-        if (!b.ok) return b
-        strings.push(b.value)
+        if (Either.isLeft(b)) return Either.left(b.left)
+        strings.push(b.right)
       }
       const propertyType = p.divisible ? PROPERTY_TYPE_DIVISIBLE : PROPERTY_TYPE_INDIVISIBLE
-      return {
-        ok: true,
-        value: concat([header(TYPE_CREATE_MANAGED), [p.ecosystem, propertyType >> 8, propertyType & 0xff], u32(p.previousPropertyId), ...strings])
-      }
+      return Either.right(concat([header(TYPE_CREATE_MANAGED), [p.ecosystem, propertyType >> 8, propertyType & 0xff], u32(p.previousPropertyId), ...strings]))
     }
   }
 }
@@ -182,7 +183,7 @@ const CREATE_FIXED_BYTES = 11
  * Decodes a class C payload (after the marker). Like Omni Core, bytes after a complete
  * simple send are ignored; unknown types and versions are errors, as are truncated packets.
  */
-export const decodeOmniPayload = (bytes: Uint8Array): Result<OmniPayload> => {
+export const decodeOmniPayload = (bytes: Uint8Array): Coded<OmniPayload> => {
   const r = new Reader(bytes)
   if (!r.has(4)) return fail(`payload is ${bytes.length} bytes; an Omni header is 4 (version, type)`)
   const version = r.u16()
@@ -206,26 +207,22 @@ export const decodeOmniPayload = (bytes: Uint8Array): Result<OmniPayload> => {
       fields.push(s)
     }
     const [category, subcategory, name, url, data] = fields as [string, string, string, string, string]
-    return {
-      ok: true,
-      value: { type: "createManaged", ecosystem, divisible: propertyType === PROPERTY_TYPE_DIVISIBLE, previousPropertyId, category, subcategory, name, url, data }
-    }
+    return Either.right({ type: "createManaged", ecosystem, divisible: propertyType === PROPERTY_TYPE_DIVISIBLE, previousPropertyId, category, subcategory, name, url, data })
   }
   if (!r.has(TOKENS_BYTES - 4)) return fail(`payload of type ${type} is ${bytes.length} bytes; it needs ${TOKENS_BYTES}`)
   const property = r.u32()
   const amount = r.u64()
-  if (type === TYPE_SIMPLE_SEND) return { ok: true, value: { type: "simpleSend", property, amount } }
+  if (type === TYPE_SIMPLE_SEND) return Either.right({ type: "simpleSend", property, amount })
   const memo = r.memo()
-  return { ok: true, value: { type: type === TYPE_GRANT ? "grant" : "revoke", property, amount, memo } }
+  return Either.right({ type: type === TYPE_GRANT ? "grant" : "revoke", property, amount, memo })
 }
 
 const startsWithMarker = (b: Uint8Array): boolean => b.length >= OMNI_MARKER.length && OMNI_MARKER.every((x, i) => b[i] === x)
 
 /** The OP_RETURN output script for a payload: OP_RETURN push("omni" ‖ payload). */
-export const omniScript = (p: OmniPayload): Result<Uint8Array> => {
+export const omniScript = (p: OmniPayload): Coded<Uint8Array> => {
   const payload = encodeOmniPayload(p)
-  if (!payload.ok) return payload
-  return { ok: true, value: bscript.compile([opcodes.OP_RETURN!, concat([OMNI_MARKER, payload.value])]) }
+  return Either.map(payload, (bytes) => bscript.compile([opcodes.OP_RETURN!, concat([OMNI_MARKER, bytes])]))
 }
 
 /**

@@ -5,9 +5,9 @@
 // rules are read from the spec and omnicore's tx.cpp/omnicore.cpp; docs/chain-ledger.md lists
 // where we differ from Omni Core.
 import { Transaction } from "bitcoinjs-lib"
+import { Data, Either } from "effect"
 import { encodeAddress } from "../address.ts"
 import type { UtxoChainParams } from "../params.ts"
-import type { Result } from "../../crypto/result.ts"
 import { AMOUNT_MAX, classCPayloadOf, decodeOmniPayload, type Ecosystem, type OmniPayload } from "./codec.ts"
 
 export interface IndexerBlock {
@@ -80,7 +80,11 @@ interface AppliedBlock {
   readonly records: ReadonlyArray<OmniTxRecord>
 }
 
-const fail = <A>(error: string): Result<A> => ({ ok: false, error })
+/** A block or rollback the indexer refuses; its state is unchanged. `message` is for a person. */
+export class OmniIndexerError extends Data.TaggedError("OmniIndexerError")<{ readonly message: string }> {}
+
+type Indexed<A> = Either.Either<A, OmniIndexerError>
+const fail = <A>(message: string): Indexed<A> => Either.left(new OmniIndexerError({ message }))
 const outpointKey = (txid: string, vout: number): string => `${txid}:${vout}`
 const balanceKey = (address: string, property: number): string => `${property}|${address}`
 
@@ -88,12 +92,10 @@ const balanceKey = (address: string, property: number): string => `${property}|$
 const addressOfScript = (script: Uint8Array, params: UtxoChainParams): string | undefined => {
   const s = script
   if (s.length === 25 && s[0] === 0x76 && s[1] === 0xa9 && s[2] === 0x14 && s[23] === 0x88 && s[24] === 0xac) {
-    const a = encodeAddress(s.subarray(3, 23), "p2pkh", params)
-    return a.ok ? a.value : undefined
+    return Either.getOrUndefined(encodeAddress(s.subarray(3, 23), "p2pkh", params))
   }
   if (s.length === 23 && s[0] === 0xa9 && s[1] === 0x14 && s[22] === 0x87) {
-    const a = encodeAddress(s.subarray(2, 22), "p2sh", params)
-    return a.ok ? a.value : undefined
+    return Either.getOrUndefined(encodeAddress(s.subarray(2, 22), "p2sh", params))
   }
   return undefined
 }
@@ -168,7 +170,7 @@ export class OmniIndexer {
    * Applies the next block. All its transactions are parsed before any state changes, so a
    * malformed block is refused whole. Returns the block's Omni transactions, valid or not.
    */
-  apply(block: IndexerBlock): Result<ReadonlyArray<OmniTxRecord>> {
+  apply(block: IndexerBlock): Indexed<ReadonlyArray<OmniTxRecord>> {
     if (this.tipBlock !== undefined && block.height !== this.tipBlock.height + 1) {
       return fail(`block ${block.hash} is at height ${block.height}; the next block must be at ${this.tipBlock.height + 1}`)
     }
@@ -192,11 +194,11 @@ export class OmniIndexer {
     const retired = this.window.length > this.maxReorgDepth ? this.window.shift() : undefined
     if (retired !== undefined) this.base = { height: retired.height, hash: retired.hash }
     this.tipBlock = { height: block.height, hash: block.hash }
-    return { ok: true, value: records }
+    return Either.right(records)
   }
 
   /** Undoes the tip block, restoring balances, properties and outputs exactly. */
-  rollback(): Result<{ readonly height: number; readonly hash: string }> {
+  rollback(): Indexed<{ readonly height: number; readonly hash: string }> {
     const last = this.window.pop()
     if (last === undefined) {
       return fail(this.tipBlock === undefined ? "no block to roll back" : `cannot roll back below ${this.tipBlock.height}: the reorg window is ${this.maxReorgDepth} blocks`)
@@ -204,12 +206,12 @@ export class OmniIndexer {
     for (const u of [...last.undo].reverse()) this.restore(u)
     const previous = this.window[this.window.length - 1]
     this.tipBlock = previous === undefined ? this.base : { height: previous.height, hash: previous.hash }
-    return { ok: true, value: { height: last.height, hash: last.hash } }
+    return Either.right({ height: last.height, hash: last.hash })
   }
 
   /** Rolls back until `height` is the tip (a reorg's fork point). */
-  rollbackTo(height: number): Result<number> {
-    if (this.tipBlock === undefined || height >= this.tipBlock.height) return { ok: true, value: 0 }
+  rollbackTo(height: number): Indexed<number> {
+    if (this.tipBlock === undefined || height >= this.tipBlock.height) return Either.right(0)
     const oldest = this.window[0]
     if (oldest === undefined || height < oldest.height - 1) {
       return fail(`cannot roll back to ${height}: only blocks above ${(oldest?.height ?? this.tipBlock.height + 1) - 1} are in the reorg window`)
@@ -217,10 +219,10 @@ export class OmniIndexer {
     let undone = 0
     while (this.tipBlock !== undefined && this.tipBlock.height > height) {
       const r = this.rollback()
-      if (!r.ok) return r
+      if (Either.isLeft(r)) return Either.left(r.left)
       undone++
     }
-    return { ok: true, value: undone }
+    return Either.right(undone)
   }
 
   // -------------------------------------------------------------------------------------------
@@ -296,8 +298,8 @@ export class OmniIndexer {
     const who = { sender, ...(reference === undefined ? {} : { reference }) }
 
     const decoded = decodeOmniPayload(payloadBytes)
-    if (!decoded.ok) return invalid(`bad payload: ${decoded.error}`, who)
-    const payload = decoded.value
+    if (Either.isLeft(decoded)) return invalid(`bad payload: ${decoded.left.message}`, who)
+    const payload = decoded.right
     const outcome = this.applyPayload(payload, sender, reference, base.txid, block.height)
     return typeof outcome === "string"
       ? invalid(outcome, { ...who, payload })

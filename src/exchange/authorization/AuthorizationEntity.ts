@@ -6,14 +6,14 @@ import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
-import { Effect, Metric, Option } from "effect"
+import { Effect, Either, Metric, Option } from "effect"
 import { Authorization, Expire, GrantRefused, type Granted } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
 import { entityActivations, entityDefects, timerLag } from "../../platform/Metrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
-import { isInvalid, parseCap, parseEntityId } from "./policy.ts"
+import { parseCap, parseEntityId, type PolicyInvalid } from "./policy.ts"
 
 const ECPair = ECPairFactory(ecc)
 
@@ -26,11 +26,15 @@ interface Row {
 
 const newDelegatedKey = () => {
   const key = ECPair.makeRandom({ network: ledgerParams.network })
-  const address = p2pkhAddressOfPubkey(key.publicKey)
   // A fresh compressed key always has an address; anything else is a broken invariant.
-  if (!address.ok) throw new Error(`delegated key without an address: ${address.error}`)
-  return { wif: key.toWIF(), address: address.value }
+  const address = Either.getOrThrowWith(
+    p2pkhAddressOfPubkey(key.publicKey),
+    (e) => new Error(`delegated key without an address: ${e.message}`)
+  )
+  return { wif: key.toWIF(), address }
 }
+
+const refused = (e: PolicyInvalid) => new GrantRefused({ message: e.message })
 
 export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
@@ -43,7 +47,7 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
   yield* tagged(Metric.increment(entityActivations))
 
   const current = sql<Row>`SELECT grant_id, cap::text AS cap, expires_at, delegated_address FROM authorizations
-    WHERE user_id = ${isInvalid(id) ? -1 : id.userId} AND asset = ${isInvalid(id) ? "" : id.asset}`.pipe(
+    WHERE user_id = ${Either.isRight(id) ? id.right.userId : -1} AND asset = ${Either.isRight(id) ? id.right.asset : ""}`.pipe(
     Effect.map((rows) => Option.fromNullable(rows[0]))
   )
 
@@ -74,9 +78,8 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
   return Authorization.of({
     Grant: ({ payload }) =>
       Effect.gen(function*() {
-        if (isInvalid(id)) return yield* Effect.fail(new GrantRefused({ message: id.message }))
-        const cap = parseCap(payload.cap)
-        if (isInvalid(cap)) return yield* Effect.fail(new GrantRefused({ message: cap.message }))
+        const { userId, asset } = yield* Effect.mapError(id, refused)
+        const cap = yield* Effect.mapError(parseCap(payload.cap), refused)
         if (payload.expiresAtMs <= Date.now()) {
           return yield* Effect.fail(new GrantRefused({ message: "expiry is in the past" }))
         }
@@ -84,17 +87,17 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
           const now = yield* current
           if (Option.isSome(now) && now.value.grant_id === payload.grantId) {
             // Redelivered after a crash between commit and reply: answer with what was committed.
-            return { asset: id.asset, grantId: payload.grantId, cap: now.value.cap, expiresAt: now.value.expires_at.getTime(), delegatedAddress: now.value.delegated_address }
+            return { asset, grantId: payload.grantId, cap: now.value.cap, expiresAt: now.value.expires_at.getTime(), delegatedAddress: now.value.delegated_address }
           }
           if (Option.isSome(now)) yield* destroy(now.value.grant_id, "replaced", null)
           const key = newDelegatedKey()
           yield* sql`INSERT INTO authorizations (user_id, asset, grant_id, cap, expires_at, delegated_address)
-            VALUES (${id.userId}, ${id.asset}, ${payload.grantId}, ${cap}, ${new Date(payload.expiresAtMs)}, ${key.address})`
+            VALUES (${userId}, ${asset}, ${payload.grantId}, ${cap}, ${new Date(payload.expiresAtMs)}, ${key.address})`
           yield* sql`INSERT INTO authorization_keys (grant_id, key_enc) VALUES (${payload.grantId}, ${box.seal(key.wif)})`
           yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner)
-            VALUES (${payload.grantId}, ${id.userId}, ${id.asset}, 'granted', ${new Date(payload.expiresAtMs)}, ${node.name})
+            VALUES (${payload.grantId}, ${userId}, ${asset}, 'granted', ${new Date(payload.expiresAtMs)}, ${node.name})
             ON CONFLICT (grant_id, kind) DO NOTHING`
-          return { asset: id.asset, grantId: payload.grantId, cap, expiresAt: payload.expiresAtMs, delegatedAddress: key.address } satisfies Granted
+          return { asset, grantId: payload.grantId, cap, expiresAt: payload.expiresAtMs, delegatedAddress: key.address } satisfies Granted
         }).pipe(sql.withTransaction, Effect.orDie)
         // Scheduled after the commit; if we crash before this line the grant is redelivered
         // (no reply yet), finds its row above and schedules again (the timer key dedups).

@@ -1,3 +1,4 @@
+import { Either } from "effect"
 import bs58check from "bs58check"
 import { payments } from "bitcoinjs-lib"
 import fc from "fast-check"
@@ -33,11 +34,11 @@ describe("ledger address rule", () => {
       fc.property(fc.uint8Array({ minLength: 20, maxLength: 20 }), (h) => {
         const p2pkh = encodeAddress(h, "p2pkh")
         const p2sh = encodeAddress(h, "p2sh")
-        if (!p2pkh.ok || !p2sh.ok) return false
-        const a = validateLedgerAddress(p2pkh.value)
-        const b = validateLedgerAddress(p2sh.value)
+        if (Either.isLeft(p2pkh) || Either.isLeft(p2sh)) return false
+        const a = validateLedgerAddress(p2pkh.right)
+        const b = validateLedgerAddress(p2sh.right)
         return (
-          p2pkh.value.startsWith("T") && p2sh.value.startsWith("M") &&
+          p2pkh.right.startsWith("T") && p2sh.right.startsWith("M") &&
           a.valid && a.type === "p2pkh" && Buffer.from(a.hash160).equals(Buffer.from(h)) &&
           b.valid && b.type === "p2sh"
         )
@@ -128,23 +129,23 @@ describe("ledger address rule", () => {
 
   it("validates under another param set and converts between sets with the same hash160", () => {
     const regtest = encodeAddress(hash, "p2pkh", litecoinRegtestParams)
-    expect(regtest.ok && /^[mn]/.test(regtest.value)).toBe(true)
-    if (!regtest.ok) return
-    expect(validateLedgerAddress(regtest.value, litecoinRegtestParams)).toMatchObject({ valid: true, type: "p2pkh" })
-    expect(validateLedgerAddress(regtest.value).valid).toBe(false)
-    expect(convertAddress(T, ledgerParams, litecoinRegtestParams)).toEqual({ ok: true, value: regtest.value })
-    expect(convertAddress(regtest.value, litecoinRegtestParams, ledgerParams)).toEqual({ ok: true, value: T })
-    expect(convertAddress(M, ledgerParams, litecoinRegtestParams)).toEqual({ ok: true, value: encode(0x3a) })
-    expect(convertAddress(T, litecoinRegtestParams, ledgerParams).ok).toBe(false)
+    expect(Either.isRight(regtest) && /^[mn]/.test(regtest.right)).toBe(true)
+    if (Either.isLeft(regtest)) return
+    expect(validateLedgerAddress(regtest.right, litecoinRegtestParams)).toMatchObject({ valid: true, type: "p2pkh" })
+    expect(validateLedgerAddress(regtest.right).valid).toBe(false)
+    expect(convertAddress(T, ledgerParams, litecoinRegtestParams)).toEqual(Either.right(regtest.right))
+    expect(convertAddress(regtest.right, litecoinRegtestParams, ledgerParams)).toEqual(Either.right(T))
+    expect(convertAddress(M, ledgerParams, litecoinRegtestParams)).toEqual(Either.right(encode(0x3a)))
+    expect(Either.isLeft(convertAddress(T, litecoinRegtestParams, ledgerParams))).toBe(true)
   })
 
   it("encodes a public key's P2PKH address exactly as bitcoinjs does", () => {
     const key = signingKeyFromSeed(new Uint8Array(32).fill(9))
-    expect(key.ok).toBe(true)
-    if (!key.ok) return
-    const ours = p2pkhAddressOfPubkey(key.value.publicKey)
-    expect(ours).toEqual({ ok: true, value: payments.p2pkh({ pubkey: key.value.publicKey, network: ledgerParams.network }).address })
-    expect(p2pkhAddressOfPubkey(new Uint8Array(32)).ok).toBe(false)
-    expect(encodeAddress(new Uint8Array(19), "p2pkh").ok).toBe(false)
+    expect(Either.isRight(key)).toBe(true)
+    if (Either.isLeft(key)) return
+    const ours = p2pkhAddressOfPubkey(key.right.publicKey)
+    expect(ours).toEqual(Either.right(payments.p2pkh({ pubkey: key.right.publicKey, network: ledgerParams.network }).address))
+    expect(Either.isLeft(p2pkhAddressOfPubkey(new Uint8Array(32)))).toBe(true)
+    expect(Either.isLeft(encodeAddress(new Uint8Array(19), "p2pkh"))).toBe(true)
   })
 })

@@ -1,4 +1,5 @@
 // Spawns the real CLI: `address check` and `message verify` print exactly one JSON object.
+import { Either } from "effect"
 import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -9,11 +10,11 @@ import { cli } from "../../support/cli.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
 const key = signingKeyFromSeed(new Uint8Array(32).fill(5))
-if (!key.ok) throw new Error(key.error)
-const { address, privateKey } = key.value
+if (Either.isLeft(key)) throw new Error(key.left.message)
+const { address, privateKey } = key.right
 const signed = signMessage("link me", privateKey)
-if (!signed.ok) throw new Error(signed.error)
-const signature = signed.value
+if (Either.isLeft(signed)) throw new Error(signed.left.message)
+const signature = signed.right
 
 const json = (stdout: string): unknown => {
   const lines = stdout.trim().split("\n")

@@ -1,3 +1,4 @@
+import { Either } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import fc from "fast-check"
 import { CID } from "multiformats/cid"
@@ -48,13 +49,13 @@ describe("content ids (CIDv1, raw, sha2-256, base32)", () => {
     const cid = rawCid(bytes)
     const asBase58 = CID.parse(cid).toString(base58btc)
     expect(asBase58.startsWith("z")).toBe(true)
-    expect(parseRawCid(asBase58)).toMatchObject({ ok: true, value: { cid } })
-    expect(parseRawCid("QmdfTbBqBPQ7VNxZEYEj14VmRuZBkqFbiwReogJgS1zR1n")).toMatchObject({ ok: false, error: expect.stringMatching(/CIDv1/) })
+    expect(parseRawCid(asBase58)).toMatchObject({ right: { cid } })
+    expect(parseRawCid("QmdfTbBqBPQ7VNxZEYEj14VmRuZBkqFbiwReogJgS1zR1n")).toMatchObject({ left: { message: expect.stringMatching(/CIDv1/) } })
     const dagPb = CID.create(1, 0x70, CID.parse(cid).multihash).toString()
-    expect(parseRawCid(dagPb)).toMatchObject({ ok: false, error: expect.stringMatching(/not raw/) })
-    expect(parseRawCid("")).toMatchObject({ ok: false })
-    expect(parseRawCid("not a cid")).toMatchObject({ ok: false })
-    expect(parseRawCid("b".repeat(500))).toMatchObject({ ok: false })
+    expect(parseRawCid(dagPb)).toMatchObject({ left: { message: expect.stringMatching(/not raw/) } })
+    expect(Either.isLeft(parseRawCid(""))).toBe(true)
+    expect(Either.isLeft(parseRawCid("not a cid"))).toBe(true)
+    expect(Either.isLeft(parseRawCid("b".repeat(500)))).toBe(true)
     expect(cidMatches(cid, bytes)).toBe(true)
     expect(cidMatches(asBase58, bytes)).toBe(true)
     expect(cidMatches(cid, new TextEncoder().encode("post body!"))).toBe(false)

@@ -1,7 +1,9 @@
+import { Either } from "effect"
 import { BIP32Factory } from "bip32"
 import bs58check from "bs58check"
 import * as ecc from "tiny-secp256k1"
 import { describe, expect, it } from "vitest"
+import { unwrap } from "../../../harness/either.ts"
 import { validateLedgerAddress } from "../../../src/chain/address.ts"
 import {
   accountFromSeed,
@@ -21,10 +23,6 @@ import {
 import { ledgerParams, litecoinRegtestParams } from "../../../src/chain/params.ts"
 
 const seed = Uint8Array.from({ length: 32 }, (_, i) => i)
-const unwrap = <A>(r: { ok: true; value: A } | { ok: false; error: string }): A => {
-  if (!r.ok) throw new Error(r.error)
-  return r.value
-}
 const account: SeedAccount = unwrap(accountFromSeed(seed))
 const watch: WatchOnlyAccount = unwrap(watchOnlyFromXpub(account.watch.xpub))
 
@@ -63,27 +61,27 @@ describe("BIP-32 keys", () => {
   it("refuses xprv, other networks' xpubs, non-account depths and garbage", () => {
     const root = BIP32Factory(ecc).fromSeed(seed, ledgerParams.network)
     const xprv = unwrap(accountFromSeed(seed)).account.toBase58()
-    expect(watchOnlyFromXpub(xprv)).toMatchObject({ ok: false, error: expect.stringMatching(/extended private key/) })
+    expect(watchOnlyFromXpub(xprv)).toMatchObject({ left: { message: expect.stringMatching(/extended private key/) } })
     const btcXpub = BIP32Factory(ecc).fromSeed(seed).derivePath("m/44'/0'/0'").neutered().toBase58()
     expect(btcXpub.startsWith("xpub")).toBe(true)
-    expect(watchOnlyFromXpub(btcXpub)).toMatchObject({ ok: false, error: expect.stringMatching(/0x0488b21e is not a ledger xpub/) })
-    expect(watchOnlyFromXpub(root.neutered().toBase58())).toMatchObject({ ok: false, error: expect.stringMatching(/got depth 0/) })
+    expect(watchOnlyFromXpub(btcXpub)).toMatchObject({ left: { message: expect.stringMatching(/0x0488b21e is not a ledger xpub/) } })
+    expect(watchOnlyFromXpub(root.neutered().toBase58())).toMatchObject({ left: { message: expect.stringMatching(/got depth 0/) } })
     const branchKey = root.derivePath("m/44'/696969'/0'/0").neutered().toBase58()
-    expect(watchOnlyFromXpub(branchKey)).toMatchObject({ ok: false, error: expect.stringMatching(/got depth 4/) })
-    expect(watchOnlyFromXpub("Tpub-not-a-key")).toMatchObject({ ok: false, error: expect.stringMatching(/base58check/) })
-    expect(watchOnlyFromXpub(account.watch.xpub.slice(0, -1) + "x").ok).toBe(false)
+    expect(watchOnlyFromXpub(branchKey)).toMatchObject({ left: { message: expect.stringMatching(/got depth 4/) } })
+    expect(watchOnlyFromXpub("Tpub-not-a-key")).toMatchObject({ left: { message: expect.stringMatching(/base58check/) } })
+    expect(Either.isLeft(watchOnlyFromXpub(account.watch.xpub.slice(0, -1) + "x"))).toBe(true)
   })
 
   it("bounds seeds and indexes", () => {
-    expect(accountFromSeed(new Uint8Array(15)).ok).toBe(false)
-    expect(accountFromSeed(new Uint8Array(16).fill(1)).ok).toBe(true)
-    expect(accountFromSeed(new Uint8Array(64).fill(1)).ok).toBe(true)
-    expect(accountFromSeed(new Uint8Array(65)).ok).toBe(false)
-    expect(deriveAddress(watch, RECEIVE, -1).ok).toBe(false)
-    expect(deriveAddress(watch, RECEIVE, 1.5).ok).toBe(false)
-    expect(deriveAddress(watch, RECEIVE, 0x80000000).ok).toBe(false)
-    expect(deriveAddress(watch, RECEIVE, 0x7fffffff).ok).toBe(true)
-    expect(deriveAddresses(watch, RECEIVE, 0x7fffffff, 2).ok).toBe(false)
+    expect(Either.isLeft(accountFromSeed(new Uint8Array(15)))).toBe(true)
+    expect(Either.isRight(accountFromSeed(new Uint8Array(16).fill(1)))).toBe(true)
+    expect(Either.isRight(accountFromSeed(new Uint8Array(64).fill(1)))).toBe(true)
+    expect(Either.isLeft(accountFromSeed(new Uint8Array(65)))).toBe(true)
+    expect(Either.isLeft(deriveAddress(watch, RECEIVE, -1))).toBe(true)
+    expect(Either.isLeft(deriveAddress(watch, RECEIVE, 1.5))).toBe(true)
+    expect(Either.isLeft(deriveAddress(watch, RECEIVE, 0x80000000))).toBe(true)
+    expect(Either.isRight(deriveAddress(watch, RECEIVE, 0x7fffffff))).toBe(true)
+    expect(Either.isLeft(deriveAddresses(watch, RECEIVE, 0x7fffffff, 2))).toBe(true)
   })
 
   it("converts the xpub to litecoind regtest (tpub) with the same key material", () => {

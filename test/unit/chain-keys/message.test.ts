@@ -1,3 +1,4 @@
+import { Either } from "effect"
 import { payments } from "bitcoinjs-lib"
 import { BIP32Factory } from "bip32"
 import * as ecc from "tiny-secp256k1"
@@ -9,8 +10,8 @@ import { signMessage, verifyMessage, type SignOptions } from "../../../src/chain
 import { ledgerParams, type UtxoChainParams } from "../../../src/chain/params.ts"
 
 const keyResult = signingKeyFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i * 3))
-if (!keyResult.ok) throw new Error(keyResult.error)
-const key = keyResult.value
+if (Either.isLeft(keyResult)) throw new Error(keyResult.left.message)
+const key = keyResult.right
 const net = ledgerParams.network
 const uncompressedPub = ecc.pointFromScalar(key.privateKey, false)!
 
@@ -24,8 +25,8 @@ const addresses = {
 const message = '{"member":"alice","nonce":"8c1f"}'
 const sign = (options: SignOptions = {}, params: UtxoChainParams = ledgerParams, text = message): string => {
   const s = signMessage(text, key.privateKey, params, options)
-  if (!s.ok) throw new Error(s.error)
-  return s.value
+  if (Either.isLeft(s)) throw new Error(s.left.message)
+  return s.right
 }
 const header = (sig: string): number => Buffer.from(sig, "base64")[0]!
 const verify = (address: string, signature: string | Uint8Array, text: string | Uint8Array = message) =>
@@ -85,8 +86,8 @@ describe("BIP-137 messages with the ledger prefix", () => {
     expect(verify(addresses.p2wpkh, sig)).toMatchObject({ valid: true, addressKind: "p2wpkh" })
     // Another key's segwit address does not.
     const other = signingKeyFromSeed(new Uint8Array(32).fill(1))
-    if (!other.ok) throw new Error(other.error)
-    const otherP2wpkh = payments.p2wpkh({ pubkey: other.value.publicKey, network: net }).address!
+    if (Either.isLeft(other)) throw new Error(other.left.message)
+    const otherP2wpkh = payments.p2wpkh({ pubkey: other.right.publicKey, network: net }).address!
     expect(verify(otherP2wpkh, sig).valid).toBe(false)
     // An uncompressed header never speaks for segwit.
     expect(verify(addresses.p2wpkh, sign({ compressed: false }))).toMatchObject({ valid: false, reason: expect.stringMatching(/cannot sign/) })
@@ -147,15 +148,15 @@ describe("BIP-137 messages with the ledger prefix", () => {
   })
 
   it("sign refuses bad keys and impossible options as results", () => {
-    expect(signMessage(message, new Uint8Array(31)).ok).toBe(false)
-    expect(signMessage(message, new Uint8Array(32)).ok).toBe(false) // zero is not a valid scalar
-    expect(signMessage(message, key.privateKey, ledgerParams, { compressed: false, segwitType: "p2wpkh" }).ok).toBe(false)
+    expect(Either.isLeft(signMessage(message, new Uint8Array(31)))).toBe(true)
+    expect(Either.isLeft(signMessage(message, new Uint8Array(32)))).toBe(true) // zero is not a valid scalar
+    expect(Either.isLeft(signMessage(message, key.privateKey, ledgerParams, { compressed: false, segwitType: "p2wpkh" }))).toBe(true)
   })
 
   it("signs deterministically (RFC 6979) and matches a key derived independently", () => {
     expect(sign()).toBe(sign())
     const direct = BIP32Factory(ecc).fromSeed(Uint8Array.from({ length: 32 }, (_, i) => i * 3), net).derivePath("m/44'/696969'/0'/0/0")
     const a = encodeAddress(payments.p2pkh({ pubkey: direct.publicKey, network: net }).hash!, "p2pkh")
-    expect(a).toEqual({ ok: true, value: addresses.p2pkh })
+    expect(a).toEqual(Either.right(addresses.p2pkh))
   })
 })

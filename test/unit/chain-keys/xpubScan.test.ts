@@ -1,15 +1,16 @@
+import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { accountFromSeed, CHANGE, deriveAddress, RECEIVE, type Branch, type WatchOnlyAccount } from "../../../src/chain/keys.ts"
-import { GAP_LIMIT, scanAccount, scanBranch, type AddressActivity, type AddressLookup } from "../../../src/chain/xpubScan.ts"
+import { GAP_LIMIT, scanAccount, scanBranch, ScanError, type AddressActivity, type AddressLookup } from "../../../src/chain/xpubScan.ts"
 
 const account = accountFromSeed(Uint8Array.from({ length: 32 }, (_, i) => 255 - i))
-if (!account.ok) throw new Error(account.error)
-const watch: WatchOnlyAccount = account.value.watch
+if (Either.isLeft(account)) throw new Error(account.left.message)
+const watch: WatchOnlyAccount = account.right.watch
 
 const addressAt = (branch: Branch, index: number): string => {
   const d = deriveAddress(watch, branch, index)
-  if (!d.ok) throw new Error(d.error)
-  return d.value.address
+  if (Either.isLeft(d)) throw new Error(d.left.message)
+  return d.right.address
 }
 
 /** A ledger stub holding funds at given (branch, index) slots; records every batch asked. */
@@ -26,8 +27,8 @@ const ledger = (funds: ReadonlyArray<readonly [Branch, number, bigint]>) => {
 const scan = async (funds: ReadonlyArray<readonly [Branch, number, bigint]>) => {
   const l = ledger(funds)
   const r = await scanAccount(watch, l.lookup)
-  if (!r.ok) throw new Error(r.error)
-  return { ...r.value, batches: l.batches }
+  if (Either.isLeft(r)) throw new Error(r.left.message)
+  return { ...r.right, batches: l.batches }
 }
 
 describe("gap-limit scanning (20 unused in a row, both branches)", () => {
@@ -72,20 +73,20 @@ describe("gap-limit scanning (20 unused in a row, both branches)", () => {
 
   it("fails instead of guessing when the ledger skips an address or errors", async () => {
     const skipping: AddressLookup = async (addresses) => new Map(addresses.slice(1).map((a) => [a, { used: false, balance: 0n }]))
-    expect(await scanBranch(watch, RECEIVE, skipping)).toMatchObject({ ok: false, error: expect.stringMatching(/no answer/) })
+    expect(await scanBranch(watch, RECEIVE, skipping)).toMatchObject({ left: { message: expect.stringMatching(/no answer/) } })
     const broken: AddressLookup = async () => {
       throw new Error("connection refused")
     }
-    expect(await scanAccount(watch, broken)).toEqual({ ok: false, error: "ledger lookup failed: connection refused" })
+    expect(await scanAccount(watch, broken)).toEqual(Either.left(new ScanError({ message: "ledger lookup failed: connection refused" })))
   })
 
   it("stops at the per-branch address bound and says so", async () => {
     const funds = Array.from({ length: 30 }, (_, i) => [RECEIVE, i, 1n] as const)
     const l = ledger(funds)
     const r = await scanBranch(watch, RECEIVE, l.lookup, { maxAddressesPerBranch: 25 })
-    expect(r).toMatchObject({ ok: true, value: { truncated: true, nextIndex: 25 } })
-    if (r.ok) expect(r.value.addresses).toHaveLength(25)
+    expect(r).toMatchObject({ right: { truncated: true, nextIndex: 25 } })
+    if (Either.isRight(r)) expect(r.right.addresses).toHaveLength(25)
     const full = await scanBranch(watch, RECEIVE, l.lookup)
-    expect(full).toMatchObject({ ok: true, value: { truncated: false, nextIndex: 30, balance: 30n } })
+    expect(full).toMatchObject({ right: { truncated: false, nextIndex: 30, balance: 30n } })
   })
 })

@@ -1,26 +1,27 @@
 // The chain follower over the devnet: catching up page by page, reorgs to a longer, equal or
 // shorter chain, bounds on work and rollback depth, and a consumer that refuses a block.
-import { Effect, Fiber } from "effect"
+import { Data, Effect, Either, Fiber } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import type { Result } from "../../../src/crypto/result.ts"
 import { makeUtxoDevnet, type UtxoDevnetHandle } from "../../../src/chain/ledger/devnet.ts"
 import { follow, syncOnce, type BlockConsumer } from "../../../src/chain/ledger/follower.ts"
 import type { LedgerBlock } from "../../../src/chain/ledger/UtxoLedger.ts"
 import { failure, run, testWallet } from "../../support/utxoLedgerContract.ts"
+
+class Refused extends Data.TaggedError("Refused")<{ readonly message: string }> {}
 
 /** Records the chain it has applied: heights and hashes, like any consumer with an undo log. */
 class ChainCopy implements BlockConsumer {
   readonly applied: Array<{ height: number; hash: string }> = []
   refuseAt: number | undefined
   tip() { return this.applied.at(-1) }
-  apply(block: LedgerBlock): Result<unknown> {
-    if (block.height === this.refuseAt) return { ok: false, error: "refused" }
+  apply(block: LedgerBlock): Either.Either<unknown, Refused> {
+    if (block.height === this.refuseAt) return Either.left(new Refused({ message: "refused" }))
     this.applied.push({ height: block.height, hash: block.hash })
-    return { ok: true, value: undefined }
+    return Either.right(undefined)
   }
-  rollback(): Result<unknown> {
+  rollback(): Either.Either<unknown, Refused> {
     const last = this.applied.pop()
-    return last === undefined ? { ok: false, error: "empty" } : { ok: true, value: last }
+    return last === undefined ? Either.left(new Refused({ message: "empty" })) : Either.right(last)
   }
 }
 

@@ -1,6 +1,6 @@
 // The JSON-RPC adapter's pure edges: reject reasons as litecoind words them, coin amounts to
 // satoshis, and transport failures as typed errors (a port nobody listens on).
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { layerRpc, makeRpcLedger, rejectCodeOf, rpcEndpoint, satsOfCoins } from "../../../src/chain/ledger/rpcLedger.ts"
 import { UtxoLedger } from "../../../src/chain/ledger/UtxoLedger.ts"
@@ -44,18 +44,18 @@ describe("rpc ledger edges", () => {
 
   it("takes Basic auth from the URL and strips it, since fetch refuses URLs with credentials", () => {
     const basic = (user: string) => "Basic " + Buffer.from(user).toString("base64")
-    expect(rpcEndpoint("http://u:p@127.0.0.1:19443/")).toEqual({ ok: true, value: { url: "http://127.0.0.1:19443/", authorization: basic("u:p") } })
+    expect(rpcEndpoint("http://u:p@127.0.0.1:19443/")).toEqual(Either.right({ url: "http://127.0.0.1:19443/", authorization: basic("u:p") }))
     // Percent-encoded characters in the password are the node's literal ones.
-    expect(rpcEndpoint("http://rpc:p%40ss%3A1@node:8332")).toEqual({ ok: true, value: { url: "http://node:8332/", authorization: basic("rpc:p@ss:1") } })
+    expect(rpcEndpoint("http://rpc:p%40ss%3A1@node:8332")).toEqual(Either.right({ url: "http://node:8332/", authorization: basic("rpc:p@ss:1") }))
     // Explicit credentials win over the URL's.
-    expect(rpcEndpoint("http://u:p@node:1/", "x", "y")).toMatchObject({ ok: true, value: { url: "http://node:1/", authorization: basic("x:y") } })
-    expect(rpcEndpoint("http://node:1/")).toEqual({ ok: true, value: { url: "http://node:1/", authorization: undefined } })
-    expect(rpcEndpoint("ftp://node/").ok).toBe(false)
-    expect(rpcEndpoint("http://u:%zz@node/")).toMatchObject({ ok: false, error: expect.stringContaining("malformed") })
+    expect(rpcEndpoint("http://u:p@node:1/", "x", "y")).toMatchObject({ right: { url: "http://node:1/", authorization: basic("x:y") } })
+    expect(rpcEndpoint("http://node:1/")).toEqual(Either.right({ url: "http://node:1/", authorization: undefined }))
+    expect(Either.isLeft(rpcEndpoint("ftp://node/"))).toBe(true)
+    expect(rpcEndpoint("http://u:%zz@node/")).toMatchObject({ left: { message: expect.stringContaining("malformed") } })
     const bad = rpcEndpoint("http//u:secret@node")
-    expect(bad.ok).toBe(false)
+    expect(Either.isLeft(bad)).toBe(true)
     // The password never reaches an error message.
-    if (!bad.ok) expect(bad.error).not.toContain("secret")
+    if (Either.isLeft(bad)) expect(bad.left.message).not.toContain("secret")
   })
 
   it("layerRpc refuses a malformed URL when it is built; a call on a bad URL is a typed error", async () => {

@@ -1,3 +1,4 @@
+import { Either } from "effect"
 import fc from "fast-check"
 import { opcodes, script as bscript } from "bitcoinjs-lib"
 import { describe, expect, it } from "vitest"
@@ -6,6 +7,7 @@ import {
   classCPayloadOf,
   decodeOmniPayload,
   encodeOmniPayload,
+  OmniCodecError,
   omniScript,
   type OmniPayload
 } from "../../../src/chain/omni/codec.ts"
@@ -67,19 +69,19 @@ describe("Omni class C codec: properties", () => {
     fc.assert(
       fc.property(payload, (p) => {
         const encoded = unwrap(encodeOmniPayload(p))
-        expect(decodeOmniPayload(encoded)).toEqual({ ok: true, value: p })
+        expect(decodeOmniPayload(encoded)).toEqual(Either.right(p))
         expect(hex(classCPayloadOf(unwrap(omniScript(p)))!)).toBe(hex(encoded))
       }),
       { numRuns: 300 }
     )
   })
 
-  it("decoding arbitrary bytes never throws and returns a Result", () => {
+  it("decoding arbitrary bytes never throws and returns an Either", () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 120 }), (b) => {
         const r = decodeOmniPayload(b)
-        expect(typeof r.ok).toBe("boolean")
-        if (!r.ok) expect(r.error.length).toBeGreaterThan(0)
+        expect(Either.isEither(r)).toBe(true)
+        if (Either.isLeft(r)) expect(r.left.message.length).toBeGreaterThan(0)
       }),
       { numRuns: 1000 }
     )
@@ -87,19 +89,19 @@ describe("Omni class C codec: properties", () => {
 
   it("garbage gets a specific error", () => {
     const send = unwrap(encodeOmniPayload({ type: "simpleSend", property: 31, amount: 5n }))
-    expect(decodeOmniPayload(new Uint8Array(3))).toEqual({ ok: false, error: "payload is 3 bytes; an Omni header is 4 (version, type)" })
-    expect(decodeOmniPayload(send.subarray(0, 15))).toEqual({ ok: false, error: "payload of type 0 is 15 bytes; it needs 16" })
-    expect(decodeOmniPayload(bytes("00000032"))).toEqual({ ok: false, error: "unsupported Omni transaction type 50" })
-    expect(decodeOmniPayload(bytes("00010000000000010000000005f5e100"))).toEqual({ ok: false, error: "unsupported version 1 of Omni transaction type 0" })
-    expect(decodeOmniPayload(bytes("000000360100010000000061620063"))).toEqual({ ok: false, error: "create-property payload ends inside the subcategory string (no NUL terminator)" })
-    expect(decodeOmniPayload(bytes("000000360300010000000000000000"))).toEqual({ ok: false, error: "ecosystem 3 must be 1 (main) or 2 (test)" })
-    expect(decodeOmniPayload(bytes("000000360100030000000000000000"))).toEqual({ ok: false, error: "property type 3 must be 1 (indivisible) or 2 (divisible)" })
+    expect(decodeOmniPayload(new Uint8Array(3))).toEqual(Either.left(new OmniCodecError({ message: "payload is 3 bytes; an Omni header is 4 (version, type)" })))
+    expect(decodeOmniPayload(send.subarray(0, 15))).toEqual(Either.left(new OmniCodecError({ message: "payload of type 0 is 15 bytes; it needs 16" })))
+    expect(decodeOmniPayload(bytes("00000032"))).toEqual(Either.left(new OmniCodecError({ message: "unsupported Omni transaction type 50" })))
+    expect(decodeOmniPayload(bytes("00010000000000010000000005f5e100"))).toEqual(Either.left(new OmniCodecError({ message: "unsupported version 1 of Omni transaction type 0" })))
+    expect(decodeOmniPayload(bytes("000000360100010000000061620063"))).toEqual(Either.left(new OmniCodecError({ message: "create-property payload ends inside the subcategory string (no NUL terminator)" })))
+    expect(decodeOmniPayload(bytes("000000360300010000000000000000"))).toEqual(Either.left(new OmniCodecError({ message: "ecosystem 3 must be 1 (main) or 2 (test)" })))
+    expect(decodeOmniPayload(bytes("000000360100030000000000000000"))).toEqual(Either.left(new OmniCodecError({ message: "property type 3 must be 1 (indivisible) or 2 (divisible)" })))
   })
 
   it("refuses to encode what Omni would reject or truncate", () => {
     const err = (p: OmniPayload) => {
       const r = encodeOmniPayload(p)
-      return r.ok ? "" : r.error
+      return Either.isRight(r) ? "" : r.left.message
     }
     expect(err({ type: "simpleSend", property: 31, amount: 0n })).toMatch(/amount 0 must be from 1/)
     expect(err({ type: "simpleSend", property: 31, amount: AMOUNT_MAX + 1n })).toMatch(/int64/)

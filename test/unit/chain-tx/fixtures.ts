@@ -1,12 +1,12 @@
 // Shared fixtures: deterministic keys, funding transactions the builder can spend, and blocks
 // for the indexer. Funding txs are coinbase-shaped (no real input) so no chain is needed.
+import { Either } from "effect"
 import { payments, Transaction } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
 import { p2pkhAddressOfPubkey } from "../../../src/chain/address.ts"
 import { ledgerParams } from "../../../src/chain/params.ts"
 import type { Utxo } from "../../../src/chain/txBuilder.ts"
-import type { Result } from "../../../src/crypto/result.ts"
 
 const ECPair = ECPairFactory(ecc)
 
@@ -23,8 +23,8 @@ export const wallet = (seed: number): Wallet => {
   const privateKey = Uint8Array.from({ length: 32 }, (_, i) => (i === 31 ? seed : 7 + i))
   const key = ECPair.fromPrivateKey(privateKey, { compressed: true })
   const address = p2pkhAddressOfPubkey(key.publicKey, params)
-  if (!address.ok) throw new Error(address.error)
-  return { privateKey, publicKey: key.publicKey, address: address.value, script: payments.p2pkh({ pubkey: key.publicKey }).output! }
+  if (Either.isLeft(address)) throw new Error(address.left.message)
+  return { privateKey, publicKey: key.publicKey, address: address.right, script: payments.p2pkh({ pubkey: key.publicKey }).output! }
 }
 
 let nonce = 0
@@ -40,7 +40,4 @@ export const fund = (script: Uint8Array, values: ReadonlyArray<bigint>): { tx: T
   return { tx, utxos: values.map((value, vout) => ({ txid, vout, value, script, prevTxHex: hex })) }
 }
 
-export const unwrap = <A>(r: Result<A, string | { readonly message: string }>): A => {
-  if (!r.ok) throw new Error(typeof r.error === "string" ? r.error : r.error.message)
-  return r.value
-}
+export { unwrap } from "../../../harness/either.ts"

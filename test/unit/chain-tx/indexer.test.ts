@@ -1,3 +1,4 @@
+import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { OmniIndexer, referenceOf, FIRST_MAIN_PROPERTY_ID, FIRST_TEST_PROPERTY_ID, type IndexerBlock } from "../../../src/chain/omni/indexer.ts"
 import { encodeOmniPayload, type OmniPayload } from "../../../src/chain/omni/codec.ts"
@@ -179,19 +180,19 @@ describe("OmniIndexer", () => {
     const ix = new OmniIndexer({ params, maxReorgDepth: 2 })
     const a = funded(alice, 5)
     unwrap(ix.apply(blockAt(1, [a.fundingHex])))
-    expect(ix.apply(blockAt(3, [])).ok).toBe(false)
+    expect(Either.isLeft(ix.apply(blockAt(3, [])))).toBe(true)
     const bad = ix.apply(blockAt(2, [a.omni(create("USD")), "00zz"]))
-    expect(bad.ok ? "" : bad.error).toMatch(/^block 2 tx 1 does not parse/)
+    expect(Either.isRight(bad) ? "" : bad.left.message).toMatch(/^block 2 tx 1 does not parse/)
     expect(ix.properties()).toEqual([]) // nothing from the bad block was applied
     unwrap(ix.apply(blockAt(2, [])))
     unwrap(ix.apply(blockAt(3, [])))
     const deep = ix.rollbackTo(0)
-    expect(deep.ok ? "" : deep.error).toMatch(/reorg window/)
+    expect(Either.isRight(deep) ? "" : deep.left.message).toMatch(/reorg window/)
     expect(unwrap(ix.rollbackTo(1))).toBe(2)
     // Block 1 left the window, but it is still the tip: the chain continues from it.
     expect(ix.tip()).toEqual({ height: 1, hash: blockAt(1, []).hash })
-    expect(ix.rollback().ok).toBe(false)
-    expect(ix.apply(blockAt(3, [])).ok).toBe(false)
+    expect(Either.isLeft(ix.rollback())).toBe(true)
+    expect(Either.isLeft(ix.apply(blockAt(3, [])))).toBe(true)
     unwrap(ix.apply(blockAt(2, [], "b")))
     expect(ix.tip()!.height).toBe(2)
   })

@@ -1,9 +1,10 @@
+import { Either } from "effect"
 import { crypto, script as bscript, Transaction } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
 import { describe, expect, it } from "vitest"
 import { encodeAddress } from "../../../src/chain/address.ts"
-import { BuildError } from "../../../src/chain/buildErrors.ts"
+import { FeeInvariantBroken, TooLarge, TooManyOpReturns, type BuildError } from "../../../src/chain/buildErrors.ts"
 import { litecoinRegtestParams } from "../../../src/chain/params.ts"
 import {
   addressScript,
@@ -20,7 +21,6 @@ import {
 } from "../../../src/chain/txBuilder.ts"
 import { encodeOmniPayload } from "../../../src/chain/omni/codec.ts"
 import { referenceOf } from "../../../src/chain/omni/indexer.ts"
-import type { Result } from "../../../src/crypto/result.ts"
 import { fund, params, unwrap, wallet } from "./fixtures.ts"
 
 const alice = wallet(1)
@@ -28,11 +28,13 @@ const bob = wallet(2)
 const carol = wallet(3)
 const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex")
 const isOpReturn = (s: Uint8Array): boolean => s[0] === 0x6a
-const errorOf = <A>(r: Result<A, BuildError>): string => (r.ok ? "" : r.error.message)
-/** The builder's refusal; fails the test when it built instead. */
-const refusal = <A>(r: Result<A, BuildError>): BuildError => {
-  if (r.ok) throw new Error("expected a refusal, the builder succeeded")
-  return r.error
+const errorOf = <A>(r: Either.Either<A, BuildError>): string => (Either.isRight(r) ? "" : r.left.message)
+/** An error's tag, fields and message as plain data, for an exact toEqual. */
+const fieldsOf = (e: BuildError) => ({ ...e, message: e.message })
+/** The builder's refusal, as fieldsOf; fails the test when it built instead. */
+const refusal = <A>(r: Either.Either<A, BuildError>) => {
+  if (Either.isRight(r)) throw new Error("expected a refusal, the builder succeeded")
+  return fieldsOf(r.left)
 }
 
 /** Checks every input's signature against hashForSignature and the prevout's key hash. */
@@ -89,7 +91,7 @@ describe("buildSend", () => {
     const { utxos } = fund(alice.script, [100_000n])
     const at = (value: bigint) => buildSend(params, { inputs: utxos, signer: alice, outputs: [{ address: bob.address, value }], changeAddress: alice.address })
     expect(errorOf(at(params.dustSats - 1n))).toMatch(/below the dust threshold of 5460/)
-    expect(at(params.dustSats).ok).toBe(true)
+    expect(Either.isRight(at(params.dustSats))).toBe(true)
   })
 
   it("refuses an output above the int64 maximum as data; bitcoinjs would throw on it", () => {
@@ -97,20 +99,17 @@ describe("buildSend", () => {
     const at = (value: bigint) => buildSend(params, { inputs: utxos, signer: alice, outputs: [{ address: bob.address, value }], changeAddress: alice.address })
     const int64Max = (1n << 63n) - 1n
     for (const value of [int64Max + 1n, (1n << 64n) - 1n, 1n << 64n]) {
-      expect(at(value)).toEqual({
-        ok: false,
-        error: { _tag: "OutputValueTooLarge", index: 0, value, limit: int64Max, message: `output 0 pays ${value} sats, more than a 64-bit amount` }
-      })
+      expect(refusal(at(value))).toEqual({ _tag: "OutputValueTooLarge", index: 0, value, limit: int64Max, message: `output 0 pays ${value} sats, more than a 64-bit amount` })
     }
     // The largest amount passes this check and is refused only for want of funds.
-    expect(at(int64Max)).toMatchObject({ ok: false, error: { _tag: "InsufficientFunds", outputsTotal: int64Max } })
+    expect(refusal(at(int64Max))).toMatchObject({ _tag: "InsufficientFunds", outputsTotal: int64Max })
   })
 
   it("refuses insufficient funds, counting the fee", () => {
     const { utxos } = fund(alice.script, [100_000n])
     const r = buildSend(params, { inputs: utxos, signer: alice, outputs: [{ address: bob.address, value: 100_000n - 190n }], changeAddress: alice.address })
     expect(errorOf(r)).toBe("insufficient funds: inputs total 100000 sats; outputs need 99810 plus a fee of 191 at 1 sat/vB")
-    expect(buildSend(params, { inputs: utxos, signer: alice, outputs: [{ address: bob.address, value: 100_000n - 191n }], changeAddress: alice.address }).ok).toBe(true)
+    expect(Either.isRight(buildSend(params, { inputs: utxos, signer: alice, outputs: [{ address: bob.address, value: 100_000n - 191n }], changeAddress: alice.address }))).toBe(true)
   })
 
   it("validates every address for the given params", () => {
@@ -122,7 +121,7 @@ describe("buildSend", () => {
     expect(errorOf(send(bob.address, "T-not-an-address"))).toMatch(/^change address/)
     // The same keys work on litecoind regtest with its own address format.
     const regtestAlice = unwrap(encodeAddress(alice.script.subarray(3, 23), "p2pkh", litecoinRegtestParams))
-    expect(buildSend(litecoinRegtestParams, { inputs: utxos, signer: alice, outputs: [{ address: regtestBob, value: 10_000n }], changeAddress: regtestAlice }).ok).toBe(true)
+    expect(Either.isRight(buildSend(litecoinRegtestParams, { inputs: utxos, signer: alice, outputs: [{ address: regtestBob, value: 10_000n }], changeAddress: regtestAlice }))).toBe(true)
   })
 
   it("spends only the signer's outputs and checks them against the previous transaction", () => {
@@ -157,7 +156,7 @@ describe("buildStamp", () => {
     expect(hex(outs[1]!.script)).toBe(hex(alice.script))
     expect(signaturesVerify(ok, utxos)).toBe(true)
     const r = buildStamp(params, { inputs: utxos, signer: alice, data: new Uint8Array(81), changeAddress: alice.address })
-    expect(r).toEqual({ ok: false, error: { _tag: "OpReturnTooLarge", size: 81, limit: 80, message: "OP_RETURN data is 81 bytes; the limit is 80" } })
+    expect(refusal(r)).toEqual({ _tag: "OpReturnTooLarge", size: 81, limit: 80, message: "OP_RETURN data is 81 bytes; the limit is 80" })
   })
 })
 
@@ -203,7 +202,7 @@ describe("buildOmni", () => {
     const long = { type: "createManaged", ecosystem: 1, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: "x".repeat(62), url: "", data: "" } as const
     // 4 marker + 11 fixed + 5 NULs + 62 = 82 bytes of data
     expect(errorOf(buildOmni(params, { ...base, payload: long }))).toBe("OP_RETURN data is 82 bytes; the limit is 80")
-    expect(buildOmni(params, { ...base, payload: { ...long, name: "x".repeat(60) } }).ok).toBe(true)
+    expect(Either.isRight(buildOmni(params, { ...base, payload: { ...long, name: "x".repeat(60) } }))).toBe(true)
   })
 })
 
@@ -270,7 +269,7 @@ describe("BuildError: each refusal is a tagged variant carrying its numbers", ()
   it("OP_RETURN: OpReturnTooLarge { size, limit } one byte over, for stamps and Omni payloads alike", () => {
     const { utxos } = fund(alice.script, [100_000n])
     const stamp = (bytes: number) => buildStamp(params, { inputs: utxos, signer: alice, data: new Uint8Array(bytes), changeAddress: alice.address })
-    expect(stamp(80).ok).toBe(true)
+    expect(Either.isRight(stamp(80))).toBe(true)
     expect(refusal(stamp(81))).toEqual({ _tag: "OpReturnTooLarge", size: 81, limit: 80, message: "OP_RETURN data is 81 bytes; the limit is 80" })
     const create = (name: string) =>
       buildOmni(params, {
@@ -280,7 +279,7 @@ describe("BuildError: each refusal is a tagged variant carrying its numbers", ()
         payload: { type: "createManaged", ecosystem: 1, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name, url: "", data: "" }
       })
     // 4 marker + 11 fixed + 5 NULs + the name
-    expect(create("x".repeat(60)).ok).toBe(true)
+    expect(Either.isRight(create("x".repeat(60)))).toBe(true)
     expect(refusal(create("x".repeat(61)))).toMatchObject({ _tag: "OpReturnTooLarge", size: 81, limit: 80 })
     expect(refusal(create("x".repeat(62)))).toEqual({ _tag: "OpReturnTooLarge", size: 82, limit: 80, message: "OP_RETURN data is 82 bytes; the limit is 80" })
   })
@@ -289,7 +288,7 @@ describe("BuildError: each refusal is a tagged variant carrying its numbers", ()
     const { utxos } = fund(alice.script, [100_000n])
     const bad = { ...send31, amount: 0n }
     const codec = encodeOmniPayload(bad)
-    const codecError = codec.ok ? "encoded" : codec.error
+    const codecError = Either.isRight(codec) ? "encoded" : codec.left.message
     expect(codecError).toMatch(/^amount 0 /)
     expect(refusal(buildOmni(params, { inputs: utxos, signer: alice, payload: bad, changeAddress: alice.address }))).toEqual({ _tag: "InvalidOmniPayload", message: codecError })
     expect(refusal(buildOmni(params, { inputs: utxos, signer: alice, payload: send31, changeAddress: bob.address }))).toEqual({
@@ -346,7 +345,7 @@ describe("BuildError: each refusal is a tagged variant carrying its numbers", ()
       reason: "prevOutputMismatch",
       message: `input 1 (${u.txid}:0): value or script differ from the previous transaction's output`
     })
-    expect(buildSend(params, { inputs: [good, u], signer: alice, outputs: [pay(bob.address)], changeAddress: alice.address }).ok).toBe(true)
+    expect(Either.isRight(buildSend(params, { inputs: [good, u], signer: alice, outputs: [pay(bob.address)], changeAddress: alice.address }))).toBe(true)
   })
 
   it("outputs: NoOutputs, TooManyOutputs over 500 (500 build), DustOutput and OutputValueTooLarge with index and limit", () => {
@@ -379,7 +378,7 @@ describe("BuildError: each refusal is a tagged variant carrying its numbers", ()
     const { utxos } = fund(alice.script, [1_000_000n])
     const at = (feeRateSatPerVb: bigint) => buildSend(params, { inputs: utxos, signer: alice, outputs: [pay(bob.address)], changeAddress: alice.address, feeRateSatPerVb })
     expect(refusal(at(0n))).toEqual({ _tag: "FeeRateTooLow", feeRate: 0n, minimum: 1n, message: "fee rate 0 sat/vB is below the minimum relay rate 1 sat/vB" })
-    expect(at(1n).ok).toBe(true)
+    expect(Either.isRight(at(1n))).toBe(true)
     const capped = unwrap(at(FEE_RATE_MAX_SAT_PER_VB))
     expect(capped.fee >= BigInt(capped.vsize) * 1_000n).toBe(true)
     expect(refusal(at(1_001n))).toEqual({ _tag: "FeeRateTooHigh", feeRate: 1_001n, maximum: 1_000n, message: "fee rate 1001 sat/vB is above the cap 1000 sat/vB" })
@@ -414,14 +413,14 @@ describe("BuildError: each refusal is a tagged variant carrying its numbers", ()
     // stay below TX_VSIZE_MAX; the size estimate is an upper bound. Should a limit move, these
     // variants become reachable and want a test through the builder.
     expect(INPUTS_MAX * 147 + (OUTPUTS_MAX + 1) * 34 + 4 + 3 + 3 + 4).toBeLessThan(TX_VSIZE_MAX)
-    expect(BuildError.TooManyOpReturns({ count: 2, limit: 1 })).toEqual({ _tag: "TooManyOpReturns", count: 2, limit: 1, message: "a transaction carries at most one OP_RETURN output" })
-    expect(BuildError.TooLarge({ vsize: 100_001, limit: TX_VSIZE_MAX })).toEqual({
+    expect(fieldsOf(new TooManyOpReturns({ count: 2, limit: 1 }))).toEqual({ _tag: "TooManyOpReturns", count: 2, limit: 1, message: "a transaction carries at most one OP_RETURN output" })
+    expect(fieldsOf(new TooLarge({ vsize: 100_001, limit: TX_VSIZE_MAX }))).toEqual({
       _tag: "TooLarge",
       vsize: 100_001,
       limit: 100_000,
       message: "transaction would be 100001 vbytes; the standard limit is 100000"
     })
-    expect(BuildError.FeeInvariantBroken({ fee: 225n, vsize: 226, feeRate: 1n })).toEqual({
+    expect(fieldsOf(new FeeInvariantBroken({ fee: 225n, vsize: 226, feeRate: 1n }))).toEqual({
       _tag: "FeeInvariantBroken",
       fee: 225n,
       vsize: 226,

@@ -1,4 +1,5 @@
 // The multiplexer against a scripted backend: ownership, FIFO, cleanup, fan-out, limits.
+import { Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import { Multiplexer, type MuxBackend, type MuxSocket } from "../../../src/platform/database/embedded/mux.ts"
 import {
@@ -39,9 +40,9 @@ class ScriptedBackend implements MuxBackend {
     const out: Array<Buffer> = []
     for (;;) {
       const r = reader.next()
-      if (r._tag !== "Frame") break
-      const type = String.fromCharCode(r.frame.type)
-      const text = firstCString(r.frame)
+      if (Either.isLeft(r) || Option.isNone(r.right)) break
+      const type = String.fromCharCode(r.right.value.type)
+      const text = firstCString(r.right.value)
       this.log.push(`${type}:${text}`)
       if (type === "P") out.push(msg("1", Buffer.alloc(0)))
       if (type === "B") out.push(msg("2", Buffer.alloc(0)))
@@ -85,8 +86,8 @@ class FakeSocket implements MuxSocket {
     const out: Array<Message> = []
     for (;;) {
       const f = r.next()
-      if (f._tag !== "Frame") return out
-      out.push(f.frame)
+      if (Either.isLeft(f) || Option.isNone(f.right)) return out
+      out.push(f.right.value)
     }
   }
 }

@@ -1,3 +1,4 @@
+import { Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   errorResponse,
@@ -23,10 +24,13 @@ const drain = <A>(next: () => ReadResult<A>): Array<A> => {
   const out: Array<A> = []
   for (;;) {
     const r = next()
-    if (r._tag !== "Frame") return out
-    out.push(r.frame)
+    if (Either.isLeft(r) || Option.isNone(r.right)) return out
+    out.push(r.right.value)
   }
 }
+/** The reader's answer as a word: a whole frame, not enough bytes yet, or a protocol violation. */
+const kindOf = (r: ReadResult<unknown>): "Frame" | "NeedMore" | "Invalid" =>
+  Either.isLeft(r) ? "Invalid" : Option.isSome(r.right) ? "Frame" : "NeedMore"
 
 describe("MessageReader", () => {
   it("hands out several messages that arrived in one read", () => {
@@ -59,17 +63,17 @@ describe("MessageReader", () => {
   it("refuses a message above the limit and a length below 4", () => {
     const r = new MessageReader(100)
     r.push(query("x".repeat(200)))
-    expect(r.next()._tag).toBe("Invalid")
+    expect(kindOf(r.next())).toBe("Invalid")
     const bad = new MessageReader(100)
     bad.push(Buffer.from([0x51, 0, 0, 0, 3]))
-    expect(bad.next()._tag).toBe("Invalid")
+    expect(kindOf(bad.next())).toBe("Invalid")
   })
 
   it("accepts a message exactly at the limit", () => {
     const m = query("abc")
     const r = new MessageReader(m.length)
     r.push(m)
-    expect(r.next()._tag).toBe("Frame")
+    expect(kindOf(r.next())).toBe("Frame")
   })
 })
 
@@ -78,14 +82,15 @@ describe("StartupReader", () => {
     const r = new StartupReader()
     const packet = startupPacket({ user: "postgres", database: "shardline", application_name: "node-1" })
     r.push(Buffer.concat([int32s(8, SSL_REQUEST_CODE), packet.subarray(0, 5)]))
-    expect(r.next()).toEqual({ _tag: "Frame", frame: { _tag: "SslRequest" } })
-    expect(r.next()._tag).toBe("NeedMore")
+    expect(r.next()).toEqual(Either.right(Option.some({ _tag: "SslRequest" })))
+    expect(kindOf(r.next())).toBe("NeedMore")
     r.push(Buffer.concat([packet.subarray(5), query("select 1")]))
     const startup = r.next()
-    expect(startup._tag).toBe("Frame")
-    if (startup._tag === "Frame" && startup.frame._tag === "Startup") {
-      expect(startup.frame.version).toBe(196608)
-      expect(Object.fromEntries(startup.frame.params)).toEqual({
+    const frame = Either.isRight(startup) ? Option.getOrUndefined(startup.right) : undefined
+    expect(frame).toBeDefined()
+    if (frame?._tag === "Startup") {
+      expect(frame.version).toBe(196608)
+      expect(Object.fromEntries(frame.params)).toEqual({
         user: "postgres",
         database: "shardline",
         application_name: "node-1"
@@ -97,16 +102,16 @@ describe("StartupReader", () => {
   it("reads a CancelRequest", () => {
     const r = new StartupReader()
     r.push(int32s(16, CANCEL_REQUEST_CODE, 42, 7))
-    expect(r.next()).toEqual({ _tag: "Frame", frame: { _tag: "CancelRequest", pid: 42, secret: 7 } })
+    expect(r.next()).toEqual(Either.right(Option.some({ _tag: "CancelRequest", pid: 42, secret: 7 })))
   })
 
   it("refuses an absurd startup length and unterminated parameters", () => {
     const r = new StartupReader()
     r.push(int32s(1_000_000, 196608))
-    expect(r.next()._tag).toBe("Invalid")
+    expect(kindOf(r.next())).toBe("Invalid")
     const u = new StartupReader()
     u.push(Buffer.concat([int32s(13, 196608), Buffer.from("user\0")]))
-    expect(u.next()._tag).toBe("Invalid")
+    expect(kindOf(u.next())).toBe("Invalid")
   })
 })
 

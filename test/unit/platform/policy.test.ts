@@ -1,34 +1,35 @@
+import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { entityIdOf, isInvalid, parseAsset, parseCap, parseDuration, parseEntityId } from "../../../src/exchange/authorization/policy.ts"
+import { entityIdOf, parseAsset, parseCap, parseDuration, parseEntityId } from "../../../src/exchange/authorization/policy.ts"
 import { make } from "../../../src/platform/SecretBox.ts"
 
 describe("authorization grant rules", () => {
   it("parses durations and bounds them", () => {
-    expect(parseDuration("30s")).toBe(30_000)
-    expect(parseDuration("1h30m")).toBe(5_400_000)
-    expect(parseDuration("7d")).toBe(7 * 86_400_000)
-    expect(isInvalid(parseDuration("500ms"))).toBe(true) // under the 1 s minimum
-    expect(isInvalid(parseDuration("400d"))).toBe(true)
-    expect(isInvalid(parseDuration("10"))).toBe(true)
-    expect(isInvalid(parseDuration("-5s"))).toBe(true)
+    expect(parseDuration("30s")).toEqual(Either.right(30_000))
+    expect(parseDuration("1h30m")).toEqual(Either.right(5_400_000))
+    expect(parseDuration("7d")).toEqual(Either.right(7 * 86_400_000))
+    expect(Either.isLeft(parseDuration("500ms"))).toBe(true) // under the 1 s minimum
+    expect(Either.isLeft(parseDuration("400d"))).toBe(true)
+    expect(Either.isLeft(parseDuration("10"))).toBe(true)
+    expect(Either.isLeft(parseDuration("-5s"))).toBe(true)
   })
 
   it("normalises caps exactly, without floats", () => {
-    expect(parseCap("001.500")).toBe("1.5")
-    expect(parseCap("100")).toBe("100")
-    expect(parseCap("0.000000000000000001")).toBe("0.000000000000000001")
-    expect(isInvalid(parseCap("0"))).toBe(true)
-    expect(isInvalid(parseCap("0.000"))).toBe(true)
-    expect(isInvalid(parseCap("1e3"))).toBe(true)
-    expect(isInvalid(parseCap("-1"))).toBe(true)
-    expect(isInvalid(parseCap("1.0000000000000000001"))).toBe(true) // 19 decimals
+    expect(parseCap("001.500")).toEqual(Either.right("1.5"))
+    expect(parseCap("100")).toEqual(Either.right("100"))
+    expect(parseCap("0.000000000000000001")).toEqual(Either.right("0.000000000000000001"))
+    expect(Either.isLeft(parseCap("0"))).toBe(true)
+    expect(Either.isLeft(parseCap("0.000"))).toBe(true)
+    expect(Either.isLeft(parseCap("1e3"))).toBe(true)
+    expect(Either.isLeft(parseCap("-1"))).toBe(true)
+    expect(Either.isLeft(parseCap("1.0000000000000000001"))).toBe(true) // 19 decimals
   })
 
   it("accepts asset codes and round-trips entity ids", () => {
-    expect(parseAsset("WLTC")).toBe("WLTC")
-    expect(isInvalid(parseAsset("btc"))).toBe(true)
-    expect(parseEntityId(entityIdOf(42, "BTC"))).toEqual({ userId: 42, asset: "BTC" })
-    expect(isInvalid(parseEntityId("x:BTC"))).toBe(true)
+    expect(parseAsset("WLTC")).toEqual(Either.right("WLTC"))
+    expect(Either.isLeft(parseAsset("btc"))).toBe(true)
+    expect(parseEntityId(entityIdOf(42, "BTC"))).toEqual(Either.right({ userId: 42, asset: "BTC" }))
+    expect(Either.isLeft(parseEntityId("x:BTC"))).toBe(true)
   })
 })
 

@@ -1,6 +1,6 @@
 // The in-process EVM chain behind the devnet ledger: @ethereumjs/vm executes real signed
 // transactions (real bytecode, real gas, real receipts) into blocks we mine on demand. It speaks
-// plain values and Results, no Effect; `devnet.ts` puts the port around it.
+// plain values and Eithers, no Effect services; `devnet.ts` puts the port around it.
 //
 // One operation at a time: ethereumjs keeps one mutable state (journal checkpoints while a block
 // is built), so a read must never interleave with mining. Every public method runs through
@@ -10,7 +10,7 @@ import { createTxFromRLP, type TypedTransaction } from "@ethereumjs/tx"
 import { Account, bytesToHex, createAddressFromString, hexToBytes, type PrefixedHexString } from "@ethereumjs/util"
 import { buildBlock, createVM, runTx, type VM } from "@ethereumjs/vm"
 import { keccak256, type Address, type Hash } from "viem"
-import type { Result } from "../../../crypto/result.ts"
+import { Data, Either } from "effect"
 import type { BackendTxState, LogFilter, RawLog } from "./backend.ts"
 
 type Hex = `0x${string}`
@@ -46,7 +46,16 @@ export interface DevnetOptions {
   readonly blockTimeSeconds: number
 }
 
-export type EstimateOutcome = { readonly ok: true; readonly gas: bigint } | { readonly ok: false; readonly error: string; readonly revertData: Hex }
+/** A call the EVM refused or reverted; `revertData` is the revert payload, "0x" when there is none. */
+export class EvmCallFailed extends Data.TaggedError("EvmCallFailed")<{ readonly message: string; readonly revertData: Hex }> {}
+
+/** A transaction or mine request the devnet refuses, worded as a node would. */
+export class EvmDevnetRefused extends Data.TaggedError("EvmDevnetRefused")<{ readonly message: string }> {}
+
+const refused = (message: string) => Either.left(new EvmDevnetRefused({ message }))
+
+/** Gas to offer. */
+export type EstimateOutcome = Either.Either<bigint, EvmCallFailed>
 
 /** Intrinsic gas under Cancun rules: base, calldata (EIP-2028), creation and initcode words (EIP-3860). */
 const intrinsicGas = (to: Hex | undefined, data: Uint8Array): bigint => {
@@ -56,7 +65,7 @@ const intrinsicGas = (to: Hex | undefined, data: Uint8Array): bigint => {
   return gas
 }
 
-export type CallOutcome = { readonly ok: true; readonly data: Hex; readonly gasUsed: bigint } | { readonly ok: false; readonly error: string; readonly revertData: Hex }
+export type CallOutcome = Either.Either<{ readonly data: Hex; readonly gasUsed: bigint }, EvmCallFailed>
 
 /**
  * What the devnet keeps of each block: its hash and its logs. Only the head is kept as a whole
@@ -195,9 +204,10 @@ export class DevnetEngine {
   estimateGas(request: { readonly from: Hex; readonly to: Hex | undefined; readonly data: Hex }): Promise<EstimateOutcome> {
     return this.serial(async () => {
       const outcome = await this.dryRun(request, true)
-      if (!outcome.ok) return outcome
-      const gas = ((intrinsicGas(request.to, hexToBytes(request.data)) + outcome.gasUsed) * 5n) / 4n
-      return { ok: true, gas: gas < devnetLimits.blockGasLimit ? gas : devnetLimits.blockGasLimit }
+      return Either.map(outcome, ({ gasUsed }) => {
+        const gas = ((intrinsicGas(request.to, hexToBytes(request.data)) + gasUsed) * 5n) / 4n
+        return gas < devnetLimits.blockGasLimit ? gas : devnetLimits.blockGasLimit
+      })
     })
   }
 
@@ -230,21 +240,21 @@ export class DevnetEngine {
       const out = bytesToHex(result.execResult.returnValue)
       const error = result.execResult.exceptionError
       return error === undefined
-        ? { ok: true, data: out, gasUsed: result.execResult.executionGasUsed }
-        : { ok: false, error: error.error, revertData: out }
+        ? Either.right({ data: out, gasUsed: result.execResult.executionGasUsed })
+        : Either.left(new EvmCallFailed({ message: error.error, revertData: out }))
     } catch (e) {
-      return { ok: false, error: message(e), revertData: "0x" }
+      return Either.left(new EvmCallFailed({ message: message(e), revertData: "0x" }))
     } finally {
       await journal.revert()
     }
   }
 
   /** eth_sendRawTransaction: checks it as a node's mempool would, then queues it for the next block. */
-  submit(raw: Hex): Promise<Result<Hex>> {
+  submit(raw: Hex): Promise<Either.Either<Hex, EvmDevnetRefused>> {
     return this.serial(async () => {
       const bytes = hexToBytes(raw as PrefixedHexString)
-      if (bytes.length > devnetLimits.rawTxBytesMax) return { ok: false, error: `transaction too large: ${bytes.length} bytes` }
-      if (this.mempool.length >= devnetLimits.mempoolTxsMax) return { ok: false, error: "mempool full" }
+      if (bytes.length > devnetLimits.rawTxBytesMax) return refused(`transaction too large: ${bytes.length} bytes`)
+      if (this.mempool.length >= devnetLimits.mempoolTxsMax) return refused("mempool full")
       let tx: TypedTransaction
       let sender: Hex
       try {
@@ -252,28 +262,28 @@ export class DevnetEngine {
         tx = createTxFromRLP(bytes, { common: this.common })
         sender = lower(tx.getSenderAddress().toString())
       } catch (e) {
-        return { ok: false, error: `invalid transaction: ${message(e)}` }
+        return refused(`invalid transaction: ${message(e)}`)
       }
       const hash = keccak256(raw)
-      if (bytesToHex(tx.hash()) !== hash) return { ok: false, error: "transaction hash does not match its bytes" }
-      if (this.txStates.has(hash)) return { ok: false, error: "already known" }
+      if (bytesToHex(tx.hash()) !== hash) return refused("transaction hash does not match its bytes")
+      if (this.txStates.has(hash)) return refused("already known")
       const account = await this.vm.stateManager.getAccount(tx.getSenderAddress())
       const expected = this.pendingNonce.get(sender) ?? account?.nonce ?? 0n
-      if (tx.nonce < expected) return { ok: false, error: `nonce too low: next nonce ${expected}, tx nonce ${tx.nonce}` }
+      if (tx.nonce < expected) return refused(`nonce too low: next nonce ${expected}, tx nonce ${tx.nonce}`)
       // No queue for future nonces: a gap would stall the hot wallet silently, so refuse it loudly.
-      if (tx.nonce > expected) return { ok: false, error: `nonce too high: next nonce ${expected}, tx nonce ${tx.nonce}` }
-      if (tx.gasLimit > devnetLimits.blockGasLimit) return { ok: false, error: "exceeds block gas limit" }
+      if (tx.nonce > expected) return refused(`nonce too high: next nonce ${expected}, tx nonce ${tx.nonce}`)
+      if (tx.gasLimit > devnetLimits.blockGasLimit) return refused("exceeds block gas limit")
       const baseFee = this.headBlock.header.calcNextBaseFee()
       const maxFee = "maxFeePerGas" in tx ? tx.maxFeePerGas : tx.gasPrice
-      if (maxFee < baseFee) return { ok: false, error: `max fee per gas ${maxFee} below base fee ${baseFee}` }
+      if (maxFee < baseFee) return refused(`max fee per gas ${maxFee} below base fee ${baseFee}`)
       const cost = tx.gasLimit * maxFee + tx.value
       const balance = account?.balance ?? 0n
-      if (balance < cost) return { ok: false, error: `insufficient funds for gas * price + value: balance ${balance}, cost ${cost}` }
+      if (balance < cost) return refused(`insufficient funds for gas * price + value: balance ${balance}, cost ${cost}`)
       this.mempool.push({ hash, tx, sender })
       if (this.pendingVm !== undefined) await this.applyPending(this.pendingVm, tx)
       this.pendingNonce.set(sender, tx.nonce + 1n)
       this.txStates.set(hash, { kind: "pending" })
-      return { ok: true, value: hash }
+      return Either.right(hash)
     })
   }
 
@@ -282,14 +292,14 @@ export class DevnetEngine {
   }
 
   /** Mines `n` blocks; the first takes pending transactions in arrival order while gas allows. */
-  mine(n: number): Promise<Result<bigint>> {
+  mine(n: number): Promise<Either.Either<bigint, EvmDevnetRefused>> {
     return this.serial(async () => {
       if (!Number.isInteger(n) || n < 1 || n > devnetLimits.mineBlocksMax) {
-        return { ok: false, error: `blocks to mine must be an integer in 1..${devnetLimits.mineBlocksMax}, got ${n}` }
+        return refused(`blocks to mine must be an integer in 1..${devnetLimits.mineBlocksMax}, got ${n}`)
       }
       for (let i = 0; i < n; i++) await this.mineOne()
       this.pendingVm = undefined
-      return { ok: true, value: this.blockNumber() }
+      return Either.right(this.blockNumber())
     })
   }
 

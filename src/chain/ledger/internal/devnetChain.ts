@@ -4,6 +4,7 @@
 // proof of work and deterministic timestamps. Every P2PKH input is checked: hash160 of the pushed
 // key against the prevout, ECDSA over hashForSignature, low-S as bitcoind's policy requires.
 import { Block, crypto, script as bscript, Transaction } from "bitcoinjs-lib"
+import { Either } from "effect"
 import * as ecc from "tiny-secp256k1"
 import type { UtxoChainParams } from "../../params.ts"
 import type { BlocksPage, LedgerBlock, LedgerTip, LedgerTx, LedgerUtxo, RejectCode, TestAcceptResult } from "../UtxoLedger.ts"
@@ -116,8 +117,8 @@ export class DevnetChain {
   /** Policy and consensus checks; inserts into the mempool unless `dryRun`. */
   accept(hex: string, dryRun: boolean): AcceptOutcome {
     const parsed = parseTx(hex)
-    if (!parsed.ok) return reject("", "invalid", parsed.error)
-    const tx = parsed.value
+    if (Either.isLeft(parsed)) return reject("", "invalid", parsed.left.message)
+    const tx = parsed.right
     const txid = tx.getId()
     if (this.mempool.has(txid)) {
       const e = this.mempool.get(txid)!

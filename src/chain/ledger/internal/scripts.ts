@@ -1,20 +1,21 @@
 // Script and transaction helpers shared by the ledger implementations. Pure.
 import { script as bscript, Transaction } from "bitcoinjs-lib"
+import { Data, Either } from "effect"
+import type { InvalidAddress } from "../../buildErrors.ts"
 import type { UtxoChainParams } from "../../params.ts"
-import { addressScript as builderAddressScript } from "../../txBuilder.ts"
-import type { Result } from "../../../crypto/result.ts"
+import { addressScript } from "../../txBuilder.ts"
 import { ledgerLimits, type Owner } from "../UtxoLedger.ts"
 
-/** The builder's address check; a ledger reports the refusal as text (LedgerInvalidInput). */
-export const addressScript = (address: string, params: UtxoChainParams): Result<Uint8Array> => {
-  const s = builderAddressScript(address, params)
-  return s.ok ? s : { ok: false, error: s.error.message }
-}
+/** Transaction hex that is not hex, too large, or does not parse; `message` is for a person. */
+export class TxInvalid extends Data.TaggedError("TxInvalid")<{ readonly message: string }> {}
+
+const txInvalid = (message: string) => Either.left(new TxInvalid({ message }))
 
 const OP_RETURN = 0x6a
 
-export const ownerScript = (owner: Owner, params: UtxoChainParams): Result<Uint8Array> =>
-  typeof owner === "string" ? addressScript(owner, params) : { ok: true, value: owner }
+/** The builder's address check (a ledger reports its message as LedgerInvalidInput), or the raw script. */
+export const ownerScript = (owner: Owner, params: UtxoChainParams): Either.Either<Uint8Array, InvalidAddress> =>
+  typeof owner === "string" ? addressScript(owner, params) : Either.right(owner)
 
 export const isP2pkh = (s: Uint8Array): boolean =>
   s.length === 25 && s[0] === 0x76 && s[1] === 0xa9 && s[2] === 0x14 && s[23] === 0x88 && s[24] === 0xac
@@ -40,13 +41,13 @@ export const nullDataBytes = (s: Uint8Array): number | undefined => {
   return n
 }
 
-export const parseTx = (hex: string): Result<Transaction> => {
-  if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(hex)) return { ok: false, error: "transaction is not hex" }
-  if (hex.length / 2 > ledgerLimits.txBytesMax) return { ok: false, error: `transaction is larger than ${ledgerLimits.txBytesMax} bytes` }
+export const parseTx = (hex: string): Either.Either<Transaction, TxInvalid> => {
+  if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(hex)) return txInvalid("transaction is not hex")
+  if (hex.length / 2 > ledgerLimits.txBytesMax) return txInvalid(`transaction is larger than ${ledgerLimits.txBytesMax} bytes`)
   try {
-    return { ok: true, value: Transaction.fromHex(hex) }
+    return Either.right(Transaction.fromHex(hex))
   } catch (e) {
-    return { ok: false, error: `transaction does not parse: ${e instanceof Error ? e.message : String(e)}` }
+    return txInvalid(`transaction does not parse: ${e instanceof Error ? e.message : String(e)}`)
   }
 }
 

@@ -1,7 +1,7 @@
 // The embedded database of a data dir: a local PostgreSQL when its binaries are on the machine,
 // else PGlite in a child process behind our wire-protocol multiplexer. Either way the app gets
 // a postgres:// URL and uses the same @effect/sql-pg code. See docs/embedded-postgres.md.
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Data, Effect, Layer, Schema } from "effect"
 import { existsSync, mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import pg from "pg"
@@ -40,9 +40,14 @@ export interface EmbeddedOptions {
 }
 
 /** Another process holds the data dir's engine lock (it is starting or running the engine). */
-export class EmbeddedBusyError extends Error {
-  constructor(readonly dataDir: string, readonly holderPid: number) {
-    super(`the embedded database under ${dataDir} is held by process ${holderPid}`)
+/** Another process holds the data directory's lock; connectOrStartEmbedded waits and retries on it. */
+export class EmbeddedBusyError extends Data.TaggedError("EmbeddedBusyError")<{
+  readonly dataDir: string
+  readonly holderPid: number
+  readonly message: string
+}> {
+  constructor(f: { readonly dataDir: string; readonly holderPid: number }) {
+    super({ ...f, message: `the embedded database under ${f.dataDir} is held by process ${f.holderPid}` })
   }
 }
 
@@ -118,7 +123,7 @@ export const startEmbeddedPostgres = async (options: EmbeddedOptions): Promise<E
   const dataDir = resolve(options.dataDir)
   mkdirSync(dataDir, { recursive: true })
   const lock = acquireLock(dataDir)
-  if (lock._tag === "Held") throw new EmbeddedBusyError(dataDir, lock.pid)
+  if (lock._tag === "Held") throw new EmbeddedBusyError({ dataDir, holderPid: lock.pid })
   try {
     await awaitPreviousPglite(dataDir)
     const kind = selectEngine(dataDir, options.engine)

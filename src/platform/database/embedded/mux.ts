@@ -10,6 +10,9 @@
 // Backend-agnostic: the backend runs whole frontend messages and streams its output; the socket
 // is a small interface. Both are faked in test/unit/embedded/mux.test.ts.
 import { randomInt } from "node:crypto"
+// Modules, not the "effect" index: see pgWire.ts.
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import {
   authenticationOk,
   backendKeyData,
@@ -175,9 +178,9 @@ export class Multiplexer {
   private readStartup(conn: Connection): boolean {
     for (;;) {
       const r = conn.startup.next()
-      if (r._tag === "NeedMore") return false
-      if (r._tag === "Invalid") return this.refused(conn, "08P01", r.reason)
-      const frame = r.frame
+      if (Either.isLeft(r)) return this.refused(conn, "08P01", r.left.message)
+      if (Option.isNone(r.right)) return false
+      const frame = r.right.value
       switch (frame._tag) {
         case "SslRequest":
         case "GssEncRequest":
@@ -219,12 +222,13 @@ export class Multiplexer {
   private readMessages(conn: Connection): void {
     for (;;) {
       const r = conn.messages.next()
-      if (r._tag === "NeedMore") break
-      if (r._tag === "Invalid") return this.refuse(conn, "08P01", r.reason)
+      if (Either.isLeft(r)) return this.refuse(conn, "08P01", r.left.message)
+      if (Option.isNone(r.right)) break
+      const message = r.right.value
       // Clients send Terminate after their last result has arrived, so nothing of theirs is pending.
-      if (r.frame.type === MessageType.Terminate) return this.closeConnection(conn)
-      conn.pending.push(r.frame)
-      conn.pendingBytes += r.frame.bytes.length
+      if (message.type === MessageType.Terminate) return this.closeConnection(conn)
+      conn.pending.push(message)
+      conn.pendingBytes += message.bytes.length
     }
     if (conn.pending.length > 0 && conn !== this.owner && !conn.queued) {
       conn.queued = true
@@ -313,14 +317,15 @@ export class Multiplexer {
       const whole: Array<Buffer> = []
       for (;;) {
         const r = output.next()
-        if (r._tag === "NeedMore") break
-        if (r._tag === "Invalid") {
-          this.options.onError(`backend output unreadable: ${r.reason}`)
+        if (Either.isLeft(r)) {
+          this.options.onError(`backend output unreadable: ${r.left.message}`)
           break
         }
-        whole.push(r.frame.bytes)
-        if (r.frame.type === MessageType.NotificationResponse) this.broadcast(conn, r.frame.bytes)
-        status = readyStatus(r.frame) ?? status
+        if (Option.isNone(r.right)) break
+        const message = r.right.value
+        whole.push(message.bytes)
+        if (message.type === MessageType.NotificationResponse) this.broadcast(conn, message.bytes)
+        status = readyStatus(message) ?? status
       }
       if (whole.length > 0 && conn.phase === "ready") conn.socket.write(Buffer.concat(whole))
     }

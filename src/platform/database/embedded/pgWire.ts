@@ -2,6 +2,11 @@
 // Pure: bytes in, frames out. TCP delivers a message in pieces, or several in one read; the
 // reader keeps the pieces and hands out whole messages only, so nothing downstream ever sees
 // half a Bind (the bug in stock pglite-socket, see notes/embedded-db-brief.md).
+// Modules, not the "effect" index: the PGlite child process loads this file and nothing else
+// of effect, and the whole index would add about a second to its start.
+import * as Data from "effect/Data"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 
 export const PROTOCOL_V3 = 196608
 export const SSL_REQUEST_CODE = 80877103
@@ -32,13 +37,15 @@ export interface Message {
   readonly bytes: Buffer
 }
 
-export type ReadResult<A> =
-  | { readonly _tag: "Frame"; readonly frame: A }
-  | { readonly _tag: "NeedMore" }
-  | { readonly _tag: "Invalid"; readonly reason: string }
+/** Bytes that break the protocol; `message` goes to the peer in a FATAL ErrorResponse. */
+export class WireInvalid extends Data.TaggedError("WireInvalid")<{ readonly message: string }> {}
 
-const needMore = { _tag: "NeedMore" } as const
-const invalid = (reason: string) => ({ _tag: "Invalid", reason }) as const
+/** A whole frame, none yet (Option.none: wait for more bytes), or why the bytes are not the protocol. */
+export type ReadResult<A> = Either.Either<Option.Option<A>, WireInvalid>
+
+const needMore: ReadResult<never> = Either.right(Option.none())
+const frame = <A>(a: A): ReadResult<A> => Either.right(Option.some(a))
+const invalid = (message: string): ReadResult<never> => Either.left(new WireInvalid({ message }))
 
 /**
  * Accumulates chunks without copying until a whole frame is present, then copies it once.
@@ -135,18 +142,15 @@ export class StartupReader {
     if (this.buffer.length < length) return needMore
     const packet = this.buffer.take(length)
     const code = packet.readInt32BE(4)
-    if (code === SSL_REQUEST_CODE) return { _tag: "Frame", frame: { _tag: "SslRequest" } }
-    if (code === GSSENC_REQUEST_CODE) return { _tag: "Frame", frame: { _tag: "GssEncRequest" } }
+    if (code === SSL_REQUEST_CODE) return frame({ _tag: "SslRequest" })
+    if (code === GSSENC_REQUEST_CODE) return frame({ _tag: "GssEncRequest" })
     if (code === CANCEL_REQUEST_CODE) {
       if (length !== 16) return invalid("invalid cancel request length")
-      return {
-        _tag: "Frame",
-        frame: { _tag: "CancelRequest", pid: packet.readInt32BE(8), secret: packet.readInt32BE(12) }
-      }
+      return frame({ _tag: "CancelRequest", pid: packet.readInt32BE(8), secret: packet.readInt32BE(12) })
     }
     const params = parseStartupParams(packet.subarray(8))
     if (params === undefined) return invalid("malformed startup parameters")
-    return { _tag: "Frame", frame: { _tag: "Startup", version: code, params } }
+    return frame({ _tag: "Startup", version: code, params })
   }
 }
 
@@ -174,7 +178,7 @@ export class MessageReader {
       return invalid(`message of ${length + 1} bytes exceeds the limit of ${this.messageBytesMax}`)
     }
     if (this.buffer.length < length + 1) return needMore
-    return { _tag: "Frame", frame: { type: header[0]!, bytes: this.buffer.take(length + 1) } }
+    return frame({ type: header[0]!, bytes: this.buffer.take(length + 1) })
   }
 }
 
