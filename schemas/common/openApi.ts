@@ -1,7 +1,5 @@
 // OpenAPI post-processing every service applies, so its document says only what is true.
-import type { OpenApi } from "@effect/platform"
-
-type Spec = OpenApi.OpenAPISpec
+type Spec = Record<string, any>
 
 /**
  * HttpApi documents its built-in HttpApiDecodeError on every route, but each listener maps a
@@ -10,7 +8,7 @@ type Spec = OpenApi.OpenAPISpec
  */
 export const withoutBuiltInDecodeError = (spec: Spec): Spec => {
   const ref = "#/components/schemas/HttpApiDecodeError"
-  const json = JSON.parse(JSON.stringify(spec)) as Spec & { components: { schemas: Record<string, unknown> } }
+  const json = JSON.parse(JSON.stringify(spec)) as { paths?: Record<string, unknown>; components: { schemas: Record<string, unknown> } }
   for (const item of Object.values(json.paths ?? {})) {
     for (const op of Object.values(item as Record<string, { responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> }>)) {
       for (const response of Object.values(op.responses ?? {})) {
