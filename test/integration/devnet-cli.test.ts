@@ -150,8 +150,9 @@ describe("devnet CLI against a running node", () => {
     const send = () => Effect.runPromise(Effect.scoped(Effect.provide(Effect.flatMap(Devnet.client, (c) => c("ledger").Pay(request)), client)))
     const first = await send()
     // What pruning does to processed messages: the cluster no longer remembers this request.
-    await db.query("DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM cluster_messages WHERE message_id = $1)", [`pay:${request.requestId}`])
-    await db.query("DELETE FROM cluster_messages WHERE message_id = $1", [`pay:${request.requestId}`])
+    const messageId = `Devnet/ledger/Pay/pay:${request.requestId}`
+    await db.query("DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM cluster_messages WHERE message_id = $1)", [messageId])
+    expect(await db.query("DELETE FROM cluster_messages WHERE message_id = $1 RETURNING id", [messageId])).toHaveLength(1)
     const second = await send()
     expect(second.txid).toBe(first.txid)
     await cli(["devnet", "mine", "--json"], env)
