@@ -7,7 +7,7 @@
 // is read here, from the node itself. Amounts are decimals in the asset's own unit.
 import { randomUUID } from "node:crypto"
 import { parseArgs } from "node:util"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Logger, LogLevel } from "effect"
 import { Balance, Devnet, DevnetChainName, Mine, mineBlocksMax, Pay } from "../../schemas/devnet.ts"
 import { DECIMALS_MAX, parseAmount } from "../chain/units.ts"
 import { AppConfig, appConfig } from "../platform/Config.ts"
@@ -114,7 +114,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       Effect.map(
         Effect.flatMap(DevnetChains.DevnetChains, (chains) => ask(chains.balance(chain, address, v.asset))),
         (balance) => ({ balance })
-      ).pipe(Effect.provide(DevnetChains.layer.pipe(Layer.provide(ChainsLive.layer)))),
+      ).pipe(
+        Effect.provide(DevnetChains.layer.pipe(Layer.provide(ChainsLive.layer))),
+        // The chains layer logs its setup on stdout, where --json promises one object only.
+        Logger.withMinimumLogLevel(LogLevel.None)
+      ),
       showBalance
     )
   }

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Devnet, Pay } from "../../schemas/devnet.ts"
@@ -14,6 +14,9 @@ import { storageClient } from "../../src/platform/ShardingSettings.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { cli, type CliResult } from "../support/cli.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { anvilDevKey, startAnvil } from "../support/anvil.ts"
+import { makeViemLedger } from "../../src/chain/evm/viemLedger.ts"
+import { deployMockUsdc, mintMockUsdc } from "../../src/chain/evm/MockUsdc.ts"
 
 const ECPair = ECPairFactory(ecc)
 let db: TestDatabase
@@ -157,5 +160,31 @@ describe("devnet CLI against a running node", () => {
     expect(second.txid).toBe(first.txid)
     await cli(["devnet", "mine", "--json"], env)
     expect(await balance("ledger", to)).toEqual({ balance: "0.5" })
+  })
+})
+
+describe("devnet balance against a real node (anvil)", () => {
+  it("reads an ERC-20 by contract address with the contract's decimals; codes and pay are refused", { timeout: 240_000 }, async () => {
+    const anvil = await startAnvil({ chainId: 1 })
+    try {
+      const holder = freshEvmAddress()
+      const token = await Effect.runPromise(Effect.gen(function*() {
+        const ledger = yield* makeViemLedger({ chain: "ethereum", rpcUrl: anvil.url, hotWalletKey: Redacted.make(anvilDevKey), devRpc: "anvil" })
+        const address = yield* deployMockUsdc(ledger, { name: "USD Coin", symbol: "USDC", decimals: 6 })
+        yield* mintMockUsdc(ledger, address, holder as `0x${string}`, 7_250_000n)
+        return address
+      }))
+      const real = { ...env, SHARDLINE_EVM_RPC_URLS: `ethereum=${anvil.url}`, SHARDLINE_EVM_HOT_WALLET_KEY: anvilDevKey }
+      const [read, byCode, payRefused] = await Promise.all([
+        cli(["devnet", "balance", "--chain", "ethereum", "--address", holder, "--asset", token, "--json"], real),
+        cli(["devnet", "balance", "--chain", "ethereum", "--address", holder, "--asset", "USDC", "--json"], real),
+        cli(["devnet", "pay", "--chain", "ethereum", "--to", holder, "--amount", "1", "--asset", token, "--json"], real)
+      ])
+      expect(json(read)).toEqual({ balance: "7.25" })
+      expect(refused(byCode)).toMatch(/give the token's contract address/)
+      expect(refused(payRefused)).toMatch(/real node/)
+    } finally {
+      await anvil.stop()
+    }
   })
 })
