@@ -5,6 +5,7 @@ import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEn
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { DevnetLive } from "../src/platform/devnet/DevnetEntity.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
@@ -28,7 +29,7 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
-  return Layer.mergeAll(exchangeListener, AuthorizationLive, NodeReporter.layer).pipe(
+  return Layer.mergeAll(exchangeListener, AuthorizationLive, DevnetLive, NodeReporter.layer).pipe(
     Layer.provide(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),

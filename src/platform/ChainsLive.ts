@@ -7,13 +7,14 @@
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { ConfigError, Effect, Either, Layer, Option, Redacted } from "effect"
+import { ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import { AppConfig, type AppConfigShape, invalidSetting } from "./Config.ts"
 import { SecretBox, type SecretBoxShape } from "./SecretBox.ts"
 import { layerDevnet as evmDevnet } from "../chain/evm/devnet.ts"
 import { evmChainNames, type EvmChain, type EvmChainMismatch, type EvmInvalidInput, EvmLedgers, type EvmRpcError } from "../chain/evm/EvmLedger.ts"
 import { layerViem } from "../chain/evm/viemLedger.ts"
 import { layerDevnet as ledgerDevnet } from "../chain/ledger/devnet.ts"
+import { devnetFaucetAddress, fundDevnetFaucet } from "../chain/ledger/devnetFaucet.ts"
 import { layerRpc, rpcEndpoint } from "../chain/ledger/rpcLedger.ts"
 import { UtxoLedger } from "../chain/ledger/UtxoLedger.ts"
 import { ledgerParams } from "../chain/params.ts"
@@ -76,7 +77,13 @@ export const loadDevnetHotWalletKey = (dataDir: string, box: SecretBoxShape): Ef
 
 const ledgerLayer = (config: AppConfigShape): Layer.Layer<UtxoLedger, ConfigError.ConfigError> =>
   Option.match(config.ledgerRpcUrl, {
-    onNone: () => ledgerDevnet(ledgerParams, config.devnetBlockMs > 0 ? { blockIntervalMs: config.devnetBlockMs } : {}),
+    onNone: () => {
+      // The clock pays the faucet, so `devnet pay` never runs dry on a long-running devnet.
+      const clock = { blockIntervalMs: config.devnetBlockMs, clockMineTo: devnetFaucetAddress(ledgerParams) }
+      return ledgerDevnet(ledgerParams, config.devnetBlockMs > 0 ? clock : {}).pipe(
+        Layer.tap((context) => fundDevnetFaucet(Context.get(context, UtxoLedger)))
+      )
+    },
     onSome: (url) =>
       // `nodeParams` is used only by `mine`, which the node never calls.
       layerRpc({ url: Redacted.value(url).trim(), params: ledgerParams, nodeParams: ledgerParams }).pipe(
@@ -107,7 +114,7 @@ const evmLayer = (config: AppConfigShape): Layer.Layer<EvmLedgers, ConfigError.C
         const hotWalletKey = Option.isSome(config.evmHotWalletKey)
           ? config.evmHotWalletKey.value
           : yield* loadDevnetHotWalletKey(config.dataDir, yield* SecretBox)
-        return evmDevnet({ hotWalletKey, mining: config.devnetBlockMs > 0 ? { mode: "interval", intervalMs: config.devnetBlockMs } : { mode: "auto" } })
+        return evmDevnet({ hotWalletKey, tokens: true, mining: config.devnetBlockMs > 0 ? { mode: "interval", intervalMs: config.devnetBlockMs } : { mode: "auto" } })
       })),
     onSome: (urls): Layer.Layer<EvmLedgers, EvmStartError, SecretBox> =>
       layerViem({

@@ -7,6 +7,7 @@ import type { Hash, Hex } from "viem"
 import { evmChainNames, evmChains, type EvmChain } from "./chains.ts"
 import { EvmLedgers, EvmTxRejected, ledgersOf, type EvmInvalidInput, type EvmLedger } from "./EvmLedger.ts"
 import type { EvmBackend } from "./internal/backend.ts"
+import { deployDevnetTokens } from "./devnetTokens.ts"
 import { DevnetEngine, type EvmCallFailed } from "./internal/devnetEngine.ts"
 import { parseAddress, hotWalletAccount } from "./internal/input.ts"
 import { makeLedger, revertReason } from "./internal/ledger.ts"
@@ -135,6 +136,8 @@ export interface DevnetLayerOptions {
   readonly chains?: ReadonlyArray<EvmChain>
   readonly mining?: DevnetMining
   readonly genesisTimestamp?: number
+  /** Deploy USDC, USDT, PYUSD and DAI from the hot wallet at start (`devnetTokens.ts`); default false. */
+  readonly tokens?: boolean
 }
 
 /** `EvmLedgers` backed by one in-process devnet per chain, all signing with the same hot wallet. */
@@ -143,12 +146,16 @@ export const layerDevnet = (options: DevnetLayerOptions): Layer.Layer<EvmLedgers
     EvmLedgers,
     Effect.map(
       Effect.forEach(options.chains ?? evmChainNames, (chain) =>
-        makeDevnetLedger({
-          chain,
-          hotWalletKey: options.hotWalletKey,
-          ...(options.mining === undefined ? {} : { mining: options.mining }),
-          ...(options.genesisTimestamp === undefined ? {} : { genesisTimestamp: options.genesisTimestamp })
-        })),
+        Effect.tap(
+          makeDevnetLedger({
+            chain,
+            hotWalletKey: options.hotWalletKey,
+            ...(options.mining === undefined ? {} : { mining: options.mining }),
+            ...(options.genesisTimestamp === undefined ? {} : { genesisTimestamp: options.genesisTimestamp })
+          }),
+          // A devnet that cannot deploy its own tokens is a bug, not a setting to fix.
+          (ledger) => (options.tokens === true ? Effect.orDie(deployDevnetTokens(ledger)) : Effect.void)
+        )),
       ledgersOf
     )
   )
