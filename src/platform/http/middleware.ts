@@ -91,7 +91,8 @@ export const exchangeMiddleware = (limits: Limits) => <E, R>(app: HttpApp.Defaul
       const known = cost.signed && apiKey !== undefined && Option.isSome(yield* (yield* ApiKeys).lookup(apiKey))
       const bucket = known ? `key:${apiKey}` : `ip:${clientIp(request)}`
       const limit = known ? limits.keyWeightPerMin : limits.ipWeightPerMin
-      const usage = yield* (yield* RateLimiter).consume(bucket, cost.weight, limit)
+      const limiter = yield* RateLimiter
+      const usage = yield* Effect.sync(() => limiter.consume(bucket, cost.weight, limit))
       extraHeaders["x-svc-used-weight-1m"] = String(usage.used)
       extraHeaders["x-mbx-used-weight-1m"] = String(usage.used)
       if (!usage.allowed) {
