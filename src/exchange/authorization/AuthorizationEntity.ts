@@ -13,6 +13,7 @@ import { ledgerParams } from "../../chain/params.ts"
 import { entityActivations, entityDefects, timerLag } from "../../platform/Metrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
+import { notifyAccountChanged } from "../account/AccountReadModel.ts"
 import { isInvalid, parseCap, parseEntityId } from "./policy.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -58,6 +59,7 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
           VALUES (${grantId}, ${gone[0]!.user_id}, ${gone[0]!.asset}, ${kind},
             ${dueAtMs === null ? null : new Date(dueAtMs)}, ${node.name})
           ON CONFLICT (grant_id, kind) DO NOTHING`
+        yield* notifyAccountChanged(Number(gone[0]!.user_id)) // delivered at commit
       }
       return gone.length > 0
     })
@@ -94,6 +96,7 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
           yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner)
             VALUES (${payload.grantId}, ${id.userId}, ${id.asset}, 'granted', ${new Date(payload.expiresAtMs)}, ${node.name})
             ON CONFLICT (grant_id, kind) DO NOTHING`
+          yield* notifyAccountChanged(id.userId) // every node's AccountReadModel drops the user at commit
           return { asset: id.asset, grantId: payload.grantId, cap, expiresAt: payload.expiresAtMs, delegatedAddress: key.address } satisfies Granted
         }).pipe(sql.withTransaction, Effect.orDie)
         // Scheduled after the commit; if we crash before this line the grant is redelivered
