@@ -11,7 +11,7 @@ import * as SecretBox from "../platform/SecretBox.ts"
 export class UsageError extends Error {}
 
 export const cliLayer = Layer.unwrapEffect(Effect.map(appConfig, (config) =>
-  Layer.mergeAll(ApiKeys.layer, storageClient(config)).pipe(
+  Layer.mergeAll(ApiKeys.layerNoListen, storageClient(config)).pipe(
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:cli" })),
     Layer.provideMerge(Layer.succeed(AppConfig, config))
