@@ -6,17 +6,18 @@ import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
-import { Effect, Metric, Option } from "effect"
+import { Effect, Option } from "effect"
 import { Authorization, Expire, GrantRefused, type Granted } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
-import { entityActivations, entityDefects, timerLag } from "../../platform/Metrics.ts"
+import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
 import { isInvalid, parseCap, parseEntityId } from "./policy.ts"
 
 const ECPair = ECPairFactory(ecc)
+const metrics = entityMetrics("Authorization")
 
 interface Row {
   readonly grant_id: string
@@ -40,8 +41,7 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
   const node = yield* NodeIdentity
   const self = (yield* Authorization.client)(address.entityId)
   const id = parseEntityId(address.entityId)
-  const tagged = <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.tagMetrics(e, "type", "Authorization")
-  yield* tagged(Metric.increment(entityActivations))
+  yield* metrics.activated
 
   const current = sql<Row>`SELECT grant_id, cap::text AS cap, expires_at, delegated_address FROM authorizations
     WHERE user_id = ${isInvalid(id) ? -1 : id.userId} AND asset = ${isInvalid(id) ? "" : id.asset}`.pipe(
@@ -103,20 +103,20 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
         // (no reply yet), finds its row above and schedules again (the timer key dedups).
         yield* scheduleExpiry(result.grantId, result.expiresAt).pipe(Effect.orDie)
         return result
-      }).pipe(Effect.tapDefect(() => tagged(Metric.increment(entityDefects)))),
+      }).pipe(metrics.guard),
 
     Expire: ({ payload }) =>
       Effect.gen(function*() {
         const lag = Date.now() - payload.dueAtMs
+        yield* metrics.timerFired(payload.dueAtMs)
         // A stale timer (its grant was replaced) finds nothing to delete and does nothing.
         const destroyed = yield* destroy(payload.grantId, "expired", payload.dueAtMs).pipe(sql.withTransaction, Effect.orDie)
         if (destroyed) {
-          yield* Metric.update(timerLag, Math.max(0, lag))
           yield* Effect.logInfo("authorization expired").pipe(
             Effect.annotateLogs({ grantId: payload.grantId, entity: address.entityId, lagMs: lag })
           )
         }
-      }).pipe(Effect.tapDefect(() => tagged(Metric.increment(entityDefects))))
+      }).pipe(metrics.guard)
   })
 }), { maxIdleTime: "2 minutes", concurrency: 1 })
 
