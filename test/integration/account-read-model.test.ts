@@ -10,7 +10,7 @@ import {
 } from "../../src/exchange/account/AccountReadModel.ts"
 import { cli } from "../support/cli.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
-import { migratedTestDatabase, pgClientLayer, sleep, within } from "../support/pg.ts"
+import { migratedTestDatabase, pgClientLayer, sleep, withTableRenamed, within } from "../support/pg.ts"
 
 let db: TestDatabase
 const runtimes: Array<{ dispose: () => Promise<void> }> = []
@@ -37,15 +37,7 @@ const writeGrant = async (userId: number, asset: string, expiresAt: Date, notify
     ) SELECT CASE WHEN $4 THEN pg_notify($5, user_id::text) END FROM g`, [userId, asset, expiresAt, notify, accountChannel])
 }
 
-/** While the table is renamed, a load fails: what still answers came from memory. */
-const withoutAuthorizationsTable = async (f: () => Promise<void>) => {
-  await db.query("ALTER TABLE authorizations RENAME TO authorizations_away")
-  try {
-    await f()
-  } finally {
-    await db.query("ALTER TABLE authorizations_away RENAME TO authorizations")
-  }
-}
+const withoutAuthorizationsTable = (f: () => Promise<void>) => withTableRenamed(db, "authorizations", f)
 
 let a: AccountReadModelShape
 let b: AccountReadModelShape

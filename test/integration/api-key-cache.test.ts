@@ -7,7 +7,7 @@ import { testMasterKey } from "../../harness/config.ts"
 import type { TestDatabase } from "../../harness/db.ts"
 import { absentTtlMs, ApiKeys, type ApiKeysShape, type CacheOptions, make } from "../../src/exchange/auth/ApiKeys.ts"
 import * as SecretBox from "../../src/platform/SecretBox.ts"
-import { migratedTestDatabase, pgClientLayer, sleep, within } from "../support/pg.ts"
+import { migratedTestDatabase, pgClientLayer, sleep, withTableRenamed, within } from "../support/pg.ts"
 
 let db: TestDatabase
 const runtimes: Array<{ dispose: () => Promise<void> }> = []
@@ -23,15 +23,7 @@ const startNode = async (name: string, options: CacheOptions): Promise<ApiKeysSh
 
 const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
 
-/** While the table is renamed, any query about keys fails: what still answers came from memory. */
-const withoutApiKeysTable = async (f: () => Promise<void>) => {
-  await db.query("ALTER TABLE api_keys RENAME TO api_keys_away")
-  try {
-    await f()
-  } finally {
-    await db.query("ALTER TABLE api_keys_away RENAME TO api_keys")
-  }
-}
+const withoutApiKeysTable = (f: () => Promise<void>) => withTableRenamed(db, "api_keys", f)
 
 let a: ApiKeysShape // LISTEN and the default 1 s poll, as in production
 let listenOnly: ApiKeysShape // LISTEN, poll effectively off: only a notification can revoke here

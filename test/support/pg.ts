@@ -25,3 +25,13 @@ export const within = async (timeoutMs: number, check: () => boolean | Promise<b
   }
   return Date.now() - started
 }
+
+/** Runs `f` while `table` is renamed away: any query on it fails, so what still answers came from memory. */
+export const withTableRenamed = async (db: TestDatabase, table: string, f: () => Promise<void>) => {
+  await db.query(`ALTER TABLE ${table} RENAME TO ${table}_away`)
+  try {
+    await f()
+  } finally {
+    await db.query(`ALTER TABLE ${table}_away RENAME TO ${table}`)
+  }
+}

@@ -208,8 +208,22 @@ export const make = (cache: CacheOptions) =>
       for (const r of rows) if (r.api_key !== null) revoked(r.api_key)
       cursor = rows[0]!.now
     })
+    let failing = false // logs once per outage, not once per tick
     yield* poll.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("API key revocation poll failed; retrying", cause)),
+      Effect.matchCauseEffect({
+        onFailure: (cause) =>
+          Effect.suspend(() => {
+            if (failing) return Effect.void
+            failing = true
+            return Effect.logWarning("API key revocation poll failed; retrying every tick", cause)
+          }),
+        onSuccess: () =>
+          Effect.suspend(() => {
+            if (!failing) return Effect.void
+            failing = false
+            return Effect.logInfo("API key revocation poll recovered")
+          })
+      }),
       Effect.repeat(Schedule.spaced(Duration.millis(cache.revocationPollMs ?? revocationPollMs))),
       Effect.forkScoped
     )
