@@ -13,6 +13,7 @@ import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
 import { exchangeListener } from "./Listeners.ts"
 import { single, socket } from "./topology.ts"
+import * as AccountReadModel from "../src/exchange/account/AccountReadModel.ts"
 import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
 
@@ -23,7 +24,7 @@ export const nodeName = (config: AppConfigShape) =>
 export const nodeLayer = (config: AppConfigShape) => {
   const name = nodeName(config)
   // The chains (UtxoLedger, EvmLedgers) sit beside the other services, for entities to use.
-  const services = Layer.mergeAll(ApiKeys.layer, RateLimiter.layer, ChainMonitor.layer).pipe(
+  const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, RateLimiter.layer, ChainMonitor.layer).pipe(
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))

@@ -1,6 +1,6 @@
 // Creates API keys in a test database the way the CLI does (same tables, same secret box).
 import { Effect, Layer } from "effect"
-import { ApiKeys, layer as apiKeysLayer, type Scope } from "../src/exchange/auth/ApiKeys.ts"
+import { ApiKeys, layerNoListen as apiKeysLayer, type Scope } from "../src/exchange/auth/ApiKeys.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"

@@ -16,7 +16,7 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
 }
 
 export const cliLayer = Layer.unwrapEffect(Effect.map(appConfig, (config) =>
-  Layer.mergeAll(ApiKeys.layer, storageClient(config)).pipe(
+  Layer.mergeAll(ApiKeys.layerNoListen, storageClient(config)).pipe(
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:cli" })),
     Layer.provideMerge(Layer.succeed(AppConfig, config))

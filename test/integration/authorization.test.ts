@@ -84,7 +84,7 @@ describe("authorizations", () => {
     expect((await rowsContaining(wif)).hits).toBe(0)
 
     const metrics = await (await fetch(`${node.baseUrl}/metrics`)).text()
-    expect(metrics).toMatch(/^shardline_timer_lag_ms_count [1-9]\d*$/m)
+    expect(metrics).toMatch(/^shardline_timer_lag_ms_count{type="Authorization"} [1-9]\d*$/m)
   })
 
   it("a new grant for the same asset replaces the old one and destroys its key", async () => {

@@ -1,15 +1,22 @@
-// Request weight limits: per key for signed calls, per IP for public ones, held in Postgres so
-// two nodes share one budget.
+// Request weight limits: per key for signed calls, per IP for public ones. Each node counts in
+// memory and reconciles through Postgres in the background (src/platform/RateLimiter.ts), so two
+// nodes share one budget once a sync has run: the test waits `settle` between nodes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 import { signedGet } from "../../harness/signed.ts"
+import { syncIntervalMs } from "../../src/platform/RateLimiter.ts"
 
 let db: TestDatabase
 let a: RunningNode
 let b: RunningNode
-const limits = { SHARDLINE_RATE_LIMIT_IP_WEIGHT: "20", SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "30" }
+// Trusting X-Forwarded-For gives each test its own client IP, hence its own fresh bucket.
+const limits = { SHARDLINE_RATE_LIMIT_IP_WEIGHT: "20", SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "30", SHARDLINE_TRUST_PROXY: "true" }
+const from = (ip: string) => ({ headers: { "x-forwarded-for": ip } })
+
+/** Long enough for every node to write its weight and read the others' back. */
+const settle = () => new Promise((r) => setTimeout(r, 3 * syncIntervalMs))
 
 /** Windows are calendar minutes; start a burst well inside one so it cannot straddle two. */
 const awayFromMinuteEdge = async () => {
@@ -31,13 +38,12 @@ afterAll(async () => {
 describe("request weight", () => {
   it("refuses public calls past the per-IP budget with 429, -1003 and Retry-After, across nodes", async () => {
     await awayFromMinuteEdge()
-    await db.query("DELETE FROM rate_limit_windows")
+    const ip = "203.0.113.1"
     // 10 calls of weight 1 on each node: the shared budget of 20 is spent exactly.
-    for (let i = 0; i < 10; i++) {
-      expect((await fetch(`${a.baseUrl}/api/public/v1/time`)).status).toBe(200)
-      expect((await fetch(`${b.baseUrl}/api/v3/time`)).status).toBe(200)
-    }
-    const last = await fetch(`${a.baseUrl}/api/public/v1/ping`)
+    for (let i = 0; i < 10; i++) expect((await fetch(`${a.baseUrl}/api/public/v1/time`, from(ip))).status).toBe(200)
+    for (let i = 0; i < 10; i++) expect((await fetch(`${b.baseUrl}/api/v3/time`, from(ip))).status).toBe(200)
+    await settle()
+    const last = await fetch(`${a.baseUrl}/api/public/v1/ping`, from(ip))
     expect(last.status).toBe(429)
     expect(await last.json()).toEqual({
       code: -1003,
@@ -47,12 +53,11 @@ describe("request weight", () => {
     expect(retry).toBeGreaterThanOrEqual(1)
     expect(retry).toBeLessThanOrEqual(60)
     expect(last.headers.get("x-mbx-used-weight-1m")).toBe("21")
-    expect((await fetch(`${b.baseUrl}/api/public/v1/time`)).status).toBe(429)
+    expect((await fetch(`${b.baseUrl}/api/public/v1/time`, from(ip))).status).toBe(429)
   })
 
   it("counts signed calls per key with the spec's weights (account = 10)", async () => {
     await awayFromMinuteEdge()
-    await db.query("DELETE FROM rate_limit_windows")
     const key = await createKey(db.url, { scopes: ["read"] })
     const other = await createKey(db.url, { scopes: ["read"] })
     const used: Array<string | null> = []
@@ -60,8 +65,11 @@ describe("request weight", () => {
       const r = await signedGet(node.baseUrl, "/api/public/v1/account", key)
       expect(r.status).toBe(200)
       used.push(r.headers.get("x-svc-used-weight-1m"))
+      await settle()
     }
-    expect(used).toEqual(["10", "20", "30"])
+    // B's first call knows only its own weight (a bucket new to a node is read back at its next
+    // sync); from then on each node sees the shared total.
+    expect(used).toEqual(["10", "10", "30"])
     const over = await signedGet(b.baseUrl, "/api/public/v1/account", key)
     expect(over.status).toBe(429)
     expect(((await over.json()) as { code: number }).code).toBe(-1003)

@@ -6,16 +6,18 @@ import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
-import { Effect, Either, Metric, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { Authorization, Expire, GrantRefused, type Granted } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
-import { entityActivations, entityDefects, timerLag } from "../../platform/Metrics.ts"
+import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
+import { notifyAccountChanged } from "../account/AccountReadModel.ts"
 import { parseCap, parseEntityId, type PolicyInvalid } from "./policy.ts"
 
 const ECPair = ECPairFactory(ecc)
+const metrics = entityMetrics("Authorization")
 
 interface Row {
   readonly grant_id: string
@@ -43,8 +45,7 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
   const node = yield* NodeIdentity
   const self = (yield* Authorization.client)(address.entityId)
   const id = parseEntityId(address.entityId)
-  const tagged = <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.tagMetrics(e, "type", "Authorization")
-  yield* tagged(Metric.increment(entityActivations))
+  yield* metrics.activated
 
   const current = sql<Row>`SELECT grant_id, cap::text AS cap, expires_at, delegated_address FROM authorizations
     WHERE user_id = ${Either.isRight(id) ? id.right.userId : -1} AND asset = ${Either.isRight(id) ? id.right.asset : ""}`.pipe(
@@ -62,6 +63,7 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
           VALUES (${grantId}, ${gone[0]!.user_id}, ${gone[0]!.asset}, ${kind},
             ${dueAtMs === null ? null : new Date(dueAtMs)}, ${node.name})
           ON CONFLICT (grant_id, kind) DO NOTHING`
+        yield* notifyAccountChanged(Number(gone[0]!.user_id)) // delivered at commit
       }
       return gone.length > 0
     })
@@ -97,26 +99,27 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
           yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner)
             VALUES (${payload.grantId}, ${userId}, ${asset}, 'granted', ${new Date(payload.expiresAtMs)}, ${node.name})
             ON CONFLICT (grant_id, kind) DO NOTHING`
+          yield* notifyAccountChanged(userId) // every node's AccountReadModel drops the user at commit
           return { asset, grantId: payload.grantId, cap, expiresAt: payload.expiresAtMs, delegatedAddress: key.address } satisfies Granted
         }).pipe(sql.withTransaction, Effect.orDie)
         // Scheduled after the commit; if we crash before this line the grant is redelivered
         // (no reply yet), finds its row above and schedules again (the timer key dedups).
         yield* scheduleExpiry(result.grantId, result.expiresAt).pipe(Effect.orDie)
         return result
-      }).pipe(Effect.tapDefect(() => tagged(Metric.increment(entityDefects)))),
+      }).pipe(metrics.guard),
 
     Expire: ({ payload }) =>
       Effect.gen(function*() {
         const lag = Date.now() - payload.dueAtMs
+        yield* metrics.timerFired(payload.dueAtMs)
         // A stale timer (its grant was replaced) finds nothing to delete and does nothing.
         const destroyed = yield* destroy(payload.grantId, "expired", payload.dueAtMs).pipe(sql.withTransaction, Effect.orDie)
         if (destroyed) {
-          yield* Metric.update(timerLag, Math.max(0, lag))
           yield* Effect.logInfo("authorization expired").pipe(
             Effect.annotateLogs({ grantId: payload.grantId, entity: address.entityId, lagMs: lag })
           )
         }
-      }).pipe(Effect.tapDefect(() => tagged(Metric.increment(entityDefects))))
+      }).pipe(metrics.guard)
   })
 }), { maxIdleTime: "2 minutes", concurrency: 1 })
 

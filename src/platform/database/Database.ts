@@ -9,12 +9,14 @@ import m0001 from "./migrations/0001_accounts.ts"
 import m0002 from "./migrations/0002_authorizations.ts"
 import m0003 from "./migrations/0003_platform.ts"
 import m0004 from "./migrations/0004_devnet.ts"
+import m0005 from "./migrations/0005_api_key_revocations.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
   "0002_authorizations": m0002,
   "0003_platform": m0003,
-  "0004_devnet": m0004
+  "0004_devnet": m0004,
+  "0005_api_key_revocations": m0005
 }
 
 /** Runs pending migrations; concurrent nodes serialise on the migrator's table lock. */
