@@ -61,8 +61,9 @@ describe("request weight", () => {
     const key = await createKey(db.url, { scopes: ["read"] })
     const other = await createKey(db.url, { scopes: ["read"] })
     const used: Array<string | null> = []
-    for (const node of [a, b, a]) {
-      const r = await signedGet(node.baseUrl, "/api/public/v1/account", key)
+    // Signed calls count against the client IP too (budget 20 here), so each comes from its own.
+    for (const [i, node] of [a, b, a].entries()) {
+      const r = await signedGet(node.baseUrl, "/api/public/v1/account", key, {}, from(`203.0.113.${10 + i}`).headers)
       expect(r.status).toBe(200)
       used.push(r.headers.get("x-svc-used-weight-1m"))
       await settle()
@@ -70,11 +71,11 @@ describe("request weight", () => {
     // B's first call knows only its own weight (a bucket new to a node is read back at its next
     // sync); from then on each node sees the shared total.
     expect(used).toEqual(["10", "10", "30"])
-    const over = await signedGet(b.baseUrl, "/api/public/v1/account", key)
+    const over = await signedGet(b.baseUrl, "/api/public/v1/account", key, {}, from("203.0.113.20").headers)
     expect(over.status).toBe(429)
     expect(((await over.json()) as { code: number }).code).toBe(-1003)
     // Another key has its own budget; the public per-IP budget is separate from both.
-    expect((await signedGet(a.baseUrl, "/api/public/v1/account", other)).status).toBe(200)
+    expect((await signedGet(a.baseUrl, "/api/public/v1/account", other, {}, from("203.0.113.21").headers)).status).toBe(200)
     expect((await fetch(`${a.baseUrl}/api/public/v1/time`)).status).toBe(200)
   })
 })
