@@ -5,7 +5,8 @@ const commands: Record<string, () => Promise<{ run: (args: ReadonlyArray<string>
   authorizations: () => import("./authorizations.ts"),
   ops: () => import("./ops.ts"),
   address: () => import("./address.ts"),
-  message: () => import("./message.ts")
+  message: () => import("./message.ts"),
+  desk: () => import("./desk.ts")
 }
 
 const [name, ...rest] = process.argv.slice(2)

@@ -8,11 +8,13 @@ import { embeddedDatabase } from "./EmbeddedDatabase.ts"
 import m0001 from "./migrations/0001_accounts.ts"
 import m0002 from "./migrations/0002_authorizations.ts"
 import m0003 from "./migrations/0003_platform.ts"
+import m0004 from "./migrations/0004_desk_social_auth.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
   "0002_authorizations": m0002,
-  "0003_platform": m0003
+  "0003_platform": m0003,
+  "0004_desk_social_auth": m0004
 }
 
 /** Runs pending migrations; concurrent nodes serialise on the migrator's table lock. */
