@@ -3,10 +3,9 @@
 // with a real key or session). Whatever comes in, the answer is never a 5xx other than 503, never a
 // stack trace, and every error body is `{"error": {"code": <snake_case>, "message": <string>}}`.
 import fc from "fast-check"
-import { request } from "node:http"
-import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { rawBody, rawSocket, type RawReply, sendRaw } from "../support/http.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 import { createDeskKey, createSession } from "../support/services.ts"
 
@@ -25,27 +24,6 @@ afterAll(async () => {
   await node?.stop()
   await db?.drop()
 })
-
-interface Reply {
-  readonly status: number
-  readonly contentType: string
-  readonly body: string
-}
-
-/** Raw bytes on the wire: fetch would normalise or refuse much of what a hostile client sends. */
-const send = (baseUrl: string, method: string, path: string, headers: Record<string, string>, bodyIn: Buffer) =>
-  new Promise<Reply>((resolve, reject) => {
-    const url = new URL(baseUrl)
-    const body = method === "HEAD" ? Buffer.alloc(0) : bodyIn
-    const req = request({ host: url.hostname, port: url.port, method, path, agent: false, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers["content-type"] ?? ""), body: Buffer.concat(chunks).toString("latin1") }))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end(body)
-  })
 
 const routes = {
   desk: ["/api/public/status", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status"],
@@ -91,7 +69,7 @@ const credentialHeaders = (credential: string | undefined, scheme: string, valid
 
 const stackTrace = /\n\s+at |\.ts:\d+|node:internal|Error: |FiberFailure/
 
-const expectShape = (reply: Reply, method: string) => {
+const expectShape = (reply: RawReply, method: string) => {
   expect(reply.status === 503 || reply.status < 500, `status ${reply.status}`).toBe(true)
   expect([200, 400, 401, 403, 404, 405, 413, 415, 429, 431, 503]).toContain(reply.status)
   if (reply.status < 400) return
@@ -118,29 +96,21 @@ describe("hostile input on the desk and social listeners", () => {
           const headers: Record<string, string> = { ...credentialHeaders(r.credential, r.scheme, valid) }
           if (r.contentType !== undefined) headers["content-type"] = r.contentType
           const path = `${r.route}${r.query === "" ? "" : "?" + r.query}`
-          expectShape(await send(baseUrl, r.method, path, headers, r.body), r.method)
+          expectShape(await sendRaw(baseUrl, r.method, path, headers, r.body), r.method)
         }),
         { numRuns: runs, seed, verbose: 1 }
       )
     }, 120_000)
 
     it(`${service}: answers bytes node:http refuses in the same shape`, async () => {
-      const url = new URL(service === "desk" ? node.deskUrl : node.socialUrl)
-      const raw = (bytes: string) =>
-        new Promise<string>((resolve, reject) => {
-          const socket = connect(Number(url.port), url.hostname, () => socket.end(bytes))
-          let out = ""
-          socket.on("data", (c: Buffer) => (out += c.toString("latin1")))
-          socket.on("close", () => resolve(out))
-          socket.on("error", reject)
-        })
-      const garbage = await raw("NOT HTTP AT ALL\r\n\r\n")
+      const baseUrl = service === "desk" ? node.deskUrl : node.socialUrl
+      const garbage = await rawSocket(baseUrl, "NOT HTTP AT ALL\r\n\r\n")
       expect(garbage).toMatch(/^HTTP\/1\.1 400 /)
-      expect(JSON.parse(garbage.slice(garbage.indexOf("\r\n\r\n") + 4))).toEqual({ error: { code: "invalid_request", message: "Malformed request." } })
-      const tooLarge = await raw(`GET /api/public/status?x=${"a".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`)
+      expect(JSON.parse(rawBody(garbage))).toEqual({ error: { code: "invalid_request", message: "Malformed request." } })
+      const tooLarge = await rawSocket(baseUrl, `GET /api/public/status?x=${"a".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`)
       expect(tooLarge).toMatch(/^HTTP\/1\.1 431 /)
-      expect(JSON.parse(tooLarge.slice(tooLarge.indexOf("\r\n\r\n") + 4)).error.code).toBe("headers_too_large")
-      const big = await send(url.origin, "POST", "/api/public/status", { "content-type": "application/json" }, Buffer.alloc(200_000, 0x20))
+      expect(JSON.parse(rawBody(tooLarge)).error.code).toBe("headers_too_large")
+      const big = await sendRaw(baseUrl, "POST", "/api/public/status", { "content-type": "application/json" }, Buffer.alloc(200_000, 0x20))
       expect(big.status).toBe(413)
       expect(JSON.parse(big.body)).toEqual({ error: { code: "body_too_large", message: "Request body is too large." } })
     })
