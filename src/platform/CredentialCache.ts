@@ -38,8 +38,6 @@ export const credentialCacheLimits = {
 
 export interface CredentialCache<A> {
   readonly get: (hash: string) => Effect.Effect<Option.Option<A>, CredentialsUnavailable>
-  /** This node revoked it: forget it now rather than at the next poll. */
-  readonly evict: (hash: string) => void
 }
 
 /** Scoped: the poller runs as long as the scope. */
@@ -89,5 +87,5 @@ export const makeCredentialCache = <A>(source: CredentialSource<A>, limits = cre
         )
       })
 
-    return { get, evict: (hash: string) => void entries.delete(hash) } satisfies CredentialCache<A>
+    return { get } satisfies CredentialCache<A>
   })
