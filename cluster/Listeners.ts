@@ -9,6 +9,11 @@ import { AppConfig } from "../src/platform/Config.ts"
 import { listener, replyResponse } from "../src/platform/http/Listener.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
+import { DeskApi } from "../schemas/desk/api.ts"
+import { SocialApi } from "../schemas/social/api.ts"
+import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
+import { decodeErrorShape } from "../src/platform/serviceHttp/errorShape.ts"
+import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
 
 const opsRefused = (reason: "missing" | "wrong") =>
   replyResponse({
@@ -30,6 +35,36 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(AppConfig, (config
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
     routes: opsRoutes(opsRefused),
+    trustProxy: config.trustProxy,
+    fastLane: config.httpFastLane
+  })))
+
+/** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
+export const deskListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  listener({
+    edge: deskEdge(config.deskIpWeightPerMin),
+    api: DeskApi,
+    handlers: deskHandlers,
+    decodeError: decodeErrorShape,
+    host: config.httpHost,
+    port: config.deskHttpPort,
+    openApiPaths: ["/openapi.json"],
+    docsPath: "/api-docs",
+    trustProxy: config.trustProxy,
+    fastLane: config.httpFastLane
+  })))
+
+/** The social network: the desk's error shape, session auth, health open to any origin. */
+export const socialListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  listener({
+    edge: socialEdge(config.socialIpWeightPerMin),
+    api: SocialApi,
+    handlers: socialHandlers,
+    decodeError: decodeErrorShape,
+    host: config.httpHost,
+    port: config.socialHttpPort,
+    openApiPaths: ["/openapi.json"],
+    docsPath: "/api-docs",
     trustProxy: config.trustProxy,
     fastLane: config.httpFastLane
   })))

@@ -11,11 +11,13 @@ import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
 import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
-import { exchangeListener } from "./Listeners.ts"
+import { deskListener, exchangeListener, socialListener } from "./Listeners.ts"
 import { single, socket } from "./topology.ts"
 import * as AccountReadModel from "../src/exchange/account/AccountReadModel.ts"
 import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
+import * as DeskKeys from "../src/desk/keys/DeskKeys.ts"
+import * as Sessions from "../src/social/sessions/Sessions.ts"
 
 /** The name a node goes by in ops, logs and Postgres' application_name (max 63 bytes). */
 export const nodeName = (config: AppConfigShape) =>
@@ -24,13 +26,13 @@ export const nodeName = (config: AppConfigShape) =>
 export const nodeLayer = (config: AppConfigShape) => {
   const name = nodeName(config)
   // The chains (UtxoLedger, EvmLedgers) sit beside the other services, for entities to use.
-  const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, RateLimiter.layer, ChainMonitor.layer).pipe(
+  const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer).pipe(
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
-  return Layer.mergeAll(exchangeListener, AuthorizationLive, DevnetLive, NodeReporter.layer).pipe(
+  return Layer.mergeAll(exchangeListener, deskListener, socialListener, AuthorizationLive, DevnetLive, NodeReporter.layer).pipe(
     Layer.provide(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),

@@ -6,7 +6,8 @@ const commands: Record<string, () => Promise<{ run: (args: ReadonlyArray<string>
   ops: () => import("./ops.ts"),
   address: () => import("./address.ts"),
   message: () => import("./message.ts"),
-  devnet: () => import("./devnet.ts")
+  devnet: () => import("./devnet.ts"),
+  desk: () => import("./desk.ts")
 }
 
 const [name, ...rest] = process.argv.slice(2)

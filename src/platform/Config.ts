@@ -44,6 +44,8 @@ export interface AppConfigShape {
   /** Desk and social listeners: request weight per client IP per minute. */
   readonly deskIpWeightPerMin: number
   readonly socialIpWeightPerMin: number
+  /** Desk callback URLs may be http:// (tests, local demos); https only otherwise. */
+  readonly callbackAllowHttp: boolean
   readonly pruneMessagesOlderThan: Duration.Duration
   readonly poolSize: number
   readonly trustProxy: boolean
@@ -129,6 +131,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   socialIpWeightPerMin: intIn("SOCIAL_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
+  callbackAllowHttp: Config.boolean(env("CALLBACK_ALLOW_HTTP")).pipe(Config.withDefault(false)),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),

@@ -1,0 +1,16 @@
+// The desk's error body (the spec leaves it "not shown"): `{"error": {"code", "message"}}`, as
+// Stripe answers, matching the desk's Stripe-style callbacks and the spec's own code name
+// `unknown_signer`. The statuses shared with the social API are in schemas/common/ErrorBody.ts;
+// the desk's own are here.
+import { errorClass } from "../common/ErrorBody.ts"
+
+export { BadRequest, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
+
+export class Unauthorized extends errorClass<Unauthorized>()(
+  "Unauthorized", 401, ["invalid_api_key"],
+  "The API key is missing, unknown or revoked (x-api-key or Authorization: Bearer <API_KEY>)"
+) {}
+
+export class Forbidden extends errorClass<Forbidden>()(
+  "Forbidden", 403, ["insufficient_scope"], "The key lacks the scope this route needs"
+) {}

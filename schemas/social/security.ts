@@ -1,0 +1,22 @@
+// A signed-in member's session (spec: Authentication, sign-in flow step d): a bearer token the
+// wallet-exchange step mints. Implemented in src/social/auth/SessionAuth.ts.
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Context, Schema } from "effect"
+import { ServiceUnavailable } from "../common/ErrorBody.ts"
+import { Unauthorized } from "./errors.ts"
+
+export interface SessionInfo {
+  /** The wallet address that signed in. */
+  readonly address: string
+  readonly expiresAt: Date
+}
+
+export class Session extends Context.Tag("shardline/social/Session")<Session, SessionInfo>() {}
+
+export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("social/SessionAuth", {
+  provides: Session,
+  failure: Schema.Union(Unauthorized, ServiceUnavailable),
+  security: {
+    bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "The session token from POST /api/public/auth/wallet-exchange."))
+  }
+}) {}

@@ -1,0 +1,69 @@
+// Desk members and partner API keys in Postgres. The key is shown once and stored as its SHA-256;
+// the callback signing secret is sealed with the SecretBox (it must be readable to sign).
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { type DeskCaller, type DeskScope, deskScopes } from "../../../schemas/desk/security.ts"
+import { base62Token, isBase62Token, sha256Hex } from "../../crypto/token.ts"
+import { SecretBox } from "../../platform/SecretBox.ts"
+
+export interface NewDeskKey {
+  readonly scopes: ReadonlyArray<DeskScope>
+  readonly callbackUrl?: string | undefined
+  readonly feeBps?: number | undefined
+}
+
+export interface CreatedDeskKey {
+  readonly apiKey: string
+  readonly signingSecret: string
+  readonly memberId: string
+}
+
+/** Standard Webhooks' form: a prefix that says what it is, then 32 random bytes. */
+const signingSecret = () => `whsec_${base62Token(43)}`
+
+/** A new member with one key (the CLI's `desk keys create`; a member per call). */
+export const createMemberWithKey = (options: NewDeskKey) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+    const apiKey = base62Token(64)
+    const secret = signingSecret()
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const [member] = yield* sql<{ id: string }>`INSERT INTO desk_members (fee_bps) VALUES (${options.feeBps ?? null}) RETURNING id`
+      yield* sql`INSERT INTO desk_api_keys (key_hash, member_id, scopes, callback_url, signing_secret_enc) VALUES (
+        ${sha256Hex(apiKey)}, ${member!.id}, ${[...options.scopes]}::text[], ${options.callbackUrl ?? null}, ${box.seal(secret)})`
+      return { apiKey, signingSecret: secret, memberId: member!.id } satisfies CreatedDeskKey
+    }))
+  })
+
+/** True when a live key was revoked. */
+export const revokeKey = (apiKey: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: string }>`UPDATE desk_api_keys SET revoked_at = now() WHERE key_hash = ${sha256Hex(apiKey)} AND revoked_at IS NULL RETURNING id`.pipe(
+      Effect.map((rows) => rows.length > 0)
+    ))
+
+interface KeyRow {
+  readonly id: string
+  readonly member_id: string
+  readonly scopes: ReadonlyArray<string>
+  readonly fee_bps: number | null
+  readonly callback_url: string | null
+}
+
+/** The caller a live key stands for, by the key's hash. */
+export const loadCaller = (sql: SqlClient.SqlClient) => (keyHash: string) =>
+  sql<KeyRow>`SELECT k.id, k.member_id, k.scopes, m.fee_bps, k.callback_url
+    FROM desk_api_keys k JOIN desk_members m ON m.id = k.member_id
+    WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`.pipe(
+    Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map((r): DeskCaller => ({
+      memberId: r.member_id,
+      keyId: r.id,
+      scopes: deskScopes.filter((s) => r.scopes.includes(s)),
+      feeBps: r.fee_bps,
+      callbackUrl: r.callback_url
+    }))))
+  )
+
+/** Only a 64-character base62 string can be a key. */
+export const isKeyShaped = (text: string): boolean => isBase62Token(text, 64)

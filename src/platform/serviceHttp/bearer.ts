@@ -1,0 +1,23 @@
+// The credential of a request, read the same way whichever security scheme HttpApi tried: with
+// two schemes HttpApiBuilder runs them in turn and reports the last failure, so each handler
+// reads every header itself and gives the same answer.
+import type { HttpServerRequest } from "@effect/platform"
+import { edgeStateOf } from "../http/ServiceEdge.ts"
+
+/** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined. */
+export const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers["authorization"] ?? "")
+  return match?.[1]
+}
+
+/** The named header's value when non-empty, else the bearer token. */
+export const headerOrBearer = (request: HttpServerRequest.HttpServerRequest, header: string): string | undefined => {
+  const value = request.headers[header]
+  return value !== undefined && value !== "" ? value : bearerOf(request)
+}
+
+/** A 401 answer names the scheme (RFC 9110 11.6.1). */
+export const challengeBearer = (request: HttpServerRequest.HttpServerRequest): void => {
+  const state = edgeStateOf(request)
+  state.headers = { ...state.headers, "www-authenticate": "Bearer" }
+}

@@ -1,0 +1,65 @@
+// What the desk and social listeners share at the edge: the `{"error": {"code", "message"}}`
+// replies (schemas/common/ErrorBody.ts), a decode failure as 400 invalid_parameter, the
+// rate-limit headers, and the ServiceEdge of a listener that has nothing service-specific in front.
+import type { HttpApi } from "@effect/platform"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { BadRequest, errorBody } from "../../../schemas/common/ErrorBody.ts"
+import { makeRouteTable, routesOf } from "../http/RouteTable.ts"
+import type { ErrorReplies, Reply, ServiceEdge } from "../http/ServiceEdge.ts"
+import type { Usage } from "../RateLimiter.ts"
+
+const reply = (status: number, code: string, message: string): Reply => ({ status, body: errorBody(code, message) })
+
+export const errorShapeReplies: ErrorReplies = {
+  notFound: reply(404, "not_found", "No such route."),
+  malformed: reply(400, "invalid_request", "Malformed request."),
+  headersTooLarge: reply(431, "headers_too_large", "Request line or headers too large."),
+  bodyTooLarge: reply(413, "body_too_large", "Request body is too large."),
+  timeout: reply(408, "request_timeout", "Timeout waiting for the request."),
+  methodNotAllowed: reply(405, "method_not_allowed", "This method is not supported."),
+  internal: reply(503, "internal", "Internal error; unable to process the request. Please try again."),
+  rateLimited: (limit) => reply(429, "rate_limited", `Too much request weight used; the limit is ${limit} per minute per client IP. See Retry-After.`)
+}
+
+/** A request that does not decode: 400 invalid_parameter naming the first bad parameter. */
+export const decodeErrorShape = (error: HttpApiDecodeError): BadRequest => {
+  const issue = error.issues[0]
+  const name = String(issue?.path[0] ?? "parameter").slice(0, 40)
+  const message = issue === undefined || issue._tag === "Missing"
+    ? `Parameter '${name}' is missing.`
+    : `Parameter '${name}' is invalid: ${issue.message.split("\n")[0]!.slice(0, 120)}`
+  return new BadRequest({ error: { code: "invalid_parameter", message } })
+}
+
+/** IETF draft RateLimit-* fields, from the client IP's bucket. */
+export const rateLimitHeaders = (usage: Usage): Record<string, string> => ({
+  "ratelimit-limit": String(usage.limit),
+  "ratelimit-remaining": String(Math.max(0, usage.limit - usage.used)),
+  "ratelimit-reset": String(usage.retryAfterSec)
+})
+
+/** Where the OpenAPI document and the docs page are served, and what they cost (the page is 1.9 MB). */
+export const docsRoutes = [
+  { method: "GET", path: "/openapi.json", weight: 5 },
+  { method: "GET", path: "/api-docs", weight: 20 }
+] as const
+
+export interface ErrorShapeEdgeOptions {
+  readonly service: string
+  readonly api: HttpApi.HttpApi.Any
+  readonly ipWeightPerMin: number
+  readonly bodyBytesMax: number
+}
+
+/** The edge of a listener in the `{error: {code, message}}` shape: no rewrite, no fast lane. */
+export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => ({
+  service: options.service,
+  errors: errorShapeReplies,
+  rewrite: (url) => url,
+  usageHeaders: rateLimitHeaders,
+  ipWeightPerMin: options.ipWeightPerMin,
+  bodyBytesMax: options.bodyBytesMax,
+  routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
+  fast: new Map(),
+  cached: new Set(docsRoutes.map((r) => r.path))
+})

@@ -1,0 +1,123 @@
+// test/integration/hostile-input.test.ts's idea on the desk and social listeners: seeded random
+// hostile requests (junk methods, paths, queries, bodies, content types and credentials, a third
+// with a real key or session). Whatever comes in, the answer is never a 5xx other than 503, never a
+// stack trace, and every error body is `{"error": {"code": <snake_case>, "message": <string>}}`.
+import fc from "fast-check"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { rawBody, rawSocket, type RawReply, sendRaw } from "../support/http.ts"
+import { startNode, type RunningNode } from "../support/node.ts"
+import { createDeskKey, createSession } from "../support/services.ts"
+
+let db: TestDatabase
+let node: RunningNode
+let deskKey: string
+let session: string
+
+beforeAll(async () => {
+  db = await createTestDatabase("hostileds")
+  node = await startNode(db.url, { SHARDLINE_DESK_RATE_LIMIT_IP_WEIGHT: "10000000", SHARDLINE_SOCIAL_RATE_LIMIT_IP_WEIGHT: "10000000" })
+  deskKey = (await createDeskKey(db.url, { scopes: ["cashout"] })).apiKey
+  session = (await createSession(db.url, "TpzDyPgpC23KicTUAPqDSc5VvmRCSs2o2K")).token
+})
+afterAll(async () => {
+  await node?.stop()
+  await db?.drop()
+})
+
+const routes = {
+  desk: ["/api/public/status", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status"],
+  social: ["/api/public/ledger-health", "/api/public/v1/session", "/api/public/post/abc", "/api/public/ledger-verify-message", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/p/x"]
+} as const
+
+const junkValue = fc.oneof(
+  fc.constantFrom("", "%", "%zz", "%ff%fe", "%00", "%E2%82", "+", "&", "=", "[]", "{}", "null", "9".repeat(5000)),
+  fc.string({ maxLength: 40 }).map(encodeURIComponent)
+)
+const query = fc.array(fc.tuple(fc.constantFrom("token", "id", "address", "days", "x"), junkValue).map(([k, v]) => `${k}=${v}`), { maxLength: 6 })
+  .map((ps) => ps.join("&"))
+
+const hostileRequest = (service: keyof typeof routes) =>
+  fc.record({
+    method: fc.constantFrom("GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS", "HEAD"),
+    route: fc.oneof(fc.constantFrom(...routes[service]), fc.string({ maxLength: 20 }).map((s) => "/" + encodeURIComponent(s))),
+    query,
+    body: fc.oneof(
+      fc.constant(Buffer.alloc(0)),
+      fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+      fc.constantFrom(Buffer.from("{"), Buffer.from("{\"a\":1}"), Buffer.from("[]"), Buffer.from("null"), Buffer.from([0xff, 0xfe, 0x00]))
+    ),
+    contentType: fc.constantFrom(undefined, "application/json", "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"),
+    credential: fc.constantFrom(undefined, "valid", "", "junk", "A".repeat(64), "A".repeat(5000), "\u00e9"),
+    scheme: fc.constantFrom("x-api-key", "bearer", "bearer-lower", "basic")
+  })
+
+const credentialHeaders = (credential: string | undefined, scheme: string, valid: string): Record<string, string> => {
+  if (credential === undefined) return {}
+  const value = credential === "valid" ? valid : credential
+  switch (scheme) {
+    case "x-api-key":
+      return { "x-api-key": value }
+    case "bearer":
+      return { authorization: `Bearer ${value}` }
+    case "bearer-lower":
+      return { authorization: `bearer  ${value}` }
+    default:
+      return { authorization: `Basic ${value}` }
+  }
+}
+
+const stackTrace = /\n\s+at |\.ts:\d+|node:internal|Error: |FiberFailure/
+
+const expectShape = (reply: RawReply, method: string) => {
+  expect(reply.status === 503 || reply.status < 500, `status ${reply.status}`).toBe(true)
+  expect([200, 400, 401, 403, 404, 405, 413, 415, 429, 431, 503]).toContain(reply.status)
+  if (reply.status < 400) return
+  expect(reply.body).not.toMatch(stackTrace)
+  if (method === "HEAD") return
+  expect(reply.contentType).toContain("application/json")
+  const parsed = JSON.parse(reply.body) as { error: { code: unknown; message: unknown } }
+  expect(Object.keys(parsed)).toEqual(["error"])
+  expect(Object.keys(parsed.error).sort()).toEqual(["code", "message"])
+  expect(parsed.error.code).toMatch(/^[a-z]+(_[a-z]+)*$/)
+  expect(typeof parsed.error.message).toBe("string")
+}
+
+const runs = Number(process.env.HOSTILE_RUNS ?? 300)
+const seed = Number(process.env.HOSTILE_SEED ?? 20261123)
+
+describe("hostile input on the desk and social listeners", () => {
+  for (const service of ["desk", "social"] as const) {
+    it(`${service}: never a 500 or a stack trace; every error is {error: {code, message}}`, async () => {
+      const baseUrl = service === "desk" ? node.deskUrl : node.socialUrl
+      const valid = service === "desk" ? deskKey : session
+      await fc.assert(
+        fc.asyncProperty(hostileRequest(service), async (r) => {
+          const headers: Record<string, string> = { ...credentialHeaders(r.credential, r.scheme, valid) }
+          if (r.contentType !== undefined) headers["content-type"] = r.contentType
+          const path = `${r.route}${r.query === "" ? "" : "?" + r.query}`
+          expectShape(await sendRaw(baseUrl, r.method, path, headers, r.body), r.method)
+        }),
+        { numRuns: runs, seed, verbose: 1 }
+      )
+    }, 120_000)
+
+    it(`${service}: answers bytes node:http refuses in the same shape`, async () => {
+      const baseUrl = service === "desk" ? node.deskUrl : node.socialUrl
+      const garbage = await rawSocket(baseUrl, "NOT HTTP AT ALL\r\n\r\n")
+      expect(garbage).toMatch(/^HTTP\/1\.1 400 /)
+      expect(JSON.parse(rawBody(garbage))).toEqual({ error: { code: "invalid_request", message: "Malformed request." } })
+      const tooLarge = await rawSocket(baseUrl, `GET /api/public/status?x=${"a".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`)
+      expect(tooLarge).toMatch(/^HTTP\/1\.1 431 /)
+      expect(JSON.parse(rawBody(tooLarge)).error.code).toBe("headers_too_large")
+      const big = await sendRaw(baseUrl, "POST", "/api/public/status", { "content-type": "application/json" }, Buffer.alloc(200_000, 0x20))
+      expect(big.status).toBe(413)
+      expect(JSON.parse(big.body)).toEqual({ error: { code: "body_too_large", message: "Request body is too large." } })
+    })
+  }
+
+  it("both still answer normally after the barrage", async () => {
+    expect((await fetch(`${node.deskUrl}/api/public/v1/key`, { headers: { "x-api-key": deskKey } })).status).toBe(200)
+    expect((await fetch(`${node.socialUrl}/api/public/v1/session`, { headers: { authorization: `Bearer ${session}` } })).status).toBe(200)
+  })
+})
