@@ -12,7 +12,7 @@ import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
 import { SocialApi } from "../schemas/social/api.ts"
 import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
-import { decodeErrorShape } from "../src/platform/serviceHttp/errorShape.ts"
+import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
 
 const opsRefused = (reason: "missing" | "wrong") =>

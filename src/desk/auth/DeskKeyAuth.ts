@@ -6,7 +6,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { Forbidden, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
 import { DeskKey, DeskKeyCashout, DeskKeyRewards, DeskKeyStables, DeskKeyWrap, type DeskScope } from "../../../schemas/desk/security.ts"
-import { challengeBearer, headerOrBearer } from "../../platform/serviceHttp/bearer.ts"
+import { challengeBearer, headerOrBearer } from "../../platform/http/bearer.ts"
 import { DeskKeys } from "../keys/DeskKeys.ts"
 import { scopeRefusal } from "../keys/policy.ts"
 

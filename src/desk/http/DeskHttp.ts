@@ -1,12 +1,12 @@
 // The token desk's HTTP service, ready for a listener (cluster/Listeners.ts composes it): the API
 // with its handlers and auth middleware, its edge, and how a request that does not decode is
-// answered (400 invalid_parameter, src/platform/serviceHttp/errorShape.ts).
+// answered (400 invalid_parameter, src/platform/http/errorBodyEdge.ts).
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { DeskApi } from "../../../schemas/desk/api.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
-import { errorShapeEdge } from "../../platform/serviceHttp/errorShape.ts"
-import { OpenCorsLive } from "../../platform/serviceHttp/openCors.ts"
+import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
+import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
 import { deskStatus } from "./statusBody.ts"
 

@@ -4,7 +4,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { ServiceUnavailable, Unauthorized } from "../../../schemas/social/errors.ts"
 import { SessionAuth } from "../../../schemas/social/security.ts"
-import { bearerOf, challengeBearer } from "../../platform/serviceHttp/bearer.ts"
+import { bearerOf, challengeBearer } from "../../platform/http/bearer.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 
 const refused = (message: string) => new Unauthorized({ error: { code: "invalid_session", message } })

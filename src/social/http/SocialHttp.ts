@@ -8,8 +8,8 @@ import { Session } from "../../../schemas/social/security.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { ledgerKind } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
-import { errorShapeEdge } from "../../platform/serviceHttp/errorShape.ts"
-import { OpenCorsLive } from "../../platform/serviceHttp/openCors.ts"
+import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
+import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { SessionAuthLive } from "../auth/SessionAuth.ts"
 
 /** API bodies (verify-message, wallet-link, sign-in) are small; media goes through upload pages. */

@@ -3,7 +3,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { OpenCors } from "../../../schemas/common/OpenCors.ts"
-import { edgeStateOf } from "../http/ServiceEdge.ts"
+import { edgeStateOf } from "./ServiceEdge.ts"
 
 export const corsHeaders = { "access-control-allow-origin": "*" } as const
 

@@ -2,7 +2,7 @@
 // two schemes HttpApiBuilder runs them in turn and reports the last failure, so each handler
 // reads every header itself and gives the same answer.
 import type { HttpServerRequest } from "@effect/platform"
-import { edgeStateOf } from "../http/ServiceEdge.ts"
+import { edgeStateOf } from "./ServiceEdge.ts"
 
 /** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined. */
 export const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {

@@ -4,8 +4,8 @@
 import type { HttpApi } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { BadRequest, errorBody } from "../../../schemas/common/ErrorBody.ts"
-import { makeRouteTable, routesOf } from "../http/RouteTable.ts"
-import type { ErrorReplies, Reply, ServiceEdge } from "../http/ServiceEdge.ts"
+import { makeRouteTable, routesOf } from "./RouteTable.ts"
+import type { ErrorReplies, Reply, ServiceEdge } from "./ServiceEdge.ts"
 import type { Usage } from "../RateLimiter.ts"
 
 const reply = (status: number, code: string, message: string): Reply => ({ status, body: errorBody(code, message) })
