@@ -16,7 +16,7 @@ const limits = { SHARDLINE_RATE_LIMIT_IP_WEIGHT: "20", SHARDLINE_RATE_LIMIT_KEY_
 const from = (ip: string) => ({ headers: { "x-forwarded-for": ip } })
 
 /** Long enough for every node to write its weight and read the others' back. */
-const settle = () => new Promise((r) => setTimeout(r, 3 * syncIntervalMs))
+const settle = () => new Promise((r) => setTimeout(r, 10 * syncIntervalMs)) // generous: syncs are late on a loaded machine
 
 /** Windows are calendar minutes; start a burst well inside one so it cannot straddle two. */
 const awayFromMinuteEdge = async () => {
