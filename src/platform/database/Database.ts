@@ -10,13 +10,15 @@ import m0002 from "./migrations/0002_authorizations.ts"
 import m0003 from "./migrations/0003_platform.ts"
 import m0004 from "./migrations/0004_devnet.ts"
 import m0005 from "./migrations/0005_api_key_revocations.ts"
+import m0006 from "./migrations/0006_key_epochs.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
   "0002_authorizations": m0002,
   "0003_platform": m0003,
   "0004_devnet": m0004,
-  "0005_api_key_revocations": m0005
+  "0005_api_key_revocations": m0005,
+  "0006_key_epochs": m0006
 }
 
 /** Runs pending migrations; concurrent nodes serialise on the migrator's table lock. */
