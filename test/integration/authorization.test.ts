@@ -1,14 +1,19 @@
 // The Authorization entity end to end: the CLI grants through the cluster, the entity makes and
 // seals a delegated key, the account shows it, and its durable timer destroys the key material.
+// (test/integration/key-destruction.test.ts searches the database's files after expiry.)
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
 import { payments } from "bitcoinjs-lib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Redacted } from "effect"
+import { Duration, Effect, Either, Redacted } from "effect"
 import { ledgerParams } from "../../src/chain/params.ts"
 import { pruneClusterMessages } from "../../src/platform/ops/NodeReporter.ts"
 import { make as secretBox } from "../../src/platform/SecretBox.ts"
+import { decodeState, delegatedKeysLabel, openWithState } from "../../src/exchange/authorization/keyEpochs.ts"
+import { stateFileName } from "../../src/exchange/authorization/KeyEpochStore.ts"
 import { cli } from "../support/cli.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
@@ -22,6 +27,7 @@ let key: Key & { userId: number }
 let env: Record<string, string>
 
 beforeAll(async () => {
+  process.env.SHARDLINE_KEY_EPOCH_MS = "1000" // read by the in-process node's key epoch store
   db = await createTestDatabase("authz")
   node = await startNode(db.url)
   key = await createKey(db.url, { scopes: ["read", "trade"] })
@@ -36,6 +42,16 @@ interface Granted { grantId: string; asset: string; cap: string; expiresAt: numb
 const account = async () => (await (await signedGet(node.baseUrl, "/api/public/v1/account", key)).json()) as {
   authorizations: Array<{ asset: string; cap: string; used: string; expiresAt: number; delegatedAddress: string }>
 }
+
+/** Opens a sealed delegated key with the node's key epoch file and the master key, as a node would. */
+const openDelegated = (grantId: string, sealed: string) =>
+  openWithState(
+    Either.getOrThrow(decodeState(readFileSync(join(node.config.dataDir, stateFileName), "utf8"))),
+    secretBox(Buffer.from(testMasterKey, "hex")).subkey(delegatedKeysLabel),
+    grantId,
+    sealed
+  )
+const sleepUntil = (atMs: number) => new Promise((r) => setTimeout(r, Math.max(0, atMs - Date.now())))
 
 /** Every row of every table, as text, that contains the needle. */
 const rowsContaining = async (needle: string) => {
@@ -62,7 +78,7 @@ describe("authorizations", () => {
 
     // The key is stored sealed, and it really is the delegated address's key.
     const [stored] = await db.query<{ key_enc: string }>("SELECT key_enc FROM authorization_keys WHERE grant_id = $1", [granted.grantId])
-    const wif = secretBox(Buffer.from(testMasterKey, "hex")).open(stored!.key_enc)
+    const wif = Either.getOrThrow(openDelegated(granted.grantId, stored!.key_enc))
     expect(stored!.key_enc).not.toContain(wif)
     const pair = ECPair.fromWIF(wif, ledgerParams.network)
     expect(payments.p2pkh({ pubkey: pair.publicKey, network: ledgerParams.network }).address).toBe(granted.delegatedAddress)
@@ -96,6 +112,34 @@ describe("authorizations", () => {
     const events = await db.query<{ kind: string }>("SELECT kind FROM authorization_events WHERE grant_id = $1 ORDER BY id", [first.grantId])
     expect(events.map((e) => e.kind)).toEqual(["granted", "replaced"])
   })
+
+  it("a replaced grant's stale timer fires and finds nothing: the new grant and its key survive", async () => {
+    const grant = async (cap: string, expiresIn: string) => {
+      const res = await cli(["authorizations", "grant", "--key", key.apiKey, "--asset", "SOL", "--cap", cap, "--expires-in", expiresIn, "--json"], env)
+      expect(res.stderr).toBe("")
+      return JSON.parse(res.stdout) as Granted
+    }
+    const a = await grant("1", "20s") // the CLI takes seconds on a busy machine: B must land before A is due
+    const b = await grant("2", "1h")
+    expect(Date.now()).toBeLessThan(a.expiresAt) // replaced before A was due
+    // Past A's due time plus two storage polls: A's timer has been delivered and processed.
+    await sleepUntil(a.expiresAt + 3000)
+    const timers = await db.query<{ processed: boolean }>(
+      "SELECT processed FROM cluster_messages WHERE message_id LIKE '%' || $1", [`expire:${a.grantId}`])
+    expect(timers).toEqual([{ processed: true }])
+
+    expect((await account()).authorizations.filter((x) => x.asset === "SOL")).toEqual([
+      { asset: "SOL", cap: "2", used: "0", expiresAt: b.expiresAt, delegatedAddress: b.delegatedAddress }
+    ])
+    const [stored] = await db.query<{ key_enc: string }>("SELECT key_enc FROM authorization_keys WHERE grant_id = $1", [b.grantId])
+    expect(stored).toBeDefined()
+    const pair = ECPair.fromWIF(Either.getOrThrow(openDelegated(b.grantId, stored!.key_enc)), ledgerParams.network)
+    expect(payments.p2pkh({ pubkey: pair.publicKey, network: ledgerParams.network }).address).toBe(b.delegatedAddress)
+    const kinds = async (grantId: string) =>
+      (await db.query<{ kind: string }>("SELECT kind FROM authorization_events WHERE grant_id = $1 ORDER BY id", [grantId])).map((e) => e.kind)
+    expect(await kinds(a.grantId)).toEqual(["granted", "replaced"])
+    expect(await kinds(b.grantId)).toEqual(["granted"])
+  }, 120_000)
 
   it("refuses bad input with a clear message and exit code 2", async () => {
     const badCap = await cli(["authorizations", "grant", "--key", key.apiKey, "--asset", "BTC", "--cap=-1", "--expires-in", "1h"], env)

@@ -12,7 +12,7 @@ import { randomInt } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { listen } from "../../platform/database/Notifications.ts"
-import { SecretBox } from "../../platform/SecretBox.ts"
+import { checkMasterKey, SecretBox } from "../../platform/SecretBox.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
 
 export type Scope = "read" | "trade"
@@ -99,6 +99,8 @@ export const make = (cache: CacheOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
+    // Every process that reads or seals API secrets (node, CLI) refuses a master key that does not open them.
+    yield* checkMasterKey
     /** Known keys: the live record, or none once revoked (a revoked key never comes back). */
     const known = new Map<string, Option.Option<ApiKeyRecord>>()
     /** Unknown keys, with the time they stop being trusted as absent. */

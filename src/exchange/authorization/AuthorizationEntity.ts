@@ -1,19 +1,21 @@
 // The Authorization entity: holds one user's grant for one asset. It makes the delegated key
-// itself (so key material never travels in a cluster message), commits before it answers, and
-// schedules its own durable expiry, at which the key is deleted from every table.
+// itself (so key material never travels in a cluster message), seals it under the key of the
+// epoch its grant expires in (KeyEpochStore.ts), commits before it answers, and schedules its own
+// durable expiry, at which the sealed key is deleted from every table; when the epoch ends the
+// key that opens it is destroyed too, so no copy of the row (WAL, backup) opens any more.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import { Authorization, Expire, GrantRefused, type Granted } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
-import { SecretBox } from "../../platform/SecretBox.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
+import { KeyEpochs, layer as keyEpochsLayer } from "./KeyEpochStore.ts"
 import { parseCap, parseEntityId, type PolicyInvalid } from "./policy.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -41,7 +43,7 @@ const refused = (e: PolicyInvalid) => new GrantRefused({ message: e.message })
 export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
-  const box = yield* SecretBox
+  const keys = yield* KeyEpochs
   const node = yield* NodeIdentity
   const self = (yield* Authorization.client)(address.entityId)
   const id = parseEntityId(address.entityId)
@@ -93,15 +95,17 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
           }
           if (Option.isSome(now)) yield* destroy(now.value.grant_id, "replaced", null)
           const key = newDelegatedKey()
+          const sealed = yield* Effect.mapError(keys.seal(payload.grantId, payload.expiresAtMs, key.wif),
+            (e) => new GrantRefused({ message: `cannot seal the delegated key: ${e.message}` }))
           yield* sql`INSERT INTO authorizations (user_id, asset, grant_id, cap, expires_at, delegated_address)
             VALUES (${userId}, ${asset}, ${payload.grantId}, ${cap}, ${new Date(payload.expiresAtMs)}, ${key.address})`
-          yield* sql`INSERT INTO authorization_keys (grant_id, key_enc) VALUES (${payload.grantId}, ${box.seal(key.wif)})`
+          yield* sql`INSERT INTO authorization_keys (grant_id, key_enc) VALUES (${payload.grantId}, ${sealed})`
           yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner)
             VALUES (${payload.grantId}, ${userId}, ${asset}, 'granted', ${new Date(payload.expiresAtMs)}, ${node.name})
             ON CONFLICT (grant_id, kind) DO NOTHING`
           yield* notifyAccountChanged(userId) // every node's AccountReadModel drops the user at commit
           return { asset, grantId: payload.grantId, cap, expiresAt: payload.expiresAtMs, delegatedAddress: key.address } satisfies Granted
-        }).pipe(sql.withTransaction, Effect.orDie)
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
         // Scheduled after the commit; if we crash before this line the grant is redelivered
         // (no reply yet), finds its row above and schedules again (the timer key dedups).
         yield* scheduleExpiry(result.grantId, result.expiresAt).pipe(Effect.orDie)
@@ -121,6 +125,6 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
         }
       }).pipe(metrics.guard)
   })
-}), { maxIdleTime: "2 minutes", concurrency: 1 })
+}), { maxIdleTime: "2 minutes", concurrency: 1 }).pipe(Layer.provide(keyEpochsLayer))
 
 export const newGrantId = () => randomUUID()

@@ -10,6 +10,7 @@ import m0002 from "./migrations/0002_authorizations.ts"
 import m0003 from "./migrations/0003_platform.ts"
 import m0004 from "./migrations/0004_devnet.ts"
 import m0005 from "./migrations/0005_api_key_revocations.ts"
+import m0006 from "./migrations/0006_key_epochs.ts"
 import m0007 from "./migrations/0007_desk_social_auth.ts"
 
 export const migrations = {
@@ -18,6 +19,7 @@ export const migrations = {
   "0003_platform": m0003,
   "0004_devnet": m0004,
   "0005_api_key_revocations": m0005,
+  "0006_key_epochs": m0006,
   "0007_desk_social_auth": m0007
 }
 
