@@ -3,12 +3,15 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { appConfig } from "../src/platform/Config.ts"
+import { databaseLost } from "../src/platform/database/EmbeddedDatabase.ts"
 import { nodeLayer, nodeName } from "./Node.ts"
 
 const main = Effect.gen(function*() {
   const config = yield* appConfig
   yield* Effect.logInfo(`starting ${nodeName(config)}: http://${config.httpHost}:${config.httpPort}/api/public/v1 (docs at /api-docs)`)
-  return yield* Layer.launch(nodeLayer(config))
+  // An embedded database that died and could not be restarted stops the node (exit code 1, so a
+  // process manager restarts it); the node's finalizers still run.
+  return yield* Layer.launch(nodeLayer(config)).pipe(Effect.raceFirst(databaseLost))
 })
 
 NodeRuntime.runMain(main, { disableErrorReporting: false })

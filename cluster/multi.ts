@@ -44,43 +44,80 @@ if (devnetPerNode === "true") {
   console.error("note: no shared chain nodes configured; each node runs its own in-process devnet chains")
 }
 
-const children: Array<ChildProcess> = []
+/** A node that exits before it first answers /ping died at start: it is started again this many
+ * times, with a growing pause, before the whole cluster is stopped with the reason. */
+const START_RETRIES_MAX = 3
+const START_RETRY_BASE_MS = 1_000
+const READY_POLL_MS = 500
+
+const children: Array<ChildProcess | undefined> = []
 let stopping = false
-for (let i = 0; i < count; i++) {
-  const env = {
-    ...process.env,
-    SHARDLINE_TOPOLOGY: "socket",
-    SHARDLINE_DATABASE_URL: url,
-    SHARDLINE_MASTER_KEY: masterKey,
-    SHARDLINE_DEVNET_PER_NODE: devnetPerNode,
-    SHARDLINE_DATA_DIR: join(dataDir, `node${i + 1}`),
-    SHARDLINE_HTTP_PORT: String(Number(values["http-port"]) + i),
-    SHARDLINE_DESK_HTTP_PORT: String(Number(values["desk-http-port"]) + i),
-    SHARDLINE_SOCIAL_HTTP_PORT: String(Number(values["social-http-port"]) + i),
-    SHARDLINE_RUNNER_HOST: "127.0.0.1",
-    SHARDLINE_RUNNER_PORT: String(Number(values["runner-port"]) + i)
-  }
+
+const nodeEnv = (i: number) => ({
+  ...process.env,
+  SHARDLINE_TOPOLOGY: "socket",
+  SHARDLINE_DATABASE_URL: url,
+  SHARDLINE_MASTER_KEY: masterKey,
+  SHARDLINE_DEVNET_PER_NODE: devnetPerNode,
+  SHARDLINE_DATA_DIR: join(dataDir, `node${i + 1}`),
+  SHARDLINE_HTTP_PORT: String(Number(values["http-port"]) + i),
+  SHARDLINE_DESK_HTTP_PORT: String(Number(values["desk-http-port"]) + i),
+  SHARDLINE_SOCIAL_HTTP_PORT: String(Number(values["social-http-port"]) + i),
+  SHARDLINE_RUNNER_HOST: "127.0.0.1",
+  SHARDLINE_RUNNER_PORT: String(Number(values["runner-port"]) + i)
+})
+
+const answersPing = (port: string) =>
+  fetch(`http://127.0.0.1:${port}/api/public/v1/ping`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
+
+const startNode = (i: number, attempt: number): void => {
+  const env = nodeEnv(i)
   const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], { env, stdio: ["ignore", "pipe", "pipe"] })
   const tag = `[node${i + 1} http:${env.SHARDLINE_HTTP_PORT}/${env.SHARDLINE_DESK_HTTP_PORT}/${env.SHARDLINE_SOCIAL_HTTP_PORT}]`
   const prefix = (chunk: Buffer) => chunk.toString().split("\n").filter((l) => l !== "").map((l) => `${tag} ${l}`).join("\n") + "\n"
   child.stdout!.on("data", (c: Buffer) => process.stdout.write(prefix(c)))
   child.stderr!.on("data", (c: Buffer) => process.stderr.write(prefix(c)))
+  let ready = false
+  const poll = setInterval(() => {
+    void answersPing(env.SHARDLINE_HTTP_PORT).then((ok) => {
+      if (ok && !ready) {
+        ready = true
+        clearInterval(poll)
+      }
+    })
+  }, READY_POLL_MS)
   child.on("exit", (code, signal) => {
-    if (!stopping) console.error(`${tag} exited (${signal ?? code}); the other nodes take over its shards`)
+    clearInterval(poll)
+    if (stopping) return
+    const how = signal ?? `code ${code}`
+    if (ready) {
+      console.error(`${tag} exited (${how}); the other nodes take over its shards`)
+      return
+    }
+    if (attempt < START_RETRIES_MAX) {
+      const pauseMs = START_RETRY_BASE_MS * 2 ** attempt
+      console.error(`${tag} died at start (${how}); starting it again in ${pauseMs} ms (retry ${attempt + 1} of ${START_RETRIES_MAX})`)
+      setTimeout(() => { if (!stopping) startNode(i, attempt + 1) }, pauseMs)
+      return
+    }
+    void shutdown(`node${i + 1} died at start ${attempt + 1} times (last: ${how}); stopping the cluster`, 1)
   })
-  children.push(child)
+  children[i] = child
 }
 
-const shutdown = async (signal: NodeJS.Signals) => {
+const shutdown = async (reason: string, exitCode: number) => {
   if (stopping) return
   stopping = true
+  console.error(reason)
   await Promise.all(children.map((c) => new Promise<void>((resolve) => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve()
+    if (c === undefined || c.exitCode !== null || c.signalCode !== null) return resolve()
     c.once("exit", () => resolve())
-    c.kill(signal)
+    c.kill("SIGTERM")
   })))
   await stopDb?.()
-  process.exit(0)
+  process.exit(exitCode)
 }
-process.on("SIGINT", () => void shutdown("SIGTERM"))
-process.on("SIGTERM", () => void shutdown("SIGTERM"))
+
+for (let i = 0; i < count; i++) startNode(i, 0)
+process.on("SIGINT", () => void shutdown("SIGINT: stopping every node", 0))
+process.on("SIGTERM", () => void shutdown("SIGTERM: stopping every node", 0))

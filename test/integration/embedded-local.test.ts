@@ -68,7 +68,7 @@ describe("local postgres engine", () => {
   it("initialises a cluster on first start, owned by a non-root user, and serves the shardline database", async () => {
     db = await timed("local postgres first start (initdb)", () => startEmbeddedPostgres({ dataDir }))
     expect(db.kind).toBe("postgres")
-    expect(db.url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/shardline$/)
+    expect(db.url).toMatch(/^postgres:\/\/postgres:[0-9a-f]{64}@127\.0\.0\.1:\d+\/shardline$/)
     const row = await queryOne<{ db: string; v: string }>(db.url, "select current_database() as db, version() as v")
     expect(row.db).toBe("shardline")
     expect(row.v).toMatch(/^PostgreSQL \d+/)

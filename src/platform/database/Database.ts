@@ -23,10 +23,33 @@ export const migrations = {
   "0007_desk_social_auth": m0007
 }
 
-/** Runs pending migrations; concurrent nodes serialise on the migrator's table lock. */
-export const migrate = Migrator.make({})({
+const runMigrator = Migrator.make({})({
   loader: Migrator.fromRecord(migrations),
   table: "shardline_migrations"
+})
+
+/** The session advisory lock every migrator takes (two-int form: its own keyspace, apart from
+ * the cluster's single-bigint shard locks). 0x53484d49 = "SHMI". */
+export const MIGRATION_LOCK = [0x53484d49, 1] as const
+
+/**
+ * Runs pending migrations under one session advisory lock, so concurrent nodes run them one
+ * after another: the migrator alone is not safe there (its CREATE TABLE of shardline_migrations
+ * runs outside its table lock, and a node that finds the table locked goes on before the
+ * migrations are in). The lock is held by a reserved connection; the migrator uses the pool.
+ */
+export const migrate = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  if (sql.onDialectOrElse({ pg: () => false, orElse: () => true })) return yield* runMigrator
+  return yield* Effect.scoped(Effect.gen(function*() {
+    const conn = yield* sql.reserve
+    const [a, b] = MIGRATION_LOCK
+    yield* Effect.acquireRelease(
+      conn.executeRaw(`select pg_advisory_lock(${a}, ${b})`, []),
+      () => conn.executeRaw(`select pg_advisory_unlock(${a}, ${b})`, []).pipe(Effect.ignore)
+    )
+    return yield* runMigrator
+  }))
 })
 
 /** Resolves the database URL: the configured server, or the embedded one under dataDir. */

@@ -11,6 +11,15 @@ import { render } from "./prometheus.ts"
 
 /** How long one read of the ops view is served to every caller. */
 export const opsViewTtlMs = 1000
+/** A read of the view that takes longer than this means the database is not answering. */
+export const opsViewTimeoutMs = 3000
+
+/** The database is down (or not answering): 503 in the exchange's shape, saying so. */
+const databaseDown = (reason: string) =>
+  HttpServerResponse.unsafeJson(
+    { code: -1001, msg: `The database is down; the ops view cannot be read (${reason}).`, database: "down" },
+    { status: 503 }
+  )
 
 /** `refused` answers a missing or wrong token in the listener's own error shape. */
 export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerResponse.HttpServerResponse) =>
@@ -29,7 +38,13 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
         last !== undefined && Date.now() - last.at < opsViewTtlMs
           ? Effect.succeed(last.view)
           : Effect.tap(readOpsView, (v) => Effect.sync(() => (last = { at: Date.now(), view: v })))
-      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
+      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.timeoutFail({
+        duration: opsViewTimeoutMs,
+        onTimeout: () => `no answer within ${opsViewTimeoutMs} ms`
+      }))
       yield* router.get("/metrics", guarded(Effect.sync(() => HttpServerResponse.text(render(), { contentType: "text/plain; version=0.0.4" }))))
-      yield* router.get("/ops", guarded(Effect.flatMap(view, (v) => HttpServerResponse.json(v)).pipe(Effect.orDie)))
+      yield* router.get("/ops", guarded(Effect.flatMap(view, (v) => HttpServerResponse.json(v)).pipe(
+        Effect.catchAll((e) => Effect.succeed(databaseDown(typeof e === "string" ? e : "its queries fail"))),
+        Effect.orDie
+      )))
     }))

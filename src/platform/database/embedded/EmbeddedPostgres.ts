@@ -18,6 +18,7 @@ import {
 import { findPostgresBinaries, startLocalPostgres } from "./LocalPostgres.ts"
 import { startPgliteServer } from "./PgliteServer.ts"
 import { freePort, isAlive, processCommand, sleep } from "./processes.ts"
+import { type EngineStatus, type Running, supervise, type SupervisionEvents } from "./supervisor.ts"
 
 export type { EngineKind } from "./discovery.ts"
 export type EngineChoice = "auto" | EngineKind
@@ -29,6 +30,8 @@ export interface EmbeddedPostgres {
   readonly serverPid: number
   /** True when this handle uses a system another process started; stop() then does nothing. */
   readonly attached: boolean
+  /** The owner's view of its engine (supervised); an attached handle says "up". */
+  readonly status: () => EngineStatus
   readonly stop: () => Promise<void>
 }
 
@@ -37,6 +40,8 @@ export interface EmbeddedOptions {
   readonly engine?: EngineChoice
   /** Fixed TCP port on 127.0.0.1; a free one is picked when absent. */
   readonly port?: number
+  /** The owner's supervision callbacks: the engine is restarted on death whether or not given. */
+  readonly supervision?: SupervisionEvents
 }
 
 /** Another process holds the data dir's engine lock (it is starting or running the engine). */
@@ -76,12 +81,6 @@ export const selectEngine = (dataDir: string, engine: EngineChoice = "auto"): En
     throw new Error(`${join(dataDir, "pg")} holds a PostgreSQL cluster but no PostgreSQL binaries were found; install them or move the data dir`)
   }
   return "pglite"
-}
-
-interface Running {
-  readonly url: string
-  readonly serverPid: number
-  readonly stop: () => Promise<void>
 }
 
 const startEngine = async (kind: EngineKind, dataDir: string, port: number | undefined): Promise<Running> => {
@@ -127,20 +126,41 @@ export const startEmbeddedPostgres = async (options: EmbeddedOptions): Promise<E
   try {
     await awaitPreviousPglite(dataDir)
     const kind = selectEngine(dataDir, options.engine)
-    const running = await startEngine(kind, dataDir, options.port)
-    writeDiscovery(dataDir, { url: running.url, kind, serverPid: running.serverPid })
+    const first = await startEngine(kind, dataDir, options.port)
+    writeDiscovery(dataDir, { url: first.url, kind, serverPid: first.serverPid })
+    // Restarted on the same port, so the URL (and the pools using it) stay valid.
+    const port = Number(new URL(first.url).port)
+    const supervised = supervise(first, () => startEngine(kind, dataDir, port), {
+      ...options.supervision,
+      // Nothing runs any more: unpublish and unlock now, whatever the owner's shutdown does next.
+      onGiveUp: (info) => {
+        removeDiscovery(dataDir)
+        releaseLock(dataDir)
+        options.supervision?.onGiveUp?.(info)
+      },
+      onRestarted: (r) => writeDiscovery(dataDir, { url: r.url, kind, serverPid: r.serverPid })
+    })
     let stopping: Promise<void> | undefined
     const stop = () =>
       (stopping ??= (async () => {
         // Unpublish first, so nobody attaches to a server that is going away.
         removeDiscovery(dataDir)
         try {
-          await running.stop()
+          await supervised.stop()
         } finally {
           releaseLock(dataDir)
         }
       })())
-    return { url: running.url, kind, serverPid: running.serverPid, attached: false, stop }
+    return {
+      url: first.url,
+      kind,
+      get serverPid() {
+        return supervised.current().serverPid
+      },
+      attached: false,
+      status: supervised.status,
+      stop
+    }
   } catch (e) {
     releaseLock(dataDir)
     throw e
@@ -167,6 +187,7 @@ const attachedHandle = (d: Discovery): EmbeddedPostgres => ({
   kind: d.kind,
   serverPid: d.serverPid,
   attached: true,
+  status: () => "up",
   stop: () => Promise.resolve()
 })
 

@@ -2,6 +2,10 @@
 // <dataDir>/pg, listening on 127.0.0.1 with its unix socket under <dataDir>/pg-run.
 // initdb and postgres refuse to run as root, so a root process runs them as the `postgres`
 // system user (or `nobody`) and hands that user the directories.
+// Private to its owner: password (SCRAM) authentication on every connection, the password random
+// and kept 0600 in the data dir, the data dir 0700 (0710 to the server user's group when that is
+// another user), the socket directory 0700. See docs/embedded-postgres.md, "Privacy".
+import { randomBytes } from "node:crypto"
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { appendFileSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -15,6 +19,11 @@ const PG_CTL_TIMEOUT_S = 60
 /** The unix socket path (dir + "/.s.PGSQL.<port>") must fit sun_path (108 bytes). */
 const SOCKET_DIR_BYTES_MAX = 90
 const CONF_FILE = "shardline.conf"
+const HBA_FILE = "shardline_hba.conf"
+/** The superuser's password, 0600, readable by the app's user only. */
+export const PASSWORD_FILE = "embedded-postgres.password"
+/** Password auth for everyone, on the socket and on loopback; nothing else is accepted. */
+const HBA = ["local all all scram-sha-256", "host all all 127.0.0.1/32 scram-sha-256", ""].join("\n")
 
 export interface PostgresBinaries {
   readonly dir: string
@@ -73,9 +82,15 @@ const canTraverse = (path: string, user: RunAs): boolean => {
   return (s.mode & 0o001) !== 0
 }
 
-/** The server user must reach <dataDir>/pg: open the data dir itself if needed, check its parents. */
+/** The data dir is ours alone: 0700, or 0710 with the server user's group when that user is
+ * another one (it must traverse it to reach <dataDir>/pg). Its parents must let that user in. */
+const makePrivate = (dataDir: string, user: RunAs | undefined): void => {
+  if (user === undefined || statSync(dataDir).uid === user.uid) return chmodSync(dataDir, 0o700)
+  chownSync(dataDir, statSync(dataDir).uid, user.gid)
+  chmodSync(dataDir, 0o710)
+}
+
 const ensureReachable = (dataDir: string, user: RunAs): void => {
-  if (!canTraverse(dataDir, user)) chmodSync(dataDir, statSync(dataDir).mode | 0o001)
   for (let dir = dirname(dataDir); ; dir = dirname(dir)) {
     if (!canTraverse(dir, user)) {
       throw new Error(`user ${user.name} cannot enter ${dir}, so PostgreSQL cannot reach ${dataDir}; choose a SHARDLINE_DATA_DIR it can reach`)
@@ -104,14 +119,38 @@ const layout = (dataDir: string): Layout => ({
   logFile: join(dataDir, "pg-run", "postgres.log")
 })
 
-const initdb = async (bin: PostgresBinaries, l: Layout, user: RunAs | undefined): Promise<void> => {
+/** The password, made on first use: 32 random bytes, hex, in a 0600 file in the data dir. */
+const readOrMakePassword = (dataDir: string): { readonly password: string; readonly made: boolean } => {
+  const file = join(dataDir, PASSWORD_FILE)
+  if (existsSync(file)) {
+    chmodSync(file, 0o600)
+    return { password: readFileSync(file, "utf8").trim(), made: false }
+  }
+  const password = randomBytes(32).toString("hex")
+  writeFileSync(file, password + "\n", { mode: 0o600, flag: "wx" })
+  return { password, made: true }
+}
+
+/** A file only the server user can read, for initdb's --pwfile; removed right after. */
+const withPwFile = async <A>(l: Layout, user: RunAs | undefined, password: string, f: (file: string) => Promise<A>): Promise<A> => {
+  const file = join(l.runDir, `pwfile.${process.pid}`)
+  writeFileSync(file, password + "\n", { mode: 0o600 })
+  if (user) chownSync(file, user.uid, user.gid)
+  try {
+    return await f(file)
+  } finally {
+    rmSync(file, { force: true })
+  }
+}
+
+const initdb = async (bin: PostgresBinaries, l: Layout, user: RunAs | undefined, password: string): Promise<void> => {
   // A half-made cluster (crash during initdb) has files but no PG_VERSION; initdb needs it empty.
   for (const entry of readdirSync(l.pgData)) rmSync(join(l.pgData, entry), { recursive: true, force: true })
-  const r = await run(
+  const r = await withPwFile(l, user, password, (pwfile) => run(
     bin.initdb,
-    ["-D", l.pgData, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-instructions"],
+    ["-D", l.pgData, "-U", "postgres", "-A", "scram-sha-256", `--pwfile=${pwfile}`, "-E", "UTF8", "--locale=C", "--no-instructions"],
     { ...(user ? { runAs: user } : {}), cwd: l.runDir, timeoutMs: INITDB_TIMEOUT_MS }
-  )
+  ))
   if (r.code !== 0) throw new Error(`initdb failed (code ${r.code}):\n${r.output}`)
   appendFileSync(join(l.pgData, "postgresql.conf"), `\n# per-start settings written by Shardline\ninclude_if_exists = '${CONF_FILE}'\n`)
 }
@@ -158,8 +197,19 @@ const clearLeftovers = async (bin: PostgresBinaries, l: Layout, user: RunAs | un
   }
 }
 
-const ensureDatabase = async (port: number): Promise<void> => {
-  const client = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" })
+/** A cluster made before passwords (trust) gets one, in single-user mode while the server is down. */
+const setPassword = async (bin: PostgresBinaries, l: Layout, user: RunAs | undefined, password: string): Promise<void> => {
+  const r = await run(bin.postgres, ["--single", "-D", l.pgData, "postgres"], {
+    ...(user ? { runAs: user } : {}),
+    cwd: l.runDir,
+    timeoutMs: INITDB_TIMEOUT_MS,
+    input: `ALTER USER postgres PASSWORD '${password}';\n`
+  })
+  if (r.code !== 0) throw new Error(`setting the embedded Postgres password failed (code ${r.code}):\n${r.output}`)
+}
+
+const ensureDatabase = async (port: number, password: string): Promise<void> => {
+  const client = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password, database: "postgres" })
   await client.connect()
   try {
     const found = await client.query("select 1 from pg_database where datname = $1", [DATABASE_NAME])
@@ -185,18 +235,33 @@ export const startLocalPostgres = async (options: {
   const l = layout(options.dataDir)
   const user = serverUser()
   mkdirSync(options.dataDir, { recursive: true })
+  makePrivate(options.dataDir, user)
   if (user) ensureReachable(options.dataDir, user)
   ownedBy(l.pgData, user, 0o700)
-  ownedBy(l.runDir, user, 0o755)
+  ownedBy(l.runDir, user, 0o700)
 
-  if (!existsSync(join(l.pgData, "PG_VERSION"))) await initdb(bin, l, user)
-  else await clearLeftovers(bin, l, user)
+  const { password, made } = readOrMakePassword(options.dataDir)
+  if (!existsSync(join(l.pgData, "PG_VERSION"))) await initdb(bin, l, user, password)
+  else {
+    await clearLeftovers(bin, l, user)
+    if (made) await setPassword(bin, l, user, password)
+  }
+  writeFileSync(join(l.pgData, HBA_FILE), HBA)
+  if (user) chownSync(join(l.pgData, HBA_FILE), user.uid, user.gid)
 
   const port = options.port ?? (await freePort())
   const socketDir = Buffer.byteLength(l.runDir) <= SOCKET_DIR_BYTES_MAX ? l.runDir : ""
   writeFileSync(
     join(l.pgData, CONF_FILE),
-    [`port = ${port}`, `listen_addresses = '127.0.0.1'`, `unix_socket_directories = ${quoteConf(socketDir)}`, ""].join("\n")
+    [
+      `port = ${port}`,
+      `listen_addresses = '127.0.0.1'`,
+      `unix_socket_directories = ${quoteConf(socketDir)}`,
+      `unix_socket_permissions = 0700`,
+      `hba_file = ${quoteConf(join(l.pgData, HBA_FILE))}`,
+      `password_encryption = 'scram-sha-256'`,
+      ""
+    ].join("\n")
   )
   if (user) chownSync(join(l.pgData, CONF_FILE), user.uid, user.gid)
 
@@ -204,11 +269,11 @@ export const startLocalPostgres = async (options: {
   if (started.code !== 0) {
     throw new Error(`pg_ctl start failed (code ${started.code}):\n${started.output}\n${logTail(l.logFile)}`)
   }
-  await ensureDatabase(port)
+  await ensureDatabase(port, password)
   const pid = readPostmasterPid(l.pgData)?.pid ?? -1
   let stopping: Promise<void> | undefined
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/${DATABASE_NAME}`,
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/${DATABASE_NAME}`,
     port,
     pid,
     stop: () => (stopping ??= stopServer(bin, l, user))

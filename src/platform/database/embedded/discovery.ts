@@ -57,7 +57,8 @@ export const readDiscovery = (dataDir: string): Discovery | undefined => {
 export const writeDiscovery = (dataDir: string, d: Omit<Discovery, "pid" | "startTime">): void => {
   const path = join(dataDir, DISCOVERY_FILE)
   // Write then rename: a reader never sees half a file.
-  writeFileSync(`${path}.${process.pid}.tmp`, JSON.stringify({ ...d, ...self() }, null, 2) + "\n")
+  // 0600: the URL carries the embedded server's password.
+  writeFileSync(`${path}.${process.pid}.tmp`, JSON.stringify({ ...d, ...self() }, null, 2) + "\n", { mode: 0o600 })
   renameSync(`${path}.${process.pid}.tmp`, path)
 }
 
@@ -78,7 +79,7 @@ export const acquireLock = (dataDir: string): LockResult => {
   // Bounded: each round either creates the file or removes a stale one; a race adds a round.
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      writeFileSync(path, JSON.stringify(self()) + "\n", { flag: "wx" })
+      writeFileSync(path, JSON.stringify(self()) + "\n", { flag: "wx", mode: 0o600 })
       return { _tag: "Acquired" }
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e

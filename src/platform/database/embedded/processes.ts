@@ -23,12 +23,12 @@ const OUTPUT_BYTES_MAX = 64 * 1024
 export const run = (
   command: string,
   args: ReadonlyArray<string>,
-  options: { readonly runAs?: RunAs; readonly cwd?: string; readonly timeoutMs: number }
+  options: { readonly runAs?: RunAs; readonly cwd?: string; readonly timeoutMs: number; readonly input?: string }
 ): Promise<RunResult> =>
   new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: options.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       detached: true,
       ...(options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {}),
       // LC_ALL=C: initdb and the server's messages stay parseable whatever the machine's locale.
@@ -38,8 +38,9 @@ export const run = (
     const collect = (b: Buffer) => {
       if (output.length < OUTPUT_BYTES_MAX) output += b.toString("utf8")
     }
-    child.stdout.on("data", collect)
-    child.stderr.on("data", collect)
+    if (options.input !== undefined) child.stdin!.end(options.input)
+    child.stdout!.on("data", collect)
+    child.stderr!.on("data", collect)
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs)
     child.once("error", (e) => {
       clearTimeout(timer)
