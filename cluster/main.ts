@@ -2,7 +2,7 @@
 // SHARDLINE_TOPOLOGY=socket). Configuration comes only from SHARDLINE_* variables.
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { appConfig } from "../src/platform/Config.ts"
+import { appConfig, exitOnConfigError } from "../src/platform/Config.ts"
 import { nodeLayer, nodeName } from "./Node.ts"
 
 const main = Effect.gen(function*() {
@@ -11,4 +11,4 @@ const main = Effect.gen(function*() {
   return yield* Layer.launch(nodeLayer(config))
 })
 
-NodeRuntime.runMain(main, { disableErrorReporting: false })
+NodeRuntime.runMain(exitOnConfigError(main), { disableErrorReporting: false })
