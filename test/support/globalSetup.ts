@@ -69,9 +69,9 @@ const startSystemPostgres = (): boolean => {
   return spawnSync("pg_ctlcluster", ["--skip-systemctl-redirect", versions[0]!, "main", "start"], { stdio: "inherit" }).status === 0
 }
 
-export const ensurePostgres = async (): Promise<void> => {
-  const target = new URL(adminUrl)
-  const server = new URL(adminUrl)
+export const ensurePostgres = async (url = adminUrl): Promise<void> => {
+  const target = new URL(url)
+  const server = new URL(url)
   server.pathname = "/postgres"
   if (!(await connects(server.toString()))) {
     const fix = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
