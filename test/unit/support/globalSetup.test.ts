@@ -11,5 +11,4 @@ describe("test global setup", () => {
     await expect(ensurePostgres(url)).rejects.toThrow(/^no Postgres answers at 127\.0\.0\.2:\d+; run: .*pg_ctlcluster --skip-systemctl-redirect \$\(ls \/etc\/postgresql\) main start$/)
     expect(Date.now() - started).toBeLessThan(10_000)
   })
-
 })
