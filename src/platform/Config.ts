@@ -191,9 +191,9 @@ export const configErrorLine = (error: ConfigError.ConfigError): string =>
  * For an entry point: a refused setting prints its one line on stderr and exits 1, instead of
  * the runtime's log record and stack. Other failures pass through unchanged.
  */
-export const exitOnConfigError = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, ConfigError.ConfigError>, R> =>
-  Effect.catchIf(self, ConfigError.isConfigError, (error) =>
+export const exitOnConfigError = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, Extract<E, ConfigError.ConfigError>>, R> =>
+  Effect.catchIf(self, (e: E): e is Extract<E, ConfigError.ConfigError> => ConfigError.isConfigError(e), (error) =>
     Effect.sync(() => {
       process.stderr.write(`${configErrorLine(error)}\n`)
       return process.exit(1)
-    })) as Effect.Effect<A, Exclude<E, ConfigError.ConfigError>, R>
+    }))
