@@ -1,4 +1,6 @@
 # One Shardline node. The same image runs every node of a cluster; configure it with SHARDLINE_*.
+# The CLI is bundled at build time (bin/cli.mjs), since the node user cannot write /app later:
+#   docker compose exec node1 npm run -s cli -- keys list
 FROM node:20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -6,7 +8,9 @@ RUN npm ci --omit=dev --no-audit --no-fund
 COPY schemas ./schemas
 COPY src ./src
 COPY cluster ./cluster
+COPY bin ./bin
 COPY tsconfig.json ./
+RUN node bin/cli.mjs --build-only
 USER node
 EXPOSE 8080 34431
 CMD ["node", "--import", "tsx", "cluster/main.ts"]

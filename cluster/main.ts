@@ -2,7 +2,7 @@
 // SHARDLINE_TOPOLOGY=socket). Configuration comes only from SHARDLINE_* variables.
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { appConfig } from "../src/platform/Config.ts"
+import { appConfig, exitOnConfigError } from "../src/platform/Config.ts"
 import { databaseLost } from "../src/platform/database/EmbeddedDatabase.ts"
 import { nodeLayer, nodeName } from "./Node.ts"
 
@@ -14,4 +14,4 @@ const main = Effect.gen(function*() {
   return yield* Layer.launch(nodeLayer(config)).pipe(Effect.raceFirst(databaseLost))
 })
 
-NodeRuntime.runMain(main, { disableErrorReporting: false })
+NodeRuntime.runMain(exitOnConfigError(main), { disableErrorReporting: false })

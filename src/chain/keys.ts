@@ -79,18 +79,33 @@ const watchOf = (node: BIP32Interface, params: UtxoChainParams): WatchOnlyAccoun
   return { params, xpub: neutered.toBase58(), branches: [neutered.derive(RECEIVE), neutered.derive(CHANGE)] }
 }
 
-/** Account m/44'/coin'/0' from a BIP-32 seed (16–64 bytes, e.g. a BIP-39 seed). */
-export const accountFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledgerParams): Keyed<SeedAccount> => {
+/** The node at `path` ("m/0'/1") from a BIP-32 seed: the one derivation every seed-side key goes through. */
+const nodeAt = (seed: Uint8Array, path: string, params: UtxoChainParams): Keyed<BIP32Interface> => {
   if (seed.length < SEED_BYTES_MIN || seed.length > SEED_BYTES_MAX) {
     return fail(`seed must be ${SEED_BYTES_MIN} to ${SEED_BYTES_MAX} bytes, got ${seed.length}`)
   }
   try {
-    const account = bip32.fromSeed(seed, params.network).derivePath(accountPath(params))
-    return ok({ account, watch: watchOf(account, params) })
+    const master = bip32.fromSeed(seed, params.network)
+    return ok(path === "m" ? master : master.derivePath(path))
   } catch (e) {
-    return fail(`cannot derive the account from this seed: ${message(e)}`)
+    return fail(`cannot derive ${path} from this seed: ${message(e)}`)
   }
 }
+
+/** Account m/44'/coin'/0' from a BIP-32 seed (16–64 bytes, e.g. a BIP-39 seed). */
+export const accountFromSeed = (seed: Uint8Array, params: UtxoChainParams = ledgerParams): Keyed<SeedAccount> =>
+  Either.map(nodeAt(seed, accountPath(params), params), (account) => ({ account, watch: watchOf(account, params) }))
+
+/**
+ * Extended keys at any path from a seed, under the params' version bytes. For tooling and for
+ * checking our derivation against BIP-32's published test vectors (test/unit/chain-keys).
+ */
+export const extendedKeysAt = (
+  seed: Uint8Array,
+  path: string,
+  params: UtxoChainParams = ledgerParams
+): Keyed<{ readonly xpub: string; readonly xprv: string }> =>
+  Either.map(nodeAt(seed, path, params), (node) => ({ xpub: node.neutered().toBase58(), xprv: node.toBase58() }))
 
 /**
  * Watch-only account from an account-level xpub (depth 3, e.g. "Tpub…" for the ledger). A

@@ -60,11 +60,15 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
         console.error(usage)
         return 2
       }
-      return runCommand(Effect.flatMap(ApiKeys, (keys) => keys.revoke(apiKey)), (ok) => {
+      // A revoke that revoked nothing (unknown or already revoked key) exits 1: scripts must see it.
+      let revoked = false
+      const code = await runCommand(Effect.flatMap(ApiKeys, (keys) => keys.revoke(apiKey)), (ok) => {
+        revoked = ok
         if (json) console.log(JSON.stringify({ apiKey, revoked: ok }))
-        else console.log(ok ? `revoked ${apiKey}` : `no active key ${apiKey}`)
-        if (!ok) process.exitCode = 1
+        else if (ok) console.log(`revoked ${apiKey}`)
+        else console.error(`no active key ${apiKey}`)
       })
+      return code === 0 && !revoked ? 1 : code
     }
     default:
       console.error(usage)

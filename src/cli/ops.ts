@@ -9,7 +9,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> =>
     console.log(`runners:`)
     for (const r of view.runners) console.log(`  ${r.address}  ${r.healthy ? "healthy" : "UNHEALTHY"}  heartbeat ${r.lastHeartbeat}`)
     console.log(`shard owners:`)
-    for (const o of view.shardOwners) console.log(`  ${o.node} (pid ${o.pid}): ${o.shards} shards`)
+    for (const o of view.shardOwners) console.log(`  ${o.node} (pid ${o.pid ?? "not reported yet"}): ${o.shards} shards`)
     console.log(`live entities: ${JSON.stringify(view.liveEntities)}`)
     console.log(`entity activations: ${JSON.stringify(view.entityActivations)}  restarts after defects: ${JSON.stringify(view.entityRestarts)}`)
     console.log(`pending timers: ${view.pendingTimers.count} (next due ${view.pendingTimers.oldestDueAt ?? "-"})`)

@@ -185,3 +185,18 @@ export const layer = (vars?: Record<string, string>): Layer.Layer<AppConfig, imp
       ? appConfig
       : Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(vars))))
   )
+
+/** A config error as one line for a person: `config: Invalid data at SHARDLINE_X: "…"`. */
+export const configErrorLine = (error: ConfigError.ConfigError): string =>
+  `config: ${String(error).replace(/^\((.*)\)$/s, "$1")}`
+
+/**
+ * For an entry point: a refused setting prints its one line on stderr and exits 1, instead of
+ * the runtime's log record and stack. Other failures pass through unchanged.
+ */
+export const exitOnConfigError = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, Extract<E, ConfigError.ConfigError>>, R> =>
+  Effect.catchIf(self, (e: E): e is Extract<E, ConfigError.ConfigError> => ConfigError.isConfigError(e), (error) =>
+    Effect.sync(() => {
+      process.stderr.write(`${configErrorLine(error)}\n`)
+      return process.exit(1)
+    }))

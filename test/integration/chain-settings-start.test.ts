@@ -35,4 +35,10 @@ describe("npm start with bad chain settings", () => {
     // Refused before the embedded Postgres, the master key or the devnet key was created.
     expect(readdirSync(dataDir)).toEqual([])
   })
+
+  it("prints a setting out of range as exactly one line, `config: …`, and exits 1", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "sl-badpoll-"))
+    const result = await start({ SHARDLINE_DATA_DIR: dataDir, SHARDLINE_MESSAGE_POLL_MS: "0" })
+    expect(result).toEqual({ code: 1, output: `config: Invalid data at SHARDLINE_MESSAGE_POLL_MS: "must be an integer from 10 to 60000"\n` })
+  })
 })

@@ -14,6 +14,7 @@ import { anvilDevKey, startAnvil, type Anvil } from "../support/anvil.ts"
 import { chainMetric, eventually, opsChains } from "../support/chainsOps.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { startAll } from "../support/processes.ts"
 import { configFrom, freePort, startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 
 let litecoind: Litecoind
@@ -42,7 +43,8 @@ const anvilMine = (anvil: Anvil, blocks: number) =>
   }).then((r) => r.json())
 
 beforeAll(async () => {
-  ;[litecoind, base, bsc] = await Promise.all([startLitecoind(), startAnvil({ chainId: 8453 }), startAnvil({ chainId: 56 })])
+  // startAll stops the ones that started when another fails: no anvil or datadir outlives the file.
+  ;[litecoind, base, bsc] = await startAll([startLitecoind(), startAnvil({ chainId: 8453 }), startAnvil({ chainId: 56 })])
 })
 
 afterAll(async () => {

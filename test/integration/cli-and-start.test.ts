@@ -84,6 +84,11 @@ describe("keys CLI", () => {
     expect((await signedGet(baseUrl, "/api/public/v1/account", key)).status).toBe(200)
     const revoked = await cli(["keys", "revoke", key.apiKey], env)
     expect(revoked.code).toBe(0)
+    // A revoke that revokes nothing says so and exits non-zero: already revoked, or no such key.
+    const again = await cli(["keys", "revoke", key.apiKey, "--json"], env)
+    expect({ code: again.code, out: JSON.parse(again.stdout) }).toEqual({ code: 1, out: { apiKey: key.apiKey, revoked: false } })
+    const unknown = await cli(["keys", "revoke", "nosuchkey"], env)
+    expect({ code: unknown.code, stdout: unknown.stdout, stderr: unknown.stderr.trim() }).toEqual({ code: 1, stdout: "", stderr: "no active key nosuchkey" })
     // Nodes trust their key cache for at most 2 s.
     await new Promise((r) => setTimeout(r, 2100))
     const after = await signedGet(baseUrl, "/api/public/v1/account", key)

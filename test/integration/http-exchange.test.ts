@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sign } from "../../src/exchange/auth/signature.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
+import type { OpsView } from "../../src/platform/ops/OpsView.ts"
+import { eventually } from "../support/chainsOps.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 import { signedGet, signedQuery, type Key } from "../../harness/signed.ts"
 
@@ -121,14 +123,22 @@ describe.each([["fast lane", "true"], ["Effect only", "false"]])("exchange HTTP 
     })
 
     it("accepts a signature over query + form body, and an empty JSON body", async () => {
-      const query = `recvWindow=5000`
-      const body = `timestamp=${Date.now()}`
-      // GET ignores the body by HTTP semantics, so check with a method that carries one: the
-      // account endpoint is GET-only, so a form POST to it is an unknown route (404, not a 500).
-      const post = await fetch(`${node.baseUrl}${v1}/account?${query}&signature=${sign(readKey.secretKey, query + body)}`, {
-        method: "POST", headers: { "X-MBX-APIKEY": readKey.apiKey, "content-type": "application/x-www-form-urlencoded" }, body
-      })
-      expect([404, 405]).toContain(post.status)
+      // A form POST to a real signed route, parameters split between the query and the body:
+      // a good signature gets past the check to the symbol check (-1121); a wrong one is -1022.
+      const trader = await createKey(db.url, { scopes: ["read", "trade"] })
+      const query = "recvWindow=5000&symbol=NOPE_USDT"
+      const body = `&side=BUY&type=LIMIT&price=1&quantity=1&timestamp=${Date.now()}`
+      const orderPost = (signature: string) =>
+        fetch(`${node.baseUrl}${v1}/order?${query}`, {
+          method: "POST",
+          headers: { "X-MBX-APIKEY": trader.apiKey, "content-type": "application/x-www-form-urlencoded" },
+          body: `${body}&signature=${signature}`
+        })
+      expect(await json(await orderPost(sign(trader.secretKey, query + body))))
+        .toEqual({ status: 400, body: { code: -1121, msg: "Invalid symbol." } })
+      // Signed over the body alone (the query left out of the HMAC): refused.
+      const wrong = await json(await orderPost(sign(trader.secretKey, body)))
+      expect({ status: wrong.status, code: wrong.body.code }).toEqual({ status: 400, code: -1022 })
       const q = signedQuery(readKey, {})
       const r = await fetch(`${node.baseUrl}${v1}/account?${q}`, { headers: { "X-MBX-APIKEY": readKey.apiKey, "content-type": "application/json" } })
       expect(r.status).toBe(200)
@@ -169,6 +179,15 @@ describe.each([["fast lane", "true"], ["Effect only", "false"]])("exchange HTTP 
       const view = (await (await fetch(`${node.baseUrl}/ops`)).json()) as Record<string, unknown>
       expect((view.runners as Array<unknown>).length).toBe(1)
       expect(view.shardOwners).toEqual([expect.objectContaining({ node: "shardline:embedded", shards: 300 })])
+      // The pid shown is the node's own (this process: the node runs in it), not its Postgres
+      // session's; nodes report it every 2 s.
+      const owners = await eventually(async () => {
+        const o = ((await (await fetch(`${node.baseUrl}/ops`)).json()) as OpsView).shardOwners
+        return o[0]?.pid !== null ? o : undefined
+      })
+      expect(owners).toEqual([expect.objectContaining({ node: "shardline:embedded", pid: process.pid })])
+      const sessions = await db.query("SELECT application_name FROM pg_stat_activity WHERE pid = $1", [owners[0]!.dbSessionPid])
+      expect(sessions).toEqual([{ application_name: "shardline:embedded" }])
       expect(view).toHaveProperty("liveEntities")
       expect(view).toHaveProperty("pendingTimers.count")
       expect(view).toHaveProperty("unprocessedMessages.count")

@@ -15,8 +15,23 @@ let b: RunningNode
 const limits = { SHARDLINE_RATE_LIMIT_IP_WEIGHT: "20", SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "30", SHARDLINE_TRUST_PROXY: "true" }
 const from = (ip: string) => ({ headers: { "x-forwarded-for": ip } })
 
-/** Long enough for every node to write its weight and read the others' back. */
-const settle = () => new Promise((r) => setTimeout(r, 10 * syncIntervalMs)) // generous: syncs are late on a loaded machine
+/**
+ * Until Postgres holds `total` for the bucket (every node wrote its weight), then a few more sync
+ * intervals for every node to read it back. Waiting on the row, not on a fixed time, keeps this
+ * true on a loaded machine, where a 250 ms tick can run late.
+ */
+const settle = async (bucket: string, total: number) => {
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const [row] = await db.query<{ used: number | null }>(
+      "SELECT sum(used)::int AS used FROM rate_limit_windows WHERE bucket = $1 AND window_start = (SELECT max(window_start) FROM rate_limit_windows WHERE bucket = $1)",
+      [bucket])
+    if ((row?.used ?? 0) >= total) break
+    if (Date.now() > deadline) throw new Error(`${bucket} did not reach ${total} in Postgres within 20 s (at ${row?.used})`)
+    await new Promise((r) => setTimeout(r, syncIntervalMs))
+  }
+  await new Promise((r) => setTimeout(r, 4 * syncIntervalMs))
+}
 
 /** Windows are calendar minutes; start a burst well inside one so it cannot straddle two. */
 const awayFromMinuteEdge = async () => {
@@ -42,7 +57,7 @@ describe("request weight", () => {
     // 10 calls of weight 1 on each node: the shared budget of 20 is spent exactly.
     for (let i = 0; i < 10; i++) expect((await fetch(`${a.baseUrl}/api/public/v1/time`, from(ip))).status).toBe(200)
     for (let i = 0; i < 10; i++) expect((await fetch(`${b.baseUrl}/api/v3/time`, from(ip))).status).toBe(200)
-    await settle()
+    await settle(`ip:${ip}`, 20)
     const last = await fetch(`${a.baseUrl}/api/public/v1/ping`, from(ip))
     expect(last.status).toBe(429)
     expect(await last.json()).toEqual({
@@ -56,6 +71,25 @@ describe("request weight", () => {
     expect((await fetch(`${b.baseUrl}/api/public/v1/time`, from(ip))).status).toBe(429)
   })
 
+  it("a concurrent batch on one node: exactly `limit` pass, and each call sees its own position", async () => {
+    // A limiter that charged a batch at once and answered every call with the batch total (or
+    // let all of it through) passed the sequential tests; this one would not.
+    await awayFromMinuteEdge()
+    const limit = Number(limits.SHARDLINE_RATE_LIMIT_IP_WEIGHT)
+    const calls = limit + 10
+    const ip = "203.0.113.30"
+    const responses = await Promise.all(Array.from({ length: calls }, (_, i) =>
+      fetch(`${a.baseUrl}/api/public/v1/${i % 2 === 0 ? "time" : "ping"}`, from(ip))))
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(limit)
+    expect(responses.filter((r) => r.status === 429)).toHaveLength(calls - limit)
+    const used = responses.map((r) => Number(r.headers.get("x-mbx-used-weight-1m"))).sort((x, y) => x - y)
+    expect(used).toEqual(Array.from({ length: calls }, (_, i) => i + 1))
+    // The ones that passed are exactly the first `limit` positions.
+    const passed = responses.filter((r) => r.status === 200).map((r) => Number(r.headers.get("x-mbx-used-weight-1m")))
+    expect(passed.sort((x, y) => x - y)).toEqual(Array.from({ length: limit }, (_, i) => i + 1))
+    await Promise.all(responses.map((r) => r.arrayBuffer()))
+  })
+
   it("counts signed calls per key with the spec's weights (account = 10)", async () => {
     await awayFromMinuteEdge()
     const key = await createKey(db.url, { scopes: ["read"] })
@@ -66,7 +100,7 @@ describe("request weight", () => {
       const r = await signedGet(node.baseUrl, "/api/public/v1/account", key, {}, from(`203.0.113.${10 + i}`).headers)
       expect(r.status).toBe(200)
       used.push(r.headers.get("x-svc-used-weight-1m"))
-      await settle()
+      await settle(`key:${key.apiKey}`, 10 * (i + 1))
     }
     // B's first call knows only its own weight (a bucket new to a node is read back at its next
     // sync); from then on each node sees the shared total.

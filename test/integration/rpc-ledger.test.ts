@@ -20,6 +20,7 @@ utxoLedgerContract("rpc, litecoind -regtest", async () => {
   url.username = "u"
   url.password = "p"
   const ledger = await Effect.runPromise(Effect.provide(UtxoLedger, layerRpc({ url: url.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })))
+    .catch(async (e: unknown) => { await node.stop(); throw e })
   return { ledger, close: node.stop }
 })
 

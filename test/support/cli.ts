@@ -1,4 +1,5 @@
-// Runs the real CLI (`npm run -s cli -- ...` is `tsx src/cli/main.ts ...`) as a child process.
+// Runs the real CLI as a child process, as `npm run -s cli -- ...` does: `node bin/cli.mjs ...`,
+// the bundle of src/cli/main.ts, rebuilt first when a source file is newer than it.
 import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -13,7 +14,7 @@ export interface CliResult {
 
 export const cli = (args: ReadonlyArray<string>, env: Record<string, string>, timeoutMs = 90_000): Promise<CliResult> =>
   new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], {
+    execFile(process.execPath, [join(root, "bin", "cli.mjs"), ...args], {
       cwd: root,
       env: { ...process.env, ...env },
       timeout: timeoutMs

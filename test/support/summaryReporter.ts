@@ -1,25 +1,31 @@
-// Prints one plain closing line, "Tests: N passed, N failed, N skipped", that any CI can read.
+// Prints one plain closing line that any CI can read, with vitest's own counts (the same rules as
+// its "Test Files", "Tests" and "Errors" lines: a file or test counts as failed or passed by its
+// result, as skipped or todo by its mode; a test that never ran is only in the total):
+//   Test Files: 1 failed, 55 passed (56); Tests: 2 failed, 410 passed, 1 skipped (414); Errors: 0
 import type { Reporter, RunnerTask, RunnerTestFile } from "vitest"
 
-const count = (tasks: ReadonlyArray<RunnerTask>, acc = { passed: 0, failed: 0, skipped: 0 }) => {
-  for (const t of tasks) {
-    if (t.type === "test") {
-      const state = t.result?.state
-      if (state === "pass") acc.passed++
-      else if (state === "fail") acc.failed++
-      else acc.skipped++
-    } else if ("tasks" in t) {
-      count(t.tasks, acc)
-      // A suite that failed outside its tests (a hook) counts as a failure.
-      if (t.result?.state === "fail" && t.tasks.every((c) => c.result?.state !== "fail")) acc.failed++
-    }
-  }
-  return acc
+type Task = Pick<RunnerTask, "type" | "mode" | "result"> & { readonly tasks?: ReadonlyArray<Task> }
+
+const testsOf = (tasks: ReadonlyArray<Task>): Array<Task> =>
+  tasks.flatMap((t) => (t.type === "test" ? [t] : testsOf(t.tasks ?? [])))
+
+const counts = (tasks: ReadonlyArray<Task>): string => {
+  const parts = [
+    [tasks.filter((t) => t.result?.state === "fail").length, "failed"],
+    [tasks.filter((t) => t.result?.state === "pass").length, "passed"],
+    [tasks.filter((t) => t.mode === "skip").length, "skipped"],
+    [tasks.filter((t) => t.mode === "todo").length, "todo"]
+  ] as const
+  const shown = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`)
+  return `${shown.length > 0 ? shown.join(", ") : "none"} (${tasks.length})`
 }
 
+/** The closing line for these files and unhandled errors. */
+export const summaryLine = (files: ReadonlyArray<Task>, errors: ReadonlyArray<unknown>): string =>
+  `Test Files: ${counts(files)}; Tests: ${counts(testsOf(files))}; Errors: ${errors.length}`
+
 export default class SummaryReporter implements Reporter {
-  onFinished(files: ReadonlyArray<RunnerTestFile> = []) {
-    const c = count(files)
-    process.stdout.write(`\nTests: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped\n`)
+  onFinished(files: ReadonlyArray<RunnerTestFile> = [], errors: ReadonlyArray<unknown> = []) {
+    process.stdout.write(`\n${summaryLine(files, errors)}\n`)
   }
 }

@@ -37,7 +37,8 @@ export const localStats = (sharding: Sharding.Sharding["Type"], shardsPerGroup: 
     liveEntities: byTag("effect_cluster_entities", "type"),
     activations: byTag("shardline_entity_activations_total", "type"),
     defects: byTag("shardline_entity_defects_total", "type"),
-    shards
+    shards,
+    pid: process.pid
   }
 }
 

@@ -9,7 +9,11 @@ import type { EvmChain } from "../../chain/evm/chains.ts"
 export interface OpsView {
   readonly at: string
   readonly runners: ReadonlyArray<{ address: string; healthy: boolean; lastHeartbeat: string }>
-  readonly shardOwners: ReadonlyArray<{ node: string; pid: number; shards: number; sample: ReadonlyArray<string> }>
+  /**
+   * `pid` is the node's own process id, from its last report (null until it has reported);
+   * `dbSessionPid` is the Postgres backend holding its shard locks, for pg_stat_activity.
+   */
+  readonly shardOwners: ReadonlyArray<{ node: string; pid: number | null; dbSessionPid: number; shards: number; sample: ReadonlyArray<string> }>
   readonly nodes: ReadonlyArray<{ node: string; updatedAt: string; stats: NodeStats }>
   readonly liveEntities: Record<string, number>
   /** Activations per entity type: first starts, moves after failover, and restarts. */
@@ -43,6 +47,8 @@ export interface NodeStats {
   readonly activations: Record<string, number>
   readonly defects: Record<string, number>
   readonly shards: number
+  /** The node's process id (absent in reports from older nodes). */
+  readonly pid?: number
   /** Absent in reports from nodes older than the chains section. */
   readonly chains?: ReadonlyArray<ChainReport>
 }
@@ -94,7 +100,13 @@ export const readOpsView: Effect.Effect<OpsView, never, SqlClient.SqlClient> = E
     at: new Date().toISOString(),
     runners: runners.map((r) => ({ address: r.address, healthy: r.healthy, lastHeartbeat: new Date(r.last_heartbeat).toISOString() })),
     shardOwners: [...owners.values()].sort((a, b) => a.node.localeCompare(b.node))
-      .map((o) => ({ node: o.node, pid: o.pid, shards: o.shards.length, sample: o.shards.slice(0, 5) })),
+      .map((o) => ({
+        node: o.node,
+        pid: nodes.find((n) => n.node === o.node)?.stats.pid ?? null,
+        dbSessionPid: o.pid,
+        shards: o.shards.length,
+        sample: o.shards.slice(0, 5)
+      })),
     nodes,
     liveEntities: sumBy(nodes, (s) => s.liveEntities),
     entityActivations: sumBy(nodes, (s) => s.activations),

@@ -1,0 +1,103 @@
+// vitest globalSetup: what npm cannot bring, set up once before any test file runs.
+// - litecoind on PATH: installed with apt when we are root on a Debian-like machine.
+// - Postgres answering at the test URL (SHARDLINE_TEST_DATABASE_URL or 127.0.0.1:5432): the
+//   system cluster is started with pg_ctlcluster when it is installed, and the test database
+//   is created when missing.
+// Anything it cannot do stops the run at once with the one command that would fix it, instead of
+// every file waiting out its own timeout.
+import { execFileSync, spawnSync } from "node:child_process"
+import { readdirSync } from "node:fs"
+import pg from "pg"
+import { adminUrl } from "../../harness/db.ts"
+
+const POSTGRES_START_WAIT_MS = 30_000
+const APT_TIMEOUT_MS = 300_000
+
+const onPath = (command: string): boolean => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0
+const isRoot = (): boolean => process.getuid?.() === 0
+
+const run = (command: string, args: ReadonlyArray<string>): void => {
+  execFileSync(command, args, {
+    stdio: ["ignore", "ignore", "inherit"],
+    timeout: APT_TIMEOUT_MS,
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
+  })
+}
+
+/** The message that stops the run: what is missing and the one command that provides it. */
+export const missing = (what: string, fix: string): Error => new Error(`${what}; run: ${fix}`)
+
+export const ensureLitecoind = (): void => {
+  if (onPath("litecoind")) return
+  const fix = "apt-get update && apt-get install -y litecoind"
+  if (!isRoot() || !onPath("apt-get")) throw missing("litecoind is not on PATH", `sudo sh -c '${fix}'`)
+  console.log("globalSetup: installing litecoind with apt-get")
+  try {
+    run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "litecoind"])
+  } catch {
+    // A fresh machine may have no package lists yet.
+    run("apt-get", ["update", "-qq"])
+    run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "litecoind"])
+  }
+  if (!onPath("litecoind")) throw missing("apt-get did not install litecoind", fix)
+}
+
+const connects = async (url: string): Promise<boolean> => {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 })
+  try {
+    await c.connect()
+    return true
+  } catch {
+    return false
+  } finally {
+    await c.end().catch(() => undefined)
+  }
+}
+
+const isLocal = (url: URL) => ["127.0.0.1", "localhost", "::1", "[::1]"].includes(url.hostname)
+
+const startSystemPostgres = (): boolean => {
+  if (!onPath("pg_ctlcluster")) return false
+  let versions: Array<string>
+  try {
+    versions = readdirSync("/etc/postgresql")
+  } catch {
+    return false
+  }
+  if (versions.length === 0) return false
+  console.log(`globalSetup: starting the system PostgreSQL ${versions[0]} (pg_ctlcluster)`)
+  return spawnSync("pg_ctlcluster", ["--skip-systemctl-redirect", versions[0]!, "main", "start"], { stdio: "inherit" }).status === 0
+}
+
+export const ensurePostgres = async (url = adminUrl): Promise<void> => {
+  const target = new URL(url)
+  const server = new URL(url)
+  server.pathname = "/postgres"
+  if (!(await connects(server.toString()))) {
+    const fix = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
+    if (!isLocal(server) || !startSystemPostgres()) {
+      throw missing(`no Postgres answers at ${server.host}`, onPath("pg_ctlcluster") ? fix : "apt-get install -y postgresql && " + fix)
+    }
+    const deadline = Date.now() + POSTGRES_START_WAIT_MS
+    while (!(await connects(server.toString()))) {
+      if (Date.now() > deadline) throw missing(`Postgres started but does not answer at ${server.host}`, fix)
+      await new Promise((r) => setTimeout(r, 250))
+    }
+  }
+  const database = decodeURIComponent(target.pathname.slice(1))
+  if (database !== "" && !(await connects(target.toString()))) {
+    const c = new pg.Client({ connectionString: server.toString() })
+    await c.connect()
+    try {
+      const found = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [database])
+      if (found.rowCount === 0) await c.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`)
+    } finally {
+      await c.end()
+    }
+  }
+}
+
+export default async function setup(): Promise<void> {
+  ensureLitecoind()
+  await ensurePostgres()
+}

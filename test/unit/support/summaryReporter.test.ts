@@ -1,0 +1,55 @@
+// The closing summary line says what vitest itself counts: a nested vitest run over fixture files
+// (a failing hook, a failing import, failed/skipped/todo tests, an unhandled error), its own
+// "Test Files", "Tests" and "Errors" lines read off its default reporter, compared with ours.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Writable } from "node:stream"
+import { startVitest } from "vitest/node"
+import { afterAll, describe, expect, it } from "vitest"
+import { summaryLine } from "../../support/summaryReporter.ts"
+
+const fixtures: Record<string, string> = {
+  "hook.test.ts": `import { beforeAll, it } from "vitest"
+beforeAll(() => { throw new Error("hook fails") })
+it("a", () => {}); it("b", () => {}); it("c", () => {})`,
+  "mixed.test.ts": `import { it, expect } from "vitest"
+it("passes", () => {}); it("fails", () => { expect(1).toBe(2) }); it.skip("skipped", () => {}); it.todo("todo")`,
+  "import.test.ts": `throw new Error("cannot load")`,
+  "unhandled.test.ts": `import { it } from "vitest"
+it("leaves a rejection behind", () => { void Promise.reject(new Error("unhandled")) })`,
+  "ok.test.ts": `import { it } from "vitest"
+it("one", () => {}); it("two", () => {})`
+}
+
+const dir = mkdtempSync(join(tmpdir(), "summary-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const sink = () => {
+  let text = ""
+  return { stream: new Writable({ write(chunk, _enc, done) { text += String(chunk); done() } }), text: () => text }
+}
+
+describe("summary line", () => {
+  it("carries vitest's own file, test and error counts", async () => {
+    for (const [name, body] of Object.entries(fixtures)) writeFileSync(join(dir, name), body)
+    const out = sink()
+    const err = sink()
+    const vitest = await startVitest("test", [], {
+      root: dir, watch: false, reporters: ["default"], include: ["*.test.ts"], pool: "threads", dangerouslyIgnoreUnhandledErrors: true
+    }, {}, { stdout: out.stream, stderr: err.stream })
+    const files = vitest.state.getFiles()
+    const errors = vitest.state.getUnhandledErrors()
+    await vitest.close()
+    // eslint-disable-next-line no-control-regex
+    const own = (out.text() + err.text()).replace(/\x1b\[[0-9;]*m/g, "")
+    const field = (title: string) => own.match(new RegExp(`^\\s*${title}\\s+(.+)$`, "m"))?.[1]?.trim()
+    const ours = summaryLine(files, errors)
+    const theirs = `Test Files: ${field("Test Files")}; Tests: ${field("Tests")}; Errors: ${field("Errors")}`
+      .replaceAll(" | ", ", ").replace(/Errors: (\d+) errors?$/, "Errors: $1")
+    expect(ours).toBe(theirs)
+    // Pinned too, so a reporter change on either side is seen: the failing hook skips its three
+    // tests, the failing import has none, the unhandled rejection is an error, not a failed test.
+    expect(ours).toBe("Test Files: 3 failed, 2 passed (5); Tests: 1 failed, 4 passed, 4 skipped, 1 todo (10); Errors: 1")
+  }, 60_000)
+})
