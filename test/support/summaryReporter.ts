@@ -24,8 +24,22 @@ const counts = (tasks: ReadonlyArray<Task>): string => {
 export const summaryLine = (files: ReadonlyArray<Task>, errors: ReadonlyArray<unknown>): string =>
   `Test Files: ${counts(files)}; Tests: ${counts(testsOf(files))}; Errors: ${errors.length}`
 
+/**
+ * The plain line CI reads (`Tests: N passed, N failed, N skipped`, alone on the last line). A file
+ * that failed outside any test (an import, a hook) and an unhandled error each count as one failure,
+ * so the line never says 0 failed for a red run.
+ */
+export const plainLine = (files: ReadonlyArray<Task>, errors: ReadonlyArray<unknown>): string => {
+  const tests = testsOf(files)
+  const failedTests = tests.filter((t) => t.result?.state === "fail").length
+  const failedOutside = files.filter((f) => f.result?.state === "fail" && !testsOf([f]).some((t) => t.result?.state === "fail")).length
+  const passed = tests.filter((t) => t.result?.state === "pass").length
+  const skipped = tests.filter((t) => t.mode === "skip" || t.mode === "todo").length
+  return `Tests: ${passed} passed, ${failedTests + failedOutside + errors.length} failed, ${skipped} skipped`
+}
+
 export default class SummaryReporter implements Reporter {
   onFinished(files: ReadonlyArray<RunnerTestFile> = [], errors: ReadonlyArray<unknown> = []) {
-    process.stdout.write(`\n${summaryLine(files, errors)}\n`)
+    process.stdout.write(`\n${summaryLine(files, errors)}\n${plainLine(files, errors)}\n`)
   }
 }

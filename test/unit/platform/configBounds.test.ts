@@ -48,3 +48,18 @@ describe("integer settings are bounded", () => {
     })
   })
 })
+
+describe("ops are never open to a network", () => {
+  it("refuses a non-loopback SHARDLINE_HTTP_HOST without SHARDLINE_OPS_TOKEN, accepts it with one", () => {
+    for (const host of ["0.0.0.0", "10.1.2.3", "::", "example.internal"]) {
+      expect(refusal({ SHARDLINE_HTTP_HOST: host })).toContain("set SHARDLINE_OPS_TOKEN")
+      expect(Either.isRight(read({ SHARDLINE_HTTP_HOST: host, SHARDLINE_OPS_TOKEN: "t0ken" }))).toBe(true)
+    }
+  })
+
+  it("accepts loopback binds without a token", () => {
+    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "localhost"]) {
+      expect(Either.isRight(read({ SHARDLINE_HTTP_HOST: host }))).toBe(true)
+    }
+  })
+})

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { Writable } from "node:stream"
 import { startVitest } from "vitest/node"
 import { afterAll, describe, expect, it } from "vitest"
-import { summaryLine } from "../../support/summaryReporter.ts"
+import { plainLine, summaryLine } from "../../support/summaryReporter.ts"
 
 const fixtures: Record<string, string> = {
   "hook.test.ts": `import { beforeAll, it } from "vitest"
@@ -51,5 +51,8 @@ describe("summary line", () => {
     // Pinned too, so a reporter change on either side is seen: the failing hook skips its three
     // tests, the failing import has none, the unhandled rejection is an error, not a failed test.
     expect(ours).toBe("Test Files: 3 failed, 2 passed (5); Tests: 1 failed, 4 passed, 4 skipped, 1 todo (10); Errors: 1")
+    // The plain line CI reads never calls a red run green: the failing test, the file that failed in
+    // its hook (its tests skipped), the failing import and the unhandled error each count.
+    expect(plainLine(files, errors)).toBe("Tests: 4 passed, 4 failed, 5 skipped")
   }, 60_000)
 })
