@@ -139,11 +139,12 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       const key = yield* Effect.flatMap(ApiKeys, (keys) => keys.lookup(apiKey))
       if (Option.isNone(key)) return yield* Effect.fail(new UsageError(`no active API key ${apiKey}`))
       const client = (yield* Authorization.client)(entityIdOf(key.value.userId, asset))
-      return yield* client.Grant(new Grant({
-        grantId,
-        cap,
-        expiresAtMs: Date.now() + lifetime
-      })).pipe(
+      const message = new Grant({ grantId, cap, expiresAtMs: Date.now() + lifetime })
+      // First make the message durable (returns once it is in cluster storage), so no timeout
+      // below can cancel it half-sent; then ask again for its answer: the same primary key
+      // (grant:<id>) makes the second send wait for the first one's reply instead of running twice.
+      yield* client.Grant(message, { discard: true })
+      return yield* client.Grant(message).pipe(
         Effect.map(Option.some),
         Effect.timeout(replyTimeout),
         Effect.catchTag("GrantRefused", (e) => Effect.fail(new UsageError(e.message))),
