@@ -69,6 +69,40 @@ const show = async (args: ReadonlyArray<string>): Promise<number> => {
   return code !== 0 ? code : found ? 0 : 1
 }
 
+type Outcome =
+  | { readonly _tag: "Done"; readonly grant: GrantRecord }
+  | { readonly _tag: "Refused"; readonly message: string }
+  | { readonly _tag: "Pending" }
+
+/** A refusal the entity answered for this grant (its reply is a failure), if any. */
+const refusalOf = (grantId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ payload: string | null }>`
+      SELECT r.payload FROM cluster_messages m JOIN cluster_replies r ON r.request_id = m.request_id
+      WHERE m.entity_type = 'Authorization' AND m.message_id LIKE ${`%grant:${grantId}`}`
+    for (const row of rows) {
+      if (row.payload === null || !row.payload.includes('"Failure"')) continue
+      const message = /"message":"((?:[^"\\]|\\.)*)"/.exec(row.payload)?.[1]
+      return Option.some(message ?? "the grant was refused")
+    }
+    return Option.none<string>()
+  })
+
+/** Polls the database until the grant is committed or refused, or `within` passes (then Pending). */
+const awaitOutcome = (grantId: string, within: Duration.Duration) =>
+  Effect.gen(function*() {
+    const committed = yield* readGrant(grantId)
+    if (Option.isSome(committed)) return { _tag: "Done", grant: committed.value } satisfies Outcome
+    const refused = yield* refusalOf(grantId)
+    if (Option.isSome(refused)) return { _tag: "Refused", message: refused.value } satisfies Outcome
+    return yield* Effect.fail("pending" as const)
+  }).pipe(
+    Effect.retry({ schedule: Schedule.spaced(Duration.millis(200)), while: (e) => e === "pending" }),
+    Effect.timeout(within),
+    Effect.catchAll(() => Effect.succeed<Outcome>({ _tag: "Pending" }))
+  )
+
 /** After a grant whose answer never came: done if it was committed, uncertain otherwise. */
 const settleOutcome = async (grantId: string, json: boolean, why: string): Promise<number> => {
   let committed: GrantRecord | undefined
@@ -133,42 +167,35 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   }
   const apiKey = values.key
   const grantId = newGrantId()
-  let lost: string | undefined
+  const json = values.json === true
+  let persisted = false
+  let outcome = { _tag: "Pending" } as Outcome
   const code = await runCommand(
     Effect.gen(function*() {
       const key = yield* Effect.flatMap(ApiKeys, (keys) => keys.lookup(apiKey))
       if (Option.isNone(key)) return yield* Effect.fail(new UsageError(`no active API key ${apiKey}`))
       const client = (yield* Authorization.client)(entityIdOf(key.value.userId, asset))
-      const message = new Grant({ grantId, cap, expiresAtMs: Date.now() + lifetime })
-      // First make the message durable (returns once it is in cluster storage), so no timeout
-      // below can cancel it half-sent; then ask again for its answer: the same primary key
-      // (grant:<id>) makes the second send wait for the first one's reply instead of running twice.
-      yield* client.Grant(message, { discard: true })
-      return yield* client.Grant(message).pipe(
-        Effect.map(Option.some),
-        Effect.timeout(replyTimeout),
-        Effect.catchTag("GrantRefused", (e) => Effect.fail(new UsageError(e.message))),
-        // Anything else (no answer in time, a lost connection): the outcome is not known here.
-        Effect.catchAll((e) =>
-          e instanceof UsageError ? Effect.fail(e) : Effect.sync(() => {
-            lost = e._tag === "TimeoutException" ? "no runner answered in time" : "the connection was lost"
-            return Option.none()
-          })),
-        Effect.catchAllDefect(() => Effect.sync(() => {
-          lost = "the connection was lost"
-          return Option.none()
-        }))
-      )
+      // Durable first: this returns once the message is in cluster storage. The answer is then read
+      // from the database, never by waiting on the client: interrupting a client that waits for a
+      // persisted reply (a timeout) sends an Interrupt envelope, which cancels the grant itself.
+      yield* client.Grant(new Grant({ grantId, cap, expiresAtMs: Date.now() + lifetime }), { discard: true })
+      persisted = true
+      return yield* awaitOutcome(grantId, replyTimeout)
     }),
-    (answer) => {
-      if (Option.isNone(answer)) return
-      const granted = answer.value
-      console.log(values.json ? JSON.stringify(granted) :
-        `granted ${granted.asset} cap ${granted.cap} until ${new Date(granted.expiresAt).toISOString()}\ndelegated address ${granted.delegatedAddress}`)
-    }
+    (o) => (outcome = o)
   )
   if (code === 2) return code
-  // The message may be committed even though its answer never came back: ask the database again.
-  if (code !== 0 || lost !== undefined) return settleOutcome(grantId, values.json === true, lost ?? "the command failed")
-  return 0
+  if (outcome._tag === "Refused") {
+    console.error(outcome.message)
+    return 2
+  }
+  if (outcome._tag === "Done") {
+    const g = outcome.grant
+    console.log(json ? JSON.stringify(g) : `granted ${g.asset} cap ${g.cap} until ${new Date(g.expiresAt ?? 0).toISOString()}\ndelegated address ${g.delegatedAddress}\ngrant id ${g.grantId}`)
+    return 0
+  }
+  // No answer in time, or the connection was lost: look again on a fresh connection (a restarted
+  // embedded system is found through its state file); done if committed, else uncertain.
+  return settleOutcome(grantId, json, code === 0 ? "no runner answered in time" : persisted ? "the connection was lost" : "the message may not have been stored")
 }
+
