@@ -50,7 +50,8 @@ describe("npm run cluster", () => {
     blocker.close()
     try {
       expect(stderr).toContain("died at start")
-      expect(stderr.match(/starting it again in \d+ ms/g)).toHaveLength(3)
+      // node 2 (its port is held) is retried three times; node 1 may need a retry of its own on a loaded machine
+      expect(stderr.match(/\[node2 [^\]]*\] died at start[^\n]*starting it again in \d+ ms/g)).toHaveLength(3)
       expect(stderr).toMatch(/node2 died at start 4 times \(last: code 1\); stopping the cluster/)
       expect(code).toBe(1)
       expect(node1Answered).toBe(true)
