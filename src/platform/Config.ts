@@ -39,6 +39,8 @@ export interface AppConfigShape {
   readonly shardLockRefreshMs: number
   readonly shardLockExpirationMs: number
   readonly runnerHealthCheckMs: number
+  /** Single runner: how long it may hold fewer than all its shards before it exits 1 (ops/ShardWatchdog.ts). */
+  readonly shardWatchdogMs: number
   readonly rateLimitKeyWeightPerMin: number
   readonly rateLimitIpWeightPerMin: number
   /** Desk and social listeners: request weight per client IP per minute. */
@@ -127,6 +129,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   shardLockRefreshMs: intIn("SHARD_LOCK_REFRESH_MS", 1000, 100, 60_000),
   shardLockExpirationMs: intIn("SHARD_LOCK_EXPIRATION_MS", 4000, 200, 600_000),
   runnerHealthCheckMs: intIn("RUNNER_HEALTH_CHECK_MS", 1000, 100, 600_000),
+  shardWatchdogMs: intIn("SHARD_WATCHDOG_MS", 30_000, 5_000, 3_600_000),
   rateLimitKeyWeightPerMin: intIn("RATE_LIMIT_KEY_WEIGHT", 1200, 1, 1_000_000_000),
   rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),

@@ -10,6 +10,7 @@ import { NodeIdentity } from "../NodeIdentity.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { ChainMonitor } from "./ChainMonitor.ts"
 import { type NodeStats, shardGroups } from "./OpsView.ts"
+import { giveUp, initialWatch, observe } from "./ShardWatchdog.ts"
 
 export const reportIntervalMs = 2000
 export const pruneInterval = Duration.minutes(5)
@@ -68,12 +69,30 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const node = yield* NodeIdentity
   const limiter = yield* RateLimiter
   const chains = yield* ChainMonitor
+  let watch = initialWatch
+  const expectedShards = config.shardsPerGroup * shardGroups.length
   const report = Effect.gen(function*() {
     const stats: NodeStats = { ...localStats(sharding, config.shardsPerGroup), chains: yield* chains.latest }
     shardsOwned.unsafeUpdate(stats.shards, [])
-    return yield* sql`INSERT INTO ops_nodes (node, stats, updated_at) VALUES (${node.name}, ${JSON.stringify(stats)}::jsonb, now())
+    yield* sql`INSERT INTO ops_nodes (node, stats, updated_at) VALUES (${node.name}, ${JSON.stringify(stats)}::jsonb, now())
       ON CONFLICT (node) DO UPDATE SET stats = EXCLUDED.stats, updated_at = now()`
   })
+  // Its own fiber, with no I/O: the report's write can hang on a pool that lost its database. A
+  // single runner short of shards for the whole limit is a zombie whatever the reason (lost locks,
+  // a pool that never recovers, an external database down that long); a restart is what heals it.
+  const watchShards = Effect.suspend(() => {
+    const owned = localStats(sharding, config.shardsPerGroup).shards
+    watch = observe(watch, owned, expectedShards, Date.now(), config.shardWatchdogMs)
+    return watch.giveUp
+      ? giveUp(`this node has held ${owned} of its ${expectedShards} shards for ${config.shardWatchdogMs} ms; exiting with code 1 so it is restarted`)
+      : Effect.void
+  })
+  if (config.topology === "single") {
+    yield* watchShards.pipe(
+      Effect.repeat({ schedule: Schedule.spaced(Duration.millis(reportIntervalMs)), until: () => watch.giveUp }),
+      Effect.forkScoped
+    )
+  }
   yield* report.pipe(
     Effect.catchAllCause((c) => Effect.logWarning("ops report failed", c)),
     Effect.repeat(Schedule.spaced(Duration.millis(reportIntervalMs))),
