@@ -3,10 +3,10 @@
 // define themselves in their folders; this is the only place that puts them side by side.
 import { Effect, Layer } from "effect"
 import { prefix } from "../schemas/exchange/public.ts"
-import { exchangeEdge } from "../src/exchange/http/ExchangeEdge.ts"
+import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
 import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
 import { AppConfig } from "../src/platform/Config.ts"
-import { listener, replyResponse } from "../src/platform/http/Listener.ts"
+import { listener } from "../src/platform/http/Listener.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
@@ -14,15 +14,6 @@ import { SocialApi } from "../schemas/social/api.ts"
 import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
-
-const opsRefused = (reason: "missing" | "wrong") =>
-  replyResponse({
-    status: 401,
-    body: JSON.stringify({
-      code: -2015,
-      msg: reason === "missing" ? "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." : "Invalid ops token."
-    })
-  }, { "www-authenticate": "Bearer" })
 
 export const exchangeListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
   listener({
@@ -34,7 +25,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(AppConfig, (config
     port: config.httpPort,
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
-    routes: opsRoutes(opsRefused),
+    routes: opsRoutes(exchangeOpsRefused),
     trustProxy: config.trustProxy,
     fastLane: config.httpFastLane
   })))

@@ -1,4 +1,7 @@
 // OpenAPI post-processing every service applies, so its document says only what is true.
+import { OpenApi } from "@effect/platform"
+import { Context } from "effect"
+
 type Spec = Record<string, any>
 
 /**
@@ -27,3 +30,17 @@ export const withoutBuiltInDecodeError = (spec: Spec): Spec => {
   delete json.components.schemas["PropertyKey"]
   return json
 }
+
+/**
+ * The document-level annotations every service's API carries: its title and description, version
+ * 1.0.0 (the specs' interface version), a `servers` entry for the listener, and the tidying above.
+ * Used as `HttpApi.make(…).annotateContext(apiDocumentation({…}))`.
+ */
+export const apiDocumentation = (doc: { readonly title: string; readonly server: string; readonly description: string }) =>
+  Context.empty().pipe(
+    Context.add(OpenApi.Title, doc.title),
+    Context.add(OpenApi.Version, "1.0.0"),
+    Context.add(OpenApi.Transform, withoutBuiltInDecodeError),
+    Context.add(OpenApi.Servers, [{ url: "/", description: doc.server }]),
+    Context.add(OpenApi.Description, doc.description)
+  )

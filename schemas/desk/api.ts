@@ -1,19 +1,19 @@
 // The token desk's whole HTTP contract (its own listener, SHARDLINE_DESK_HTTP_PORT). OpenAPI 3.1
 // is generated from this value.
-import { HttpApi, OpenApi } from "@effect/platform"
+import { HttpApi } from "@effect/platform"
 import { withCommonErrors } from "../common/ErrorBody.ts"
 import { Forbidden, Unauthorized } from "./errors.ts"
 import { KeyGroup } from "./key.ts"
 import { TransparencyGroup } from "./transparency.ts"
-import { withoutBuiltInDecodeError } from "../common/openApi.ts"
+import { apiDocumentation } from "../common/openApi.ts"
 
 export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup))
   .addError(Unauthorized)
   .addError(Forbidden)
-  .annotate(OpenApi.Title, "Shardline token desk API")
-  .annotate(OpenApi.Version, "1.0.0")
-  .annotate(OpenApi.Transform, withoutBuiltInDecodeError)
-  .annotate(OpenApi.Servers, [{ url: "/", description: "this node's token desk listener" }])
-  .annotate(OpenApi.Description,
-    "Reserve transparency, partner cash-out, dollar tokens, wrapping, wallet linking and rewards. Errors are `{\"error\": {\"code\", \"message\"}}` " +
-      "with a snake_case code. Partner routes take the API key as `x-api-key` or `Authorization: Bearer <API_KEY>`; transparency routes need no key and allow any origin.")
+  .annotateContext(apiDocumentation({
+    title: "Shardline token desk API",
+    server: "this node's token desk listener",
+    description:
+      "Reserve transparency, partner cash-out, dollar tokens, wrapping, wallet linking and rewards. Errors are `{\"error\": {\"code\", \"message\"}}` " +
+      "with a snake_case code. Partner routes take the API key as `x-api-key` or `Authorization: Bearer <API_KEY>`; transparency routes need no key and allow any origin."
+  }))

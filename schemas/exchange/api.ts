@@ -1,6 +1,6 @@
 // The exchange's whole HTTP contract. OpenAPI 3.1 is generated from this value.
-import { HttpApi, OpenApi } from "@effect/platform"
-import { withoutBuiltInDecodeError } from "../common/openApi.ts"
+import { HttpApi } from "@effect/platform"
+import { apiDocumentation } from "../common/openApi.ts"
 import { AccountGroup } from "./account.ts"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./errors.ts"
 import { OrderGroup } from "./orders.ts"
@@ -16,9 +16,9 @@ export const ExchangeApi = HttpApi.make("exchange")
   .addError(NotFound)
   .addError(TooManyRequests)
   .addError(ServiceUnavailable)
-  .annotate(OpenApi.Title, "Shardline exchange API")
-  .annotate(OpenApi.Version, "1.0.0")
-  .annotate(OpenApi.Transform, withoutBuiltInDecodeError)
-  .annotate(OpenApi.Servers, [{ url: "/", description: "this node (every route is also served under /api/v3)" }])
-  .annotate(OpenApi.Description,
-    "Non-custodial exchange with a Binance-style REST API. Every route is also served under /api/v3. Errors are `{code, msg}`; signed routes take the key in X-MBX-APIKEY or X-SVC-APIKEY and the signature as the last parameter.")
+  .annotateContext(apiDocumentation({
+    title: "Shardline exchange API",
+    server: "this node (every route is also served under /api/v3)",
+    description:
+      "Non-custodial exchange with a Binance-style REST API. Every route is also served under /api/v3. Errors are `{code, msg}`; signed routes take the key in X-MBX-APIKEY or X-SVC-APIKEY and the signature as the last parameter."
+  }))

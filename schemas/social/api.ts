@@ -1,18 +1,18 @@
 // The social network's whole HTTP contract (its own listener, SHARDLINE_SOCIAL_HTTP_PORT).
 // OpenAPI 3.1 is generated from this value.
-import { HttpApi, OpenApi } from "@effect/platform"
+import { HttpApi } from "@effect/platform"
 import { withCommonErrors } from "../common/ErrorBody.ts"
 import { Unauthorized } from "./errors.ts"
 import { HealthGroup } from "./health.ts"
 import { SessionGroup } from "./session.ts"
-import { withoutBuiltInDecodeError } from "../common/openApi.ts"
+import { apiDocumentation } from "../common/openApi.ts"
 
 export const SocialApi = withCommonErrors(HttpApi.make("social").add(HealthGroup).add(SessionGroup))
   .addError(Unauthorized)
-  .annotate(OpenApi.Title, "Shardline social API")
-  .annotate(OpenApi.Version, "1.0.0")
-  .annotate(OpenApi.Transform, withoutBuiltInDecodeError)
-  .annotate(OpenApi.Servers, [{ url: "/", description: "this node's social listener" }])
-  .annotate(OpenApi.Description,
-    "Content by CID, embeds, wallet sign-in and verification. Errors are `{\"error\": {\"code\", \"message\"}}` with a snake_case code. " +
-      "Reading needs no key; session routes take Authorization: Bearer <session token>.")
+  .annotateContext(apiDocumentation({
+    title: "Shardline social API",
+    server: "this node's social listener",
+    description:
+      "Content by CID, embeds, wallet sign-in and verification. Errors are `{\"error\": {\"code\", \"message\"}}` with a snake_case code. " +
+      "Reading needs no key; session routes take Authorization: Bearer <session token>."
+  }))

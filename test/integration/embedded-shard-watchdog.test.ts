@@ -5,32 +5,16 @@
 // exited with code 1 and one line saying why, so a process manager restarts it.
 import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort } from "../../harness/ports.ts"
+import { freePort, holdPortWhenFree } from "../../harness/ports.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "sl-watch-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const state = () => JSON.parse(readFileSync(join(dataDir, "embedded-postgres.json"), "utf8")) as { url: string; serverPid: number }
-const squatWhenFree = async (port: number): Promise<Server> => {
-  for (let i = 0; ; i++) {
-    try {
-      return await new Promise<Server>((resolve, reject) => {
-        const s = createServer()
-        s.once("error", reject)
-        s.listen(port, "127.0.0.1", () => resolve(s))
-      })
-    } catch (e) {
-      if (i > 400) throw e
-      await sleep(5)
-    }
-  }
-}
-
 describe("a node whose shard locks are gone after a database outage", () => {
   it("holds every shard again or exits 1 with the reason: never a zombie", async () => {
     const { SHARDLINE_DATABASE_URL: _ignored, ...base } = process.env
@@ -62,7 +46,7 @@ describe("a node whose shard locks are gone after a database outage", () => {
       const before = state()
       process.kill(before.serverPid, "SIGKILL")
       // Hold the port for 4 s so the restarts must retry: long enough to lose the shard locks.
-      const squatter = await squatWhenFree(Number(new URL(before.url).port))
+      const squatter = await holdPortWhenFree(Number(new URL(before.url).port), 400)
       await sleep(4_000)
       squatter.close()
       for (const deadline = Date.now() + 30_000; !/embedded Postgres is back/.test(stderr);) {

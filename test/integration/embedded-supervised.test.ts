@@ -7,12 +7,11 @@
 // second kill with the port held past every retry: the node exits 1 with a clear line.
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort } from "../../harness/ports.ts"
+import { freePort, holdPortWhenFree } from "../../harness/ports.ts"
 import { cli } from "../support/cli.ts"
 import { isAlive } from "../../src/platform/database/embedded/processes.ts"
 
@@ -21,23 +20,6 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const state = () => JSON.parse(readFileSync(join(dataDir, "embedded-postgres.json"), "utf8")) as { url: string; serverPid: number }
-const squat = (port: number) =>
-  new Promise<Server>((resolve, reject) => {
-    const s = createServer()
-    s.once("error", reject)
-    s.listen(port, "127.0.0.1", () => resolve(s))
-  })
-/** Binds the port as soon as the dead postmaster has let go of it. */
-const squatWhenFree = async (port: number): Promise<Server> => {
-  for (let i = 0; ; i++) {
-    try {
-      return await squat(port)
-    } catch (e) {
-      if (i > 200) throw e
-      await sleep(5)
-    }
-  }
-}
 const query = async <R,>(url: string, text: string, params: Array<unknown> = []): Promise<Array<R>> => {
   const c = new pg.Client({ connectionString: url })
   await c.connect()
@@ -108,7 +90,7 @@ describe("embedded Postgres under supervision", () => {
       // the runner's shard locks are never taken again (see docs/operations.md, "Failure modes").
       const squatMs = Number(process.env.SHARDLINE_TEST_SQUAT_MS ?? 0)
       if (squatMs > 0) {
-        const squatter = await squatWhenFree(pgPort)
+        const squatter = await holdPortWhenFree(pgPort)
         await sleep(squatMs)
         squatter.close()
       }
@@ -152,7 +134,7 @@ describe("embedded Postgres under supervision", () => {
       // Now a death it cannot recover from: the port stays taken past every retry.
       const last = state()
       process.kill(last.serverPid, "SIGKILL")
-      const holder = await squatWhenFree(pgPort)
+      const holder = await holdPortWhenFree(pgPort)
       try {
         // A long outage (restarts keep failing): the fast lane still answers, /ops says why it cannot.
         let opsBody: { code?: number; database?: string } | undefined

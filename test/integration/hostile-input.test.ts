@@ -4,12 +4,11 @@
 // never a 500 and never a stack trace, and under the exchange prefixes every error is a
 // Binance body {code, msg}. fast-check prints the seed and the shrunk request on a failure.
 import fc from "fast-check"
-import { request } from "node:http"
-import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sign } from "../../src/exchange/auth/signature.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
+import { rawBody, rawSocket, sendRaw } from "../support/http.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 
 let db: TestDatabase
@@ -25,27 +24,6 @@ afterAll(async () => {
   await node?.stop()
   await db?.drop()
 })
-
-interface Reply {
-  readonly status: number
-  readonly contentType: string
-  readonly body: string
-}
-
-/** Raw bytes on the wire: fetch would normalise or refuse much of what a hostile client sends. */
-const send = (method: string, path: string, headers: Record<string, string>, bodyIn: Buffer) =>
-  new Promise<Reply>((resolve, reject) => {
-    const url = new URL(node.baseUrl)
-    const body = method === "HEAD" ? Buffer.alloc(0) : bodyIn
-    const req = request({ host: url.hostname, port: url.port, method, path, agent: false, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers["content-type"] ?? ""), body: Buffer.concat(chunks).toString("latin1") }))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end(body)
-  })
 
 const prefixes = ["/api/public/v1", "/api/v3", ""]
 const routes = ["", "/", "/ops", "/metrics", "/api-docs", "/api-docs/swagger-ui.css", "/ping", "/time", "/account", "/order", "/openapi.json", "/depth", "/exchangeInfo", "/%2e%2e/ops", "/../../etc/passwd", "/order/", "/ORDER", "/nope"]
@@ -93,7 +71,7 @@ describe("hostile input", () => {
         const headers: Record<string, string> = {}
         if (r.contentType !== undefined) headers["content-type"] = r.contentType
         if (r.apiKey !== undefined) headers["x-mbx-apikey"] = r.apiKey === "valid" ? key.apiKey : r.apiKey === "é" ? "\u00e9" : r.apiKey
-        const reply = await send(r.method, path, headers, r.body)
+        const reply = await sendRaw(node.baseUrl, r.method, path, headers, r.body)
         expect(reply.status).not.toBe(500)
         expect([200, 400, 401, 403, 404, 405, 413, 415, 429, 431, 503]).toContain(reply.status)
         // Success pages may carry code (the docs page ships swagger-ui's JavaScript); errors never do.
@@ -112,22 +90,14 @@ describe("hostile input", () => {
   }, 120_000)
 
   it("answers requests node:http refuses before any handler with the same {code, msg} body", async () => {
-    const raw = (bytes: string) =>
-      new Promise<string>((resolve, reject) => {
-        const url = new URL(node.baseUrl)
-        const socket = connect(Number(url.port), url.hostname, () => socket.end(bytes))
-        let out = ""
-        socket.on("data", (c: Buffer) => (out += c.toString("latin1")))
-        socket.on("close", () => resolve(out))
-        socket.on("error", reject)
-      })
+    const raw = (bytes: string) => rawSocket(node.baseUrl, bytes)
     const garbage = await raw("NOT HTTP AT ALL\r\n\r\n")
     expect(garbage).toMatch(/^HTTP\/1\.1 400 /)
-    expect(garbage.slice(garbage.indexOf("\r\n\r\n") + 4)).toBe(JSON.stringify({ code: -1102, msg: "Malformed request." }))
+    expect(rawBody(garbage)).toBe(JSON.stringify({ code: -1102, msg: "Malformed request." }))
     const long = `GET /api/public/v1/time?x=${"a".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`
     const tooLarge = await raw(long)
     expect(tooLarge).toMatch(/^HTTP\/1\.1 431 /)
-    expect(JSON.parse(tooLarge.slice(tooLarge.indexOf("\r\n\r\n") + 4))).toEqual({ code: -1102, msg: "Request line or headers too large." })
+    expect(JSON.parse(rawBody(tooLarge))).toEqual({ code: -1102, msg: "Request line or headers too large." })
     const headTooLarge = await raw("HEAD" + long.slice(3))
     expect(headTooLarge).toMatch(/^HTTP\/1\.1 431 /)
     expect(headTooLarge.endsWith("\r\n\r\n")).toBe(true) // no body after a HEAD

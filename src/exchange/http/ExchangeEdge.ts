@@ -5,7 +5,8 @@ import { Schema } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { type ApiErrorCode, messages, statusOf } from "../../../schemas/exchange/errors.ts"
 import { Empty, ExchangeInfo, IndexDocument, prefix, ServerTime } from "../../../schemas/exchange/public.ts"
-import { makeRouteTable, routesOf } from "../../platform/http/RouteTable.ts"
+import { replyResponse } from "../../platform/http/Listener.ts"
+import { docsRoutes, makeRouteTable, routesOf } from "../../platform/http/RouteTable.ts"
 import type { ErrorReplies, FastRender, Reply, ServiceEdge } from "../../platform/http/ServiceEdge.ts"
 import type { Usage } from "../../platform/RateLimiter.ts"
 import { exchangeInfo, indexDocument, ping, serverTime } from "./publicBodies.ts"
@@ -28,6 +29,13 @@ export const exchangeErrors: ErrorReplies = {
   rateLimited: (limit) => reply(-1003, messages.rateLimit(limit))
 }
 
+/** /ops and /metrics without the right SHARDLINE_OPS_TOKEN: 401 -2015 with a Bearer challenge. */
+export const exchangeOpsRefused = (reason: "missing" | "wrong") =>
+  replyResponse(
+    reply(-2015, reason === "missing" ? "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." : "Invalid ops token."),
+    { "www-authenticate": "Bearer" }
+  )
+
 const v3 = "/api/v3"
 
 /** Binance clients hard-code /api/v3: the same routes are served there. */
@@ -43,9 +51,8 @@ export const exchangeUsageHeaders = (usage: Usage): Record<string, string> => {
 
 /** Routes outside the HttpApi: documents and ops, limited like any other (the docs page is 1.9 MB). */
 export const exchangeExtraRoutes = [
+  ...docsRoutes,
   { method: "GET", path: `${prefix}/openapi.json`, weight: 5 },
-  { method: "GET", path: "/openapi.json", weight: 5 },
-  { method: "GET", path: "/api-docs", weight: 20 },
   { method: "GET", path: "/ops", weight: 20 },
   { method: "GET", path: "/metrics", weight: 5 }
 ] as const
@@ -69,5 +76,5 @@ export const exchangeEdge = (limits: ExchangeLimits): ServiceEdge => ({
     [`${prefix}/time`, json(ServerTime, serverTime)],
     [`${prefix}/exchangeInfo`, json(ExchangeInfo, () => exchangeInfo(limits))]
   ]),
-  cached: new Set([`${prefix}/openapi.json`, "/openapi.json", "/api-docs"])
+  cached: new Set([...docsRoutes.map((r) => r.path), `${prefix}/openapi.json`])
 })

@@ -2,13 +2,12 @@
 // two schemes HttpApiBuilder runs them in turn and reports the last failure, so each handler
 // reads every header itself and gives the same answer.
 import type { HttpServerRequest } from "@effect/platform"
+import { bearerToken } from "./opsAccess.ts"
 import { edgeStateOf } from "./ServiceEdge.ts"
 
 /** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined. */
-export const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
-  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers["authorization"] ?? "")
-  return match?.[1]
-}
+export const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  bearerToken(request.headers["authorization"])
 
 /** The named header's value when non-empty, else the bearer token. */
 export const headerOrBearer = (request: HttpServerRequest.HttpServerRequest, header: string): string | undefined => {

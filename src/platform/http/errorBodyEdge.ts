@@ -4,7 +4,7 @@
 import type { HttpApi } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { BadRequest, errorBody } from "../../../schemas/common/ErrorBody.ts"
-import { makeRouteTable, routesOf } from "./RouteTable.ts"
+import { docsRoutes, makeRouteTable, routesOf } from "./RouteTable.ts"
 import type { ErrorReplies, Reply, ServiceEdge } from "./ServiceEdge.ts"
 import type { Usage } from "../RateLimiter.ts"
 
@@ -37,12 +37,6 @@ export const rateLimitHeaders = (usage: Usage): Record<string, string> => ({
   "ratelimit-remaining": String(Math.max(0, usage.limit - usage.used)),
   "ratelimit-reset": String(usage.retryAfterSec)
 })
-
-/** Where the OpenAPI document and the docs page are served, and what they cost (the page is 1.9 MB). */
-export const docsRoutes = [
-  { method: "GET", path: "/openapi.json", weight: 5 },
-  { method: "GET", path: "/api-docs", weight: 20 }
-] as const
 
 export interface ErrorShapeEdgeOptions {
   readonly service: string

@@ -4,12 +4,16 @@
 // to 127.0.0.1, and a local operator needs no ceremony.
 import { constantTimeEqual } from "../../crypto/hmac.ts"
 
+/** Pure: the token of an `Authorization: Bearer <token>` value (scheme case-insensitive), or undefined. */
+export const bearerToken = (authorization: string | undefined): string | undefined =>
+  /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? "")?.[1]
+
 export type OpsAccess = { readonly allowed: true } | { readonly allowed: false; readonly reason: "missing" | "wrong" }
 
 /** Pure: checks an Authorization header against the configured token (undefined = open). */
 export const checkOpsAccess = (token: string | undefined, authorization: string | undefined): OpsAccess => {
   if (token === undefined) return { allowed: true }
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? "")
-  if (match === null) return { allowed: false, reason: "missing" }
-  return constantTimeEqual(match[1]!, token) ? { allowed: true } : { allowed: false, reason: "wrong" }
+  const presented = bearerToken(authorization)
+  if (presented === undefined) return { allowed: false, reason: "missing" }
+  return constantTimeEqual(presented, token) ? { allowed: true } : { allowed: false, reason: "wrong" }
 }
