@@ -41,10 +41,45 @@ export class Expire extends Schema.Class<Expire>("Authorization/Expire")({
   }
 }
 
+// Settlement legs are signed by the Authorization entity: it is the one owner of its delegated
+// key and of the coins at its delegated address, so legs from one address never race for the
+// same coins. Not persisted: the legs themselves are rows (settlement_legs) committed before this
+// is sent, and whoever finds a leg unsigned (the Market after its commit, the Settlement entity,
+// the expiry) asks again; signing is idempotent (a signed leg answers its stored txid).
+
+export const LegName = Schema.Literal("base", "quote")
+export type LegName = typeof LegName.Type
+
+export const LegRef = Schema.Struct({
+  /** Trade id as a decimal string (a BIGINT). */
+  tradeId: Schema.String,
+  leg: LegName
+})
+export type LegRef = typeof LegRef.Type
+
+export class SignLegs extends Schema.Class<SignLegs>("Authorization/SignLegs")({
+  grantId: Schema.String,
+  legs: Schema.Array(LegRef)
+}) {}
+
+export const SignedLeg = Schema.Struct({
+  tradeId: Schema.String,
+  leg: LegName,
+  txid: Schema.String
+})
+export type SignedLeg = typeof SignedLeg.Type
+
+/** The legs could not be signed now (key gone, no coins for the fee, ledger down); they stay recorded. */
+export class LegsRefused extends Schema.TaggedError<LegsRefused>()("LegsRefused", {
+  message: Schema.String
+}) {}
+
+
 export const Authorization = Entity.make("Authorization", [
   Rpc.make("Grant", { payload: Grant, success: Granted, error: GrantRefused })
     .annotate(ClusterSchema.Persisted, true),
   Rpc.make("Expire", { payload: Expire })
     .annotate(ClusterSchema.Persisted, true)
-    .annotate(ClusterSchema.Uninterruptible, true)
+    .annotate(ClusterSchema.Uninterruptible, true),
+  Rpc.make("SignLegs", { payload: SignLegs, success: Schema.Array(SignedLeg), error: LegsRefused })
 ])

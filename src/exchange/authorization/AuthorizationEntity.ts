@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
 import { Effect, Either, Layer, Option } from "effect"
-import { Authorization, Expire, GrantRefused, type Granted } from "../../../schemas/exchange/authorization.ts"
+import { Authorization, Expire, GrantRefused, type Granted, LegsRefused } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
@@ -123,7 +123,10 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
             Effect.annotateLogs({ grantId: payload.grantId, entity: address.entityId, lagMs: lag })
           )
         }
-      }).pipe(metrics.guard)
+      }).pipe(metrics.guard),
+
+    // Filled in by the settlement work (legs signed by the key's one owner).
+    SignLegs: () => Effect.fail(new LegsRefused({ message: "leg signing is not built yet" }))
   })
 }), { maxIdleTime: "2 minutes", concurrency: 1 }).pipe(Layer.provide(keyEpochsLayer))
 

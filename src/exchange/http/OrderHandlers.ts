@@ -5,7 +5,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { apiError, messages } from "../../../schemas/exchange/errors.ts"
-import { findMarket } from "../markets.ts"
+import { findMarket } from "../markets/symbols.ts"
 
 const marketOf = (symbol: string) => {
   const market = findMarket(symbol)

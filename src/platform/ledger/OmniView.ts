@@ -1,0 +1,18 @@
+// This node's view of Omni balances on the token ledger: our own indexer (src/chain/omni)
+// following the ledger in the background, shared by everything on the node that needs a
+// confirmed Omni balance (the Market's funded check, the Authorization's sweep, the devnet CLI).
+import { Context, type Effect } from "effect"
+import type { OmniTxRecord } from "../../chain/omni/indexer.ts"
+
+export interface OmniViewShape {
+  /** Confirmed balance (base units) of `address` in `property`, as of `height`. */
+  readonly balance: (address: string, property: number) => Effect.Effect<bigint>
+  /** The last block the view has applied. */
+  readonly height: Effect.Effect<number>
+  /** Catches up with the ledger's tip now (one sync at a time); the height reached. */
+  readonly sync: Effect.Effect<number>
+  /** How the indexer judged a confirmed transaction (valid or not, and why), if it has seen it. */
+  readonly tx: (txid: string) => Effect.Effect<OmniTxRecord | undefined>
+}
+
+export class OmniView extends Context.Tag("shardline/OmniView")<OmniView, OmniViewShape>() {}
