@@ -2,8 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 // Exchange trading (docs/exchange.md): what trades, the orders and trades of each market, the
-// on-chain settlement legs, the system's own wallets, and the reservations that authorizations
-// fund. Money columns are exact: ticks and lots as BIGINT (the market's integer units), asset
+// on-chain settlement legs, the system's own wallets, and the sweeps at expiry. Money columns are exact: ticks and lots as BIGINT (the market's integer units), asset
 // amounts as NUMERIC in base units (satoshis of an Omni property), never floating point.
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -100,9 +99,10 @@ export default Effect.gen(function*() {
   yield* sql`CREATE INDEX settlement_legs_from_pending ON settlement_legs (from_address) WHERE status IN ('recorded', 'signed', 'broadcast')`
   yield* sql`CREATE INDEX settlement_legs_unsigned ON settlement_legs (grant_id) WHERE tx_hex IS NULL`
   yield* sql`CREATE INDEX settlement_legs_open ON settlement_legs (trade_id) WHERE status <> 'final'`
-  // What an open order holds of an authorization's cap, in base units of the authorized asset.
-  yield* sql`ALTER TABLE authorizations ADD COLUMN reserved NUMERIC NOT NULL DEFAULT 0 CHECK (reserved >= 0)`
-  yield* sql`ALTER TABLE authorizations ADD CONSTRAINT authorizations_within_cap CHECK (used + reserved <= cap)`
+  // An authorization's reserved and used amounts are not columns: they are the sums of its open
+  // orders' `reserved` and of its legs' `amount` (docs/exchange.md), so a Market never writes a
+  // row another Market writes, and placing against a grant locks only that grant's row.
+  yield* sql`CREATE INDEX settlement_legs_grant ON settlement_legs (grant_id)`
   // The system's own ledger wallets (the fee sponsor, the exchange's asset issuer), sealed with
   // the master key; shared by every node through the database.
   yield* sql`CREATE TABLE system_wallets (
