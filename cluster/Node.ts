@@ -18,6 +18,9 @@ import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
 import * as DeskKeys from "../src/desk/keys/DeskKeys.ts"
 import * as Sessions from "../src/social/sessions/Sessions.ts"
+import { SettlementLive } from "../src/exchange/settlement/SettlementEntity.ts"
+import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
+import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
 
 /** The name a node goes by in ops, logs and Postgres' application_name (max 63 bytes). */
 export const nodeName = (config: AppConfigShape) =>
@@ -25,15 +28,19 @@ export const nodeName = (config: AppConfigShape) =>
 
 export const nodeLayer = (config: AppConfigShape) => {
   const name = nodeName(config)
-  // The chains (UtxoLedger, EvmLedgers) sit beside the other services, for entities to use.
-  const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer).pipe(
+  // The chains (UtxoLedger, EvmLedgers), the Omni view over the ledger and the fee sponsor sit
+  // beside the other services, for entities to use.
+  const services = Layer.mergeAll(
+    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer, OmniViewIndexer.layer, FeeSponsor.layer
+  ).pipe(
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
-  return Layer.mergeAll(exchangeListener, deskListener, socialListener, AuthorizationLive, DevnetLive, NodeReporter.layer).pipe(
-    Layer.provide(cluster),
+  return Layer.mergeAll(exchangeListener, deskListener, socialListener, AuthorizationLive, SettlementLive, DevnetLive, NodeReporter.layer).pipe(
+    // Kept in the output too, so a node run inside a test process can message its entities.
+    Layer.provideMerge(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),
     Layer.provide(databaseLayer({ applicationName: name })),
