@@ -2,6 +2,10 @@
 // and each node of a multi-node cluster are the same composition with a different topology.
 import { Effect, Layer } from "effect"
 import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEntity.ts"
+import { MarketLive } from "../src/exchange/market/MarketEntity.ts"
+import * as MarketActivator from "../src/exchange/markets/MarketActivator.ts"
+import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
+import * as OmniViewLive from "../src/platform/ledger/omniViewLayer.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
@@ -26,13 +30,14 @@ export const nodeName = (config: AppConfigShape) =>
 export const nodeLayer = (config: AppConfigShape) => {
   const name = nodeName(config)
   // The chains (UtxoLedger, EvmLedgers) sit beside the other services, for entities to use.
-  const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer).pipe(
+  const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer,
+    MarketRegistry.layer, OmniViewLive.layer).pipe(
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
-  return Layer.mergeAll(exchangeListener, deskListener, socialListener, AuthorizationLive, DevnetLive, NodeReporter.layer).pipe(
+  return Layer.mergeAll(exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, DevnetLive, NodeReporter.layer).pipe(
     Layer.provide(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),
