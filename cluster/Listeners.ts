@@ -6,6 +6,7 @@ import { prefix } from "../schemas/exchange/public.ts"
 import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
 import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
 import { AppConfig } from "../src/platform/Config.ts"
+import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
 import { listener } from "../src/platform/http/Listener.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
@@ -15,9 +16,9 @@ import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
 
-export const exchangeListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry]), ([config, registry]) =>
   listener({
-    edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }),
+    edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all),
     api: ExchangeApi,
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,

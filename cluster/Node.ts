@@ -2,6 +2,9 @@
 // and each node of a multi-node cluster are the same composition with a different topology.
 import { Effect, Layer } from "effect"
 import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEntity.ts"
+import { MarketLive } from "../src/exchange/market/MarketEntity.ts"
+import * as MarketActivator from "../src/exchange/markets/MarketActivator.ts"
+import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
@@ -31,14 +34,17 @@ export const nodeLayer = (config: AppConfigShape) => {
   // The chains (UtxoLedger, EvmLedgers), the Omni view over the ledger and the fee sponsor sit
   // beside the other services, for entities to use.
   const services = Layer.mergeAll(
-    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer, OmniViewIndexer.layer, FeeSponsor.layer
+    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer,
+    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer
   ).pipe(
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
-  return Layer.mergeAll(exchangeListener, deskListener, socialListener, AuthorizationLive, SettlementLive, DevnetLive, NodeReporter.layer).pipe(
+  return Layer.mergeAll(
+    exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetLive, NodeReporter.layer
+  ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).

@@ -9,7 +9,9 @@ import { SignedRead, VerifiedParams } from "./security.ts"
 export const Authorization = Schema.Struct({
   asset: Schema.String,
   cap: Schema.String.annotations({ description: "Decimal string" }),
-  used: Schema.String.annotations({ description: "Decimal string" }),
+  used: Schema.String.annotations({ description: "Decimal string: spent through the grant by settled fills" }),
+  reserved: Schema.String.annotations({ description: "Decimal string: held by open orders" }),
+  remaining: Schema.String.annotations({ description: "Decimal string: cap − used − reserved" }),
   expiresAt: Schema.Number.annotations({ description: "Unix milliseconds" }),
   delegatedAddress: Schema.String
 })
@@ -26,7 +28,10 @@ export const Account = Schema.Struct({
   scopes: Schema.Array(Schema.String),
   addresses: Schema.Array(Schema.Struct({ address: Schema.String, type: Schema.Literal("p2pkh", "p2sh") })),
   authorizations: Schema.Array(Authorization),
-  /** Non-custodial: the exchange holds no balances. Kept (empty) for Binance clients that read it. */
+  /**
+   * Non-custodial: nothing is deposited. Each authorized asset: `free` is what new orders can still
+   * use (funded at the delegated address, within the cap, not reserved), `locked` what open orders hold.
+   */
   balances: Schema.Array(Schema.Struct({ asset: Schema.String, free: Schema.String, locked: Schema.String }))
 })
 export type Account = typeof Account.Type

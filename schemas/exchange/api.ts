@@ -3,13 +3,14 @@ import { HttpApi } from "@effect/platform"
 import { apiDocumentation } from "../common/openApi.ts"
 import { AccountGroup } from "./account.ts"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./errors.ts"
-import { OrderGroup } from "./orders.ts"
+import { OrderGroup, OrderQueryGroup } from "./orders.ts"
 import { PublicGroup } from "./public.ts"
 
 export const ExchangeApi = HttpApi.make("exchange")
   .add(PublicGroup)
   .add(AccountGroup)
   .add(OrderGroup)
+  .add(OrderQueryGroup)
   .addError(BadRequest)
   .addError(Unauthorized)
   .addError(Forbidden)

@@ -39,10 +39,41 @@ export const NewOrderParams = Schema.Struct({
 })
 export type NewOrderParams = typeof NewOrderParams.Type
 
-export const CancelOrderParams = Schema.Struct({
-  symbol: SymbolText,
+const OrderRef = {
+  symbol: Schema.optional(SymbolText).annotations({ description: "Optional with orderId (order ids are unique across markets); required with origClientOrderId" }),
   orderId: Schema.optional(Digits.annotations({ description: "Either orderId or origClientOrderId is required" })),
-  origClientOrderId: Schema.optional(ClientOrderId),
+  origClientOrderId: Schema.optional(ClientOrderId)
+}
+
+export const CancelOrderParams = Schema.Struct({ ...OrderRef, ...SignedParams.fields })
+export type CancelOrderParams = typeof CancelOrderParams.Type
+
+export const QueryOrderParams = Schema.Struct({ ...OrderRef, ...SignedParams.fields })
+export type QueryOrderParams = typeof QueryOrderParams.Type
+
+export const CancelOpenOrdersParams = Schema.Struct({ symbol: SymbolText, ...SignedParams.fields })
+
+export const OpenOrdersParams = Schema.Struct({ symbol: Schema.optional(SymbolText), ...SignedParams.fields })
+
+const Paging = {
+  startTime: Schema.optional(Digits.annotations({ description: "Unix milliseconds, inclusive" })),
+  endTime: Schema.optional(Digits.annotations({ description: "Unix milliseconds, inclusive" })),
+  limit: Schema.optional(Digits.annotations({ description: "Default 500, maximum 1000" }))
+}
+
+export const AllOrdersParams = Schema.Struct({
+  symbol: Schema.optional(SymbolText),
+  orderId: Schema.optional(Digits.annotations({ description: "Orders with this id and above" })),
+  ...Paging,
   ...SignedParams.fields
 })
-export type CancelOrderParams = typeof CancelOrderParams.Type
+export type AllOrdersParams = typeof AllOrdersParams.Type
+
+export const MyTradesParams = Schema.Struct({
+  symbol: Schema.optional(SymbolText),
+  orderId: Schema.optional(Digits.annotations({ description: "Only the trades of this order" })),
+  fromId: Schema.optional(Digits.annotations({ description: "Trades with this id and above (startTime/endTime are then ignored)" })),
+  ...Paging,
+  ...SignedParams.fields
+})
+export type MyTradesParams = typeof MyTradesParams.Type

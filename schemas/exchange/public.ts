@@ -40,8 +40,26 @@ export const SymbolInfo = Schema.Struct({
   symbol: Schema.String,
   status: Schema.String,
   baseAsset: Schema.String,
+  baseAssetPrecision: Schema.Number,
   quoteAsset: Schema.String,
-  filters: Schema.Array(Filter)
+  quotePrecision: Schema.Number,
+  quoteAssetPrecision: Schema.Number,
+  baseCommissionPrecision: Schema.Number,
+  quoteCommissionPrecision: Schema.Number,
+  orderTypes: Schema.Array(Schema.String),
+  icebergAllowed: Schema.Boolean,
+  ocoAllowed: Schema.Boolean,
+  otoAllowed: Schema.Boolean,
+  quoteOrderQtyMarketAllowed: Schema.Boolean,
+  allowTrailingStop: Schema.Boolean,
+  cancelReplaceAllowed: Schema.Boolean,
+  isSpotTradingAllowed: Schema.Boolean,
+  isMarginTradingAllowed: Schema.Boolean,
+  filters: Schema.Array(Filter),
+  permissions: Schema.Array(Schema.String),
+  permissionSets: Schema.Array(Schema.Array(Schema.String)),
+  defaultSelfTradePreventionMode: Schema.String,
+  allowedSelfTradePreventionModes: Schema.Array(Schema.String)
 })
 
 export const ExchangeInfo = Schema.Struct({
@@ -49,7 +67,7 @@ export const ExchangeInfo = Schema.Struct({
   serverTime: Schema.Number,
   rateLimits: Schema.Array(RateLimit),
   exchangeFilters: Schema.Array(Filter),
-  /** Markets are listed by the market registry (exchange trading issue); empty until then. */
+  /** Every listed market (the node's in-memory registry). */
   symbols: Schema.Array(SymbolInfo)
 })
 export type ExchangeInfo = typeof ExchangeInfo.Type

@@ -67,7 +67,7 @@ describe("account read model", () => {
     await writeGrant(userId, "BTC", new Date(expiresAt), true)
     const tookMs = await within(1000, async () => assets(await read(a, userId)).length === 1 && assets(await read(b, userId)).length === 1)
     console.log(`a notified grant showed on both nodes after ${tookMs} ms`)
-    expect((await read(b, userId)).grants).toEqual([{ asset: "BTC", cap: "1.5", used: "0", expiresAt, delegatedAddress: "Taddr" }])
+    expect((await read(b, userId)).grants).toEqual([{ asset: "BTC", cap: "1.5", usedSats: "0", reservedSats: "0", pendingOutSats: "0", expiresAt, delegatedAddress: "Taddr" }])
   })
 
   it("notifyAccountChanged makes every listening node drop the user", async () => {

@@ -74,7 +74,7 @@ describe("authorizations", () => {
     expect(granted.delegatedAddress).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{25,34}$/)
 
     const live = await account()
-    expect(live.authorizations).toEqual([{ asset: "BTC", cap: "0.25", used: "0", expiresAt: granted.expiresAt, delegatedAddress: granted.delegatedAddress }])
+    expect(live.authorizations).toEqual([{ asset: "BTC", cap: "0.25", used: "0", reserved: "0", remaining: "0.25", expiresAt: granted.expiresAt, delegatedAddress: granted.delegatedAddress }])
 
     // The key is stored sealed, and it really is the delegated address's key.
     const [stored] = await db.query<{ key_enc: string }>("SELECT key_enc FROM authorization_keys WHERE grant_id = $1", [granted.grantId])
@@ -129,7 +129,7 @@ describe("authorizations", () => {
     expect(timers).toEqual([{ processed: true }])
 
     expect((await account()).authorizations.filter((x) => x.asset === "SOL")).toEqual([
-      { asset: "SOL", cap: "2", used: "0", expiresAt: b.expiresAt, delegatedAddress: b.delegatedAddress }
+      { asset: "SOL", cap: "2", used: "0", reserved: "0", remaining: "2", expiresAt: b.expiresAt, delegatedAddress: b.delegatedAddress }
     ])
     const [stored] = await db.query<{ key_enc: string }>("SELECT key_enc FROM authorization_keys WHERE grant_id = $1", [b.grantId])
     expect(stored).toBeDefined()

@@ -72,8 +72,11 @@ describe("OpenAPI documents", () => {
     for (const name of ["type", "timeInForce", "recvWindow", "newClientOrderId"]) {
       expect(params.find((q) => q.name === name)?.required ?? false, `parameter ${name} optional`).toBe(false)
     }
-    const order = resolve(doc, post.responses["200"].content["application/json"].schema)
-    expect(resolve(doc, order.properties.orderId).type).toBe("string")
+    // FULL, RESULT or ACK (newOrderRespType): every shape carries the order id as a string.
+    const response = resolve(doc, post.responses["200"].content["application/json"].schema)
+    const shapes = (response.anyOf ?? [response]).map((s: unknown) => resolve(doc, s))
+    expect(shapes).toHaveLength(3)
+    for (const shape of shapes) expect(resolve(doc, shape.properties.orderId).type).toBe("string")
   })
 
   it("desk: a valid 3.1 document with both key schemes", async () => {

@@ -5,7 +5,7 @@
 // Expiry needs no message: a grant whose expiresAt has passed is filtered out at read time.
 //
 // Writers that must notify (notifyAccountChanged): the Authorization entity (grant, replace,
-// expire) and ApiKeys.create (user_addresses). A future writer of `authorizations.used` must too.
+// expire) and ApiKeys.create (user_addresses). The Market entity notifies the users of every batch (orders reserve, fills use).
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { listen } from "../../platform/database/Notifications.ts"
@@ -13,7 +13,10 @@ import { listen } from "../../platform/database/Notifications.ts"
 export interface AccountGrant {
   readonly asset: string
   readonly cap: string
-  readonly used: string
+  /** Satoshis spent through the grant (its settlement legs), held by open orders, and sent but not yet confirmed. */
+  readonly usedSats: string
+  readonly reservedSats: string
+  readonly pendingOutSats: string
   readonly expiresAt: number
   readonly delegatedAddress: string
 }
@@ -52,7 +55,7 @@ const changedDuringLoadMax = 10_000
 interface Row {
   readonly user_id: string
   readonly addresses: ReadonlyArray<string>
-  readonly grants: ReadonlyArray<{ asset: string; cap: string; used: string; expires_at: string; delegated_address: string }>
+  readonly grants: ReadonlyArray<{ asset: string; cap: string; used: string; reserved: string; pending_out: string; expires_at: string; delegated_address: string }>
 }
 
 interface Entry {
@@ -80,9 +83,13 @@ export const make = (options: RevalidationOptions = {}) => Effect.gen(function*(
     sql<Row>`
       SELECT u.id::text AS user_id,
         (SELECT coalesce(json_agg(address ORDER BY created_at, address), '[]') FROM user_addresses WHERE user_id = u.id) AS addresses,
-        (SELECT coalesce(json_agg(json_build_object('asset', asset, 'cap', cap::text, 'used', used::text,
-            'expires_at', (extract(epoch FROM expires_at) * 1000)::bigint::text, 'delegated_address', delegated_address) ORDER BY asset), '[]')
-         FROM authorizations WHERE user_id = u.id AND expires_at > now()) AS grants
+        (SELECT coalesce(json_agg(json_build_object('asset', a.asset, 'cap', a.cap::text,
+            'used', (SELECT coalesce(sum(l.amount), 0) FROM settlement_legs l WHERE l.grant_id = a.grant_id AND l.status <> 'failed')::text,
+            'reserved', (SELECT coalesce(sum(o.reserved), 0) FROM orders o WHERE o.grant_id = a.grant_id AND o.status IN ('NEW', 'PARTIALLY_FILLED'))::text,
+            'pending_out', (SELECT coalesce(sum(l.amount), 0) FROM settlement_legs l WHERE l.from_address = a.delegated_address
+              AND l.status IN ('recorded', 'signed', 'broadcast'))::text,
+            'expires_at', (extract(epoch FROM a.expires_at) * 1000)::bigint::text, 'delegated_address', a.delegated_address) ORDER BY a.asset), '[]')
+         FROM authorizations a WHERE a.user_id = u.id AND a.expires_at > now()) AS grants
       FROM unnest(${userIds.map(String)}::bigint[]) AS u(id)`.pipe(
       Effect.map((rows) =>
         rows.map((r): [number, AccountData] => [Number(r.user_id), {
@@ -90,7 +97,9 @@ export const make = (options: RevalidationOptions = {}) => Effect.gen(function*(
           grants: r.grants.map((g) => ({
             asset: g.asset,
             cap: g.cap,
-            used: g.used,
+            usedSats: g.used,
+            reservedSats: g.reserved,
+            pendingOutSats: g.pending_out,
             expiresAt: Number(g.expires_at),
             delegatedAddress: g.delegated_address
           }))

@@ -9,12 +9,16 @@ import { replyResponse } from "../../platform/http/Listener.ts"
 import { docsRoutes, makeRouteTable, routesOf } from "../../platform/http/RouteTable.ts"
 import type { ErrorReplies, FastRender, Reply, ServiceEdge } from "../../platform/http/ServiceEdge.ts"
 import type { Usage } from "../../platform/RateLimiter.ts"
+import type { Market } from "../markets/marketSpec.ts"
 import { exchangeInfo, indexDocument, ping, serverTime } from "./publicBodies.ts"
 
 export interface ExchangeLimits {
   readonly keyWeightPerMin: number
   readonly ipWeightPerMin: number
 }
+
+/** The listed markets, as the node's registry holds them now. */
+export type MarketsNow = () => ReadonlyArray<Market>
 
 const reply = (code: ApiErrorCode, msg: string, status = statusOf(code)): Reply => ({ status, body: JSON.stringify({ code, msg }) })
 
@@ -62,7 +66,7 @@ const json = <A, I>(schema: Schema.Schema<A, I>, body: () => A): FastRender => {
   return () => JSON.stringify(encode(body()))
 }
 
-export const exchangeEdge = (limits: ExchangeLimits): ServiceEdge => ({
+export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow): ServiceEdge => ({
   service: "exchange",
   errors: exchangeErrors,
   rewrite: rewriteV3,
@@ -74,7 +78,7 @@ export const exchangeEdge = (limits: ExchangeLimits): ServiceEdge => ({
     [prefix, json(IndexDocument, () => indexDocument)],
     [`${prefix}/ping`, json(Empty, ping)],
     [`${prefix}/time`, json(ServerTime, serverTime)],
-    [`${prefix}/exchangeInfo`, json(ExchangeInfo, () => exchangeInfo(limits))]
+    [`${prefix}/exchangeInfo`, json(ExchangeInfo, () => exchangeInfo(limits, markets()))]
   ]),
   cached: new Set([...docsRoutes.map((r) => r.path), `${prefix}/openapi.json`])
 })

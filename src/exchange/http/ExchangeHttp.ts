@@ -8,10 +8,11 @@ import { apiError, messages } from "../../../schemas/exchange/errors.ts"
 import { SignedAuthLive } from "../auth/SignedAuth.ts"
 import { AccountHandlers } from "./AccountHandlers.ts"
 import { OrderHandlers } from "./OrderHandlers.ts"
+import { OrderQueryHandlers } from "./OrderQueryHandlers.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
 
 export const exchangeHandlers = HttpApiBuilder.api(ExchangeApi).pipe(
-  Layer.provide([PublicHandlers, AccountHandlers, OrderHandlers]),
+  Layer.provide([PublicHandlers, AccountHandlers, OrderHandlers, OrderQueryHandlers]),
   Layer.provide(SignedAuthLive)
 )
 

@@ -1,29 +1,95 @@
-// Order endpoints: SIGNED with the trade scope; parameters arrive decoded by their schemas from
-// exactly the signed bytes. Matching and settlement are the Market actor's (exchange trading
-// issue); until markets are listed every symbol is refused with -1121.
+// Order endpoints, trade scope: parameters arrive decoded by their schemas from exactly the signed
+// bytes; the order goes to its market's Market entity (wherever in the cluster it lives) as one
+// volatile message, which answers after its group commit and the inline settlement broadcast.
 import { HttpApiBuilder } from "@effect/platform"
+import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
-import { apiError, messages } from "../../../schemas/exchange/errors.ts"
-import { findMarket } from "../markets/symbols.ts"
+import { apiError, type ApiErrorCode, messages } from "../../../schemas/exchange/errors.ts"
+import { Cancel, CancelAll, Market as MarketEntity, Place } from "../../../schemas/exchange/market.ts"
+import { Caller } from "../../../schemas/exchange/security.ts"
+import { parseId } from "../markets/ids.ts"
+import { MarketRegistry, type MarketRegistryShape } from "../markets/MarketRegistry.ts"
+import { canceledOf, newOrderBody } from "./orderBodies.ts"
 
-const marketOf = (symbol: string) => {
-  const market = findMarket(symbol)
+/** Binance's generated client order ids are 22 characters of this kind. */
+export const newClientOrderId = () => randomBytes(16).toString("base64url").slice(0, 22)
+
+const unknownStatus = "Timeout waiting for response from backend server. Send status unknown; execution status unknown."
+
+/** A refusal keeps its code; anything else (the market unreachable, a failed commit) is "status unknown". */
+const fromEntity = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.catchAllCause((cause) => {
+      const failure = cause._tag === "Fail" ? cause.error : undefined
+      if (failure !== undefined && failure._tag === "OrderRefused") {
+        const { code, msg } = failure as unknown as { code: ApiErrorCode; msg: string }
+        return Effect.fail(apiError(code, msg))
+      }
+      return Effect.logWarning("order call failed", cause).pipe(Effect.zipRight(Effect.fail(apiError(-1007, unknownStatus))))
+    })
+  )
+
+export const marketOf = (registry: MarketRegistryShape, symbol: string) => {
+  const market = registry.find(symbol)
   return market ? Effect.succeed(market) : Effect.fail(apiError(-1121, "Invalid symbol."))
 }
 
+/**
+ * The market an order reference names: orderId alone (ids are unique across markets), or
+ * symbol + origClientOrderId. A symbol that does not match the order's market is unknown order.
+ */
+export const marketOfRef = (
+  registry: MarketRegistryShape,
+  ref: { readonly symbol?: string | undefined; readonly orderId?: string | undefined; readonly origClientOrderId?: string | undefined },
+  unknown: ApiErrorCode
+) =>
+  Effect.gen(function*() {
+    if (ref.orderId === undefined && ref.origClientOrderId === undefined) return yield* Effect.fail(apiError(-1102, messages.missing("orderId")))
+    const named = ref.symbol === undefined ? undefined : yield* marketOf(registry, ref.symbol)
+    if (ref.orderId !== undefined) {
+      const id = parseId(ref.orderId)
+      const market = id === undefined ? undefined : registry.ofId(id)
+      if (id === undefined || market === undefined || (named !== undefined && named.id !== market.id)) {
+        return yield* Effect.fail(apiError(unknown, unknown === -2011 ? "Unknown order sent." : "Order does not exist."))
+      }
+      return { market, orderId: id, clientOrderId: undefined }
+    }
+    if (named === undefined) return yield* Effect.fail(apiError(-1102, messages.missing("symbol")))
+    return { market: named, orderId: undefined, clientOrderId: ref.origClientOrderId }
+  })
+
 export const OrderHandlers = HttpApiBuilder.group(ExchangeApi, "order", (handlers) =>
-  handlers
-    .handle("newOrder", ({ urlParams }) =>
-      Effect.gen(function*() {
-        yield* marketOf(urlParams.symbol)
-        return yield* Effect.fail(apiError(-2010, "Market is closed."))
-      }))
-    .handle("cancelOrder", ({ urlParams }) =>
-      Effect.gen(function*() {
-        if (urlParams.orderId === undefined && urlParams.origClientOrderId === undefined) {
-          return yield* Effect.fail(apiError(-1102, messages.missing("orderId")))
-        }
-        yield* marketOf(urlParams.symbol)
-        return yield* Effect.fail(apiError(-2011, "Unknown order sent."))
-      })))
+  Effect.gen(function*() {
+    const registry = yield* MarketRegistry
+    const markets = yield* MarketEntity.client
+    return handlers
+      .handle("newOrder", ({ urlParams: p }) =>
+        Effect.gen(function*() {
+          const caller = yield* Caller
+          const market = yield* marketOf(registry, p.symbol)
+          const placed = yield* fromEntity(markets(market.symbol).Place(new Place({
+            userId: caller.userId,
+            clientOrderId: p.newClientOrderId ?? newClientOrderId(),
+            side: p.side,
+            price: p.price,
+            quantity: p.quantity
+          })))
+          return newOrderBody(market, placed, p.newOrderRespType)
+        }))
+      .handle("cancelOrder", ({ urlParams: p }) =>
+        Effect.gen(function*() {
+          const caller = yield* Caller
+          const ref = yield* marketOfRef(registry, p, -2011)
+          const order = yield* fromEntity(markets(ref.market.symbol).Cancel(new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId })))
+          return canceledOf(order, newClientOrderId(), Date.now())
+        }))
+      .handle("cancelOpenOrders", ({ urlParams: p }) =>
+        Effect.gen(function*() {
+          const caller = yield* Caller
+          const market = yield* marketOf(registry, p.symbol)
+          const orders = yield* fromEntity(markets(market.symbol).CancelAll(new CancelAll({ userId: caller.userId })))
+          const now = Date.now()
+          return orders.map((o) => canceledOf(o, newClientOrderId(), now))
+        }))
+  }))

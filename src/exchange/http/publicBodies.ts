@@ -1,6 +1,8 @@
 // The public exchange answers as pure functions: the Effect handlers and the edge's fast lane
 // both call these, so the two paths cannot drift apart.
 import { prefix, type ExchangeInfo } from "../../../schemas/exchange/public.ts"
+import type { Market } from "../markets/marketSpec.ts"
+import { ASSET_DECIMALS } from "../markets/marketSpec.ts"
 
 /** The index document: where everything is. Sample query strings show the parameters. */
 export const indexDocument = {
@@ -27,7 +29,42 @@ export const ping = () => ({})
 export const serverTime = () => ({ serverTime: Date.now() })
 
 /** Both budgets are listed: signed calls count against the key and the client IP, public ones against the IP. */
-export const exchangeInfo = (limits: { readonly keyWeightPerMin: number; readonly ipWeightPerMin: number }): ExchangeInfo => ({
+/** A market as exchangeInfo lists it: Binance's fields, its four filters, LIMIT GTC only, STP EXPIRE_MAKER. */
+export const symbolInfo = (m: Market): ExchangeInfo["symbols"][number] => {
+  const f = m.filters
+  return {
+    symbol: m.symbol,
+    status: m.status,
+    baseAsset: m.base,
+    baseAssetPrecision: ASSET_DECIMALS,
+    quoteAsset: m.quote,
+    quotePrecision: ASSET_DECIMALS,
+    quoteAssetPrecision: ASSET_DECIMALS,
+    baseCommissionPrecision: ASSET_DECIMALS,
+    quoteCommissionPrecision: ASSET_DECIMALS,
+    orderTypes: ["LIMIT"],
+    icebergAllowed: false,
+    ocoAllowed: false,
+    otoAllowed: false,
+    quoteOrderQtyMarketAllowed: false,
+    allowTrailingStop: false,
+    cancelReplaceAllowed: false,
+    isSpotTradingAllowed: true,
+    isMarginTradingAllowed: false,
+    filters: [
+      { filterType: "PRICE_FILTER", minPrice: f.minPrice, maxPrice: f.maxPrice, tickSize: f.tickSize },
+      { filterType: "LOT_SIZE", minQty: f.minQty, maxQty: f.maxQty, stepSize: f.stepSize },
+      { filterType: "MIN_NOTIONAL", minNotional: f.minNotional, applyToMarket: false, avgPriceMins: 5 },
+      { filterType: "NOTIONAL", minNotional: f.minNotional, applyMinToMarket: false, maxNotional: f.maxNotional === "0" ? "9000000000.00000000" : f.maxNotional, applyMaxToMarket: false, avgPriceMins: 5 }
+    ],
+    permissions: [],
+    permissionSets: [["SPOT"]],
+    defaultSelfTradePreventionMode: "EXPIRE_MAKER",
+    allowedSelfTradePreventionModes: ["EXPIRE_MAKER"]
+  }
+}
+
+export const exchangeInfo = (limits: { readonly keyWeightPerMin: number; readonly ipWeightPerMin: number }, markets: ReadonlyArray<Market>): ExchangeInfo => ({
   timezone: "UTC",
   serverTime: Date.now(),
   rateLimits: [
@@ -35,5 +72,5 @@ export const exchangeInfo = (limits: { readonly keyWeightPerMin: number; readonl
     { rateLimitType: "REQUEST_WEIGHT", interval: "MINUTE", intervalNum: 1, limit: limits.keyWeightPerMin, scope: "KEY" }
   ],
   exchangeFilters: [],
-  symbols: []
+  symbols: markets.map(symbolInfo)
 })

@@ -1,0 +1,257 @@
+// The Market entity, one per symbol: owns the book in memory (rebuilt from its open orders on
+// activation), stays alive, and group-commits. Orders arrive as volatile messages (never one
+// persisted cluster message each); each goes into a queue, and one loop takes everything queued,
+// applies it to the book (MarketState.ts), writes it in one transaction, and only then answers.
+// While a transaction runs, new orders queue up for the next one, so a busy market commits large
+// batches and an idle one answers at once. A failed commit kills the entity: its book may be ahead
+// of the database, so it is rebuilt from the database, and none of the batch was acknowledged.
+//
+// After the commit, the batch's settlement legs are signed by the Authorization entity of each
+// paying grant (one message per grant per batch) and broadcast before the answers go out (the
+// spec settles inline); each trade's Settlement entity then follows the legs to their final depth.
+import { Entity } from "@effect/cluster"
+import { SqlClient } from "@effect/sql"
+import { Deferred, Duration, Effect, Exit, Queue, Schedule } from "effect"
+import { Authorization, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
+import { type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
+import { Follow, Settlement } from "../../../schemas/exchange/settlement.ts"
+import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
+import { OmniView } from "../../platform/ledger/OmniView.ts"
+import { entityIdOf } from "../authorization/policy.ts"
+import { listMarkets } from "../markets/marketStore.ts"
+import type { Market } from "../markets/marketSpec.ts"
+import { formatPrice, formatQty, formatSats } from "./amounts.ts"
+import * as Q from "./marketSql.ts"
+import { type Changes, MarketState, newChanges, type OrderRec, type PlaceInput, type TradeRec } from "./MarketState.ts"
+
+const metrics = entityMetrics("Market")
+
+/** Most commands one transaction takes; more wait for the next. */
+export const batchMax = 2_000
+/** How long an answer waits for its legs to be signed and broadcast before it goes out without txids. */
+export const signWaitMs = 10_000
+
+type Command =
+  | { readonly _tag: "Place"; readonly input: PlaceInput; readonly done: Deferred.Deferred<Placed, OrderRefused> }
+  | { readonly _tag: "Cancel"; readonly userId: number; readonly orderId?: number | undefined; readonly clientOrderId?: string | undefined; readonly done: Deferred.Deferred<OrderState, OrderRefused> }
+  | { readonly _tag: "CancelAll"; readonly userId: number; readonly done: Deferred.Deferred<ReadonlyArray<OrderState>, OrderRefused> }
+  | { readonly _tag: "ExpireGrant"; readonly grantId: string; readonly done: Deferred.Deferred<number, OrderRefused> }
+  | { readonly _tag: "Tick"; readonly done: Deferred.Deferred<void, OrderRefused> }
+
+/** An order as the wire shows it. */
+export const orderState = (m: Market, o: OrderRec): OrderState => ({
+  symbol: m.symbol,
+  orderId: String(o.orderId),
+  clientOrderId: o.clientOrderId,
+  side: o.side,
+  price: formatPrice(m.compiled, o.priceTicks),
+  origQty: formatQty(m.compiled, o.qtyLots),
+  executedQty: formatQty(m.compiled, o.executedLots),
+  cummulativeQuoteQty: formatSats(o.quoteExecuted),
+  status: o.status,
+  time: o.createdMs,
+  updateTime: o.updatedMs
+})
+
+const legKey = (tradeId: number | string, leg: string) => `${tradeId}:${leg}`
+
+export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
+  const address = yield* Entity.CurrentAddress
+  const sql = yield* SqlClient.SqlClient
+  const view = yield* OmniView
+  const authorizations = yield* Authorization.client
+  const settlements = yield* Settlement.client
+  yield* metrics.activated
+
+  const symbol = address.entityId
+  const market = (yield* listMarkets.pipe(Effect.orDie)).find((m) => m.symbol === symbol)
+  if (market === undefined) return yield* Effect.dieMessage(`no market ${symbol}`)
+  const loaded = yield* Q.loadOpen(market.id).pipe(Effect.orDie)
+  const created = MarketState.create(market, loaded.open, loaded.counters)
+  if (typeof created === "string") return yield* Effect.dieMessage(`market ${symbol}: its open orders do not rebuild a book: ${created}`)
+  const state = created
+  const payTo = new Map<number, string>()
+  yield* Entity.keepAlive(true)
+  yield* Effect.logInfo("market active").pipe(Effect.annotateLogs({ symbol, open: loaded.open.length }))
+
+  const queue = yield* Queue.unbounded<Command>()
+
+  const refuse = (code: number, msg: string) => new OrderRefused({ code, msg })
+
+  /** Legs of the batch signed and broadcast; their txids by trade and leg. */
+  const signAll = (legs: Changes["legs"]) =>
+    Effect.gen(function*() {
+      const byGrant = new Map<string, { entityId: string; legs: Array<{ tradeId: string; leg: "base" | "quote" }> }>()
+      for (const l of legs) {
+        let g = byGrant.get(l.grantId)
+        if (g === undefined) byGrant.set(l.grantId, (g = { entityId: entityIdOf(l.userId, l.asset), legs: [] }))
+        g.legs.push({ tradeId: String(l.tradeId), leg: l.leg })
+      }
+      const signed = new Map<string, string>()
+      yield* Effect.forEach([...byGrant], ([grantId, g]) =>
+        authorizations(g.entityId).SignLegs(new SignLegs({ grantId, legs: g.legs })).pipe(
+          Effect.tap((result: ReadonlyArray<SignedLeg>) => Effect.sync(() => { for (const s of result) signed.set(legKey(s.tradeId, s.leg), s.txid) })),
+          Effect.catchAllCause((cause) => Effect.logWarning("legs not signed yet; their Settlement will retry", cause).pipe(Effect.annotateLogs({ grantId })))
+        ), { concurrency: 16, discard: true })
+      return signed
+    }).pipe(Effect.timeoutTo({ duration: Duration.millis(signWaitMs), onTimeout: () => new Map<string, string>(), onSuccess: (m) => m }))
+
+  const follow = (tradeIds: ReadonlyArray<string>) =>
+    Effect.forEach(tradeIds, (tradeId) => settlements(tradeId).Follow(new Follow({ tradeId }), { discard: true }), { concurrency: 32, discard: true }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("could not hand trades to their Settlement; the market retries at activation", cause))
+    )
+
+  const fillsOf = (o: OrderRec, trades: ReadonlyArray<TradeRec>, legsOf: Map<string, Changes["legs"][number]>, txids: Map<string, string>): Array<Fill> =>
+    trades.map((t) => {
+      const legs: Array<Leg> = (["base", "quote"] as const).map((name) => {
+        const l = legsOf.get(legKey(t.tradeId, name))!
+        const txid = txids.get(legKey(t.tradeId, name)) ?? ""
+        return { asset: l.asset, amount: formatSats(l.amount), from: l.from, to: l.to, txid, confirmations: 0, status: txid === "" ? "recorded" : "broadcast" }
+      })
+      return {
+        tradeId: String(t.tradeId),
+        price: formatPrice(market.compiled, t.priceTicks),
+        qty: formatQty(market.compiled, t.qtyLots),
+        quoteQty: formatSats(t.quoteSats),
+        isMaker: t.makerOrderId === o.orderId,
+        legs
+      }
+    })
+
+  /** One batch: everything the queue held, one transaction, then the answers. */
+  const runBatch = (batch: ReadonlyArray<Command>) =>
+    Effect.gen(function*() {
+      const now = Date.now()
+      const changes = newChanges()
+      const answers: Array<() => Effect.Effect<boolean, never, SqlClient.SqlClient>> = []
+      const placedKeys = new Set<string>()
+      const placedTrades: Array<{ cmd: Extract<Command, { _tag: "Place" }>; order: OrderRec; trades: ReadonlyArray<TradeRec> }> = []
+
+      yield* Effect.gen(function*() {
+        // Orders of grants that are ending stop matching first.
+        for (const grantId of state.grantsDue(now)) state.expireGrant(grantId, now, changes)
+
+        const places = batch.filter((c): c is Extract<Command, { _tag: "Place" }> => c._tag === "Place")
+        const seen = yield* Q.existingClientIds(market.id, places.map((p) => [p.input.userId, p.input.clientOrderId] as const))
+        const unknownUsers = [...new Set(places.map((p) => p.input.userId))].filter((u) => !payTo.has(u))
+        if (unknownUsers.length > 0) for (const [u, a] of yield* Q.payToAddresses(unknownUsers)) payTo.set(u, a)
+        const keys = new Map<string, Q.GrantKey>()
+        for (const p of places) {
+          const spent = state.spentAsset(p.input.side)
+          keys.set(`${p.input.userId}:${spent.asset}`, { userId: p.input.userId, asset: spent.asset, propertyId: spent.propertyId })
+        }
+        const height = yield* view.height
+        const grants = yield* Q.lockGrants([...keys.values()], height, view.balance)
+
+        for (const cmd of batch) {
+          switch (cmd._tag) {
+            case "Place": {
+              const { input } = cmd
+              const key = `${input.userId}\u0000${input.clientOrderId}`
+              const open = state.openByClientId(input.userId, input.clientOrderId)
+              if (seen.has(key) || open !== undefined || placedKeys.has(key)) {
+                answers.push(() => duplicate(cmd))
+                break
+              }
+              placedKeys.add(key)
+              const outcome = state.place(input, grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), now, changes)
+              if (outcome._tag === "Refused") {
+                answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
+              } else {
+                placedTrades.push({ cmd, order: outcome.order, trades: outcome.trades })
+              }
+              break
+            }
+            case "Cancel": {
+              const target = cmd.orderId !== undefined
+                ? state.open.get(cmd.orderId)
+                : cmd.clientOrderId !== undefined ? state.openByClientId(cmd.userId, cmd.clientOrderId) : undefined
+              // Another user's order is answered as unknown: existence is not disclosed.
+              if (target === undefined || target.userId !== cmd.userId) {
+                answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent.")))
+                break
+              }
+              const ended = state.end(target.orderId, "CANCELED", now, changes)!
+              answers.push(() => Deferred.succeed(cmd.done, orderState(market, ended)))
+              break
+            }
+            case "CancelAll": {
+              const mine = state.openOf(cmd.userId)
+              const ended = mine.map((o) => state.end(o.orderId, "CANCELED", now, changes)!)
+              answers.push(() => ended.length === 0
+                ? Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent."))
+                : Deferred.succeed(cmd.done, ended.map((o) => orderState(market, o))))
+              break
+            }
+            case "ExpireGrant": {
+              const n = state.expireGrant(cmd.grantId, now, changes)
+              answers.push(() => Deferred.succeed(cmd.done, n))
+              break
+            }
+            case "Tick":
+              answers.push(() => Deferred.succeed(cmd.done, undefined))
+              break
+          }
+        }
+        yield* Q.writeChanges(market.id, changes)
+      }).pipe(sql.withTransaction, Effect.orDie)
+
+      // Committed: sign and broadcast the legs, then answer.
+      const txids = changes.legs.length === 0 ? new Map<string, string>() : yield* signAll(changes.legs)
+      const legsOf = new Map(changes.legs.map((l) => [legKey(l.tradeId, l.leg), l]))
+      for (const p of placedTrades) {
+        yield* Deferred.succeed(p.cmd.done, { order: orderState(market, p.order), fills: fillsOf(p.order, p.trades, legsOf, txids), duplicate: false })
+      }
+      for (const answer of answers) yield* answer()
+      if (changes.trades.length > 0) yield* Effect.forkDaemon(follow(changes.trades.map((t) => String(t.tradeId))))
+    })
+
+  /** A place whose client order id is taken: the order as it is now. */
+  const duplicate = (cmd: Extract<Command, { _tag: "Place" }>) =>
+    Effect.gen(function*() {
+      const open = state.openByClientId(cmd.input.userId, cmd.input.clientOrderId)
+      const rec = open ?? (yield* Q.orderByClientId(market.id, cmd.input.userId, cmd.input.clientOrderId).pipe(Effect.orDie))
+      return yield* rec === undefined
+        ? Deferred.fail(cmd.done, refuse(-2010, "Duplicate order sent."))
+        : Deferred.succeed(cmd.done, { order: orderState(market, rec), fills: [], duplicate: true })
+    })
+
+  // The commit loop: takes whatever is queued (at least one), runs it as one batch. A defect here
+  // (a failed commit) ends the entity; the cluster restarts it and the book is rebuilt.
+  yield* Effect.gen(function*() {
+    const first = yield* Queue.take(queue)
+    const rest = yield* Queue.takeUpTo(queue, batchMax - 1)
+    const batch = [first, ...rest]
+    const exit = yield* Effect.exit(runBatch(batch))
+    if (Exit.isFailure(exit)) {
+      for (const c of batch) yield* Deferred.die(c.done as Deferred.Deferred<unknown, OrderRefused>, new Error("the market's commit failed; nothing of this batch was accepted"))
+      yield* Effect.logError(`market ${symbol}: batch failed; restarting the entity`, exit.cause)
+      return yield* Effect.failCause(exit.cause)
+    }
+  }).pipe(Effect.forever, Effect.orDie, Effect.forkScoped)
+
+  // Expiry without traffic: when a grant with open orders is due, an empty batch ends them.
+  yield* Effect.gen(function*() {
+    if (state.grantsDue(Date.now()).length > 0 && (yield* Queue.size(queue)) === 0) {
+      yield* Queue.offer(queue, { _tag: "Tick", done: yield* Deferred.make<void, OrderRefused>() })
+    }
+  }).pipe(Effect.repeat(Schedule.spaced(Duration.millis(250))), Effect.forkScoped)
+
+  // Trades left unfollowed by a crash between commit and hand-off.
+  yield* Effect.forkScoped(Effect.flatMap(Q.unsettledTrades(market.id).pipe(Effect.orElseSucceed(() => [])), follow))
+
+  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Command) =>
+    Effect.gen(function*() {
+      const done = yield* Deferred.make<A, OrderRefused>()
+      yield* Queue.offer(queue, make(done))
+      return yield* Deferred.await(done)
+    })
+
+  return MarketEntitySchema.of({
+    Place: ({ payload }) => enqueue<Placed>((done) => ({ _tag: "Place", input: payload, done })).pipe(metrics.guard),
+    Cancel: ({ payload }) => enqueue<OrderState>((done) => ({ _tag: "Cancel", userId: payload.userId, orderId: payload.orderId, clientOrderId: payload.clientOrderId, done })).pipe(metrics.guard),
+    CancelAll: ({ payload }) => enqueue<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: payload.userId, done })).pipe(metrics.guard),
+    ExpireGrant: ({ payload }) => enqueue<number>((done) => ({ _tag: "ExpireGrant", grantId: payload.grantId, done })).pipe(metrics.guard),
+    Activate: () => Effect.void
+  })
+}), { concurrency: "unbounded", mailboxCapacity: "unbounded" })

@@ -1,0 +1,220 @@
+// The Market entity's statements: load a market's open orders at activation, read (and lock)
+// the authorizations a batch places against with their sums, and write a batch's changes with
+// one statement per table (arrays through unnest, so a batch of any size is one round trip each).
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { localId } from "../markets/ids.ts"
+import { decimalToSats } from "./amounts.ts"
+import type { Changes, Counters, GrantView, OrderRec, Status } from "./MarketState.ts"
+
+export const OPEN = ["NEW", "PARTIALLY_FILLED"] as const
+
+interface OrderRow {
+  readonly order_id: string
+  readonly user_id: string
+  readonly client_order_id: string
+  readonly side: "BUY" | "SELL"
+  readonly price_ticks: string
+  readonly qty_lots: string
+  readonly executed_lots: string
+  readonly quote_executed: string
+  readonly status: Status
+  readonly seq: string
+  readonly grant_id: string
+  readonly reserved: string
+  readonly created_ms: string
+  readonly updated_ms: string
+  readonly from_address: string | null
+  readonly expires_ms: string | null
+  readonly pay_to: string | null
+}
+
+const toRec = (r: OrderRow): OrderRec => ({
+  orderId: Number(r.order_id),
+  userId: Number(r.user_id),
+  clientOrderId: r.client_order_id,
+  side: r.side,
+  priceTicks: Number(r.price_ticks),
+  qtyLots: Number(r.qty_lots),
+  executedLots: Number(r.executed_lots),
+  quoteExecuted: BigInt(r.quote_executed),
+  status: r.status,
+  seq: Number(r.seq),
+  grantId: r.grant_id,
+  fromAddress: r.from_address ?? "",
+  payTo: r.pay_to ?? "",
+  reserved: BigInt(r.reserved),
+  createdMs: Number(r.created_ms),
+  updatedMs: Number(r.updated_ms),
+  // A grant that is gone (expired or replaced while the market slept): its orders expire at once.
+  expiresAtMs: r.expires_ms === null ? 0 : Number(r.expires_ms)
+})
+
+const orderColumns = (sql: SqlClient.SqlClient) => sql`o.order_id::text, o.user_id::text, o.client_order_id, o.side,
+  o.price_ticks::text, o.qty_lots::text, o.executed_lots::text, o.quote_executed::text, o.status, o.seq::text,
+  o.grant_id, o.reserved::text, o.created_ms::text, o.updated_ms::text,
+  a.delegated_address AS from_address, (extract(epoch FROM a.expires_at) * 1000)::bigint::text AS expires_ms,
+  (SELECT address FROM user_addresses ua WHERE ua.user_id = o.user_id ORDER BY created_at, address LIMIT 1) AS pay_to`
+
+/** The open orders of a market in priority order, and its counters. */
+export const loadOpen = (marketId: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<OrderRow>`SELECT ${orderColumns(sql)} FROM orders o LEFT JOIN authorizations a ON a.grant_id = o.grant_id
+      WHERE o.market_id = ${marketId} AND o.status IN ('NEW', 'PARTIALLY_FILLED') ORDER BY o.seq`
+    const counters = yield* sql<{ last_order: string | null; last_seq: string | null; last_trade: string | null }>`SELECT
+      (SELECT max(order_id)::text FROM orders WHERE market_id = ${marketId}) AS last_order,
+      (SELECT max(seq)::text FROM orders WHERE market_id = ${marketId}) AS last_seq,
+      (SELECT max(trade_id)::text FROM trades WHERE market_id = ${marketId}) AS last_trade`
+    const c = counters[0]!
+    const result: Counters = {
+      lastOrder: c.last_order === null ? 0 : localId(Number(c.last_order)),
+      lastTrade: c.last_trade === null ? 0 : localId(Number(c.last_trade)),
+      lastSeq: c.last_seq === null ? 0 : Number(c.last_seq)
+    }
+    return { open: rows.map(toRec), counters: result }
+  })
+
+/** One order of the market by user and client order id (any status), for a redelivered place. */
+export const orderByClientId = (marketId: number, userId: number, clientOrderId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<OrderRow>`SELECT ${orderColumns(sql)} FROM orders o LEFT JOIN authorizations a ON a.grant_id = o.grant_id
+      WHERE o.market_id = ${marketId} AND o.user_id = ${userId} AND o.client_order_id = ${clientOrderId}`
+    return rows[0] === undefined ? undefined : toRec(rows[0])
+  })
+
+/** Which of these (user, client order id) pairs already have an order in the market. */
+export const existingClientIds = (marketId: number, pairs: ReadonlyArray<readonly [number, string]>) =>
+  Effect.gen(function*() {
+    if (pairs.length === 0) return new Set<string>()
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ user_id: string; client_order_id: string }>`SELECT o.user_id::text, o.client_order_id FROM orders o
+      JOIN unnest(${pairs.map((p) => String(p[0]))}::bigint[], ${pairs.map((p) => p[1])}::text[]) AS k(u, c)
+        ON o.user_id = k.u AND o.client_order_id = k.c
+      WHERE o.market_id = ${marketId}`
+    return new Set(rows.map((r) => `${r.user_id}\u0000${r.client_order_id}`))
+  })
+
+export interface GrantKey {
+  readonly userId: number
+  readonly asset: string
+  readonly propertyId: number
+}
+
+/**
+ * The live authorizations of these (user, asset) pairs, locked for the transaction in (user,
+ * asset) order (two markets placing for one grant wait for each other instead of both spending
+ * its cap), with cap − used − reserved over every market and the on-chain balance's share not yet
+ * spent. `balanceOf` is the node's Omni view; `viewHeight` the block it has applied: a leg in a
+ * block at or below it is already in the balance, any other leg is still to come off it.
+ */
+export const lockGrants = (
+  keys: ReadonlyArray<GrantKey>,
+  viewHeight: number,
+  balanceOf: (address: string, propertyId: number) => Effect.Effect<bigint>
+) =>
+  Effect.gen(function*() {
+    const views = new Map<string, GrantView>()
+    if (keys.length === 0) return views
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{
+      user_id: string
+      asset: string
+      grant_id: string
+      cap: string
+      expires_ms: string
+      delegated_address: string
+      reserved: string
+      used: string
+      pending_out: string
+    }>`SELECT a.user_id::text, a.asset, a.grant_id, a.cap::text, (extract(epoch FROM a.expires_at) * 1000)::bigint::text AS expires_ms,
+        a.delegated_address,
+        COALESCE((SELECT sum(o.reserved) FROM orders o WHERE o.grant_id = a.grant_id AND o.status IN ('NEW', 'PARTIALLY_FILLED')), 0)::text AS reserved,
+        COALESCE((SELECT sum(l.amount) FROM settlement_legs l WHERE l.grant_id = a.grant_id AND l.status <> 'failed'), 0)::text AS used,
+        COALESCE((SELECT sum(l.amount) FROM settlement_legs l WHERE l.from_address = a.delegated_address AND l.status <> 'failed'
+          AND (l.block_height IS NULL OR l.block_height > ${viewHeight})), 0)::text AS pending_out
+      FROM authorizations a
+      JOIN unnest(${keys.map((k) => String(k.userId))}::bigint[], ${keys.map((k) => k.asset)}::text[]) AS k(u, s)
+        ON a.user_id = k.u AND a.asset = k.s
+      ORDER BY a.user_id, a.asset
+      FOR UPDATE OF a`
+    for (const r of rows) {
+      const key = keys.find((k) => k.userId === Number(r.user_id) && k.asset === r.asset)!
+      const reserved = BigInt(r.reserved)
+      const onChain = yield* balanceOf(r.delegated_address, key.propertyId)
+      views.set(`${r.user_id}:${r.asset}`, {
+        grantId: r.grant_id,
+        userId: Number(r.user_id),
+        asset: r.asset,
+        expiresAtMs: Number(r.expires_ms),
+        delegatedAddress: r.delegated_address,
+        capFree: decimalToSats(r.cap) - BigInt(r.used) - reserved,
+        fundedFree: onChain - BigInt(r.pending_out) - reserved
+      })
+    }
+    return views
+  })
+
+/** Each user's receiving address (the first they registered). */
+export const payToAddresses = (userIds: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ user_id: string; address: string }>`SELECT DISTINCT ON (user_id) user_id::text, address
+      FROM user_addresses WHERE user_id = ANY(${userIds.map(String)}::bigint[]) ORDER BY user_id, created_at, address`
+    return new Map(rows.map((r) => [Number(r.user_id), r.address]))
+  })
+
+/** Writes a batch: new orders, changed orders, trades, legs; tells every node's account model. */
+export const writeChanges = (marketId: number, c: Changes) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ins = [...c.inserted.values()]
+    if (ins.length > 0) {
+      yield* sql`INSERT INTO orders (order_id, market_id, user_id, client_order_id, side, price_ticks, qty_lots, executed_lots,
+          quote_executed, status, seq, grant_id, reserved, created_ms, updated_ms)
+        SELECT id, ${marketId}, u, c, s, p, q, e, qe, st, seq, g, r, cm, um FROM unnest(
+          ${ins.map((o) => String(o.orderId))}::bigint[], ${ins.map((o) => String(o.userId))}::bigint[], ${ins.map((o) => o.clientOrderId)}::text[],
+          ${ins.map((o) => o.side)}::text[], ${ins.map((o) => String(o.priceTicks))}::bigint[], ${ins.map((o) => String(o.qtyLots))}::bigint[],
+          ${ins.map((o) => String(o.executedLots))}::bigint[], ${ins.map((o) => String(o.quoteExecuted))}::numeric[], ${ins.map((o) => o.status)}::text[],
+          ${ins.map((o) => String(o.seq))}::bigint[], ${ins.map((o) => o.grantId)}::text[], ${ins.map((o) => String(o.reserved))}::numeric[],
+          ${ins.map((o) => String(o.createdMs))}::bigint[], ${ins.map((o) => String(o.updatedMs))}::bigint[]
+        ) AS v(id, u, c, s, p, q, e, qe, st, seq, g, r, cm, um)`
+    }
+    const upd = [...c.updated.values()]
+    if (upd.length > 0) {
+      yield* sql`UPDATE orders o SET executed_lots = v.e, quote_executed = v.qe, status = v.st, reserved = v.r, updated_ms = v.um
+        FROM unnest(${upd.map((o) => String(o.orderId))}::bigint[], ${upd.map((o) => String(o.executedLots))}::bigint[],
+          ${upd.map((o) => String(o.quoteExecuted))}::numeric[], ${upd.map((o) => o.status)}::text[],
+          ${upd.map((o) => String(o.reserved))}::numeric[], ${upd.map((o) => String(o.updatedMs))}::bigint[]) AS v(id, e, qe, st, r, um)
+        WHERE o.order_id = v.id`
+    }
+    const t = c.trades
+    if (t.length > 0) {
+      yield* sql`INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id,
+          buyer_user, seller_user, buyer_is_maker, time_ms)
+        SELECT id, ${marketId}, p, q, qq, mk, tk, b, s, bm, tm FROM unnest(
+          ${t.map((x) => String(x.tradeId))}::bigint[], ${t.map((x) => String(x.priceTicks))}::bigint[], ${t.map((x) => String(x.qtyLots))}::bigint[],
+          ${t.map((x) => String(x.quoteSats))}::numeric[], ${t.map((x) => String(x.makerOrderId))}::bigint[], ${t.map((x) => String(x.takerOrderId))}::bigint[],
+          ${t.map((x) => String(x.buyerUser))}::bigint[], ${t.map((x) => String(x.sellerUser))}::bigint[], ${t.map((x) => x.buyerIsMaker)}::boolean[],
+          ${t.map((x) => String(x.timeMs))}::bigint[]
+        ) AS v(id, p, q, qq, mk, tk, b, s, bm, tm)`
+      const l = c.legs
+      yield* sql`INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address)
+        SELECT * FROM unnest(${l.map((x) => String(x.tradeId))}::bigint[], ${l.map((x) => x.leg)}::text[], ${l.map((x) => x.asset)}::text[],
+          ${l.map((x) => String(x.propertyId))}::bigint[], ${l.map((x) => String(x.amount))}::numeric[], ${l.map((x) => x.grantId)}::text[],
+          ${l.map((x) => x.from)}::text[], ${l.map((x) => x.to)}::text[])`
+    }
+    if (c.users.size > 0) {
+      yield* sql`SELECT pg_notify('shardline_accounts', u::text) FROM unnest(${[...c.users].map(String)}::bigint[]) AS u`
+    }
+  })
+
+/** Trades of this market whose legs are not all final yet (their Settlement must be following them). */
+export const unsettledTrades = (marketId: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ trade_id: string }>`SELECT DISTINCT l.trade_id::text FROM settlement_legs l JOIN trades t USING (trade_id)
+      WHERE t.market_id = ${marketId} AND l.status NOT IN ('final', 'failed')`
+    return rows.map((r) => r.trade_id)
+  })
