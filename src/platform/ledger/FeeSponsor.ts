@@ -176,7 +176,7 @@ const fundOnDevnet = (sponsor: FeeSponsorShape) =>
     yield* ledger.mine(1, faucet.address)
   })
 
-const coinsText = (sats: bigint) => Either.getOrElse(formatAmount(sats, 8), () => `${sats} sat`)
+const coinsText = (sats: bigint) => `${Either.getOrElse(formatAmount(sats, 8), () => "?")} coins (${sats} sat)`
 
 /** The sponsor of this node; logs its address and balance at start (operators fund it on a real node). */
 export const layer = Layer.effect(FeeSponsor, Effect.gen(function*() {
