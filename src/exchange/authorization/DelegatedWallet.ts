@@ -29,6 +29,8 @@ export const fundingCoins = 4
 export const lowWaterLegs = 20
 /** Sponsor fundings to one address looked at when rebuilding its coins. */
 const fundingsWindow = 50
+/** A shortage looks at the ledger again (coins someone else sent) at most this often before asking the sponsor, ms. */
+const reloadIntervalMs = 10_000
 /** Snapshot attempts of the Omni view before a sweep gives up on a moving tip. */
 const snapshotAttemptsMax = 20
 
@@ -67,6 +69,7 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
     const ancestorsMax = unconfirmedAncestorsMax(config)
     const perLegSats = params.dustSats + legFeeSats + FEE_PER_INPUT_SATS
     let pool: CoinPool | undefined
+    let reloadedAt = 0
 
     /** Our unfinished transactions: legs from this address and the sweep, oldest first. */
     const ownTxs = sql<{ tx_hex: string }>`SELECT tx_hex FROM settlement_legs
@@ -93,6 +96,7 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
       const incoming = yield* pendingFundings
       const confirmed = yield* ledger.listUnspent([address])
       pool = new CoinPool(script, coinsOf({ script, confirmed, own: own.map((r) => r.tx_hex), incoming }, params))
+      reloadedAt = Date.now()
       return pool
     })
     const coins = Effect.suspend(() => (pool === undefined ? reload : Effect.succeed(pool)))
@@ -110,8 +114,10 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
         const need = params.dustSats + legFeeSats
         const now = (yield* coins).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
         if (now !== undefined) return now
-        const fresh = (yield* reload).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
-        if (fresh !== undefined) return fresh
+        if (Date.now() - reloadedAt > reloadIntervalMs) {
+          const fresh = (yield* reload).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
+          if (fresh !== undefined) return fresh
+        }
         yield* fund(legsLeft)
         return (yield* coins).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
       })

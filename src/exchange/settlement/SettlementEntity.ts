@@ -20,6 +20,11 @@ import { entityIdOf } from "../authorization/policy.ts"
 import { afterSighting, isSettled, type LegStatus, nextCheckInMs, type Sighting } from "./legState.ts"
 
 const metrics = entityMetrics("Settlement")
+/**
+ * Checks one Follow may schedule before the entity stops and says so (an operator looks; a new
+ * Follow starts the count again): about 2000 blocks of a leg that never confirms.
+ */
+export const checksMax = 2_000
 /** How long a check waits for an Authorization entity to sign before trying again at the next check. */
 export const signTimeoutMs = 30_000
 
@@ -125,7 +130,8 @@ export const SettlementLive = Settlement.toLayer(Effect.gen(function*() {
    */
   const run = (n: number | undefined) =>
     Effect.gen(function*() {
-      const [follow] = yield* sql<{ check_n: string; done: boolean }>`SELECT check_n::text AS check_n, done FROM settlement_follows WHERE trade_id = ${tradeId}`
+      const [follow] = yield* sql<{ check_n: string; done: boolean; checks: number }>`SELECT check_n::text AS check_n, done, checks
+        FROM settlement_follows WHERE trade_id = ${tradeId}`
       if (n !== undefined && follow !== undefined && (follow.done || n < Number(follow.check_n))) return
       const now = yield* look
       if (now.length === 0) return yield* Effect.logWarning(`trade ${tradeId}: no settlement legs to follow`)
@@ -135,13 +141,17 @@ export const SettlementLive = Settlement.toLayer(Effect.gen(function*() {
           ON CONFLICT (trade_id) DO UPDATE SET done = true, updated_at = now()`
         return
       }
+      const checks = n === undefined ? 0 : (follow?.checks ?? 0)
+      if (checks >= checksMax) {
+        return yield* Effect.logError(`trade ${tradeId}: not settled after ${checks} checks; stopped (legs: ${now.map((l) => `${l.leg} ${l.status}`).join(", ")})`)
+      }
       const next = Math.max(Date.now(), Number(follow?.check_n ?? 0) + 1)
       const dueAtMs = Date.now() + inMs
       // Sent before it is recorded: a crash in between leaves a Check newer than the row, which still runs.
       yield* self.Check(new Check({ tradeId, n: next, dueAtMs }), { discard: true })
-      yield* sql`INSERT INTO settlement_follows (trade_id, check_n, due_at_ms, checks) VALUES (${tradeId}, ${next}, ${dueAtMs}, 1)
+      yield* sql`INSERT INTO settlement_follows (trade_id, check_n, due_at_ms, checks) VALUES (${tradeId}, ${next}, ${dueAtMs}, ${checks + 1})
         ON CONFLICT (trade_id) DO UPDATE SET check_n = GREATEST(settlement_follows.check_n, EXCLUDED.check_n),
-          due_at_ms = EXCLUDED.due_at_ms, checks = settlement_follows.checks + 1, done = false, updated_at = now()`
+          due_at_ms = EXCLUDED.due_at_ms, checks = EXCLUDED.checks, done = false, updated_at = now()`
     }).pipe(Effect.orDie)
 
   const validId = /^\d{1,19}$/.test(tradeId) ? Option.some(tradeId) : Option.none()
