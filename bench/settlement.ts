@@ -8,25 +8,20 @@
 //
 // Knobs: BENCH_SETTLEMENT_BATCHES (default 8), BENCH_SETTLEMENT_BATCH (legs per SignLegs, default 500).
 import { ECPairFactory } from "ecpair"
-import { Context, Effect, Either, Layer } from "effect"
+import { Effect, Either } from "effect"
 import * as ecc from "tiny-secp256k1"
 import { SqlClient } from "@effect/sql"
 import { p2pkhAddressOfPubkey } from "../src/chain/address.ts"
 import { CoinPool, coinsOf } from "../src/chain/ledger/coinPool.ts"
-import { layerDevnet } from "../src/chain/ledger/devnet.ts"
-import { devnetDollar, devnetFaucet, fundDevnetFaucet } from "../src/chain/ledger/devnetFaucet.ts"
+import { devnetDollar, devnetFaucet } from "../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../src/chain/ledger/UtxoLedger.ts"
 import { ledgerParams as params } from "../src/chain/params.ts"
 import { addressScript, buildOmni } from "../src/chain/txBuilder.ts"
 import { makeDelegatedWallet } from "../src/exchange/authorization/DelegatedWallet.ts"
-import { AppConfig } from "../src/platform/Config.ts"
-import { databaseLayer } from "../src/platform/database/Database.ts"
 import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../src/platform/ledger/OmniView.ts"
-import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
-import * as SecretBox from "../src/platform/SecretBox.ts"
-import { configFrom, testMasterKey } from "../harness/config.ts"
 import { createTestDatabase } from "../harness/db.ts"
+import { fundedDevnet, seedLegs, walletServices } from "../harness/walletServices.ts"
 import { printTable, writeResults, type Row } from "./report.ts"
 
 const envInt = (name: string, fallback: number) => {
@@ -46,29 +41,13 @@ const keyPair = () => {
   return { privateKey: k.privateKey!, address: Either.getOrThrow(p2pkhAddressOfPubkey(k.publicKey, params)) }
 }
 
-/** A user, a grant whose delegated address is `delegated`, a market and `legs` trades each with a recorded base leg. */
-const seed = (delegated: string, legs: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [user] = yield* sql<{ id: string }>`INSERT INTO users DEFAULT VALUES RETURNING id::text AS id`
-    yield* sql`INSERT INTO authorizations (user_id, asset, grant_id, cap, expires_at, delegated_address)
-      VALUES (${user!.id}, 'DUSD', 'bench', 1000000000, now() + interval '1 hour', ${delegated})`
-    yield* sql`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('DUSD', ${devnetDollar.propertyId}, 8), ('TOK', 999, 8)`
-    yield* sql`INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
-      VALUES (1, 'DUSDTOK', 'DUSD', 'TOK', '0.01', '0.01', '0.01', '1000000', '0.01', '9000000', '0', '0')`
-    yield* sql`INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id, buyer_user, seller_user, buyer_is_maker, time_ms)
-      SELECT n, 1, 1, 1, 1, 1, 2, ${user!.id}, ${user!.id}, false, 0 FROM generate_series(1, ${legs}) AS n`
-    yield* sql`INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address)
-      SELECT n, 'base', 'DUSD', ${devnetDollar.propertyId}, 1000, 'bench', ${delegated}, ${keyPair().address} FROM generate_series(1, ${legs}) AS n`
-  })
-
 const measure = Effect.gen(function*() {
   const ledger = yield* UtxoLedger
   const view = yield* OmniView
   const sponsor = yield* FeeSponsor.FeeSponsor
   const me = keyPair()
   const total = batches * batchSize
-  yield* seed(me.address, total)
+  yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "bench", delegated: me.address, legs: total, amount: 1000n, toAddress: keyPair().address })
   const faucet = devnetFaucet(ledger)
   yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: BigInt(total) * 1000n }, me.address)
   yield* ledger.mine(1, faucet.address)
@@ -137,15 +116,7 @@ export const run = async (): Promise<void> => {
   console.log("settlement: measuring…")
   const db = await createTestDatabase("benchsettle")
   try {
-    const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DEVNET_BLOCK_MS: "0" })
-    const ledger = layerDevnet(params).pipe(Layer.tap((context) => fundDevnetFaucet(Context.get(context, UtxoLedger))))
-    const layer = Layer.mergeAll(FeeSponsor.layer, OmniViewIndexer.layer).pipe(
-      Layer.provideMerge(ledger),
-      Layer.provideMerge(SecretBox.layer),
-      Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench" })),
-      Layer.provideMerge(Layer.succeed(AppConfig, config))
-    )
-    const result = await Effect.runPromise(Effect.scoped(Effect.provide(measure, layer)))
+    const result = await Effect.runPromise(Effect.scoped(Effect.provide(measure, walletServices(db.url, fundedDevnet))))
     printTable("settlement (one delegated address)", result.rows)
     console.log(`\nbatch of ${result.detail.batchSize}: median ${result.detail.batchMsMedian} ms, max ${result.detail.batchMsMax} ms; ` +
       `${result.detail.broadcast} legs broadcast, ${result.detail.sponsorFundings} sponsor fundings`)
