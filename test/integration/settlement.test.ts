@@ -196,6 +196,16 @@ describe("settlement", () => {
     expect(await omniBalance(node, buyer.own, tok)).toBe(3n * COIN)
   })
 
+  it("/ops shows the fee sponsor's address and what it can spend", async () => {
+    const address = await node.run(Effect.map(FeeSponsor, (s) => s.address))
+    const sponsor = await until(async () => {
+      const view = (await (await fetch(`${node.baseUrl}/ops`)).json()) as { feeSponsor: { address: string; sats: string | null } | null }
+      return view.feeSponsor?.sats != null ? view.feeSponsor : undefined
+    }, 10_000, "the fee sponsor in /ops")
+    expect(sponsor.address).toBe(address)
+    expect(BigInt(sponsor.sats!)).toBeGreaterThan(0n)
+  })
+
   it("at expiry, sweeps what is left to the user's address and the fee coin to the sponsor, then destroys the key", async () => {
     const leaving = await party("TOK", Date.now() + 12_000)
     await fundOmni(node, leaving.delegated, tok, 10n * COIN)

@@ -136,7 +136,12 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
           payload: { type: "simpleSend", property: Number(row.property_id), amount: BigInt(row.amount) },
           reference: row.to_address
         })
-        if (Either.isLeft(built)) return { _tag: "Unbuildable", reason: built.left.message } as const
+        if (Either.isLeft(built)) {
+          // Only the leg's own data can make it unbuildable for good (its receiver, its amount);
+          // anything about the coins is a shortage to retry.
+          const permanent = built.left._tag === "InvalidAddress" || built.left._tag === "InvalidOmniPayload"
+          return { _tag: permanent ? "Unbuildable" : "NoCoin", reason: built.left.message } as const
+        }
         ;(yield* coins).spend(built.right.hex)
         return { _tag: "Built", tx: built.right } as const
       }).pipe(Effect.catchAll((e): Effect.Effect<Built> => Effect.succeed({ _tag: "NoCoin", reason: e.message })))

@@ -10,7 +10,7 @@
 // transactions), signs, appends to the journal and commits; only then does it broadcast, so a
 // transaction the ledger loses is sent again with the same bytes (`repair`), never re-made.
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Effect, Either, Layer, Metric, Schema } from "effect"
+import { Context, Duration, Effect, Either, Layer, Metric, Schedule, Schema } from "effect"
 import { addressScript, buildSend } from "../../chain/txBuilder.ts"
 import { coinsOf, CoinPool } from "../../chain/ledger/coinPool.ts"
 import { devnetFaucet } from "../../chain/ledger/devnetFaucet.ts"
@@ -19,6 +19,7 @@ import { formatAmount } from "../../chain/units.ts"
 import { ledgerKind, unconfirmedAncestorsMax } from "../ChainsLive.ts"
 import { AppConfig } from "../Config.ts"
 import { feeSponsorSats } from "../Metrics.ts"
+import type { FeeSponsorReport } from "../ops/OpsView.ts"
 import { systemWalletKey } from "./systemWalletKey.ts"
 
 export const feeSponsorName = "fee-sponsor"
@@ -28,6 +29,8 @@ export const journalWindowMax = 500
 export const fundingCoinsMax = 50
 /** What the devnet sponsor is given from the faucet at start (and again at a start that finds it below half), sats. */
 export const devnetFloatSats = 20n * 100_000_000n
+/** How often a node reads the sponsor's balance again for /ops and /metrics, ms. */
+export const balanceRefreshMs = 60_000
 /** Fee headroom when choosing coins at 1 sat/vB: per transaction plus per output, and per input. */
 const FEE_BASE_SATS = 100n
 const FEE_PER_OUTPUT_SATS = 40n
@@ -56,6 +59,8 @@ export interface FeeSponsorShape {
   readonly balance: Effect.Effect<bigint, SponsorRefused>
   /** Sends again what the ledger lost; marks dropped what can never be valid. Never fails. */
   readonly repair: Effect.Effect<void>
+  /** The balance as last read (no I/O): for /ops. */
+  readonly latest: Effect.Effect<FeeSponsorReport>
 }
 
 export class FeeSponsor extends Context.Tag("shardline/FeeSponsor")<FeeSponsor, FeeSponsorShape>() {}
@@ -85,7 +90,10 @@ export const make = Effect.gen(function*() {
     return new CoinPool(script, coinsOf({ script, confirmed, own: own.map((r) => r.tx_hex) }, params))
   })
 
-  const publish = (sats: bigint) => Metric.set(feeSponsorSats, Number(sats))
+  let seen: { readonly sats: bigint; readonly at: string } | undefined
+  const publish = (sats: bigint) =>
+    Effect.zipRight(Effect.sync(() => { seen = { sats, at: new Date().toISOString() } }), Metric.set(feeSponsorSats, Number(sats)))
+  const latest = Effect.sync((): FeeSponsorReport => ({ address: key.address, sats: seen?.sats.toString() ?? null, checkedAt: seen?.at ?? null }))
 
   const markDropped = (txid: string) => sql`UPDATE fee_sponsor_txs SET dropped_at = now() WHERE txid = ${txid}`
 
@@ -162,7 +170,7 @@ export const make = Effect.gen(function*() {
     Effect.mapError(refused)
   )
 
-  return FeeSponsor.of({ address: key.address, fund, balance, repair })
+  return FeeSponsor.of({ address: key.address, fund, balance, repair, latest })
 })
 
 /** On a devnet, tops the sponsor up from the faucet (then mines a block, so both are settled). */
@@ -179,7 +187,7 @@ const fundOnDevnet = (sponsor: FeeSponsorShape) =>
 const coinsText = (sats: bigint) => `${Either.getOrElse(formatAmount(sats, 8), () => "?")} coins (${sats} sat)`
 
 /** The sponsor of this node; logs its address and balance at start (operators fund it on a real node). */
-export const layer = Layer.effect(FeeSponsor, Effect.gen(function*() {
+export const layer = Layer.scoped(FeeSponsor, Effect.gen(function*() {
   const config = yield* AppConfig
   const sponsor = yield* make
   yield* sponsor.repair
@@ -191,5 +199,6 @@ export const layer = Layer.effect(FeeSponsor, Effect.gen(function*() {
   } else {
     yield* Effect.logInfo(`fee sponsor ${sponsor.address}: ${shown}`)
   }
+  yield* sponsor.balance.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(Duration.millis(balanceRefreshMs))), Effect.delay(Duration.millis(balanceRefreshMs)), Effect.forkScoped)
   return sponsor
 }))
