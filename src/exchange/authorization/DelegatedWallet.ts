@@ -7,6 +7,7 @@
 // broadcast, the UPDATE only takes a row whose tx_hex is still NULL, and every later broadcast
 // sends the stored bytes. So a leg is never paid by two different transactions.
 import { SqlClient, type SqlError } from "@effect/sql"
+import { Transaction } from "bitcoinjs-lib"
 import { Data, Effect, Either } from "effect"
 import { type LegName, LegsRefused, type LegRef, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { CoinPool, coinsOf, type IncomingTx, spendingOrder } from "../../chain/ledger/coinPool.ts"
@@ -30,7 +31,7 @@ export const lowWaterLegs = 20
 /** Sponsor fundings to one address looked at when rebuilding its coins. */
 const fundingsWindow = 50
 /** A shortage looks at the ledger again (coins someone else sent) at most this often before asking the sponsor, ms. */
-const reloadIntervalMs = 10_000
+export const reloadIntervalMsDefault = 10_000
 /** Snapshot attempts of the Omni view before a sweep gives up on a moving tip. */
 const snapshotAttemptsMax = 20
 
@@ -60,7 +61,7 @@ export interface SweepResult {
   readonly repeated: boolean
 }
 
-export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
+export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, options: { readonly reloadIntervalMs?: number } = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* UtxoLedger
@@ -73,6 +74,9 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
     const perLegSats = params.dustSats + legFeeSats + FEE_PER_INPUT_SATS
     let pool: CoinPool | undefined
     let reloadedAt = 0
+    const reloadIntervalMs = options.reloadIntervalMs ?? reloadIntervalMsDefault
+    /** Transactions built in the batch being signed, not stored yet: a reload in the middle of a batch must count them. */
+    let unstored: string[] = []
 
     /** Our unfinished transactions: legs from this address and the sweep, oldest first. */
     const ownTxs = sql<{ tx_hex: string }>`SELECT tx_hex FROM settlement_legs
@@ -98,7 +102,7 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
       const own = yield* ownTxs
       const incoming = yield* pendingFundings
       const confirmed = yield* ledger.listUnspent([address])
-      pool = new CoinPool(script, coinsOf({ script, confirmed, own: own.map((r) => r.tx_hex), incoming }, params))
+      pool = new CoinPool(script, coinsOf({ script, confirmed, own: [...own.map((r) => r.tx_hex), ...unstored], incoming }, params))
       reloadedAt = Date.now()
       return pool
     })
@@ -117,7 +121,7 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
         const need = params.dustSats + legFeeSats
         const now = (yield* coins).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
         if (now !== undefined) return now
-        if (Date.now() - reloadedAt > reloadIntervalMs) {
+        if (Date.now() - reloadedAt >= reloadIntervalMs) {
           const fresh = (yield* reload).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
           if (fresh !== undefined) return fresh
         }
@@ -189,9 +193,20 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
         const failed: Array<{ row: LegRow; reason: string }> = []
         let shortOf: string | undefined
         const unsigned = rows.filter((r) => r.tx_hex === null && r.status === "recorded")
+        unstored = []
+        const spentInBatch = new Map<string, string>()
         for (const [i, row] of unsigned.entries()) {
           const result = yield* buildLeg(row, unsigned.length - i)
-          if (result._tag === "Built") built.push({ row, tx: result.tx })
+          if (result._tag === "Built") {
+            built.push({ row, tx: result.tx })
+            unstored.push(result.tx.hex)
+            // Two legs on one coin: one of them could never be paid. A bug, never a row.
+            for (const input of Transaction.fromHex(result.tx.hex).ins) {
+              const outpoint = `${Buffer.from(input.hash).reverse().toString("hex")}:${input.index}`
+              if (spentInBatch.has(outpoint)) return yield* Effect.dieMessage(`invariant: legs ${spentInBatch.get(outpoint)} and ${keyOf(row)} spend the same coin ${outpoint}`)
+              spentInBatch.set(outpoint, keyOf(row))
+            }
+          }
           else if (result._tag === "Unbuildable") failed.push({ row, reason: result.reason })
           else {
             shortOf = result.reason
@@ -215,7 +230,8 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
         }).pipe(
           sql.withTransaction,
           // Not stored: the coins those transactions spent in memory are still ours.
-          Effect.onError(() => Effect.sync(() => { pool = undefined }))
+          Effect.onError(() => Effect.sync(() => { pool = undefined })),
+          Effect.ensuring(Effect.sync(() => { unstored = [] }))
         )
         // A row someone else signed first (a second activation during a shard move) keeps its
         // bytes; ours are never sent, and our coins are wrong: rebuild them.

@@ -1,0 +1,48 @@
+// The delegated wallet without the cluster, on the devnet: a batch that runs short of fee coin in
+// the middle looks at the ledger again and then asks the sponsor, and the legs it built before
+// the look (not stored yet) keep their coins: no two legs of a batch spend the same coin.
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { SqlClient } from "@effect/sql"
+import { devnetDollar, devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
+import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { legFeeSats, makeDelegatedWallet } from "../../src/exchange/authorization/DelegatedWallet.ts"
+import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
+import { OmniView } from "../../src/platform/ledger/OmniView.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { fundedDevnet, ledgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
+
+const LEGS = 100
+let db: TestDatabase
+beforeAll(async () => { db = await createTestDatabase("dwallet") })
+afterAll(async () => { await db?.drop() })
+
+describe("delegated wallet", () => {
+  it("a batch that runs short midway reloads its coins without losing the ones it just spent", async () => {
+    const scenario = Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const sponsor = yield* FeeSponsor
+      const view = yield* OmniView
+      const sql = yield* SqlClient.SqlClient
+      const me = ledgerKey()
+      const receiver = ledgerKey().address
+      const faucet = devnetFaucet(ledger)
+      yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: 1_000_000n }, me.address)
+      yield* ledger.mine(1, faucet.address)
+      yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "short", delegated: me.address, legs: LEGS, amount: 1000n, toAddress: receiver })
+      // Coin for about 40 legs: the batch runs out in the middle, looks at the ledger again (every time: interval 0), then asks the sponsor.
+      yield* sponsor.fund(me.address, 1, 40n * (ledger.params.dustSats + legFeeSats))
+      const wallet = yield* makeDelegatedWallet(me.address, me.privateKey, { reloadIntervalMs: 0 })
+      const signed = yield* wallet.signLegs("short", Array.from({ length: LEGS }, (_, i) => ({ tradeId: String(i + 1), leg: "base" as const })))
+      expect(signed).toHaveLength(LEGS)
+      expect(yield* sql`SELECT status, count(*)::int AS n FROM settlement_legs GROUP BY status`).toEqual([{ status: "broadcast", n: LEGS }])
+      const fundings = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM fee_sponsor_txs WHERE to_address = ${me.address}`
+      expect(fundings[0]!.n).toBeGreaterThanOrEqual(2)
+      yield* ledger.mine(1, faucet.address)
+      yield* view.sync
+      for (const leg of signed) expect((yield* view.tx(leg.txid))?.valid, `leg ${leg.tradeId}`).toBe(true)
+      expect(yield* view.balance(receiver, devnetDollar.propertyId)).toBe(BigInt(LEGS) * 1000n)
+    })
+    await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, fundedDevnet))))
+  }, 120_000)
+})
