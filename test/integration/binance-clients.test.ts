@@ -205,8 +205,12 @@ describe("@binance/connector (unchanged library, hard-coded /api/v3)", () => {
     type O = { orderId: string; clientOrderId: string; status: string; price: string; origQty: string; executedQty: string; fills?: Array<{ legs: unknown }> }
     const first = (await s.newOrder(symbol, "BUY", "LIMIT", { price: "1.00", quantity: 2, timeInForce: "GTC", newClientOrderId: "conn-bid-1" })).data as O
     expect(first).toMatchObject({ symbol, clientOrderId: "conn-bid-1", status: "NEW", price: "1.00000000", origQty: "2.00000000", executedQty: "0.00000000", fills: [] })
-    const second = (await s.newOrder(symbol, "BUY", "LIMIT", { price: "1.10", quantity: 1, timeInForce: "GTC", newOrderRespType: "ACK" })).data as O
+    const second = (await s.newOrder(symbol, "BUY", "LIMIT", { price: "1.10", quantity: 1, timeInForce: "GTC", newOrderRespType: "ACK", selfTradePreventionMode: "EXPIRE_MAKER" })).data as O
     expect(Object.keys(second).sort()).toEqual(["clientOrderId", "orderId", "orderListId", "symbol", "transactTime"])
+    // A self-trade prevention mode the engine does not have is refused, not silently replaced.
+    expect(await errorBody(s.newOrder(symbol, "BUY", "LIMIT", { price: "1.20", quantity: 1, timeInForce: "GTC", selfTradePreventionMode: "EXPIRE_TAKER" }))).toEqual({
+      status: 400, code: -1100, msg: "Illegal characters found in parameter 'selfTradePreventionMode'; legal range is 'EXPIRE_MAKER'."
+    })
 
     expect((await s.getOrder(symbol, { orderId: first.orderId })).data).toMatchObject({ orderId: first.orderId, status: "NEW", isWorking: true, price: "1.00000000" })
     expect((await s.getOrder(symbol, { origClientOrderId: "conn-bid-1" })).data).toMatchObject({ orderId: first.orderId })
@@ -218,7 +222,9 @@ describe("@binance/connector (unchanged library, hard-coded /api/v3)", () => {
     }
     expect((await account()).balances).toEqual([{ asset: "DUSD", free: "96.90000000", locked: "3.10000000" }])
 
-    expect((await s.cancelOrder(symbol, { orderId: first.orderId })).data).toMatchObject({ orderId: first.orderId, origClientOrderId: "conn-bid-1", status: "CANCELED" })
+    // Binance's newClientOrderId on a cancel names the cancel: it comes back as clientOrderId.
+    expect((await s.cancelOrder(symbol, { orderId: first.orderId, newClientOrderId: "conn-cancel-1" })).data)
+      .toMatchObject({ orderId: first.orderId, origClientOrderId: "conn-bid-1", clientOrderId: "conn-cancel-1", status: "CANCELED" })
     const all = (await s.cancelOpenOrders(symbol)).data as Array<O>
     expect(all.map((o) => [o.orderId, o.status])).toEqual([[second.orderId, "CANCELED"]])
     expect((await s.openOrders({ symbol })).data).toEqual([])
@@ -267,6 +273,9 @@ describe("binance by tiagosiebler (unchanged library, MainClient with baseUrl)",
     // Its error objects carry our code and message.
     await expect(c.cancelOrder({ symbol, orderId })).rejects.toMatchObject({ code: -2011 })
     await expect(c.getOrder({ symbol, orderId: orderId + 1000 })).rejects.toMatchObject({ code: -2013, message: "Order does not exist." })
+    await expect(c.submitNewOrder({ symbol, side: "BUY", type: "MARKET", quantity: 1 })).rejects.toMatchObject({
+      code: -1100, message: "Illegal characters found in parameter 'type'; legal range is 'LIMIT'."
+    })
 
     await makerAsks("2.50", "2")
     const take = (await c.submitNewOrder({ symbol, side: "BUY", type: "LIMIT", timeInForce: "GTC", price: 2.6, quantity: 2, newOrderRespType: "FULL" })) as unknown as O
