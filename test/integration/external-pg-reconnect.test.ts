@@ -15,6 +15,7 @@ import { adminUrl, createTestDatabase, type TestDatabase } from "../../harness/d
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { signedGet } from "../../harness/signed.ts"
 import { cli } from "../support/cli.ts"
+import { probeDuringOutage } from "../support/outageProbe.ts"
 import { testMasterKey } from "../support/node.ts"
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -52,7 +53,6 @@ describe.each(["single", "socket"] as const)("a %s node on an external Postgres 
     })
     node = n
     const api = `${n.baseUrl}/api/public/v1`
-    const status = (path: string) => fetch(`${api}${path}`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0)
     const shards = async () => {
       const text = await fetch(`${n.baseUrl}/metrics`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => "")
       const m = /^shardline_shards_owned (\d+)$/m.exec(text)
@@ -84,19 +84,7 @@ describe.each(["single", "socket"] as const)("a %s node on an external Postgres 
     expect((await account()).status).toBe(200)
 
     // /ping and /time polled throughout; /ops read throughout.
-    const seen = { ping: new Set<number>(), time: new Set<number>(), opsDown: 0 }
-    let loading = true
-    const load = (async () => {
-      while (loading) {
-        const [p, t] = await Promise.all([status("/ping"), status("/time")])
-        seen.ping.add(p)
-        seen.time.add(t)
-        const ops = await fetch(`${n.baseUrl}/ops`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined)
-        const opsBody = ops === undefined ? "no answer" : await ops.text()
-        if (ops?.status === 503 && (JSON.parse(opsBody) as { database?: string }).database === "down") seen.opsDown++
-        await sleep(250)
-      }
-    })()
+    const probe = probeDuringOutage(n.baseUrl)
 
     // The outage: from 3 s before the grant is due, the database refuses new connections
     // (ALLOW_CONNECTIONS false: superusers too) and every connection it has is terminated, again
@@ -176,8 +164,7 @@ describe.each(["single", "socket"] as const)("a %s node on an external Postgres 
     let owned: number | undefined
     for (const deadline = Date.now() + 20_000; owned !== 300 && Date.now() < deadline; await sleep(500)) owned = await shards()
     expect(owned).toBe(300)
-    loading = false
-    await load
+    const seen = await probe.stop()
     expect([...seen.ping]).toEqual([200])
     expect([...seen.time]).toEqual([200])
     expect(seen.opsDown, "/ops said the database was down during the outage").toBeGreaterThan(0)
