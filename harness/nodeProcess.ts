@@ -1,6 +1,6 @@
 // Runs one Shardline node as a real child process (`node --import tsx cluster/main.ts`), the way
 // `npm start` does, so a test can kill -9 it or SIGTERM it and watch what the others do.
-import { spawn, type ChildProcess } from "node:child_process"
+import { execFile, spawn, type ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -96,4 +96,25 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     }
     await new Promise((r) => setTimeout(r, 200))
   }
+}
+
+/**
+ * `npm start` as a child process that is expected to stop by itself (a refusal at start), without
+ * the runner's own SHARDLINE_* variables and on free ports: its exit code and everything it wrote.
+ */
+export const runNodeToExit = async (vars: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number; output: string }> => {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SHARDLINE_")))
+  const ports = {
+    SHARDLINE_HTTP_PORT: String(await freePort()),
+    SHARDLINE_DESK_HTTP_PORT: String(await freePort()),
+    SHARDLINE_SOCIAL_HTTP_PORT: String(await freePort()),
+    SHARDLINE_RUNNER_PORT: String(await freePort())
+  }
+  return new Promise((resolve) => {
+    execFile(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {
+      cwd: root,
+      env: { ...base, ...ports, ...vars },
+      timeout: timeoutMs
+    }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, output: `${stdout}${stderr}` }))
+  })
 }
