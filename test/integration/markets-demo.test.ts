@@ -14,7 +14,7 @@ import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { OmniIndexer } from "../../src/chain/omni/indexer.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { signedGet } from "../../harness/signed.ts"
-import { cli, type CliResult } from "../support/cli.ts"
+import { cli, cliJson, cliRefused } from "../support/cli.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 
 let db: TestDatabase
@@ -32,22 +32,8 @@ afterAll(async () => {
   await db?.drop()
 })
 
-/** The one JSON object a successful --json command prints. */
-const json = <A = Record<string, unknown>>(r: CliResult): A => {
-  expect(r.stderr.trim(), r.stderr).toBe("")
-  expect(r.code).toBe(0)
-  const lines = r.stdout.trim().split("\n")
-  expect(lines).toHaveLength(1)
-  return JSON.parse(lines[0]!) as A
-}
-/** A refusal: non-zero exit, nothing on stdout, one line on stderr. */
-const refused = (r: CliResult): string => {
-  expect(r.code).not.toBe(0)
-  expect(r.stdout).toBe("")
-  const lines = r.stderr.trim().split("\n")
-  expect(lines, r.stderr).toHaveLength(1)
-  return lines[0]!
-}
+const json = cliJson
+const refused = cliRefused
 const balance = async (address: string, asset: string) =>
   json<{ balance: string }>(await cli(["devnet", "balance", "--chain", "ledger", "--address", address, "--asset", asset, "--json"], env)).balance
 
