@@ -23,7 +23,7 @@ import { ledgerKey } from "../platform/ledger/SystemWallet.ts"
 import { SecretBox } from "../platform/SecretBox.ts"
 import { parseOrUsage } from "./args.ts"
 import { grantAndAwait } from "./authorizations.ts"
-import { fundFromDemo } from "./demoWallet.ts"
+import { fundFromDemo, reasonOf } from "./demoWallet.ts"
 import { runCommand, UsageError } from "./runtime.ts"
 
 const usage = "usage: demo trader [--fund ASSET:AMT,…] [--cap ASSET:AMT,…] [--expires-in 2h] [--json]   (ledger devnet only)"
@@ -57,7 +57,7 @@ export const parseAssetAmounts = (flag: string, text: string | undefined): Map<s
 const ask = <A, E, R>(what: string, effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
     Effect.timeoutFail({ duration: stepTimeout, onTimeout: () => new Error(`${what}: the node did not answer in time: is it running with the same SHARDLINE_DATABASE_URL or SHARDLINE_DATA_DIR?`) }),
-    Effect.mapError((e) => (e instanceof Error ? e : new Error(`${what}: ${(e as { message?: string }).message ?? String(e)}`)))
+    Effect.mapError((e) => (e instanceof Error ? e : new Error(`${what}: ${reasonOf(e)}`)))
   )
 
 const trader = (fund: Map<string, string>, caps: Map<string, string>, lifetimeMs: number) =>
@@ -124,11 +124,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const fund = parseAssetAmounts("fund", parsed.values.fund)
   const caps = parseAssetAmounts("cap", parsed.values.cap)
   const lifetime = parseDuration(parsed.values["expires-in"] ?? demoLifetime)
-  for (const refusal of [fund, caps, Either.isLeft(lifetime) ? lifetime.left.message : undefined]) {
-    if (typeof refusal === "string") {
-      console.error(refusal)
-      return 2
-    }
+  if (typeof fund === "string" || typeof caps === "string" || Either.isLeft(lifetime)) {
+    console.error(typeof fund === "string" ? fund : typeof caps === "string" ? caps : Either.isLeft(lifetime) ? lifetime.left.message : usage)
+    return 2
   }
   const config = await Effect.runPromise(appConfig).catch(() => undefined)
   const setting = config === undefined ? undefined : realNodeSetting(config, "ledger")
@@ -137,7 +135,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     return 1
   }
   const json = parsed.values.json === true
-  return runCommand(trader(fund as Map<string, string>, caps as Map<string, string>, Either.getOrThrow(lifetime)), (t) =>
+  return runCommand(trader(fund, caps, lifetime.right), (t) =>
     console.log(json ? JSON.stringify(t) : [
       `apiKey:    ${t.apiKey}`,
       `secretKey: ${t.secretKey}   (shown once)`,

@@ -11,7 +11,8 @@ import { realNodeSetting } from "../platform/devnet/realNode.ts"
 /** How long the CLI waits for the node to fund an address. */
 export const fundTimeout = Duration.seconds(60)
 
-const why = (e: unknown) => (typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e))
+/** The words of any error the CLI gets back (tagged errors carry them in `message`). */
+export const reasonOf = (e: unknown) => (typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e))
 
 /** Asks the node to fund `to` from `userId`'s demo wallet up to `upTo`; fails with one line. */
 export const fundFromDemo = (userId: number, asset: string, to: string, upTo: string) =>
@@ -21,7 +22,7 @@ export const fundFromDemo = (userId: number, asset: string, to: string, upTo: st
         duration: fundTimeout,
         onTimeout: () => new Error("the node did not answer in time: is it running with the same SHARDLINE_DATABASE_URL or SHARDLINE_DATA_DIR?")
       }),
-      Effect.mapError((e) => new Error(`funding the delegated address ${to} with ${asset} from the demo wallet failed: ${why(e)}`))
+      Effect.mapError((e) => new Error(`funding the delegated address ${to} with ${asset} from the demo wallet failed: ${reasonOf(e)}`))
     ))
 
 /**

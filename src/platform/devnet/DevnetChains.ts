@@ -58,8 +58,10 @@ const describe = (e: { readonly _tag: string }): string => {
   return (words ?? e._tag).replace(/\s*\n\s*/g, " ")
 }
 
+const refused = (e: { readonly _tag: string }): DevnetRefused => (e instanceof DevnetRefused ? e : new DevnetRefused({ message: describe(e) }))
+
 const refuse = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, DevnetRefused, R> =>
-  Effect.mapError(effect, (e) => (e instanceof DevnetRefused ? e : new DevnetRefused({ message: describe(e) })))
+  Effect.mapError(effect, refused)
 
 const fromResult = <A>(r: Either.Either<A, { readonly message: string }>): Effect.Effect<A, DevnetRefused> =>
   Either.isRight(r) ? Effect.succeed(r.right) : Effect.fail(new DevnetRefused({ message: r.left.message }))
@@ -191,7 +193,7 @@ export const make = Effect.gen(function*() {
     yield* devnetOnly("issue", "ledger")
     const rows = yield* registered
     return yield* oneAtATime(Effect.flatMap(issuerDeps, (deps) =>
-      reissue(deps, rows).pipe(Effect.catchIf((e): e is Exclude<typeof e, AssetsMismatch> => e._tag !== "AssetsMismatch", (e) => refuse(Effect.fail(e))))))
+      Effect.mapError(reissue(deps, rows), (e) => (e._tag === "AssetsMismatch" ? e : refused(e)))))
   })
 
   const demoWallet = (userId: number) =>
