@@ -93,6 +93,9 @@ class CountingSink implements BookSink {
   level() {
     this.events++
   }
+  rejected() {
+    this.events++
+  }
 }
 
 const ours = (): Engine => {

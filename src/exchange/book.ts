@@ -24,6 +24,11 @@ import type { BookConfig, StpMode } from "./bookConfig.ts"
 
 export interface NewOrder {
   readonly id: number
+  /**
+   * The caller's correlation number for this request (a non-negative safe integer; default 0),
+   * echoed only by a `rejected` event. Not an order identity: the book never indexes it.
+   */
+  readonly ref?: number
   readonly owner: string
   readonly side: Side
   /** Ticks. */
@@ -80,6 +85,7 @@ const SIDE_NAMES: ReadonlyArray<Side> = ["BUY", "SELL"]
 const INITIAL_SLOTS = 1024
 
 const isCount = (n: number): boolean => Number.isSafeInteger(n) && n > 0
+const isRef = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
 
 export class OrderBook {
   private readonly bids = new Ladder(1)
@@ -149,9 +155,10 @@ export class OrderBook {
   }
 
   /**
-   * Matches a LIMIT GTC order and rests what is left. Emits `accepted` (or a REJECTED status),
-   * then per maker a trade and its status, a level change per touched level, the taker's final
-   * status and, if it rests, its level change. Returns the taker's final status.
+   * Matches a LIMIT GTC order and rests what is left. Emits `accepted` (or one `rejected` event
+   * carrying `order.ref`, and nothing else), then per maker a trade and its status, a level change
+   * per level it changed, the taker's final status and, if it rests, its level change. Returns the
+   * taker's final status (REJECTED for a refusal).
    */
   place(order: NewOrder): OrderStatus {
     const { id, owner, side, price, qty } = order
@@ -161,7 +168,7 @@ export class OrderBook {
     const found = reason === undefined ? own.byPrice.get(price) : NONE
     if (found !== NONE && own.qty[found]! + qty > Number.MAX_SAFE_INTEGER) reason = "LEVEL_FULL"
     if (reason !== undefined) {
-      this.sink.status(++this.lastSeq, id, "REJECTED", 0, 0, reason)
+      this.sink.rejected(++this.lastSeq, reason === "INVALID_REF" ? 0 : order.ref ?? 0, reason)
       return "REJECTED"
     }
     const acceptedSeq = ++this.lastSeq
@@ -187,10 +194,17 @@ export class OrderBook {
     return status
   }
 
-  /** Cancels an open order: CANCELED status and a level change. False (no event) for an unknown id. */
-  cancel(id: number): boolean {
-    const slot = this.slotOf.get(id)
-    if (slot === NONE) return false
+  /**
+   * Cancels an open order: CANCELED status and a level change. Otherwise returns false and emits
+   * one `rejected` event carrying `ref` (UNKNOWN_ORDER, INVALID_ID or INVALID_REF).
+   */
+  cancel(id: number, ref: number = 0): boolean {
+    const slot = isCount(id) && isRef(ref) ? this.slotOf.get(id) : NONE
+    if (slot === NONE) {
+      const reason = !isRef(ref) ? "INVALID_REF" : isCount(id) ? "UNKNOWN_ORDER" : "INVALID_ID"
+      this.sink.rejected(++this.lastSeq, reason === "INVALID_REF" ? 0 : ref, reason)
+      return false
+    }
     const ladder = this.oSide[slot] === BUY ? this.bids : this.asks
     const level = this.oLevel[slot]!
     const open = this.oOpen[slot]!
@@ -285,7 +299,8 @@ export class OrderBook {
       const level = opp.sorted[opp.n - 1]!
       const levelPrice = opp.price[level]!
       if (s === BUY ? levelPrice > price : levelPrice < price) break
-      let levelQty = opp.qty[level]!
+      const levelQtyBefore = opp.qty[level]!
+      let levelQty = levelQtyBefore
       let m = opp.head[level]!
       while (m !== NONE && left > 0) {
         const next = oNext[m]!
@@ -319,6 +334,7 @@ export class OrderBook {
         m = next
       }
       invariant(levelQty >= 0 && (levelQty === 0) === (opp.head[level] === NONE), "a level's total is the sum of its orders")
+      if (levelQty === levelQtyBefore) break // EXPIRE_TAKER at the level's first order: nothing changed, no event
       opp.qty[level] = levelQty
       sink.level(++this.lastSeq, oppSide, levelPrice, levelQty)
       if (levelQty === 0) opp.emptied()
@@ -432,6 +448,7 @@ export class OrderBook {
   }
 
   private rejectReason(o: NewOrder): RejectReason | undefined {
+    if (o.ref !== undefined && !isRef(o.ref)) return "INVALID_REF"
     if (!isCount(o.id)) return "INVALID_ID"
     if (this.slotOf.has(o.id)) return "DUPLICATE_ID"
     if (typeof o.owner !== "string" || o.owner.length === 0) return "INVALID_OWNER"
