@@ -1,158 +1,35 @@
 // `npm run bench -- matching`: our book (src/exchange/book.ts) against nodejs-order-book on the
-// same seeded stream, in one process. Per resting size R (10k, 100k): phase A rests R
-// non-crossing orders; phase B sends MIXED_OPS operations: one cancel per ten (of a random id
-// issued so far), and of the places about 30% marketable. Buyers and sellers are disjoint
-// wallets, so self-trade prevention never fires and both books must end identical (checked).
+// same seeded streams, in one process (bench/parts/matchingStreams.ts describes both shapes).
+//
+// Deep queues (10k, 100k resting): phase A rests R non-crossing orders; phase B sends MIXED_OPS
+// operations. Each engine runs alone; ours five times (the median is reported), the peer once.
+//
+// Ordinary queues (about 32 orders a level; 1k, 10k, 100k, 1M resting; 60% places, 40% cancels,
+// a quarter of places crossing): both engines live in the process together and take the stream
+// in chunks of CHUNK ops, alternating, so each meets the caches the other left. Even chunks are
+// timed as a whole (throughput), odd chunks op by op (latency). Then, for ours alone: memory at
+// R resting and after cancelling everything, and heap bytes allocated per op over GC-free chunks.
 //
 // Throughput runs take no per-order timestamps; latency runs time every op with
 // process.hrtime.bigint (its own cost, measured, is included in the figures). Memory: heap plus
 // array buffers above a post-GC baseline, sampled every 4096 ops; "peak" is the largest sample.
 // Never asserts timing.
-import { runInNewContext } from "node:vm"
+import { PerformanceObserver } from "node:perf_hooks"
 import { setFlagsFromString } from "node:v8"
-import { type LimitOrderOptions, OrderBook as PeerBook, Side as PeerSide } from "nodejs-order-book"
-import { defaultBookConfig, type NewOrder, OrderBook } from "../src/exchange/book.ts"
-import type { BookSink } from "../src/exchange/events.ts"
+import { runInNewContext } from "node:vm"
+import { defaultBookConfig, OrderBook } from "../src/exchange/book.ts"
+import { CountingSink, type Engine, ours, peer } from "./parts/matchingEngines.ts"
+import { deepStream, ordinaryStream, ORDERS_PER_LEVEL, type Stream } from "./parts/matchingStreams.ts"
 import { printTable, type Row, writeResults } from "./report.ts"
 
 const SEED = 42
-const MID = 6_000_000 // 60000.00 in 0.01 ticks
 const RESTING_SIZES = [10_000, 100_000]
 const MIXED_OPS = 200_000
-const WALLETS_PER_SIDE = 500
+const ORDINARY_SIZES = [1_000, 10_000, 100_000, 1_000_000]
+const ORDINARY_MIXED_OPS = 400_000
+const CHUNK = 5_000
 const OUR_REPEATS = 5 // our runs are short and this box is shared; report the median
 const MEMORY_SAMPLE_EVERY = 4096
-
-type Op = { readonly cancel: number } | { readonly place: NewOrder }
-
-/** mulberry32: small, fast, reproducible. */
-const prng = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
-
-const wallet = (side: string, i: number) => `0x${side}${i.toString(16).padStart(39, "0")}`
-
-const makeStream = (resting: number, mixed: number) => {
-  const rnd = prng(SEED)
-  const buyers = Array.from({ length: WALLETS_PER_SIDE }, (_, i) => wallet("b", i))
-  const sellers = Array.from({ length: WALLETS_PER_SIDE }, (_, i) => wallet("5", i))
-  let nextId = 1
-  const place = (side: "BUY" | "SELL", price: number): Op => ({
-    place: {
-      id: nextId++,
-      owner: (side === "BUY" ? buyers : sellers)[Math.floor(rnd() * WALLETS_PER_SIDE)]!,
-      side,
-      price,
-      qty: 1 + Math.floor(rnd() * 100)
-    }
-  })
-  // Passive prices spread over about a thousand ticks, densest at the touch.
-  const passive = () => {
-    const side = rnd() < 0.5 ? "BUY" : "SELL"
-    const offset = 1 + Math.floor(-Math.log(1 - rnd()) * 150)
-    return place(side, side === "BUY" ? MID - offset : MID + offset)
-  }
-  const marketable = () => {
-    const side = rnd() < 0.5 ? "BUY" : "SELL"
-    const reach = Math.floor(rnd() * 20)
-    return place(side, side === "BUY" ? MID + 1 + reach : MID - 1 - reach)
-  }
-  const phaseA: Array<Op> = Array.from({ length: resting }, passive)
-  const phaseB: Array<Op> = []
-  for (let i = 0; i < mixed; i++) {
-    if (i % 10 === 9) phaseB.push({ cancel: 1 + Math.floor(rnd() * (nextId - 1)) })
-    else phaseB.push(rnd() < 0.3 ? marketable() : passive())
-  }
-  return { phaseA, phaseB }
-}
-
-/** The calls both engines get: `apply(i)` runs op i of the current phase. */
-interface Engine {
-  readonly name: string
-  load(ops: ReadonlyArray<Op>): void
-  apply(i: number): void
-  depth(): { bids: Array<[number, number]>; asks: Array<[number, number]> }
-}
-
-class CountingSink implements BookSink {
-  events = 0
-  trades = 0
-  accepted() {
-    this.events++
-  }
-  trade() {
-    this.events++
-    this.trades++
-  }
-  status() {
-    this.events++
-  }
-  level() {
-    this.events++
-  }
-  rejected() {
-    this.events++
-  }
-}
-
-const ours = (): Engine => {
-  const sink = new CountingSink()
-  const book = new OrderBook(defaultBookConfig, sink)
-  let places: Array<NewOrder | undefined> = []
-  let cancels: Array<number> = []
-  return {
-    name: "shardline",
-    load(ops) {
-      places = ops.map((op) => ("place" in op ? op.place : undefined))
-      cancels = ops.map((op) => ("cancel" in op ? op.cancel : 0))
-    },
-    apply(i) {
-      const p = places[i]
-      if (p !== undefined) book.place(p)
-      else book.cancel(cancels[i]!)
-    },
-    depth() {
-      const d = book.depth(1000)
-      return { bids: d.bids.map((l) => [l.price, l.qty]), asks: d.asks.map((l) => [l.price, l.qty]) }
-    }
-  }
-}
-
-const peer = (): Engine => {
-  const book = new PeerBook()
-  let places: Array<LimitOrderOptions | undefined> = []
-  let cancels: Array<string> = []
-  return {
-    name: "nodejs-order-book",
-    load(ops) {
-      places = ops.map((op) =>
-        "place" in op
-          ? {
-            id: String(op.place.id),
-            side: op.place.side === "BUY" ? PeerSide.BUY : PeerSide.SELL,
-            price: op.place.price,
-            size: op.place.qty,
-            accountId: op.place.owner,
-            timeInForce: "GTC" as LimitOrderOptions["timeInForce"]
-          }
-          : undefined
-      )
-      cancels = ops.map((op) => ("cancel" in op ? String(op.cancel) : ""))
-    },
-    apply(i) {
-      const p = places[i]
-      if (p !== undefined) book.limit(p)
-      else book.cancel(cancels[i]!)
-    },
-    depth() {
-      const [asks, bids] = book.depth()
-      return { bids: bids.slice(0, 1000), asks: asks.slice(0, 1000) }
-    }
-  }
-}
 
 setFlagsFromString("--expose-gc")
 const gc = runInNewContext("gc") as () => void
@@ -216,7 +93,7 @@ const settle = async () => {
   gc()
 }
 
-const measure = async (make: () => Engine, stream: ReturnType<typeof makeStream>): Promise<Measured> => {
+const measure = async (make: () => Engine, stream: Stream): Promise<Measured> => {
   await settle()
   const base = memNow()
   const engine = make()
@@ -248,7 +125,7 @@ const median = (runs: Array<Measured>): Measured => {
 }
 
 const warmUp = () => {
-  const s = makeStream(5_000, 20_000)
+  const s = ordinaryStream(SEED + 1, 5_000, 20_000)
   for (const make of [ours, peer]) {
     const e = make()
     e.load(s.phaseA)
@@ -270,35 +147,192 @@ const row = (engine: string, resting: number, m: Measured): Row => ({
   "peak MB": m.peakMemBytes / 2 ** 20
 })
 
-export const run = async (): Promise<void> => {
-  const timerNs = timerCostNs()
-  warmUp()
+interface Lane {
+  readonly engine: Engine
+  restNs: number
+  mixedNs: number
+  mixedOps: number
+  readonly lat: Float64Array
+  latN: number
+}
+
+/** Runs ops from..to-1 of what `engine` has loaded; returns the nanoseconds taken. */
+const runChunk = (engine: Engine, from: number, to: number): number => {
+  const t0 = process.hrtime.bigint()
+  for (let i = from; i < to; i++) engine.apply(i)
+  return Number(process.hrtime.bigint() - t0)
+}
+
+/** Runs ops from..to-1 timing each into `into` from `at`; returns the new fill. */
+const timeEach = (engine: Engine, from: number, to: number, into: Float64Array, at: number): number => {
+  for (let i = from; i < to; i++) {
+    const t0 = process.hrtime.bigint()
+    engine.apply(i)
+    into[at++] = Number(process.hrtime.bigint() - t0)
+  }
+  return at
+}
+
+/** Both engines through `stream` in alternating chunks of CHUNK ops (ours, peer, ours, …). */
+const alternate = (stream: Stream) => {
+  const lanes: Array<Lane> = [ours(), peer()].map((engine) => ({
+    engine,
+    restNs: 0,
+    mixedNs: 0,
+    mixedOps: 0,
+    lat: new Float64Array(stream.phaseB.length),
+    latN: 0
+  }))
+  for (const l of lanes) l.engine.load(stream.phaseA)
+  for (let from = 0; from < stream.phaseA.length; from += CHUNK) {
+    const to = Math.min(from + CHUNK, stream.phaseA.length)
+    for (const l of lanes) l.restNs += runChunk(l.engine, from, to)
+  }
+  for (const l of lanes) l.engine.load(stream.phaseB)
+  for (let from = 0, k = 0; from < stream.phaseB.length; from += CHUNK, k++) {
+    const to = Math.min(from + CHUNK, stream.phaseB.length)
+    for (const l of lanes) {
+      if (k % 2 === 0) {
+        l.mixedNs += runChunk(l.engine, from, to)
+        l.mixedOps += to - from
+      } else l.latN = timeEach(l.engine, from, to, l.lat, l.latN)
+    }
+  }
+  return lanes.map((l) => {
+    const sorted = l.lat.subarray(0, l.latN).sort()
+    return {
+      restOpsPerSec: stream.phaseA.length / (l.restNs / 1e9),
+      mixedOpsPerSec: l.mixedOps / (l.mixedNs / 1e9),
+      p50: pct(sorted, 0.5),
+      p99: pct(sorted, 0.99),
+      p999: pct(sorted, 0.999),
+      max: sorted[sorted.length - 1]! / 1000,
+      depth: l.engine.depth()
+    }
+  })
+}
+
+/** Our book alone: bytes held with the stream's book resting, and after every order is cancelled. */
+const ourMemory = async (stream: Stream) => {
+  await settle()
+  const base = memNow()
+  const book = new OrderBook(defaultBookConfig, new CountingSink())
+  for (const ops of [stream.phaseA, stream.phaseB]) {
+    for (const op of ops) "place" in op ? book.place(op.place) : book.cancel(op.cancel)
+  }
+  await settle()
+  const open = book.size
+  const full = { heapBytes: memNow() - base, storageBytes: book.storageBytes() }
+  for (const o of book.snapshot().orders) book.cancel(o.id)
+  await settle()
+  const empty = { heapBytes: memNow() - base, storageBytes: book.storageBytes() }
+  return { open, full, empty, bytesPerOrder: full.storageBytes / open }
+}
+
+/**
+ * Heap bytes one op allocates, over chunks of phase B run with no GC inside them (a GC, seen by
+ * a PerformanceObserver or as a shrinking heap, voids the chunk): the median of the clean chunks.
+ */
+const allocationPerOp = async (make: () => Engine, stream: Stream) => {
+  const engine = make()
+  engine.load(stream.phaseA)
+  for (let i = 0; i < stream.phaseA.length; i++) engine.apply(i)
+  engine.load(stream.phaseB)
+  let gcs = 0
+  const observer = new PerformanceObserver((list) => (gcs += list.getEntries().length))
+  observer.observe({ entryTypes: ["gc"] })
+  const perOp: Array<number> = []
+  for (let from = 0; from < stream.phaseB.length; from += CHUNK) {
+    const to = Math.min(from + CHUNK, stream.phaseB.length)
+    await settle()
+    const seen = gcs
+    const h0 = process.memoryUsage().heapUsed
+    for (let i = from; i < to; i++) engine.apply(i)
+    const h1 = process.memoryUsage().heapUsed
+    await new Promise((resolve) => setImmediate(resolve))
+    if (gcs === seen && h1 >= h0) perOp.push((h1 - h0) / (to - from))
+  }
+  observer.disconnect()
+  perOp.sort((a, b) => a - b)
+  return { cleanChunks: perOp.length, chunkOps: CHUNK, medianBytesPerOp: perOp[Math.floor(perOp.length / 2)] ?? Number.NaN }
+}
+
+const ratioRow = (resting: number, mine: Omit<Measured, "peakMemBytes">, theirs: Omit<Measured, "peakMemBytes">): Row => ({
+  engine: "ratio ours/peer",
+  resting,
+  "rest ops/s": mine.restOpsPerSec / theirs.restOpsPerSec,
+  "mixed ops/s": mine.mixedOpsPerSec / theirs.mixedOpsPerSec,
+  "p50 µs": mine.p50 / theirs.p50,
+  "p99 µs": mine.p99 / theirs.p99,
+  "p99.9 µs": mine.p999 / theirs.p999,
+  "max µs": mine.max / theirs.max
+})
+
+const runDeep = async (timerNs: number) => {
   const rows: Array<Row> = []
   const results: Array<Record<string, unknown>> = []
   for (const resting of RESTING_SIZES) {
-    const stream = makeStream(resting, MIXED_OPS)
+    const stream = deepStream(SEED, resting, MIXED_OPS)
     const runs: Array<Measured> = []
     for (let i = 0; i < OUR_REPEATS; i++) runs.push(await measure(ours, stream))
     const mine = median(runs)
     const theirs = await measure(peer, stream)
     const agree = JSON.stringify(mine.depth) === JSON.stringify(theirs.depth)
-    const ratio = {
-      engine: "ratio ours/peer",
-      resting,
-      "rest ops/s": mine.restOpsPerSec / theirs.restOpsPerSec,
-      "mixed ops/s": mine.mixedOpsPerSec / theirs.mixedOpsPerSec,
-      "p50 µs": mine.p50 / theirs.p50,
-      "p99 µs": mine.p99 / theirs.p99,
-      "p99.9 µs": mine.p999 / theirs.p999,
-      "max µs": mine.max / theirs.max,
-      "peak MB": mine.peakMemBytes / theirs.peakMemBytes
-    }
+    const ratio = { ...ratioRow(resting, mine, theirs), "peak MB": mine.peakMemBytes / theirs.peakMemBytes }
     rows.push(row("shardline", resting, mine), row("nodejs-order-book", resting, theirs), ratio)
     const { depth: _a, ...m } = mine
     const { depth: _b, ...t } = theirs
     results.push({ resting, mixedOps: MIXED_OPS, ours: m, peer: t, ratio, finalDepthAgrees: agree })
-    console.log(`resting ${resting}: final depth (1000 levels a side) identical in both engines: ${agree ? "yes" : "NO"}`)
+    console.log(`deep, resting ${resting}: final depth (1000 levels a side) identical in both engines: ${agree ? "yes" : "NO"}`)
   }
-  printTable(`matching: seed ${SEED}, ${MIXED_OPS} mixed ops (1 cancel in 10, ~30% of places marketable); hrtime costs ${timerNs.toFixed(0)} ns`, rows)
-  writeResults("matching", { seed: SEED, mixedOps: MIXED_OPS, timerCostNs: timerNs, ourRepeats: OUR_REPEATS, results })
+  printTable(
+    `matching, deep queues: seed ${SEED}, ${MIXED_OPS} mixed ops (1 cancel in 10, ~30% of places marketable); hrtime costs ${timerNs.toFixed(0)} ns`,
+    rows
+  )
+  return results
+}
+
+const runOrdinary = async (timerNs: number) => {
+  const rows: Array<Row> = []
+  const results: Array<Record<string, unknown>> = []
+  const sizesArg = process.argv.find((a) => a.startsWith("--sizes="))
+  const sizes = sizesArg === undefined ? ORDINARY_SIZES : sizesArg.slice("--sizes=".length).split(",").map(Number)
+  for (const resting of sizes) {
+    const stream = ordinaryStream(SEED, resting, ORDINARY_MIXED_OPS)
+    await settle()
+    const [mine, theirs] = alternate(stream)
+    const agree = JSON.stringify(mine!.depth) === JSON.stringify(theirs!.depth)
+    const memory = await ourMemory(stream)
+    const ratio = ratioRow(resting, mine!, theirs!)
+    const mb = (n: number) => n / 2 ** 20
+    rows.push(
+      { ...row("shardline", resting, { ...mine!, peakMemBytes: memory.full.heapBytes }), "empty MB": mb(memory.empty.heapBytes) },
+      { ...row("nodejs-order-book", resting, { ...theirs!, peakMemBytes: Number.NaN }), "empty MB": Number.NaN },
+      { ...ratio, "peak MB": Number.NaN, "empty MB": Number.NaN }
+    )
+    const { depth: _a, ...m } = mine!
+    const { depth: _b, ...t } = theirs!
+    results.push({ resting, mixedOps: ORDINARY_MIXED_OPS, ours: m, peer: t, ratio, ourMemory: memory, finalDepthAgrees: agree })
+    console.log(`ordinary, resting ${resting}: final depth identical in both engines: ${agree ? "yes" : "NO"}; ours holds ${memory.open} orders in ${mb(memory.full.storageBytes).toFixed(1)} MB of arrays (${memory.bytesPerOrder.toFixed(0)} B/order), ${mb(memory.empty.storageBytes).toFixed(2)} MB once all are cancelled`)
+  }
+  printTable(
+    `matching, ordinary queues: seed ${SEED}, ~${ORDERS_PER_LEVEL} orders a level, ${ORDINARY_MIXED_OPS} mixed ops (40% cancels, a quarter of places crossing), engines alternating in chunks of ${CHUNK}; peak MB: ours at R resting; empty MB: ours after cancelling all; hrtime costs ${timerNs.toFixed(0)} ns`,
+    rows
+  )
+  const allocStream = ordinaryStream(SEED, 100_000, 200_000)
+  const allocation = { resting: 100_000, ours: await allocationPerOp(ours, allocStream), peer: await allocationPerOp(peer, allocStream) }
+  console.log(
+    `heap allocated per op, 100k resting, ordinary stream (median over ${allocation.ours.cleanChunks} and ${allocation.peer.cleanChunks} GC-free chunks of ${CHUNK}): ours ${allocation.ours.medianBytesPerOp.toFixed(2)} B, nodejs-order-book ${allocation.peer.medianBytesPerOp.toFixed(1)} B`
+  )
+  return { results, allocation }
+}
+
+export const run = async (): Promise<void> => {
+  const timerNs = timerCostNs()
+  warmUp()
+  const args = process.argv.slice(2)
+  const only = args.includes("--ordinary") ? "ordinary" : args.includes("--deep") ? "deep" : undefined
+  const deep = only === "ordinary" ? [] : await runDeep(timerNs)
+  const ordinary = only === "deep" ? undefined : await runOrdinary(timerNs)
+  writeResults("matching", { seed: SEED, timerCostNs: timerNs, ourRepeats: OUR_REPEATS, deep: { mixedOps: MIXED_OPS, results: deep }, ordinary })
 }

@@ -218,6 +218,16 @@ export class OrderBook {
     return true
   }
 
+  /**
+   * Bytes held by the book's arrays and hash tables (orders, levels, indexes, owner lists); the
+   * owner strings themselves are not counted. For memory accounting and tests.
+   */
+  storageBytes(): number {
+    const slots = [this.oId, this.oOwner, this.oSide, this.oLevel, this.oQty, this.oOpen, this.oSeq, this.oNext, this.oPrev, this.oOwnNext, this.oOwnPrev]
+    const owners = this.ownHead.byteLength + this.ownTail.byteLength
+    return slots.reduce((sum, a) => sum + a.byteLength, owners + this.slotOf.bytes + this.bids.bytes + this.asks.bytes)
+  }
+
   get(id: number): OpenOrder | undefined {
     const slot = this.slotOf.get(id)
     return slot === NONE ? undefined : this.view(slot)

@@ -40,6 +40,12 @@ export class Ladder {
     this.free = new Int32Array(capacity)
   }
 
+  /** Bytes of its arrays and price index. */
+  get bytes(): number {
+    const arrays = [this.price, this.qty, this.head, this.tail, this.sorted, this.free]
+    return arrays.reduce((sum, a) => sum + a.byteLength, this.byPrice.bytes)
+  }
+
   /** The best level's handle, or -1 when the side is empty. Never an empty level. */
   top(): number {
     return this.n === 0 ? NONE : this.sorted[this.n - 1]!
