@@ -8,6 +8,7 @@ import {
   type StpMode
 } from "../../../src/exchange/book.ts"
 import { type BookEvent, recordingSink } from "../../../src/exchange/events.ts"
+import type { Ladder } from "../../../src/exchange/ladder.ts"
 
 const config: BookConfig = { stp: "EXPIRE_MAKER", ordersMax: 1000, qtyMax: 1_000_000 }
 
@@ -271,6 +272,34 @@ describe("rejections and limits", () => {
   })
 })
 
+describe("memory", () => {
+  it("returns storage to its floor once the book empties, and keeps it proportional to the open orders on the way", () => {
+    const { book } = setup({ ordersMax: 200_000 })
+    const floor = book.storageBytes()
+    const n = 40_000
+    for (let id = 1; id <= n; id++) {
+      const buy = id % 2 === 0
+      book.place(order(`w${id % 300}`, buy ? "BUY" : "SELL", buy ? 10_000 - (id % 3000) : 20_000 + (id % 3000), 1 + (id % 7), id))
+    }
+    const full = book.storageBytes()
+    expect(full).toBeGreaterThan(40 * floor)
+    for (let id = 1; id <= n; id++) {
+      book.cancel(id)
+      if (id % 2000 === 0) {
+        // At most 4× the records and 16× the index cells an order needs, plus the floor.
+        expect(book.storageBytes()).toBeLessThanOrEqual(floor + book.size * (4 * 64 + 16 * 16))
+        if (id % 10_000 === 0) book.checkInvariants()
+      }
+    }
+    expect(book.size).toBe(0)
+    expect(book.storageBytes()).toBe(floor)
+    // And it still works.
+    expect(book.place(order("a", "BUY", 100, 1, 1))).toBe("NEW")
+    expect(book.place(order("b", "SELL", 100, 1, 2))).toBe("FILLED")
+    book.checkInvariants()
+  })
+})
+
 describe("reads", () => {
   it("aggregates depth: bids descending, asks ascending, limit clamped to 1..1000", () => {
     const { book } = setup({ ordersMax: 5000 })
@@ -310,16 +339,16 @@ describe("invariants", () => {
     const { book } = setup()
     book.place(order("a", "BUY", 100, 5))
     book.checkInvariants()
-    const internals = book as unknown as { bids: { qty: Float64Array } }
-    internals.bids.qty[0] = 4
+    const internals = book as unknown as { bids: Ladder }
+    internals.bids.setQty(0, 4)
     expect(() => book.checkInvariants()).toThrow(InvariantViolation)
   })
 
   it("the hot path refuses to leave a level whose total disagrees with its orders", () => {
     const { book } = setup()
     book.place(order("a", "SELL", 100, 5))
-    const internals = book as unknown as { asks: { qty: Float64Array } }
-    internals.asks.qty[0] = 6 // one lot more than the orders hold
+    const internals = book as unknown as { asks: Ladder }
+    internals.asks.setQty(0, 6) // one lot more than the orders hold
     expect(() => book.place(order("b", "BUY", 100, 5))).toThrow(/sum of its orders/)
   })
 })

@@ -177,6 +177,47 @@ describe("the book against the reference", () => {
     )
   })
 
+  it("agrees across storage rebuilds: thousands of orders on many levels and owners, then most cancelled", () => {
+    // Above SLOTS_MIN (1024) open orders, then cancelling below a quarter of the storage makes
+    // the book rebuild itself, possibly more than once; nothing observable may change.
+    const cfg: BookConfig = { stp: "EXPIRE_MAKER", ordersMax: 10_000, qtyMax: 50 }
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => {
+        const rnd = fc.sample(fc.integer({ min: 0, max: 999 }), { seed, numRuns: 30_000 })
+        let r = 0
+        const next = (n: number) => rnd[r++ % rnd.length]! % n
+        const events: Array<BookEvent> = []
+        const fast = new OrderBook(cfg, recordingSink(events))
+        const ref = new ReferenceBook(cfg)
+        const both = (c: Command) => {
+          if (c.kind === "place") expect(fast.place(c.order)).toBe(ref.place(c.order))
+          else expect(fast.cancel(c.id)).toBe(ref.cancel(c.id))
+        }
+        const owners = ["a", "b", "c", "d", "e", "f", "g"]
+        const placeAt = (id: number, crossing: boolean): Command => {
+          const side = next(2) === 0 ? "BUY" : "SELL"
+          const price = crossing ? 1500 + next(20) - 10 : side === "BUY" ? 1000 + next(400) : 2000 + next(400)
+          return { kind: "place", order: { id, owner: owners[next(owners.length)]!, side, price, qty: 1 + next(50) }, restoreBefore: false }
+        }
+        for (let id = 1; id <= 2200; id++) both(placeAt(id, false))
+        fast.checkInvariants()
+        const peakBytes = fast.storageBytes()
+        for (let k = 0; k < 2150; k++) {
+          both({ kind: "cancel", id: 1 + ((k * 7919 + seed) % 2200), restoreBefore: false }) // distinct ids
+          if (k % 7 === 0) both(placeAt(2201 + k, next(4) === 0))
+        }
+        fast.checkInvariants()
+        expect(fast.storageBytes()).toBeLessThan(peakBytes) // it did rebuild
+        expect(events).toEqual(ref.events)
+        expect(fast.snapshot()).toEqual(ref.snapshot())
+        expect(fast.depth(1000)).toEqual(ref.depth(1000))
+        for (const owner of owners) expect(fast.openOrdersOf(owner)).toEqual(ref.openOrdersOf(owner))
+        for (let id = 1; id <= 2600; id += 7) expect(fast.get(id)).toEqual(ref.get(id))
+      }),
+      { numRuns: 2 }
+    )
+  })
+
   it("sequence numbers run 1, 2, 3… across all event kinds", () => {
     fc.assert(
       fc.property(config, fc.array(command(0.1), { maxLength: 80 }), (cfg, commands) => {
