@@ -8,12 +8,20 @@
 // a quarter of places crossing): both engines live in the process together and take the stream
 // in chunks of CHUNK ops, alternating, so each meets the caches the other left. Even chunks are
 // timed as a whole (throughput), odd chunks op by op (latency). Then, for ours alone: memory at
-// R resting and after cancelling everything, and heap bytes allocated per op over GC-free chunks.
+// R resting and after cancelling everything; and for each engine the heap bytes one op allocates,
+// from V8's sampling heap profiler.
+//
+// Throughput is wall-clock ops/s and, beside it, on-CPU ops/s: ops over the time the main thread
+// actually ran (Linux schedstat), which leaves out the moments other processes on a shared box
+// held the CPU. The load average is printed with each table.
 //
 // Throughput runs take no per-order timestamps; latency runs time every op with
 // process.hrtime.bigint (its own cost, measured, is included in the figures). Memory: heap plus
 // array buffers above a post-GC baseline, sampled every 4096 ops; "peak" is the largest sample.
 // Never asserts timing.
+import { readFileSync } from "node:fs"
+import { loadavg } from "node:os"
+import { Session } from "node:inspector/promises"
 import { PerformanceObserver } from "node:perf_hooks"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
@@ -27,7 +35,7 @@ const RESTING_SIZES = [10_000, 100_000]
 const MIXED_OPS = 200_000
 const ORDINARY_SIZES = [1_000, 10_000, 100_000, 1_000_000]
 const ORDINARY_MIXED_OPS = 400_000
-const CHUNK = 5_000
+const CHUNK = 10_000
 const OUR_REPEATS = 5 // our runs are short and this box is shared; report the median
 const MEMORY_SAMPLE_EVERY = 4096
 
@@ -38,21 +46,44 @@ const memNow = () => {
   return m.heapUsed + m.arrayBuffers
 }
 
+/**
+ * Nanoseconds this thread has spent on a CPU (Linux schedstat), NaN elsewhere. On a shared box
+ * wall time counts the moments other processes hold the CPU; on-CPU time does not, so it is the
+ * better estimate of what an idle machine would show. GC helper threads are not counted.
+ */
+const threadCpuNs = (): number => {
+  try {
+    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0])
+  } catch {
+    return Number.NaN
+  }
+}
+
+/** What one threadCpuNs() call adds to an interval it brackets. */
+const cpuReadCostNs = (() => {
+  const a = threadCpuNs()
+  for (let i = 0; i < 200; i++) threadCpuNs()
+  return (threadCpuNs() - a) / 201
+})()
+
 interface PhaseResult {
   readonly opsPerSec: number
+  readonly onCpuOpsPerSec: number
   readonly peakMemBytes: number
 }
 
 /** Runs ops 0..n-1 without per-op timing, sampling memory above `base`. */
 const timed = (engine: Engine, n: number, base: number): PhaseResult => {
   let peak = 0
+  const c0 = threadCpuNs()
   const t0 = process.hrtime.bigint()
   for (let i = 0; i < n; i++) {
     engine.apply(i)
     if ((i & (MEMORY_SAMPLE_EVERY - 1)) === 0) peak = Math.max(peak, memNow() - base)
   }
   const ns = Number(process.hrtime.bigint() - t0)
-  return { opsPerSec: n / (ns / 1e9), peakMemBytes: Math.max(peak, memNow() - base) }
+  const cpu = threadCpuNs() - c0 - cpuReadCostNs
+  return { opsPerSec: n / (ns / 1e9), onCpuOpsPerSec: n / (cpu / 1e9), peakMemBytes: Math.max(peak, memNow() - base) }
 }
 
 /** Runs ops 0..n-1 timing each; returns sorted latencies in ns. */
@@ -78,6 +109,7 @@ const timerCostNs = () => {
 interface Measured {
   restOpsPerSec: number
   mixedOpsPerSec: number
+  mixedOnCpuOpsPerSec: number
   peakMemBytes: number
   p50: number
   p99: number
@@ -110,6 +142,7 @@ const measure = async (make: () => Engine, stream: Stream): Promise<Measured> =>
   return {
     restOpsPerSec: rest.opsPerSec,
     mixedOpsPerSec: mixed.opsPerSec,
+    mixedOnCpuOpsPerSec: mixed.onCpuOpsPerSec,
     peakMemBytes: Math.max(rest.peakMemBytes, mixed.peakMemBytes),
     p50: pct(sorted, 0.5),
     p99: pct(sorted, 0.99),
@@ -140,6 +173,7 @@ const row = (engine: string, resting: number, m: Measured): Row => ({
   resting,
   "rest ops/s": Math.round(m.restOpsPerSec),
   "mixed ops/s": Math.round(m.mixedOpsPerSec),
+  "on-CPU ops/s": Math.round(m.mixedOnCpuOpsPerSec),
   "p50 µs": m.p50,
   "p99 µs": m.p99,
   "p99.9 µs": m.p999,
@@ -151,16 +185,19 @@ interface Lane {
   readonly engine: Engine
   restNs: number
   mixedNs: number
+  mixedCpuNs: number
   mixedOps: number
   readonly lat: Float64Array
   latN: number
 }
 
-/** Runs ops from..to-1 of what `engine` has loaded; returns the nanoseconds taken. */
-const runChunk = (engine: Engine, from: number, to: number): number => {
+/** Runs ops from..to-1 of what `engine` has loaded; returns the nanoseconds taken, wall and on-CPU. */
+const runChunk = (engine: Engine, from: number, to: number): { wall: number; cpu: number } => {
+  const c0 = threadCpuNs()
   const t0 = process.hrtime.bigint()
   for (let i = from; i < to; i++) engine.apply(i)
-  return Number(process.hrtime.bigint() - t0)
+  const wall = Number(process.hrtime.bigint() - t0)
+  return { wall, cpu: threadCpuNs() - c0 - cpuReadCostNs }
 }
 
 /** Runs ops from..to-1 timing each into `into` from `at`; returns the new fill. */
@@ -179,6 +216,7 @@ const alternate = (stream: Stream) => {
     engine,
     restNs: 0,
     mixedNs: 0,
+    mixedCpuNs: 0,
     mixedOps: 0,
     lat: new Float64Array(stream.phaseB.length),
     latN: 0
@@ -186,14 +224,16 @@ const alternate = (stream: Stream) => {
   for (const l of lanes) l.engine.load(stream.phaseA)
   for (let from = 0; from < stream.phaseA.length; from += CHUNK) {
     const to = Math.min(from + CHUNK, stream.phaseA.length)
-    for (const l of lanes) l.restNs += runChunk(l.engine, from, to)
+    for (const l of lanes) l.restNs += runChunk(l.engine, from, to).wall
   }
   for (const l of lanes) l.engine.load(stream.phaseB)
   for (let from = 0, k = 0; from < stream.phaseB.length; from += CHUNK, k++) {
     const to = Math.min(from + CHUNK, stream.phaseB.length)
     for (const l of lanes) {
       if (k % 2 === 0) {
-        l.mixedNs += runChunk(l.engine, from, to)
+        const t = runChunk(l.engine, from, to)
+        l.mixedNs += t.wall
+        l.mixedCpuNs += t.cpu
         l.mixedOps += to - from
       } else l.latN = timeEach(l.engine, from, to, l.lat, l.latN)
     }
@@ -203,6 +243,7 @@ const alternate = (stream: Stream) => {
     return {
       restOpsPerSec: stream.phaseA.length / (l.restNs / 1e9),
       mixedOpsPerSec: l.mixedOps / (l.mixedNs / 1e9),
+      mixedOnCpuOpsPerSec: l.mixedOps / (l.mixedCpuNs / 1e9),
       p50: pct(sorted, 0.5),
       p99: pct(sorted, 0.99),
       p999: pct(sorted, 0.999),
@@ -229,32 +270,61 @@ const ourMemory = async (stream: Stream) => {
   return { open, full, empty, bytesPerOrder: full.storageBytes / open }
 }
 
+interface SamplingNode {
+  readonly callFrame: { readonly functionName: string; readonly url: string }
+  readonly selfSize: number
+  readonly children: ReadonlyArray<SamplingNode>
+}
+
+const ALLOC_OPS = 100_000
+const ALLOC_SAMPLING_BYTES = 128
+
 /**
- * Heap bytes one op allocates, over chunks of phase B run with no GC inside them (a GC, seen by
- * a PerformanceObserver or as a shrinking heap, voids the chunk): the median of the clean chunks.
+ * Heap bytes per op, from V8's sampling heap profiler (one sample per ~128 bytes allocated,
+ * objects already collected included) over ALLOC_OPS ops of phase B: the bytes allocated under
+ * the engine's `apply`, divided by the ops. This is the heap profile the figure comes from, so
+ * it names what allocates, not just how much the heap grew. The GCs counted in the window say
+ * whether any garbage could have been missed (none can when there were none).
  */
 const allocationPerOp = async (make: () => Engine, stream: Stream) => {
   const engine = make()
   engine.load(stream.phaseA)
   for (let i = 0; i < stream.phaseA.length; i++) engine.apply(i)
   engine.load(stream.phaseB)
+  const warm = stream.phaseB.length - ALLOC_OPS
+  for (let i = 0; i < warm; i++) engine.apply(i)
+  const session = new Session()
+  session.connect()
+  await session.post("HeapProfiler.enable")
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: ALLOC_SAMPLING_BYTES,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true
+  })
   let gcs = 0
   const observer = new PerformanceObserver((list) => (gcs += list.getEntries().length))
   observer.observe({ entryTypes: ["gc"] })
-  const perOp: Array<number> = []
-  for (let from = 0; from < stream.phaseB.length; from += CHUNK) {
-    const to = Math.min(from + CHUNK, stream.phaseB.length)
-    await settle()
-    const seen = gcs
-    const h0 = process.memoryUsage().heapUsed
-    for (let i = from; i < to; i++) engine.apply(i)
-    const h1 = process.memoryUsage().heapUsed
-    await new Promise((resolve) => setImmediate(resolve))
-    if (gcs === seen && h1 >= h0) perOp.push((h1 - h0) / (to - from))
-  }
+  for (let i = warm; i < stream.phaseB.length; i++) engine.apply(i)
+  const { profile } = await session.post("HeapProfiler.stopSampling")
+  await new Promise((resolve) => setImmediate(resolve))
   observer.disconnect()
-  perOp.sort((a, b) => a - b)
-  return { cleanChunks: perOp.length, chunkOps: CHUNK, medianBytesPerOp: perOp[Math.floor(perOp.length / 2)] ?? Number.NaN }
+  session.disconnect()
+  const bytes = { total: 0, byFunction: new Map<string, number>() }
+  const subtree = (n: SamplingNode): void => {
+    bytes.total += n.selfSize
+    if (n.selfSize > 0) {
+      const where = `${n.callFrame.functionName || "(anonymous)"} ${n.callFrame.url.split("/").pop()}`
+      bytes.byFunction.set(where, (bytes.byFunction.get(where) ?? 0) + n.selfSize)
+    }
+    n.children.forEach(subtree)
+  }
+  const find = (n: SamplingNode): void => {
+    if (n.callFrame.functionName === "apply" && n.callFrame.url.endsWith("matchingEngines.ts")) subtree(n)
+    else n.children.forEach(find)
+  }
+  find(profile.head as unknown as SamplingNode)
+  const top = [...bytes.byFunction].sort((a, b) => b[1] - a[1]).slice(0, 3)
+  return { ops: ALLOC_OPS, samplingBytes: ALLOC_SAMPLING_BYTES, bytesPerOp: bytes.total / ALLOC_OPS, gcs, topAllocators: Object.fromEntries(top) }
 }
 
 const ratioRow = (resting: number, mine: Omit<Measured, "peakMemBytes">, theirs: Omit<Measured, "peakMemBytes">): Row => ({
@@ -262,6 +332,7 @@ const ratioRow = (resting: number, mine: Omit<Measured, "peakMemBytes">, theirs:
   resting,
   "rest ops/s": mine.restOpsPerSec / theirs.restOpsPerSec,
   "mixed ops/s": mine.mixedOpsPerSec / theirs.mixedOpsPerSec,
+  "on-CPU ops/s": mine.mixedOnCpuOpsPerSec / theirs.mixedOnCpuOpsPerSec,
   "p50 µs": mine.p50 / theirs.p50,
   "p99 µs": mine.p99 / theirs.p99,
   "p99.9 µs": mine.p999 / theirs.p999,
@@ -286,7 +357,7 @@ const runDeep = async (timerNs: number) => {
     console.log(`deep, resting ${resting}: final depth (1000 levels a side) identical in both engines: ${agree ? "yes" : "NO"}`)
   }
   printTable(
-    `matching, deep queues: seed ${SEED}, ${MIXED_OPS} mixed ops (1 cancel in 10, ~30% of places marketable); hrtime costs ${timerNs.toFixed(0)} ns`,
+    `matching, deep queues: seed ${SEED}, ${MIXED_OPS} mixed ops (1 cancel in 10, ~30% of places marketable); hrtime costs ${timerNs.toFixed(0)} ns; ${load()}`,
     rows
   )
   return results
@@ -316,18 +387,23 @@ const runOrdinary = async (timerNs: number) => {
     console.log(`ordinary, resting ${resting}: final depth identical in both engines: ${agree ? "yes" : "NO"}; ours holds ${memory.open} orders in ${mb(memory.full.storageBytes).toFixed(1)} MB of arrays (${memory.bytesPerOrder.toFixed(0)} B/order), ${mb(memory.empty.storageBytes).toFixed(2)} MB once all are cancelled`)
   }
   printTable(
-    `matching, ordinary queues: seed ${SEED}, ~${ORDERS_PER_LEVEL} orders a level, ${ORDINARY_MIXED_OPS} mixed ops (40% cancels, a quarter of places crossing), engines alternating in chunks of ${CHUNK}; peak MB: ours at R resting; empty MB: ours after cancelling all; hrtime costs ${timerNs.toFixed(0)} ns`,
+    `matching, ordinary queues: seed ${SEED}, ~${ORDERS_PER_LEVEL} orders a level, ${ORDINARY_MIXED_OPS} mixed ops (40% cancels, a quarter of places crossing), engines alternating in chunks of ${CHUNK}; peak MB: ours at R resting; empty MB: ours after cancelling all; hrtime costs ${timerNs.toFixed(0)} ns; ${load()}`,
     rows
   )
   const allocStream = ordinaryStream(SEED, 100_000, 200_000)
   const allocation = { resting: 100_000, ours: await allocationPerOp(ours, allocStream), peer: await allocationPerOp(peer, allocStream) }
   console.log(
-    `heap allocated per op, 100k resting, ordinary stream (median over ${allocation.ours.cleanChunks} and ${allocation.peer.cleanChunks} GC-free chunks of ${CHUNK}): ours ${allocation.ours.medianBytesPerOp.toFixed(2)} B, nodejs-order-book ${allocation.peer.medianBytesPerOp.toFixed(1)} B`
+    `heap allocated per op (V8 sampling heap profile over ${ALLOC_OPS} mixed ops, 100k resting, ordinary stream): ours ${allocation.ours.bytesPerOp.toFixed(3)} B (${allocation.ours.gcs} GCs meanwhile), nodejs-order-book ${allocation.peer.bytesPerOp.toFixed(0)} B (${allocation.peer.gcs} GCs)`
   )
+  console.log(`  ours' allocations by function: ${JSON.stringify(allocation.ours.topAllocators)}`)
+  console.log(`  peer's allocations by function: ${JSON.stringify(allocation.peer.topAllocators)}`)
   return { results, allocation }
 }
 
+const load = () => `load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`
+
 export const run = async (): Promise<void> => {
+  console.log(`matching bench starts; ${load()}`)
   const timerNs = timerCostNs()
   warmUp()
   const args = process.argv.slice(2)
