@@ -15,7 +15,7 @@
 // three quarters of it stand empty, the book rebuilds it at its live size (see `rebuild`).
 import type { BookSink, OrderStatus, RejectReason, Side } from "./events.ts"
 import { IntMap } from "./intmap.ts"
-import { grow, Ladder, LEVELS_MIN } from "./ladder.ts"
+import { grow, Ladder, LEVELS_MIN, LF, LF_PRICE, LF_QTY, LI, LI_HEAD, LI_TAIL } from "./ladder.ts"
 import { F, F_ID, F_OPEN, F_QTY, F_SEQ, I, I_LEVEL, I_NEXT, I_OWN_NEXT, I_OWN_PREV, I_OWNER, I_PREV, I_SIDE, NONE, OrderSlots, SLOTS_MIN } from "./slots.ts"
 import type { Snapshot, SnapshotOrder } from "./snapshot.ts"
 import { validateSnapshot } from "./snapshot.ts"
@@ -155,7 +155,7 @@ export class OrderBook {
     const own = s === BUY ? this.bids : this.asks
     let reason = this.rejectReason(order)
     const found = reason === undefined ? own.byPrice.get(price) : NONE
-    if (found !== NONE && own.qty(found) + qty > Number.MAX_SAFE_INTEGER) reason = "LEVEL_FULL"
+    if (found !== NONE && own.f[found * LF + LF_QTY]! + qty > Number.MAX_SAFE_INTEGER) reason = "LEVEL_FULL"
     if (reason !== undefined) {
       this.sink.rejected(++this.lastSeq, reason === "INVALID_REF" ? 0 : order.ref ?? 0, reason)
       return "REJECTED"
@@ -177,7 +177,7 @@ export class OrderBook {
       const level = own.levelFor(price, found)
       this.rest(id, owner, taker, s, level, qty, left, acceptedSeq)
       this.sink.status(++this.lastSeq, id, status, qty - left, left, undefined)
-      this.sink.level(++this.lastSeq, side, price, own.qty(level))
+      this.sink.level(++this.lastSeq, side, price, own.f[level * LF + LF_QTY]!)
     }
     invariant(!this.isCrossed(), "book crossed after a place")
     this.shrinkIfSparse()
@@ -201,11 +201,12 @@ export class OrderBook {
     const ladder = s === BUY ? this.bids : this.asks
     const level = i[slot * I + I_LEVEL]!
     const open = f[slot * F + F_OPEN]!
-    const levelQty = ladder.qty(level) - open
+    const lf = ladder.f
+    const levelQty = lf[level * LF + LF_QTY]! - open
     invariant(levelQty >= 0, "level quantity went negative on cancel")
-    ladder.setQty(level, levelQty)
+    lf[level * LF + LF_QTY] = levelQty
     this.sink.status(++this.lastSeq, id, "CANCELED", f[slot * F + F_QTY]! - open, 0, undefined)
-    this.sink.level(++this.lastSeq, SIDE_NAMES[s]!, ladder.price(level), levelQty)
+    this.sink.level(++this.lastSeq, SIDE_NAMES[s]!, lf[level * LF + LF_PRICE]!, levelQty)
     this.remove(slot, ladder, level)
     if (levelQty === 0) ladder.emptied()
     this.shrinkIfSparse()
@@ -293,19 +294,21 @@ export class OrderBook {
     const opp = s === BUY ? this.asks : this.bids
     const oppSide = SIDE_NAMES[1 - s]!
     const sink = this.sink
-    // No slot is allocated while matching, so the record arrays stay put.
+    // No slot or level is allocated while matching, so the record arrays stay put.
     const f = this.slots.f
     const i = this.slots.i
+    const lf = opp.f
+    const li = opp.i
     let left = qty
     let traded = 0
     let takerExpired = false
     while (left > 0 && opp.n > 0) {
       const level = opp.sorted[opp.n - 1]!
-      const levelPrice = opp.price(level)
+      const levelPrice = lf[level * LF + LF_PRICE]!
       if (s === BUY ? levelPrice > price : levelPrice < price) break
-      const levelQtyBefore = opp.qty(level)
+      const levelQtyBefore = lf[level * LF + LF_QTY]!
       let levelQty = levelQtyBefore
-      let m = opp.head(level)
+      let m = li[level * LI + LI_HEAD]!
       while (m !== NONE && left > 0) {
         const next = i[m * I + I_NEXT]!
         const makerOpen = f[m * F + F_OPEN]!
@@ -339,9 +342,9 @@ export class OrderBook {
         }
         m = next
       }
-      invariant(levelQty >= 0 && (levelQty === 0) === (opp.head(level) === NONE), "a level's total is the sum of its orders")
+      invariant(levelQty >= 0 && (levelQty === 0) === (li[level * LI + LI_HEAD] === NONE), "a level's total is the sum of its orders")
       if (levelQty === levelQtyBefore) break // EXPIRE_TAKER at the level's first order: nothing changed, no event
-      opp.setQty(level, levelQty)
+      lf[level * LF + LF_QTY] = levelQty
       sink.level(++this.lastSeq, oppSide, levelPrice, levelQty)
       if (levelQty === 0) opp.emptied()
       if (takerExpired || levelQty > 0) break
@@ -359,7 +362,9 @@ export class OrderBook {
     const i = this.slots.i
     // The hint is stale if matching expired the owner's last order (the index was released).
     const k = ownerHint !== NONE && this.ownerName[ownerHint] === owner ? ownerHint : this.intern(owner)
-    const tail = ladder.tail(level)
+    const lf = ladder.f
+    const li = ladder.i
+    const tail = li[level * LI + LI_TAIL]!
     f[slot * F + F_ID] = id
     f[slot * F + F_QTY] = qty
     f[slot * F + F_OPEN] = open
@@ -368,10 +373,10 @@ export class OrderBook {
     i[slot * I + I_LEVEL] = level
     i[slot * I + I_PREV] = tail
     i[slot * I + I_NEXT] = NONE
-    if (tail === NONE) ladder.setHead(level, slot)
+    if (tail === NONE) li[level * LI + LI_HEAD] = slot
     else i[tail * I + I_NEXT] = slot
-    ladder.setTail(level, slot)
-    ladder.setQty(level, ladder.qty(level) + open)
+    li[level * LI + LI_TAIL] = slot
+    lf[level * LF + LF_QTY] = lf[level * LF + LF_QTY]! + open
     const ownTail = this.ownTail[k]!
     i[slot * I + I_OWNER] = k
     i[slot * I + I_OWN_PREV] = ownTail
@@ -388,9 +393,10 @@ export class OrderBook {
     const i = this.slots.i
     const prev = i[slot * I + I_PREV]!
     const next = i[slot * I + I_NEXT]!
-    if (prev === NONE) ladder.setHead(level, next)
+    const li = ladder.i
+    if (prev === NONE) li[level * LI + LI_HEAD] = next
     else i[prev * I + I_NEXT] = next
-    if (next === NONE) ladder.setTail(level, prev)
+    if (next === NONE) li[level * LI + LI_TAIL] = prev
     else i[next * I + I_PREV] = prev
     const k = i[slot * I + I_OWNER]!
     const ownPrev = i[slot * I + I_OWN_PREV]!

@@ -15,15 +15,24 @@ const COMPACT_MIN_EMPTY = 64
 /** Levels a new ladder has room for, and the least it shrinks back to. */
 export const LEVELS_MIN = 256
 
-// A level record: 4 float64 = 8 int32. Float fields at h*4 + F_*, int fields at h*8 + I_*.
-const F_PRICE = 0
-const F_QTY = 1
-const I_HEAD = 4
-const I_TAIL = 5
+// A level record: 4 float64 = 8 int32. Float fields at h*LF + LF_*, int fields at h*LI + LI_*.
+// The book's hot paths index `f` and `i` directly (a call per field read did not always inline);
+// everything else goes through the accessors.
+export const LF = 4
+export const LF_PRICE = 0
+export const LF_QTY = 1
+export const LI = 8
+export const LI_HEAD = 4
+export const LI_TAIL = 5
+const F_PRICE = LF_PRICE
+const F_QTY = LF_QTY
+const I_HEAD = LI_HEAD
+const I_TAIL = LI_TAIL
 
 export class Ladder {
-  private f: Float64Array
-  private i: Int32Array
+  /** Level records; replaced when the ladder grows (only `levelFor` grows it). */
+  f: Float64Array
+  i: Int32Array
   /** Handles sorted by `sign * price` ascending: the best level is `sorted[n - 1]`. */
   sorted: Int32Array
   n = 0
