@@ -5,7 +5,6 @@ import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEn
 import { MarketLive } from "../src/exchange/market/MarketEntity.ts"
 import * as MarketActivator from "../src/exchange/markets/MarketActivator.ts"
 import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
-import * as OmniViewLive from "../src/platform/ledger/omniViewLayer.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
@@ -24,6 +23,9 @@ import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
 import * as DeskKeys from "../src/desk/keys/DeskKeys.ts"
 import * as Sessions from "../src/social/sessions/Sessions.ts"
+import { SettlementLive } from "../src/exchange/settlement/SettlementEntity.ts"
+import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
+import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
 
 /** The name a node goes by in ops, logs and Postgres' application_name (max 63 bytes). */
 export const nodeName = (config: AppConfigShape) =>
@@ -31,18 +33,24 @@ export const nodeName = (config: AppConfigShape) =>
 
 export const nodeLayer = (config: AppConfigShape) => {
   const name = nodeName(config)
-  // The chains (UtxoLedger, EvmLedgers) sit beside the other services, for entities to use. The
-  // demo world (a devnet's market assets and first markets) is made before any entity runs.
-  const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer, DemoWorld.layer,
-    MarketRegistry.layer, OmniViewLive.layer).pipe(
+  // The chains (UtxoLedger, EvmLedgers), the Omni view over the ledger and the fee sponsor sit
+  // beside the other services, for entities to use. The demo world (a devnet's market assets and
+  // first markets) is made before any entity runs.
+  const services = Layer.mergeAll(
+    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer, DemoWorld.layer,
+    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer
+  ).pipe(
     Layer.provideMerge(DevnetChains.layer),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
-  return Layer.mergeAll(exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, DevnetEntity, NodeReporter.layer).pipe(
-    Layer.provide(cluster),
+  return Layer.mergeAll(
+    exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer
+  ).pipe(
+    // Kept in the output too, so a node run inside a test process can message its entities.
+    Layer.provideMerge(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),
     Layer.provide(databaseLayer({ applicationName: name })),

@@ -16,6 +16,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> =>
     console.log(`unprocessed messages: ${view.unprocessedMessages.count} (oldest ${view.unprocessedMessages.oldestAt ?? "-"})`)
     console.log(`chains:`)
     for (const c of view.chains) console.log(`  ${c.chain.padEnd(9)} ${c.kind.padEnd(7)} ${chainState(c).padEnd(32)} ${c.node}`)
+    const sponsor = view.feeSponsor
+    console.log(`fee sponsor: ${sponsor === null ? "not reported yet" : `${sponsor.address} ${sponsor.sats === null ? "balance unknown" : `${sponsor.sats} sat spendable`} (${sponsor.node}, ${sponsor.checkedAt ?? "never read"})`}`)
   })
 
 const chainState = (c: OpsView["chains"][number]): string => {

@@ -24,6 +24,16 @@ export type ChainKind = "devnet" | "rpc"
 export const ledgerKind = (config: AppConfigShape): ChainKind => (Option.isSome(config.ledgerRpcUrl) ? "rpc" : "devnet")
 export const evmKind = (config: AppConfigShape): ChainKind => (Option.isSome(config.evmRpcUrls) ? "rpc" : "devnet")
 
+/** How often the token ledger is expected to make a block, ms: the setting, else the devnet's clock (1 s when it mines on demand), else Litecoin's 150 s. */
+export const expectedBlockMs = (config: AppConfigShape): number =>
+  Option.getOrElse(config.ledgerBlockMs, () => (ledgerKind(config) === "rpc" ? 150_000 : config.devnetBlockMs > 0 ? config.devnetBlockMs : 1_000))
+
+/**
+ * Unconfirmed ancestors a transaction may have, itself included: bitcoind and litecoind refuse
+ * more than 25 by default (`-limitancestorcount`); the devnet sets no limit.
+ */
+export const unconfirmedAncestorsMax = (config: AppConfigShape): number => (ledgerKind(config) === "rpc" ? 25 : 1_000_000)
+
 /** The EVM chains this node serves: the configured ones, or all three devnets. */
 export const evmChainsOf = (config: AppConfigShape): ReadonlyArray<EvmChain> =>
   Option.match(config.evmRpcUrls, { onNone: () => evmChainNames, onSome: (urls) => urls.map((u) => u.chain) })

@@ -63,6 +63,12 @@ export interface AppConfigShape {
   readonly devnetBlockMs: number
   /** Socket topology: accept in-process devnets, a separate chain on each node (tests, demos). */
   readonly devnetPerNode: boolean
+  /** Confirmations at which a settlement leg is final (its Settlement entity stops following it). */
+  readonly settlementFinalDepth: number
+  /** The token ledger's expected block interval, ms; unset: the devnet clock, or 150 s on a real node (ChainsLive.expectedBlockMs). */
+  readonly ledgerBlockMs: Option.Option<number>
+  /** How long after a grant's expiry its delegated key still opens, for the expiry sweep, ms (docs/exchange.md, "Settlement"). */
+  readonly sweepGraceMs: number
 }
 
 export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -166,7 +172,12 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     // EVM chain; `npm run bench -- chain`): an idle `npm start` grows ~16 MB a day, ~160 MB at 1 s.
     Config.withDefault(10_000)
   ),
-  devnetPerNode: Config.boolean(env("DEVNET_PER_NODE")).pipe(Config.withDefault(false))
+  devnetPerNode: Config.boolean(env("DEVNET_PER_NODE")).pipe(Config.withDefault(false)),
+  settlementFinalDepth: intIn("SETTLEMENT_FINAL_DEPTH", 6, 1, 1_000),
+  ledgerBlockMs: Config.option(Config.integer(env("LEDGER_BLOCK_MS")).pipe(
+    Config.validate({ message: "must be an integer from 10 to 3600000 milliseconds", validation: (ms) => ms >= 10 && ms <= 3_600_000 })
+  )),
+  sweepGraceMs: intIn("SWEEP_GRACE_MS", 60_000, 0, 3_600_000)
 }).pipe(
   // A lock that expires before its next refresh would be lost by a healthy runner.
   Config.validate({

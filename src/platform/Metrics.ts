@@ -43,3 +43,7 @@ export const chainHeight = Metric.gauge("shardline_chain_height", {
 export const chainUp = Metric.gauge("shardline_chain_up", {
   description: "1 if the chain's node answered the last probe in time, else 0, by chain"
 })
+
+export const feeSponsorSats = Metric.gauge("shardline_fee_sponsor_sats", {
+  description: "Native coin the fee sponsor can spend (confirmed plus its own pending change), satoshis, as last seen by this node"
+})

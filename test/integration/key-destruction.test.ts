@@ -21,13 +21,15 @@ import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 
 const ECPair = ECPairFactory(ecc)
 const periodMs = 1000
+/** The sweep grace (SHARDLINE_SWEEP_GRACE_MS): a key is sealed under the epoch of expiry + grace. */
+const graceMs = 2000
 let db: TestDatabase
 let node: RunningNode
 
 beforeAll(async () => {
   process.env.SHARDLINE_KEY_EPOCH_MS = String(periodMs) // read by the in-process node's key epoch store
   db = await createTestDatabase("keydestroy")
-  node = await startNode(db.url)
+  node = await startNode(db.url, { SHARDLINE_SWEEP_GRACE_MS: String(graceMs) })
 }, 90_000)
 afterAll(async () => {
   await node?.stop()
@@ -69,7 +71,7 @@ describe("key destruction", () => {
     const res = await cli(["authorizations", "grant", "--key", key.apiKey, "--asset", "BTC", "--cap", "1", "--expires-in", "15s", "--json"], env) // seconds of CLI start on a busy machine
     expect(res.stderr).toBe("")
     const granted = JSON.parse(res.stdout) as { grantId: string; expiresAt: number; delegatedAddress: string }
-    const epoch = epochOf(periodMs, granted.expiresAt)
+    const epoch = epochOf(periodMs, granted.expiresAt + graceMs)
 
     // Before expiry: the "backup" (a copy of the row) opens with the master key and the node's
     // current ratchet, and is the delegated address's key. This is what must stop working.
@@ -85,7 +87,7 @@ describe("key destruction", () => {
     const live = await databaseFiles()
     expect(filesContaining([live.keysHeap], Buffer.from(backup!.key_enc))).toEqual([live.keysHeap])
 
-    // Past the end of the expiry epoch, plus the timer's poll and the ratchet tick.
+    // Past the end of the epoch of expiry + grace, plus the timer's poll and the ratchet tick.
     await new Promise((r) => setTimeout(r, Math.max(0, (epoch + 1) * periodMs + 3000 - Date.now())))
     expect(await db.query("SELECT 1 FROM authorization_keys WHERE grant_id = $1", [granted.grantId])).toEqual([])
     const after = currentState()

@@ -7,13 +7,15 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
-import type { EvmLedgers } from "../../src/chain/evm/EvmLedger.ts"
-import type { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import type { UtxoDevnet } from "../../src/chain/ledger/devnet.ts"
 import type { AppConfigShape } from "../../src/platform/Config.ts"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
 
 
 export { configFrom, testMasterKey } from "../../harness/config.ts"
+
+/** What a running node's layer holds: its chains, services, the Omni view, the fee sponsor, Sharding. */
+export type NodeContext = Layer.Layer.Success<ReturnType<typeof nodeLayer>>
 
 export interface RunningNode {
   /** The exchange listener. */
@@ -21,8 +23,11 @@ export interface RunningNode {
   readonly deskUrl: string
   readonly socialUrl: string
   readonly config: AppConfigShape
-  /** Runs an effect against this node's own chains (its devnets, or its JSON-RPC adapters). */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, UtxoLedger | EvmLedgers>) => Promise<A>
+  /**
+   * Runs an effect inside this node: its own chains (devnets or JSON-RPC adapters), services and
+   * Sharding (entity clients). UtxoDevnet (fault injection) is there when the ledger is a devnet.
+   */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, NodeContext | UtxoDevnet>) => Promise<A>
   readonly stop: () => Promise<void>
 }
 
@@ -39,7 +44,7 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
     ...vars
   })
   // Layer.launch, keeping the built context for `run`.
-  const built = Effect.runSync(Deferred.make<Context.Context<UtxoLedger | EvmLedgers>>())
+  const built = Effect.runSync(Deferred.make<Context.Context<NodeContext>>())
   const fiber = Effect.runFork(Effect.scoped(Effect.gen(function*() {
     yield* Deferred.succeed(built, yield* Layer.build(nodeLayer(config)))
     return yield* Effect.never
@@ -62,7 +67,10 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
     deskUrl: `http://127.0.0.1:${config.deskHttpPort}`,
     socialUrl: `http://127.0.0.1:${config.socialHttpPort}`,
     config,
-    run: (effect) => Effect.runPromise(Effect.flatMap(Deferred.await(built), (context) => Effect.provide(effect, context))),
+    run: (effect) =>
+      Effect.runPromise(Effect.flatMap(Deferred.await(built), (context) =>
+        // The devnet layer adds UtxoDevnet beside UtxoLedger; ChainsLive's type only names the port.
+        Effect.provide(effect, context as Context.Context<NodeContext | UtxoDevnet>))),
     stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined)
   }
 }

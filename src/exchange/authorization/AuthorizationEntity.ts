@@ -1,21 +1,28 @@
 // The Authorization entity: holds one user's grant for one asset. It makes the delegated key
 // itself (so key material never travels in a cluster message), seals it under the key of the
-// epoch its grant expires in (KeyEpochStore.ts), commits before it answers, and schedules its own
-// durable expiry, at which the sealed key is deleted from every table; when the epoch ends the
-// key that opens it is destroyed too, so no copy of the row (WAL, backup) opens any more.
+// epoch its grant expires in, plus the sweep grace (KeyEpochStore.ts), commits before it
+// answers, and schedules its own durable expiry. It is the one owner of the delegated address:
+// it signs the grant's settlement legs (SignLegs, DelegatedWallet.ts), and when the grant ends
+// (expiry or replacement) it has the markets expire the grant's orders, signs what is still
+// unsigned, sweeps what is left back to the user (and the fee coin back to the sponsor), and only
+// then deletes the sealed key from every table; when the epoch ends the key that opens it is
+// destroyed too, so no copy of the row (WAL, backup) opens any more.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Either, Layer, Option, Schedule } from "effect"
 import { Authorization, Expire, GrantRefused, type Granted, LegsRefused } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
+import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
+import { type DelegatedWallet, makeDelegatedWallet } from "./DelegatedWallet.ts"
 import { KeyEpochs, layer as keyEpochsLayer } from "./KeyEpochStore.ts"
+import { expireInMarkets } from "./marketExpiry.ts"
 import { parseCap, parseEntityId, type PolicyInvalid } from "./policy.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -40,14 +47,27 @@ const newDelegatedKey = () => {
 
 const refused = (e: PolicyInvalid) => new GrantRefused({ message: e.message })
 
+/** How long the markets may take to expire a grant's orders: half the sweep grace, 1 to 30 s. */
+export const marketBudgetMs = (sweepGraceMs: number) => Math.min(30_000, Math.max(1_000, Math.floor(sweepGraceMs / 2)))
+/** Attempts at the sweep (each idempotent) before the key is destroyed anyway. */
+const sweepAttempts = 5
+
 export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const keys = yield* KeyEpochs
   const node = yield* NodeIdentity
+  const config = yield* AppConfig
   const self = (yield* Authorization.client)(address.entityId)
   const id = parseEntityId(address.entityId)
+  const services = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeDelegatedWallet>> | Effect.Effect.Context<ReturnType<typeof expireInMarkets>>>()
   yield* metrics.activated
+  // Grant and Expire run one at a time (they change which grant is live). SignLegs waits only for
+  // the key and its coins, so a market's SignLegs never waits behind an expiry that is waiting
+  // for that market's answer.
+  const lifecycle = yield* Effect.makeSemaphore(1)
+  const keyLock = yield* Effect.makeSemaphore(1)
+  let opened: { readonly grantId: string; readonly wallet: DelegatedWallet } | undefined
 
   const current = sql<Row>`SELECT grant_id, cap::text AS cap, expires_at, delegated_address FROM authorizations
     WHERE user_id = ${Either.isRight(id) ? id.right.userId : -1} AND asset = ${Either.isRight(id) ? id.right.asset : ""}`.pipe(
@@ -70,6 +90,47 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
       return gone.length > 0
     })
 
+  /** The live grant's wallet: its key opened once per activation (under keyLock). */
+  const walletOf = (row: Row) =>
+    Effect.gen(function*() {
+      if (opened?.grantId === row.grant_id) return opened.wallet
+      const [stored] = yield* sql<{ key_enc: string }>`SELECT key_enc FROM authorization_keys WHERE grant_id = ${row.grant_id}`.pipe(Effect.orDie)
+      if (stored === undefined) return yield* new LegsRefused({ message: `the key of grant ${row.grant_id} is gone` })
+      const wif = yield* Effect.mapError(keys.open(row.grant_id, stored.key_enc),
+        (e) => new LegsRefused({ message: `the key of grant ${row.grant_id} does not open: ${e.message}` }))
+      const pair = ECPair.fromWIF(wif, ledgerParams.network)
+      if (Either.getOrUndefined(p2pkhAddressOfPubkey(pair.publicKey)) !== row.delegated_address) {
+        return yield* Effect.dieMessage(`grant ${row.grant_id}: the sealed key is not the key of ${row.delegated_address}`)
+      }
+      const wallet = yield* Effect.provide(makeDelegatedWallet(row.delegated_address, pair.privateKey!), services)
+      opened = { grantId: row.grant_id, wallet }
+      return wallet
+    })
+
+  /**
+   * The end of a grant before its key goes: no new orders (the Market reserves only while
+   * expires_at > now()), its open orders expired by every market of its asset, its unsigned legs
+   * signed, and what is left at the delegated address swept back. Each step can run again.
+   */
+  const retire = (row: Row, asset: string, userId: number) =>
+    Effect.gen(function*() {
+      yield* sql`UPDATE authorizations SET expires_at = LEAST(expires_at, now()) WHERE grant_id = ${row.grant_id}`.pipe(Effect.orDie)
+      yield* Effect.provide(expireInMarkets(row.grant_id, asset, marketBudgetMs(config.sweepGraceMs)), services)
+      yield* keyLock.withPermits(1)(Effect.gen(function*() {
+        const wallet = yield* walletOf(row)
+        const left = yield* wallet.signAllUnsigned(row.grant_id)
+        if (left > 0) yield* wallet.failUnsigned(row.grant_id, "the grant ended before the leg could be signed (no fee coin)")
+        const swept = yield* wallet.sweep({ grantId: row.grant_id, userId, asset })
+        if (swept !== undefined && !swept.repeated) {
+          yield* Effect.logInfo("authorization swept").pipe(Effect.annotateLogs({ grantId: row.grant_id, txid: swept.txid, amount: swept.amount.toString(), to: swept.toAddress }))
+        }
+      })).pipe(
+        // A key that does not open will not open on a second try; the ledger or the database may come back.
+        Effect.retry({ schedule: Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(sweepAttempts - 1))), while: (e) => e._tag !== "LegsRefused" }),
+        Effect.catchAll((e) => Effect.logError(`grant ${row.grant_id}: not swept before its key is destroyed: ${e.message}`))
+      )
+    })
+
   const scheduleExpiry = (grantId: string, dueAtMs: number) =>
     self.Expire(new Expire({ grantId, dueAtMs }), { discard: true })
 
@@ -81,21 +142,26 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
 
   return Authorization.of({
     Grant: ({ payload }) =>
-      Effect.gen(function*() {
+      lifecycle.withPermits(1)(Effect.gen(function*() {
         const { userId, asset } = yield* Effect.mapError(id, refused)
         const cap = yield* Effect.mapError(parseCap(payload.cap), refused)
         if (payload.expiresAtMs <= Date.now()) {
           return yield* Effect.fail(new GrantRefused({ message: "expiry is in the past" }))
         }
-        const result = yield* Effect.gen(function*() {
+        const before = yield* current.pipe(Effect.orDie)
+        // The grant being replaced ends first: its orders, legs and funds are settled while its key still opens.
+        if (Option.isSome(before) && before.value.grant_id !== payload.grantId) yield* retire(before.value, asset, userId)
+        const result = yield* keyLock.withPermits(1)(Effect.gen(function*() {
           const now = yield* current
           if (Option.isSome(now) && now.value.grant_id === payload.grantId) {
             // Redelivered after a crash between commit and reply: answer with what was committed.
             return { asset, grantId: payload.grantId, cap: now.value.cap, expiresAt: now.value.expires_at.getTime(), delegatedAddress: now.value.delegated_address }
           }
           if (Option.isSome(now)) yield* destroy(now.value.grant_id, "replaced", null)
+          opened = undefined
           const key = newDelegatedKey()
-          const sealed = yield* Effect.mapError(keys.seal(payload.grantId, payload.expiresAtMs, key.wif),
+          // Sealed under the epoch of expiry + the sweep grace: the expiry sweep needs the key after the due time.
+          const sealed = yield* Effect.mapError(keys.seal(payload.grantId, payload.expiresAtMs + config.sweepGraceMs, key.wif),
             (e) => new GrantRefused({ message: `cannot seal the delegated key: ${e.message}` }))
           yield* sql`INSERT INTO authorizations (user_id, asset, grant_id, cap, expires_at, delegated_address)
             VALUES (${userId}, ${asset}, ${payload.grantId}, ${cap}, ${new Date(payload.expiresAtMs)}, ${key.address})`
@@ -105,29 +171,42 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
             ON CONFLICT (grant_id, kind) DO NOTHING`
           yield* notifyAccountChanged(userId) // every node's AccountReadModel drops the user at commit
           return { asset, grantId: payload.grantId, cap, expiresAt: payload.expiresAtMs, delegatedAddress: key.address } satisfies Granted
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die)))
         // Scheduled after the commit; if we crash before this line the grant is redelivered
         // (no reply yet), finds its row above and schedules again (the timer key dedups).
         yield* scheduleExpiry(result.grantId, result.expiresAt).pipe(Effect.orDie)
         return result
-      }).pipe(metrics.guard),
+      })).pipe(metrics.guard),
 
     Expire: ({ payload }) =>
-      Effect.gen(function*() {
+      lifecycle.withPermits(1)(Effect.gen(function*() {
         const lag = Date.now() - payload.dueAtMs
         yield* metrics.timerFired(payload.dueAtMs)
-        // A stale timer (its grant was replaced) finds nothing to delete and does nothing.
-        const destroyed = yield* destroy(payload.grantId, "expired", payload.dueAtMs).pipe(sql.withTransaction, Effect.orDie)
+        // A stale timer (its grant was replaced) finds nothing to sweep or delete and does nothing.
+        const now = yield* current.pipe(Effect.orDie)
+        if (Option.isSome(now) && now.value.grant_id === payload.grantId && Either.isRight(id)) {
+          yield* retire(now.value, id.right.asset, id.right.userId)
+        }
+        const destroyed = yield* keyLock.withPermits(1)(destroy(payload.grantId, "expired", payload.dueAtMs).pipe(sql.withTransaction, Effect.orDie))
+        if (opened?.grantId === payload.grantId) opened = undefined
         if (destroyed) {
           yield* Effect.logInfo("authorization expired").pipe(
             Effect.annotateLogs({ grantId: payload.grantId, entity: address.entityId, lagMs: lag })
           )
         }
-      }).pipe(metrics.guard),
+      })).pipe(metrics.guard),
 
-    // Filled in by the settlement work (legs signed by the key's one owner).
-    SignLegs: () => Effect.fail(new LegsRefused({ message: "leg signing is not built yet" }))
+    SignLegs: ({ payload }) =>
+      keyLock.withPermits(1)(Effect.gen(function*() {
+        const now = yield* current.pipe(Effect.mapError((e) => new LegsRefused({ message: `cannot read the grant: ${e.message}` })))
+        // Legs of a grant that has ended after its sweep cannot be signed any more (the key is gone).
+        if (Option.isNone(now) || now.value.grant_id !== payload.grantId) {
+          return yield* new LegsRefused({ message: `grant ${payload.grantId} is not live (expired or replaced); its key is gone` })
+        }
+        const wallet = yield* walletOf(now.value)
+        return yield* wallet.signLegs(payload.grantId, payload.legs)
+      })).pipe(metrics.guard)
   })
-}), { maxIdleTime: "2 minutes", concurrency: 1 }).pipe(Layer.provide(keyEpochsLayer))
+}), { maxIdleTime: "2 minutes", concurrency: "unbounded" }).pipe(Layer.provide(keyEpochsLayer))
 
 export const newGrantId = () => randomUUID()

@@ -9,6 +9,7 @@ import { shardsOwned } from "../Metrics.ts"
 import { NodeIdentity } from "../NodeIdentity.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { ChainMonitor } from "./ChainMonitor.ts"
+import { FeeSponsor } from "../ledger/FeeSponsor.ts"
 import { type NodeStats, shardGroups } from "./OpsView.ts"
 import { giveUp, initialWatch, observe } from "./ShardWatchdog.ts"
 
@@ -69,10 +70,11 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const node = yield* NodeIdentity
   const limiter = yield* RateLimiter
   const chains = yield* ChainMonitor
+  const sponsor = yield* FeeSponsor
   let watch = initialWatch
   const expectedShards = config.shardsPerGroup * shardGroups.length
   const report = Effect.gen(function*() {
-    const stats: NodeStats = { ...localStats(sharding, config.shardsPerGroup), chains: yield* chains.latest }
+    const stats: NodeStats = { ...localStats(sharding, config.shardsPerGroup), chains: yield* chains.latest, feeSponsor: yield* sponsor.latest }
     shardsOwned.unsafeUpdate(stats.shards, [])
     yield* sql`INSERT INTO ops_nodes (node, stats, updated_at) VALUES (${node.name}, ${JSON.stringify(stats)}::jsonb, now())
       ON CONFLICT (node) DO UPDATE SET stats = EXCLUDED.stats, updated_at = now()`

@@ -24,6 +24,16 @@ export interface OpsView {
   readonly unprocessedMessages: { readonly count: number; readonly oldestAt: string | null }
   /** Each node's view of each chain it uses, ledger first. */
   readonly chains: ReadonlyArray<ChainReport & { readonly node: string }>
+  /** The fee sponsor as the node that looked last saw it; null before any node reported it. */
+  readonly feeSponsor: (FeeSponsorReport & { readonly node: string }) | null
+}
+
+/** The fee sponsor's address and what it can spend (ledger/FeeSponsor.ts), satoshis as a decimal string. */
+export interface FeeSponsorReport {
+  readonly address: string
+  /** Null until this node has read it from the ledger. */
+  readonly sats: string | null
+  readonly checkedAt: string | null
 }
 
 /** One chain as a node last saw it (ops/ChainMonitor.ts). */
@@ -51,6 +61,8 @@ export interface NodeStats {
   readonly pid?: number
   /** Absent in reports from nodes older than the chains section. */
   readonly chains?: ReadonlyArray<ChainReport>
+  /** Absent in reports from nodes older than the fee sponsor. */
+  readonly feeSponsor?: FeeSponsorReport
 }
 
 const chainOrder: ReadonlyArray<ChainReport["chain"]> = ["ledger", "ethereum", "base", "bsc"]
@@ -122,6 +134,8 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
       oldestAt: backlog?.oldest ? new Date(Snowflake.timestamp(Snowflake.Snowflake(backlog.oldest))).toISOString() : null
     },
     chains: nodes.flatMap((n) => (n.stats.chains ?? []).map((c) => ({ node: n.node, ...c })))
-      .sort((a, b) => chainOrder.indexOf(a.chain) - chainOrder.indexOf(b.chain) || a.node.localeCompare(b.node))
+      .sort((a, b) => chainOrder.indexOf(a.chain) - chainOrder.indexOf(b.chain) || a.node.localeCompare(b.node)),
+    feeSponsor: nodes.flatMap((n) => (n.stats.feeSponsor === undefined ? [] : [{ node: n.node, ...n.stats.feeSponsor }]))
+      .sort((a, b) => (b.checkedAt ?? "").localeCompare(a.checkedAt ?? ""))[0] ?? null
   }
 })

@@ -1,0 +1,197 @@
+// The coins of a one-key wallet that spends its own unconfirmed change: a delegated address
+// paying many settlement legs per block, the fee sponsor funding many addresses. Pure.
+//
+// The ledger's UTXO set (`listUnspent`) lists confirmed outputs only, and still lists outputs that
+// a mempool transaction spends. So the spendable coins are: the confirmed outputs, plus the
+// outputs paying us of our own transactions that are not in a block yet, minus everything our own
+// transactions spend. Whether one of our transactions is still unconfirmed needs no ledger call:
+// it is if each of its inputs is a confirmed output (spent only in the mempool, so still listed)
+// or an output of another of our unconfirmed transactions. A transaction whose inputs are gone
+// from the UTXO set is in a block (its outputs are then in the confirmed set if unspent) or can
+// never be; either way its outputs are not counted twice and no phantom coin appears.
+//
+// Each coin carries how many unconfirmed transactions it hangs from (its own included; 0 when
+// confirmed): bitcoind-like mempools refuse a transaction with more than 25 unconfirmed
+// ancestors, so a payer stays under a limit it is given.
+import { Transaction } from "bitcoinjs-lib"
+import type { UtxoChainParams } from "../params.ts"
+import type { Utxo } from "../txBuilder.ts"
+import { spendable, type LedgerUtxo } from "./UtxoLedger.ts"
+
+export interface Coin extends Utxo {
+  /** Unconfirmed transactions this coin depends on, its own included; 0 = confirmed. */
+  readonly ancestors: number
+}
+
+/** A transaction paying us that someone else signed and that is known to be in the mempool. */
+export interface IncomingTx {
+  readonly hex: string
+  /** Its own unconfirmed ancestors, itself included, when the payer knows it (default 1). */
+  readonly ancestors?: number
+}
+
+export interface CoinSources {
+  /** Our output script. */
+  readonly script: Uint8Array
+  /** The ledger's confirmed outputs paying `script` (listUnspent). */
+  readonly confirmed: ReadonlyArray<LedgerUtxo>
+  /** Transactions this key signed, confirmed or not, in any order. */
+  readonly own: ReadonlyArray<string>
+  readonly incoming?: ReadonlyArray<IncomingTx>
+}
+
+/** The coins at most this many inputs a payment spends (a leg rarely needs more than one). */
+export const pickInputsMax = 20
+
+export const outpointOf = (u: { readonly txid: string; readonly vout: number }): string => `${u.txid}:${u.vout}`
+const txidOfInput = (hash: Uint8Array): string => Buffer.from(hash).reverse().toString("hex")
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i])
+
+interface Parsed {
+  readonly txid: string
+  readonly hex: string
+  readonly tx: Transaction
+}
+
+const parse = (hex: string): Parsed => {
+  const tx = Transaction.fromHex(hex)
+  return { txid: tx.getId(), hex, tx }
+}
+
+/** Outputs of `p` paying `script`, as coins `ancestors` deep. */
+const outputsTo = (p: Parsed, script: Uint8Array, ancestors: number): Coin[] =>
+  p.tx.outs.flatMap((o, vout) =>
+    sameBytes(o.script, script) ? [{ txid: p.txid, vout, value: o.value, script, prevTxHex: p.hex, ancestors }] : [])
+
+/** Our transactions ordered so that each comes after those whose outputs it spends (Kahn). */
+const inSpendingOrder = (txs: ReadonlyArray<Parsed>): Parsed[] => {
+  const byId = new Map(txs.map((p) => [p.txid, p]))
+  const waitingOn = new Map<string, number>()
+  const children = new Map<string, string[]>()
+  for (const p of byId.values()) {
+    const parents = new Set(p.tx.ins.map((i) => txidOfInput(i.hash)).filter((id) => byId.has(id) && id !== p.txid))
+    waitingOn.set(p.txid, parents.size)
+    for (const parent of parents) children.set(parent, [...(children.get(parent) ?? []), p.txid])
+  }
+  const ready = [...byId.keys()].filter((id) => waitingOn.get(id) === 0)
+  const out: Parsed[] = []
+  while (ready.length > 0) {
+    const id = ready.pop()!
+    out.push(byId.get(id)!)
+    for (const child of children.get(id) ?? []) {
+      const left = waitingOn.get(child)! - 1
+      waitingOn.set(child, left)
+      if (left === 0) ready.push(child)
+    }
+  }
+  return out
+}
+
+/** The spendable coins (see the header): confirmed and mature, or change of our unconfirmed transactions. */
+export const coinsOf = (sources: CoinSources, params: UtxoChainParams): Coin[] => {
+  const confirmed = new Map(spendable(sources.confirmed, params).map((u) => [outpointOf(u), u]))
+  const listed = new Set(sources.confirmed.map(outpointOf))
+  const own = sources.own.map(parse)
+  const incoming = (sources.incoming ?? []).map((t) => ({ parsed: parse(t.hex), ancestors: t.ancestors ?? 1 }))
+  const spent = new Set(own.flatMap((p) => p.tx.ins.map((i) => `${txidOfInput(i.hash)}:${i.index}`)))
+
+  // Unconfirmed ancestors of every transaction still in the mempool (or not yet sent); absent = in a block or dead.
+  const pending = new Map<string, number>()
+  for (const t of incoming) {
+    if (!t.parsed.tx.outs.some((_, vout) => listed.has(`${t.parsed.txid}:${vout}`))) pending.set(t.parsed.txid, t.ancestors)
+  }
+  for (const p of inSpendingOrder(own)) {
+    let ancestors = 1
+    let live = true
+    for (const input of p.tx.ins) {
+      const outpoint = `${txidOfInput(input.hash)}:${input.index}`
+      if (listed.has(outpoint)) continue
+      const parent = pending.get(txidOfInput(input.hash))
+      if (parent === undefined) {
+        live = false
+        break
+      }
+      ancestors += parent
+    }
+    if (live) pending.set(p.txid, ancestors)
+  }
+
+  const coins = new Map<string, Coin>()
+  for (const [outpoint, u] of confirmed) {
+    coins.set(outpoint, { txid: u.txid, vout: u.vout, value: u.value, script: u.script, prevTxHex: u.prevTxHex, ancestors: 0 })
+  }
+  for (const p of [...incoming.map((t) => t.parsed), ...own]) {
+    const ancestors = pending.get(p.txid)
+    if (ancestors === undefined) continue
+    for (const c of outputsTo(p, sources.script, ancestors)) if (!coins.has(outpointOf(c))) coins.set(outpointOf(c), c)
+  }
+  for (const outpoint of spent) coins.delete(outpoint)
+  return [...coins.values()]
+}
+
+const byFewestAncestorsThenLargest = (a: Coin, b: Coin) =>
+  a.ancestors !== b.ancestors ? a.ancestors - b.ancestors : a.value === b.value ? 0 : a.value > b.value ? -1 : 1
+
+/**
+ * A wallet's coins in memory, kept by its one owner between ledger reads: spending takes the
+ * inputs out and puts the change in, so the next payment can spend it before any block.
+ */
+export class CoinPool {
+  private readonly coins = new Map<string, Coin>()
+
+  constructor(readonly script: Uint8Array, coins: ReadonlyArray<Coin> = []) {
+    for (const c of coins) this.coins.set(outpointOf(c), c)
+  }
+
+  get size(): number {
+    return this.coins.size
+  }
+
+  total(): bigint {
+    let n = 0n
+    for (const c of this.coins.values()) n += c.value
+    return n
+  }
+
+  /** Coins that may still be spent: fewer than `ancestorsMax` unconfirmed ancestors. */
+  usable(ancestorsMax: number): ReadonlyArray<Coin> {
+    return [...this.coins.values()].filter((c) => c.ancestors < ancestorsMax)
+  }
+
+  /**
+   * Inputs covering `need` satoshis plus `feePerInput` for each input taken: one coin when one
+   * suffices (the fewest ancestors, then the largest), else the largest ones, at most
+   * `pickInputsMax`. Undefined when the usable coins do not cover it.
+   */
+  pick(need: bigint, feePerInput: bigint, ancestorsMax: number): ReadonlyArray<Coin> | undefined {
+    const usable = this.usable(ancestorsMax)
+    const single = usable.filter((c) => c.value >= need + feePerInput).sort(byFewestAncestorsThenLargest)[0]
+    if (single !== undefined) return [single]
+    const largest = [...usable].sort((a, b) => (a.value === b.value ? 0 : a.value > b.value ? -1 : 1)).slice(0, pickInputsMax)
+    const chosen: Coin[] = []
+    let total = 0n
+    for (const c of largest) {
+      chosen.push(c)
+      total += c.value
+      if (total >= need + feePerInput * BigInt(chosen.length)) return chosen
+    }
+    return undefined
+  }
+
+  /** A transaction we signed: its inputs leave the pool, its outputs paying us join it. */
+  spend(hex: string): void {
+    const p = parse(hex)
+    let ancestors = 1
+    for (const input of p.tx.ins) {
+      const outpoint = `${txidOfInput(input.hash)}:${input.index}`
+      ancestors += this.coins.get(outpoint)?.ancestors ?? 0
+      this.coins.delete(outpoint)
+    }
+    for (const c of outputsTo(p, this.script, ancestors)) this.coins.set(outpointOf(c), c)
+  }
+
+  /** A transaction paying us that someone else signed (the fee sponsor's funding). */
+  receive(hex: string, ancestors = 1): void {
+    for (const c of outputsTo(parse(hex), this.script, ancestors)) this.coins.set(outpointOf(c), c)
+  }
+}

@@ -1,0 +1,390 @@
+// The delegated address's wallet, kept by its Authorization entity (the one owner of the key):
+// it signs settlement legs and the expiry sweep. Its coins live in memory between calls
+// (coinPool.ts), so legs chain on each other's change within a block; they are rebuilt from the
+// ledger and our own rows on first use and whenever the ledger disagrees.
+//
+// A leg is signed once: its bytes and txid are committed (status 'signed') before they are
+// broadcast, the UPDATE only takes a row whose tx_hex is still NULL, and every later broadcast
+// sends the stored bytes. So a leg is never paid by two different transactions.
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Effect, Either } from "effect"
+import { type LegName, LegsRefused, type LegRef, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
+import { CoinPool, coinsOf, type IncomingTx } from "../../chain/ledger/coinPool.ts"
+import { type LedgerTxRejected, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
+import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
+import { AppConfig } from "../../platform/Config.ts"
+import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
+import { OmniView } from "../../platform/ledger/OmniView.ts"
+
+/** Legs one SignLegs may carry. */
+export const signLegsMax = 1_000
+/** Fee headroom of a leg at 1 sat/vB (one input, OP_RETURN, change and reference: about 257 vB), and per extra input. */
+export const legFeeSats = 300n
+const FEE_PER_INPUT_SATS = 150n
+/** Legs' worth of coin the sponsor sends at once, in this many outputs (parallel chains of change). */
+export const fundingLegs = 50
+export const fundingCoins = 4
+/** Below this many legs' worth left, the wallet asks the sponsor for more after a batch. */
+export const lowWaterLegs = 20
+/** Sponsor fundings to one address looked at when rebuilding its coins. */
+const fundingsWindow = 50
+/** A shortage looks at the ledger again (coins someone else sent) at most this often before asking the sponsor, ms. */
+const reloadIntervalMs = 10_000
+/** Snapshot attempts of the Omni view before a sweep gives up on a moving tip. */
+const snapshotAttemptsMax = 20
+
+export interface LegRow {
+  readonly trade_id: string
+  readonly leg: LegName
+  readonly property_id: string
+  readonly amount: string
+  readonly from_address: string
+  readonly to_address: string
+  readonly tx_hex: string | null
+  readonly txid: string | null
+  readonly status: string
+}
+
+const legColumns = "trade_id::text AS trade_id, leg, property_id::text AS property_id, amount::text AS amount, from_address, to_address, tx_hex, txid, status"
+const keyOf = (r: { readonly trade_id: string; readonly leg: string }) => `${r.trade_id}:${r.leg}`
+
+/** What the expiry sweep did. */
+export interface SweepResult {
+  readonly txid: string
+  readonly amount: bigint
+  readonly toAddress: string
+  readonly repeated: boolean
+}
+
+export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ledger = yield* UtxoLedger
+    const sponsor = yield* FeeSponsor
+    const omni = yield* OmniView
+    const config = yield* AppConfig
+    const params = ledger.params
+    const script = Either.getOrThrow(addressScript(address, params))
+    const ancestorsMax = unconfirmedAncestorsMax(config)
+    const perLegSats = params.dustSats + legFeeSats + FEE_PER_INPUT_SATS
+    let pool: CoinPool | undefined
+    let reloadedAt = 0
+
+    /** Our unfinished transactions: legs from this address and the sweep, oldest first. */
+    const ownTxs = sql<{ tx_hex: string }>`SELECT tx_hex FROM settlement_legs
+      WHERE from_address = ${address} AND status IN ('signed', 'broadcast', 'confirmed') AND tx_hex IS NOT NULL
+      UNION ALL SELECT tx_hex FROM authorization_sweeps WHERE from_address = ${address} AND tx_hex IS NOT NULL`
+
+    /** Sponsor fundings to us still in the mempool (or lost and about to be repaired by the sponsor). */
+    const pendingFundings = Effect.gen(function*() {
+      const rows = yield* sql<{ txid: string; tx_hex: string; ancestors: number }>`SELECT txid, tx_hex, ancestors FROM fee_sponsor_txs
+        WHERE to_address = ${address} AND dropped_at IS NULL ORDER BY seq DESC LIMIT ${fundingsWindow}`
+      const incoming: IncomingTx[] = []
+      for (const row of rows) {
+        const seen = yield* ledger.getTx(row.txid).pipe(
+          Effect.map((t) => t.confirmations),
+          Effect.catchTag("LedgerTxNotFound", () => Effect.succeed(0))
+        )
+        if (seen === 0) incoming.push({ hex: row.tx_hex, ancestors: row.ancestors })
+      }
+      return incoming
+    })
+
+    const reload = Effect.gen(function*() {
+      const own = yield* ownTxs
+      const incoming = yield* pendingFundings
+      const confirmed = yield* ledger.listUnspent([address])
+      pool = new CoinPool(script, coinsOf({ script, confirmed, own: own.map((r) => r.tx_hex), incoming }, params))
+      reloadedAt = Date.now()
+      return pool
+    })
+    const coins = Effect.suspend(() => (pool === undefined ? reload : Effect.succeed(pool)))
+
+    const fund = (legs: number) =>
+      Effect.gen(function*() {
+        const each = (BigInt(Math.max(legs, fundingLegs)) * perLegSats) / BigInt(fundingCoins) + 1n
+        const funding = yield* sponsor.fund(address, fundingCoins, each)
+        ;(yield* coins).receive(funding.hex, funding.ancestors)
+      })
+
+    /** Inputs for one more leg: from memory, else after a fresh look at the ledger, else after the sponsor pays. */
+    const inputsForLeg = (legsLeft: number) =>
+      Effect.gen(function*() {
+        const need = params.dustSats + legFeeSats
+        const now = (yield* coins).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
+        if (now !== undefined) return now
+        if (Date.now() - reloadedAt > reloadIntervalMs) {
+          const fresh = (yield* reload).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
+          if (fresh !== undefined) return fresh
+        }
+        yield* fund(legsLeft)
+        return (yield* coins).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
+      })
+
+    type Built = { readonly _tag: "Built"; readonly tx: BuiltTx } | { readonly _tag: "NoCoin"; readonly reason: string } | { readonly _tag: "Unbuildable"; readonly reason: string }
+
+    /** One leg's transaction, spending from the pool; never fails (a shortage is a value). */
+    const buildLeg = (row: LegRow, legsLeft: number): Effect.Effect<Built> =>
+      Effect.gen(function*() {
+        const inputs = yield* inputsForLeg(legsLeft)
+        if (inputs === undefined) return { _tag: "NoCoin", reason: `no coin at ${address} for the fee within ${ancestorsMax} unconfirmed ancestors` } as const
+        const built = buildOmni(params, {
+          inputs,
+          signer: { privateKey },
+          changeAddress: address,
+          payload: { type: "simpleSend", property: Number(row.property_id), amount: BigInt(row.amount) },
+          reference: row.to_address
+        })
+        if (Either.isLeft(built)) {
+          // Only the leg's own data can make it unbuildable for good (its receiver, its amount);
+          // anything about the coins is a shortage to retry.
+          const permanent = built.left._tag === "InvalidAddress" || built.left._tag === "InvalidOmniPayload"
+          return { _tag: permanent ? "Unbuildable" : "NoCoin", reason: built.left.message } as const
+        }
+        ;(yield* coins).spend(built.right.hex)
+        return { _tag: "Built", tx: built.right } as const
+      }).pipe(Effect.catchAll((e): Effect.Effect<Built> => Effect.succeed({ _tag: "NoCoin", reason: e.message })))
+
+    /** Broadcasts stored bytes in order; the keys of the legs the ledger took. */
+    const broadcastAll = (rows: ReadonlyArray<{ readonly trade_id: string; readonly leg: string; readonly tx_hex: string }>) =>
+      Effect.gen(function*() {
+        const taken: string[] = []
+        for (const row of rows) {
+          const ok = yield* ledger.broadcast(row.tx_hex).pipe(
+            Effect.as(true),
+            Effect.catchTag("LedgerTxRejected", (e: LedgerTxRejected) => {
+              if (e.code === "already-known") return Effect.succeed(true)
+              // The ledger disagrees with our coins (a lost parent, say): look again next time.
+              if (e.code === "missing-inputs" || e.code === "double-spend") pool = undefined
+              return Effect.logWarning(`leg ${keyOf(row)} not broadcast: ${e.code} (${e.reason}); its stored bytes are sent again later`).pipe(Effect.as(false))
+            }),
+            Effect.catchTags({
+              LedgerRpcError: (e) => Effect.logWarning(`leg ${keyOf(row)} not broadcast: ${e.message}`).pipe(Effect.as(false)),
+              LedgerInvalidInput: (e) => Effect.die(e)
+            })
+          )
+          if (ok) taken.push(keyOf(row))
+        }
+        if (taken.length > 0) {
+          const [tradeIds, legs] = [taken.map((k) => k.split(":")[0]!), taken.map((k) => k.split(":")[1]!)]
+          yield* sql`UPDATE settlement_legs l SET status = 'broadcast', broadcasts = l.broadcasts + 1, updated_at = now()
+            FROM unnest(${tradeIds}::bigint[], ${legs}::text[]) AS v(trade_id, leg)
+            WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.status = 'signed'`
+        }
+        return new Set(taken)
+      })
+
+    /**
+     * Signs the unsigned ones of `rows` (in order), commits them, then broadcasts every one still
+     * 'signed'. A leg that can never be built (a bad receiver address) is marked failed.
+     * Returns the txid of each leg that has one now, and why the others have none.
+     */
+    const sign = (rows: ReadonlyArray<LegRow>) =>
+      Effect.gen(function*() {
+        const built: Array<{ row: LegRow; tx: BuiltTx }> = []
+        const failed: Array<{ row: LegRow; reason: string }> = []
+        let shortOf: string | undefined
+        const unsigned = rows.filter((r) => r.tx_hex === null && r.status === "recorded")
+        for (const [i, row] of unsigned.entries()) {
+          const result = yield* buildLeg(row, unsigned.length - i)
+          if (result._tag === "Built") built.push({ row, tx: result.tx })
+          else if (result._tag === "Unbuildable") failed.push({ row, reason: result.reason })
+          else {
+            shortOf = result.reason
+            break
+          }
+        }
+        const stored = yield* Effect.gen(function*() {
+          const won = built.length === 0 ? [] : yield* sql<{ trade_id: string; leg: string }>`UPDATE settlement_legs l
+            SET tx_hex = v.tx_hex, txid = v.txid, status = 'signed', updated_at = now()
+            FROM unnest(${built.map((b) => b.row.trade_id)}::bigint[], ${built.map((b) => b.row.leg)}::text[],
+                        ${built.map((b) => b.tx.hex)}::text[], ${built.map((b) => b.tx.txid)}::text[]) AS v(trade_id, leg, tx_hex, txid)
+            WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.tx_hex IS NULL
+            RETURNING l.trade_id::text AS trade_id, l.leg`
+          if (failed.length > 0) {
+            yield* sql`UPDATE settlement_legs l SET status = 'failed', failure = v.reason, updated_at = now()
+              FROM unnest(${failed.map((f) => f.row.trade_id)}::bigint[], ${failed.map((f) => f.row.leg)}::text[],
+                          ${failed.map((f) => `cannot build the leg: ${f.reason}`)}::text[]) AS v(trade_id, leg, reason)
+              WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.tx_hex IS NULL`
+          }
+          return new Set(won.map(keyOf))
+        }).pipe(
+          sql.withTransaction,
+          // Not stored: the coins those transactions spent in memory are still ours.
+          Effect.onError(() => Effect.sync(() => { pool = undefined }))
+        )
+        // A row someone else signed first (a second activation during a shard move) keeps its
+        // bytes; ours are never sent, and our coins are wrong: rebuild them.
+        if (stored.size < built.length) pool = undefined
+        const fresh = new Map(built.filter((b) => stored.has(keyOf(b.row))).map((b) => [keyOf(b.row), b.tx]))
+        const latest = yield* reread(rows)
+        const toSend = [
+          ...built.filter((b) => fresh.has(keyOf(b.row))).map((b) => ({ trade_id: b.row.trade_id, leg: b.row.leg, tx_hex: b.tx.hex })),
+          ...latest.filter((r) => r.status === "signed" && r.tx_hex !== null && !fresh.has(keyOf(r))).map((r) => ({ trade_id: r.trade_id, leg: r.leg, tx_hex: r.tx_hex! }))
+        ]
+        yield* broadcastAll(toSend)
+        return { latest, shortOf }
+      })
+
+    const reread = (rows: ReadonlyArray<LegRow>) =>
+      rows.length === 0
+        ? Effect.succeed([] as LegRow[])
+        : sql<LegRow>`SELECT ${sql.literal(legColumns)} FROM settlement_legs
+            WHERE (trade_id, leg) IN (SELECT * FROM unnest(${rows.map((r) => r.trade_id)}::bigint[], ${rows.map((r) => r.leg)}::text[]))`
+
+    const topUp = Effect.gen(function*() {
+      const p = yield* coins
+      if (p.total() < BigInt(lowWaterLegs) * perLegSats) yield* fund(fundingLegs)
+    }).pipe(Effect.catchAll((e) => Effect.logWarning("delegated address top-up", e)))
+
+    const refuse = (e: SqlError.SqlError) =>
+      new LegsRefused({ message: `cannot sign now: ${e.message}` })
+
+    /** SignLegs: the legs asked for, each answered with its txid, or refused if any is left unsigned. */
+    const signLegs = (grantId: string, refs: ReadonlyArray<LegRef>) =>
+      Effect.gen(function*() {
+        if (refs.length > signLegsMax) return yield* new LegsRefused({ message: `${refs.length} legs in one request; at most ${signLegsMax}` })
+        if (refs.length === 0) return []
+        const bad = refs.find((r) => !/^\d{1,19}$/.test(r.tradeId))
+        if (bad !== undefined) return yield* new LegsRefused({ message: `trade id "${bad.tradeId.slice(0, 40)}" is not a decimal id` })
+        const rows = yield* sql<LegRow>`SELECT ${sql.literal(legColumns)} FROM settlement_legs
+          WHERE grant_id = ${grantId}
+            AND (trade_id, leg) IN (SELECT * FROM unnest(${refs.map((r) => r.tradeId)}::bigint[], ${refs.map((r) => r.leg)}::text[]))`
+        const found = new Map(rows.map((r) => [keyOf(r), r]))
+        const missing = refs.filter((r) => !found.has(`${BigInt(r.tradeId)}:${r.leg}`))
+        if (missing.length > 0) {
+          return yield* new LegsRefused({ message: `${missing.length} of the legs are not legs of grant ${grantId} (first: trade ${missing[0]!.tradeId} ${missing[0]!.leg})` })
+        }
+        for (const r of rows) {
+          // The legs of a grant are paid from its delegated address; anything else is a corrupted row.
+          if (r.from_address !== address) return yield* Effect.dieMessage(`leg ${keyOf(r)} is from ${r.from_address}, not the grant's address ${address}`)
+        }
+        const ordered = refs.map((r) => found.get(`${BigInt(r.tradeId)}:${r.leg}`)!)
+        const { latest, shortOf } = yield* sign(ordered)
+        if (shortOf === undefined) yield* topUp
+        const now = new Map(latest.map((r) => [keyOf(r), r]))
+        const answer: SignedLeg[] = []
+        for (const r of ordered) {
+          const row = now.get(keyOf(r))
+          if (row?.txid === null || row === undefined) {
+            return yield* new LegsRefused({ message: `leg ${keyOf(r)} is not signed: ${row?.status === "failed" ? "it failed to build" : shortOf ?? "unknown"}` })
+          }
+          answer.push({ tradeId: r.trade_id, leg: r.leg, txid: row.txid })
+        }
+        return answer
+      }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(refuse(e))))
+
+    /** Every leg of the grant still unsigned (the expiry's last chance); the number left unsigned. */
+    const signAllUnsigned = (grantId: string) =>
+      Effect.gen(function*() {
+        let left = 0
+        for (;;) {
+          const rows = yield* sql<LegRow>`SELECT ${sql.literal(legColumns)} FROM settlement_legs
+            WHERE grant_id = ${grantId} AND tx_hex IS NULL AND status = 'recorded' ORDER BY trade_id, leg LIMIT ${signLegsMax}`
+          if (rows.length === 0) return left
+          const { latest } = yield* sign(rows)
+          left = latest.filter((r) => r.tx_hex === null && r.status === "recorded").length
+          if (left > 0) return left
+        }
+      })
+
+    /** Marks the grant's legs that can no longer be signed as failed (the key is about to go). */
+    const failUnsigned = (grantId: string, reason: string) =>
+      sql`UPDATE settlement_legs SET status = 'failed', failure = ${reason}, updated_at = now()
+        WHERE grant_id = ${grantId} AND tx_hex IS NULL AND status = 'recorded'`
+
+    /** Sends every unfinished leg's stored bytes again, oldest first: the sweep chains on their change. */
+    const rebroadcastPending = Effect.gen(function*() {
+      const rows = yield* sql<LegRow>`SELECT ${sql.literal(legColumns)} FROM settlement_legs
+        WHERE from_address = ${address} AND status IN ('signed', 'broadcast') AND tx_hex IS NOT NULL ORDER BY updated_at, trade_id, leg`
+      yield* broadcastAll(rows.map((r) => ({ trade_id: r.trade_id, leg: r.leg, tx_hex: r.tx_hex! })))
+    })
+
+    /**
+     * What the Omni view says is left at the address for `property`, minus the legs whose
+     * transactions it has not applied yet: read at one height (the view moves in the background).
+     */
+    const remainder = (property: number) =>
+      Effect.gen(function*() {
+        yield* omni.sync
+        const legs = yield* sql<{ txid: string; amount: string }>`SELECT txid, amount::text AS amount FROM settlement_legs
+          WHERE from_address = ${address} AND property_id = ${property} AND tx_hex IS NOT NULL AND status <> 'failed'`
+        for (let attempt = 0; attempt < snapshotAttemptsMax; attempt++) {
+          const before = yield* omni.height
+          const balance = yield* omni.balance(address, property)
+          let pending = 0n
+          for (const leg of legs) if ((yield* omni.tx(leg.txid)) === undefined) pending += BigInt(leg.amount)
+          if ((yield* omni.height) !== before) continue
+          if (pending > balance) {
+            yield* Effect.logError(`sweep of ${address}: legs not yet applied (${pending}) exceed the balance (${balance}) of property ${property}; some will be invalid`)
+          }
+          return pending > balance ? 0n : balance - pending
+        }
+        return yield* Effect.dieMessage(`sweep of ${address}: the Omni view moved during ${snapshotAttemptsMax} reads`)
+      })
+
+    /**
+     * The expiry sweep: what is left of the asset goes to the user's own address and the native
+     * coin back to the fee sponsor, in one transaction, recorded (signed bytes) before it is
+     * broadcast. A second call sends the recorded bytes again. Nothing to sweep: no row.
+     */
+    const sweep = (grant: { readonly grantId: string; readonly userId: number; readonly asset: string }) =>
+      Effect.gen(function*() {
+        const [done] = yield* sql<{ tx_hex: string; txid: string; amount: string; to_address: string }>`SELECT tx_hex, txid, amount::text AS amount, to_address
+          FROM authorization_sweeps WHERE grant_id = ${grant.grantId}`
+        if (done !== undefined) {
+          yield* broadcastSweep(done.tx_hex)
+          return { txid: done.txid, amount: BigInt(done.amount), toAddress: done.to_address, repeated: true } satisfies SweepResult
+        }
+        yield* rebroadcastPending
+        const [asset] = yield* sql<{ property_id: string }>`SELECT property_id::text AS property_id FROM exchange_assets WHERE code = ${grant.asset}`
+        const [owner] = yield* sql<{ address: string }>`SELECT address FROM user_addresses WHERE user_id = ${grant.userId} ORDER BY created_at, address LIMIT 1`
+        const property = asset === undefined ? undefined : Number(asset.property_id)
+        let amount = property === undefined ? 0n : yield* remainder(property)
+        if (amount > 0n && owner === undefined) {
+          yield* Effect.logError(`sweep of ${address}: user ${grant.userId} has no address; ${amount} of ${grant.asset} stay at the delegated address`)
+          amount = 0n
+        }
+        const p = yield* reload
+        if (amount > 0n && p.total() < params.dustSats + legFeeSats + FEE_PER_INPUT_SATS * BigInt(p.size + 1)) yield* fund(1)
+        const inputs = (yield* coins).usable(Number.MAX_SAFE_INTEGER).slice(0, 500)
+        if (inputs.length === 0) return undefined
+        const built = amount > 0n
+          ? buildOmni(params, {
+            inputs,
+            signer: { privateKey },
+            changeAddress: sponsor.address,
+            payload: { type: "simpleSend", property: property!, amount },
+            reference: owner!.address
+          })
+          : buildSend(params, { inputs, signer: { privateKey }, changeAddress: sponsor.address, outputs: [{ address: sponsor.address, value: params.dustSats }] })
+        if (Either.isLeft(built)) {
+          // Dust too small to pay its own fee is left behind; anything else is a bug worth a line.
+          if (amount > 0n || built.left._tag !== "InsufficientFunds") yield* Effect.logError(`sweep of ${address}: ${built.left.message}`)
+          return undefined
+        }
+        const toAddress = amount > 0n ? owner!.address : sponsor.address
+        yield* Effect.gen(function*() {
+          yield* sql`INSERT INTO authorization_sweeps (grant_id, user_id, asset, from_address, to_address, amount, tx_hex, txid)
+            VALUES (${grant.grantId}, ${grant.userId}, ${grant.asset}, ${address}, ${toAddress}, ${amount.toString()}, ${built.right.hex}, ${built.right.txid})`
+          yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner)
+            VALUES (${grant.grantId}, ${grant.userId}, ${grant.asset}, 'swept', NULL, NULL) ON CONFLICT (grant_id, kind) DO NOTHING`
+        }).pipe(sql.withTransaction)
+        ;(yield* coins).spend(built.right.hex)
+        yield* broadcastSweep(built.right.hex)
+        return { txid: built.right.txid, amount, toAddress, repeated: false } satisfies SweepResult
+      })
+
+    const broadcastSweep = (hex: string) =>
+      ledger.broadcast(hex).pipe(
+        Effect.catchTag("LedgerTxRejected", (e) =>
+          e.code === "already-known" ? Effect.void : Effect.logError(`sweep not broadcast: ${e.code} (${e.reason}); its bytes are in authorization_sweeps`)),
+        Effect.catchTag("LedgerRpcError", (e) => Effect.logError(`sweep not broadcast: ${e.message}; its bytes are in authorization_sweeps`)),
+        Effect.asVoid
+      )
+
+    return { address, signLegs, signAllUnsigned, failUnsigned, sweep }
+  })
+
+export type DelegatedWallet = Effect.Effect.Success<ReturnType<typeof makeDelegatedWallet>>

@@ -1,0 +1,100 @@
+// Leg signing against a real node: litecoind -regtest over JSON-RPC. One SignLegs of 40 legs from
+// one delegated address: each leg is stored signed; litecoind's mempool limits (25 descendants of
+// the sponsor's unconfirmed funding) refuse some broadcasts, those legs stay 'signed', and after a
+// block their stored bytes go out unchanged. Every leg is judged valid by our Omni indexer.
+import { ECPairFactory } from "ecpair"
+import { Effect, Either } from "effect"
+import * as ecc from "tiny-secp256k1"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { SqlClient } from "@effect/sql"
+import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
+import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
+import { layerRpc } from "../../src/chain/ledger/rpcLedger.ts"
+import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
+import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
+import { makeDelegatedWallet } from "../../src/exchange/authorization/DelegatedWallet.ts"
+import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
+import { OmniView } from "../../src/platform/ledger/OmniView.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { seedLegs, walletServices } from "../../harness/walletServices.ts"
+import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+
+const ECPair = ECPairFactory(ecc)
+const LEGS = 40
+let litecoind: Litecoind
+let db: TestDatabase
+
+const keyPair = () => {
+  const k = ECPair.makeRandom({ network: ledgerParams.network })
+  return { privateKey: k.privateKey!, address: Either.getOrThrow(p2pkhAddressOfPubkey(k.publicKey, ledgerParams)) }
+}
+
+beforeAll(async () => {
+  litecoind = await startLitecoind()
+  db = await createTestDatabase("settleltc")
+}, 60_000)
+afterAll(async () => {
+  await litecoind?.stop()
+  await db?.drop()
+})
+
+describe("settlement legs on litecoind -regtest", () => {
+  it("signs a batch once; legs over the mempool's chain limit stay signed and go out after a block with the same bytes", async () => {
+    const url = new URL(litecoind.url)
+    url.username = "u"
+    url.password = "p"
+    const ledgerLayer = layerRpc({ url: url.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })
+    const scenario = Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const sponsor = yield* FeeSponsor
+      const view = yield* OmniView
+      const sql = yield* SqlClient.SqlClient
+      const burn = keyPair().address
+      const issuer = keyPair()
+      const me = keyPair()
+      const receiver = keyPair().address
+      // The operator funds the sponsor (one coinbase); an issuer makes a property and grants it to the delegated address.
+      yield* ledger.mine(1, sponsor.address)
+      yield* ledger.mine(1, issuer.address)
+      yield* ledger.mine(ledgerParams.coinbaseMaturity, burn)
+      const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
+      const created = yield* issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: "Regtest Token", url: "", data: "" })
+      yield* ledger.mine(1, burn)
+      yield* view.sync
+      const property = (yield* view.tx(created))!.propertyId!
+      yield* issuerWallet.omni({ type: "grant", property, amount: 1_000_000n, memo: "" }, me.address)
+      yield* ledger.mine(1, burn)
+      yield* view.sync
+      expect(yield* view.balance(me.address, property)).toBe(1_000_000n)
+
+      yield* seedLegs({ asset: "LTOK", property, grantId: "ltc", delegated: me.address, legs: LEGS, amount: 1000n, toAddress: receiver })
+      const refs = Array.from({ length: LEGS }, (_, i) => ({ tradeId: String(i + 1), leg: "base" as const }))
+      const wallet = yield* makeDelegatedWallet(me.address, me.privateKey)
+      const first = yield* wallet.signLegs("ltc", refs)
+      expect(first).toHaveLength(LEGS)
+      const statuses = () => sql<{ status: string; n: number }>`SELECT status, count(*)::int AS n FROM settlement_legs GROUP BY status ORDER BY status`
+      const before = yield* statuses()
+      const broadcastBefore = before.find((s) => s.status === "broadcast")?.n ?? 0
+      // litecoind took what its limits allow (at most 24 descendants of the unconfirmed funding), no more.
+      expect(broadcastBefore).toBeGreaterThan(0)
+      expect(broadcastBefore).toBeLessThan(LEGS)
+      expect(before.find((s) => s.status === "signed")?.n).toBe(LEGS - broadcastBefore)
+
+      yield* ledger.mine(1, burn)
+      // Asked again (as the Settlement entity does): the same txids, the stored bytes sent.
+      const again = yield* wallet.signLegs("ltc", refs)
+      expect(again).toEqual(first)
+      expect(yield* statuses()).toEqual([{ status: "broadcast", n: LEGS }])
+      yield* ledger.mine(1, burn)
+      yield* view.sync
+      for (const leg of first) {
+        const judged = yield* view.tx(leg.txid)
+        expect(judged?.valid, `leg ${leg.tradeId}`).toBe(true)
+      }
+      expect(yield* view.balance(receiver, property)).toBe(BigInt(LEGS) * 1000n)
+      expect(yield* view.balance(me.address, property)).toBe(1_000_000n - BigInt(LEGS) * 1000n)
+    })
+    await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, ledgerLayer, { SHARDLINE_LEDGER_RPC_URL: url.toString() }))))
+  }, 120_000)
+})

@@ -1,0 +1,281 @@
+// Settlement on the ledger devnet with a real Postgres: trades and their legs written by hand (as
+// the Market writes them), the Authorization entity signing legs from its delegated address with
+// coin from the fee sponsor, the Settlement entity following them to the final depth, a dropped
+// broadcast sent again with its stored bytes, an invalid Omni send failed with its reason, and
+// the expiry sweep that leaves nothing behind a destroyed key.
+import { randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Transaction } from "bitcoinjs-lib"
+import { ECPairFactory } from "ecpair"
+import * as ecc from "tiny-secp256k1"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Either, Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Authorization, Grant, type LegRef, SignLegs } from "../../schemas/exchange/authorization.ts"
+import { Check, Follow, Settlement } from "../../schemas/exchange/settlement.ts"
+import { UtxoDevnet } from "../../src/chain/ledger/devnet.ts"
+import { devnetDollar } from "../../src/chain/ledger/devnetFaucet.ts"
+import { ledgerParams } from "../../src/chain/params.ts"
+import { addressScript } from "../../src/chain/txBuilder.ts"
+import { makeDelegatedWallet } from "../../src/exchange/authorization/DelegatedWallet.ts"
+import { decodeState, delegatedKeysLabel, openWithState } from "../../src/exchange/authorization/keyEpochs.ts"
+import { stateFileName } from "../../src/exchange/authorization/KeyEpochStore.ts"
+import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
+import { globalId } from "../../src/exchange/markets/ids.ts"
+import { AppConfig } from "../../src/platform/Config.ts"
+import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
+import { make as secretBox } from "../../src/platform/SecretBox.ts"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { createKey } from "../../harness/keys.ts"
+import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { fundOmni, issueProperty, mine, nativeBalance, newAddress, omniBalance, until } from "../support/omniWorld.ts"
+
+const FINAL_DEPTH = 3
+const COIN = 10n ** 8n
+const dusd = devnetDollar.propertyId
+let db: TestDatabase
+let node: RunningNode
+let tok: number
+
+interface Party {
+  readonly userId: number
+  readonly own: string
+  readonly asset: string
+  readonly grantId: string
+  readonly delegated: string
+}
+let seller: Party // sells TOK: its TOK grant pays base legs
+let buyer: Party // buys with DUSD: its DUSD grant pays quote legs
+
+const grant = (userId: number, asset: string, expiresAtMs: number, grantId = randomUUID()) =>
+  node.run(Effect.gen(function*() {
+    const client = yield* Authorization.client
+    return yield* client(entityIdOf(userId, asset)).Grant(new Grant({ grantId, cap: "1000000", expiresAtMs }))
+  }))
+
+const party = async (asset: string, expiresAtMs = Date.now() + 3_600_000): Promise<Party> => {
+  const own = newAddress()
+  const { userId } = await createKey(db.url, { scopes: ["read", "trade"], addresses: [own] })
+  const g = await grant(userId, asset, expiresAtMs)
+  return { userId, own, asset, grantId: g.grantId, delegated: g.delegatedAddress }
+}
+
+const signLegs = (p: Party, legs: ReadonlyArray<LegRef>) =>
+  node.run(Effect.gen(function*() {
+    const client = yield* Authorization.client
+    return yield* client(entityIdOf(p.userId, p.asset)).SignLegs(new SignLegs({ grantId: p.grantId, legs }))
+  }))
+
+const settlement = (tradeId: string) => node.run(Effect.map(Settlement.client, (client) => client(tradeId)))
+const follow = async (tradeId: string) => (await settlement(tradeId)).Follow(new Follow({ tradeId }), { discard: true }).pipe(Effect.runPromise)
+
+let trades = 0
+/** A trade of `base` TOK sats for `quote` DUSD sats between `s` and `b`, with its two recorded legs. */
+const recordTrade = async (s: Party, b: Party, base: bigint, quote: bigint) => {
+  const tradeId = String(globalId(1, ++trades))
+  await db.query(`INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id,
+      buyer_user, seller_user, buyer_is_maker, time_ms) VALUES ($1, 1, 1, 1, $2, 1, 2, $3, $4, false, $5)`,
+  [tradeId, quote.toString(), b.userId, s.userId, Date.now()])
+  await db.query(`INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address) VALUES
+      ($1, 'base', 'TOK', $2, $3, $4, $5, $6), ($1, 'quote', 'DUSD', $7, $8, $9, $10, $11)`,
+  [tradeId, tok, base.toString(), s.grantId, s.delegated, b.own, dusd, quote.toString(), b.grantId, b.delegated, s.own])
+  return tradeId
+}
+
+interface LegRow { leg: string; status: string; txid: string | null; tx_hex: string | null; confirmations: number; block_height: number | null; broadcasts: number; failure: string | null }
+const legs = (tradeId: string) =>
+  db.query<LegRow>(`SELECT leg, status, txid, tx_hex, confirmations, block_height, broadcasts, failure FROM settlement_legs WHERE trade_id = $1 ORDER BY leg`, [tradeId])
+const untilLegs = (tradeId: string, ok: (rows: LegRow[]) => boolean, what: string) =>
+  until(async () => {
+    const rows = await legs(tradeId)
+    return ok(rows) ? rows : undefined
+  }, 30_000, `${what} (trade ${tradeId})`)
+const mempool = () => node.run(Effect.flatMap(UtxoDevnet, (d) => d.mempool))
+
+/** Mines a block at a time until every leg of the trade is settled (final or failed). */
+const settle = async (tradeId: string) => {
+  for (let i = 0; i < 20; i++) {
+    const rows = await legs(tradeId)
+    if (rows.every((r) => r.status === "final" || r.status === "failed")) return rows
+    await mine(node)
+    await new Promise((r) => setTimeout(r, 400))
+  }
+  throw new Error(`trade ${tradeId} did not settle: ${JSON.stringify(await legs(tradeId))}`)
+}
+
+beforeAll(async () => {
+  process.env.SHARDLINE_KEY_EPOCH_MS = "1000"
+  db = await createTestDatabase("settle")
+  node = await startNode(db.url, {
+    SHARDLINE_DEVNET_BLOCK_MS: "0", // blocks only when a test mines them
+    SHARDLINE_LEDGER_BLOCK_MS: "300",
+    SHARDLINE_MESSAGE_POLL_MS: "100",
+    SHARDLINE_SETTLEMENT_FINAL_DEPTH: String(FINAL_DEPTH),
+    SHARDLINE_SWEEP_GRACE_MS: "20000"
+  })
+  tok = await issueProperty(node, "Settlement Token", 1_000_000n)
+  await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('TOK', $1, 8), ('DUSD', $2, 8)`, [tok, dusd])
+  await db.query(`INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
+    VALUES (1, 'TOKDUSD', 'TOK', 'DUSD', '0.01', '0.01', '0.01', '1000000', '0.01', '9000000', '0', '0')`)
+  seller = await party("TOK")
+  buyer = await party("DUSD")
+  await fundOmni(node, seller.delegated, tok, 100n * COIN)
+  await fundOmni(node, buyer.delegated, dusd, 1000n * COIN)
+}, 120_000)
+afterAll(async () => {
+  await node?.stop()
+  await db?.drop()
+})
+
+describe("settlement", () => {
+  let first: string
+
+  it("signs a leg once, stores its bytes, broadcasts them; a second SignLegs at the same time answers the same txid", async () => {
+    first = await recordTrade(seller, buyer, 2n * COIN, 5n * COIN)
+    const ref = [{ tradeId: first, leg: "base" as const }]
+    const [a, b] = await Promise.all([signLegs(seller, ref), signLegs(seller, ref)])
+    expect(a).toEqual(b)
+    const [base] = await legs(first)
+    expect(base).toMatchObject({ status: "broadcast", broadcasts: 1, txid: a[0]!.txid })
+    expect(Transaction.fromHex(base!.tx_hex!).getId()).toBe(base!.txid)
+    expect(await mempool()).toContain(base!.txid)
+    // The fee coin came from the sponsor: a funding of the seller's delegated address is in its journal.
+    const fundings = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM fee_sponsor_txs WHERE to_address = $1`, [seller.delegated])
+    expect(Number(fundings[0]!.n)).toBeGreaterThanOrEqual(1)
+  })
+
+  it("follows a trade to the final depth: the unsigned leg is signed, then confirmations, block and the Omni judgement are recorded", async () => {
+    await follow(first)
+    const broadcast = await untilLegs(first, (rows) => rows.every((r) => r.status === "broadcast"), "both legs broadcast")
+    await mine(node)
+    await untilLegs(first, (rows) => rows.every((r) => r.status === "confirmed" && r.confirmations === 1 && r.block_height !== null), "both legs confirmed")
+    const done = await settle(first)
+    expect(done.map((r) => [r.leg, r.status])).toEqual([["base", "final"], ["quote", "final"]])
+    for (const r of done) expect(r.confirmations).toBeGreaterThanOrEqual(FINAL_DEPTH)
+    expect(done.map((r) => r.txid)).toEqual(broadcast.map((r) => r.txid)) // never re-made
+    expect(await omniBalance(node, buyer.own, tok)).toBe(2n * COIN)
+    expect(await omniBalance(node, seller.own, dusd)).toBe(5n * COIN)
+    const [f] = await db.query<{ done: boolean; checks: number }>(`SELECT done, checks FROM settlement_follows WHERE trade_id = $1`, [first])
+    expect(f!.done).toBe(true)
+    expect(f!.checks).toBeLessThanOrEqual(10) // timers paced by the expected block time, not every poll
+  })
+
+  it("a stale Check and a Follow delivered again change nothing and pay nothing twice", async () => {
+    const client = await settlement(first)
+    await Effect.runPromise(client.Check(new Check({ tradeId: first, n: 1, dueAtMs: Date.now() }), { discard: true }))
+    await Effect.runPromise(client.Check(new Check({ tradeId: first, n: Date.now() + 1e9, dueAtMs: Date.now() }), { discard: true }))
+    await new Promise((r) => setTimeout(r, 1_500))
+    const rows = await legs(first)
+    expect(rows.map((r) => r.status)).toEqual(["final", "final"])
+    expect(rows.map((r) => r.broadcasts)).toEqual([1, 1])
+    expect(await omniBalance(node, buyer.own, tok)).toBe(2n * COIN)
+  })
+
+  it("sends a dropped leg again with its stored bytes, and it settles once", async () => {
+    const tradeId = await recordTrade(seller, buyer, 1n * COIN, 2n * COIN)
+    await node.run(Effect.flatMap(UtxoDevnet, (d) => d.faults.dropBroadcasts(1)))
+    const [signed] = await signLegs(seller, [{ tradeId, leg: "base" }])
+    expect(await mempool()).not.toContain(signed!.txid) // the ledger answered and lost it
+    await follow(tradeId)
+    await until(async () => ((await mempool()).includes(signed!.txid) ? true : undefined), 10_000, "the dropped leg back in the mempool")
+    const done = await settle(tradeId)
+    expect(done.map((r) => r.status)).toEqual(["final", "final"])
+    expect(done[0]!.txid).toBe(signed!.txid)
+    expect(done[0]!.broadcasts).toBe(2)
+    expect(await omniBalance(node, buyer.own, tok)).toBe(3n * COIN)
+    expect(await omniBalance(node, seller.own, dusd)).toBe(7n * COIN)
+  })
+
+  it("fails a leg the Omni indexer judges invalid, with the indexer's reason", async () => {
+    const tradeId = await recordTrade(seller, buyer, 5_000n * COIN, 1n * COIN) // the seller's address holds 97 TOK
+    await follow(tradeId)
+    const done = await settle(tradeId)
+    expect(done.map((r) => [r.leg, r.status])).toEqual([["base", "failed"], ["quote", "final"]])
+    expect(done[0]!.failure).toMatch(/^the Omni indexer judged the send invalid: sender T\w+ has 9700000000 of property \d+, needs 500000000000$/)
+    expect(await omniBalance(node, buyer.own, tok)).toBe(3n * COIN)
+  })
+
+  it("/ops shows the fee sponsor's address and what it can spend", async () => {
+    const address = await node.run(Effect.map(FeeSponsor, (s) => s.address))
+    const sponsor = await until(async () => {
+      const view = (await (await fetch(`${node.baseUrl}/ops`)).json()) as { feeSponsor: { address: string; sats: string | null } | null }
+      return view.feeSponsor?.sats != null ? view.feeSponsor : undefined
+    }, 10_000, "the fee sponsor in /ops")
+    expect(sponsor.address).toBe(address)
+    expect(BigInt(sponsor.sats!)).toBeGreaterThan(0n)
+  })
+
+  it("at expiry, sweeps what is left to the user's address and the fee coin to the sponsor, then destroys the key", async () => {
+    const leaving = await party("TOK", Date.now() + 12_000)
+    await fundOmni(node, leaving.delegated, tok, 10n * COIN)
+    // A leg of 3 TOK still in the mempool at expiry: the sweep leaves it its tokens.
+    const tradeId = await recordTrade(leaving, buyer, 3n * COIN, 1n * COIN)
+    await signLegs(leaving, [{ tradeId, leg: "base" }])
+    const sponsor = await node.run(Effect.map(FeeSponsor, (s) => s.address))
+
+    const [sweep] = await until(async () => {
+      const rows = await db.query<{ amount: string; to_address: string; txid: string }>(
+        `SELECT amount::text AS amount, to_address, txid FROM authorization_sweeps WHERE grant_id = $1`, [leaving.grantId])
+      return rows.length > 0 ? rows : undefined
+    }, 30_000, "the sweep")
+    expect(sweep).toMatchObject({ amount: String(7n * COIN), to_address: leaving.own })
+    await until(async () => ((await db.query(`SELECT 1 FROM authorization_keys WHERE grant_id = $1`, [leaving.grantId])).length === 0 ? true : undefined), 10_000, "the key deleted")
+    const events = await db.query<{ kind: string }>(`SELECT kind FROM authorization_events WHERE grant_id = $1 ORDER BY id`, [leaving.grantId])
+    expect(events.map((e) => e.kind)).toEqual(["granted", "swept", "expired"])
+
+    // One transaction: the tokens to the user's address (the reference), the rest of the native coin to the sponsor.
+    const tx = Transaction.fromHex((await db.query<{ tx_hex: string }>(`SELECT tx_hex FROM authorization_sweeps WHERE grant_id = $1`, [leaving.grantId]))[0]!.tx_hex)
+    const paid = (address: string) => tx.outs.filter((o) => Buffer.from(o.script).equals(Buffer.from(Either.getOrThrow(addressScript(address, ledgerParams))))).map((o) => o.value)
+    expect(paid(leaving.own)).toEqual([ledgerParams.dustSats])
+    expect(paid(sponsor)).toHaveLength(1)
+    expect(paid(sponsor)[0]).toBeGreaterThan(ledgerParams.dustSats)
+    await settle(tradeId)
+    expect(await omniBalance(node, leaving.delegated, tok)).toBe(0n)
+    expect(await omniBalance(node, leaving.own, tok)).toBe(7n * COIN)
+    expect(await omniBalance(node, buyer.own, tok)).toBe(6n * COIN)
+    expect(await nativeBalance(node, leaving.delegated)).toBe(0n)
+  }, 60_000)
+
+  it("a replaced grant is swept before its key goes", async () => {
+    const own = newAddress()
+    const { userId } = await createKey(db.url, { scopes: ["read", "trade"], addresses: [own] })
+    const old = await grant(userId, "TOK", Date.now() + 3_600_000)
+    await fundOmni(node, old.delegatedAddress, tok, 4n * COIN)
+    const replacement = await grant(userId, "TOK", Date.now() + 3_600_000)
+    expect(replacement.delegatedAddress).not.toBe(old.delegatedAddress)
+    const events = await db.query<{ kind: string }>(`SELECT kind FROM authorization_events WHERE grant_id = $1 ORDER BY id`, [old.grantId])
+    expect(events.map((e) => e.kind)).toEqual(["granted", "swept", "replaced"])
+    await mine(node)
+    expect(await omniBalance(node, old.delegatedAddress, tok)).toBe(0n)
+    expect(await omniBalance(node, own, tok)).toBe(4n * COIN)
+  })
+
+  it("a sweep run again sends the bytes it recorded, never a second transaction", async () => {
+    const p = await party("DUSD")
+    await fundOmni(node, p.delegated, dusd, 3n * COIN)
+    // Open the delegated key as the node would (its key epoch file and the master key).
+    const [stored] = await db.query<{ key_enc: string }>(`SELECT key_enc FROM authorization_keys WHERE grant_id = $1`, [p.grantId])
+    const state = Either.getOrThrow(decodeState(readFileSync(join(node.config.dataDir, stateFileName), "utf8")))
+    const wif = Either.getOrThrow(openWithState(state, secretBox(Buffer.from(testMasterKey, "hex")).subkey(delegatedKeysLabel), p.grantId, stored!.key_enc))
+    const privateKey = ECPairFactory(ecc).fromWIF(wif, ledgerParams.network).privateKey!
+    const sweepTwice = Effect.gen(function*() {
+      const wallet = yield* makeDelegatedWallet(p.delegated, privateKey)
+      const once = yield* wallet.sweep({ grantId: p.grantId, userId: p.userId, asset: "DUSD" })
+      // A second wallet, as after a restart: it knows nothing but the rows.
+      const again = yield* (yield* makeDelegatedWallet(p.delegated, privateKey)).sweep({ grantId: p.grantId, userId: p.userId, asset: "DUSD" })
+      return [once, again]
+    })
+    // The node's own services, plus a pool of our own on its database and its config.
+    const [once, again] = await node.run(sweepTwice.pipe(
+      Effect.provideService(AppConfig, node.config),
+      Effect.provide(PgClient.layer({ url: Redacted.make(db.url) })),
+      Effect.scoped
+    ))
+    expect(once).toMatchObject({ amount: 3n * COIN, toAddress: p.own, repeated: false })
+    expect(again).toMatchObject({ txid: once!.txid, repeated: true })
+    await mine(node)
+    expect(await omniBalance(node, p.own, dusd)).toBe(3n * COIN)
+    expect(await omniBalance(node, p.delegated, dusd)).toBe(0n)
+  })
+})

@@ -1,0 +1,72 @@
+// Omni properties and balances on a running node's ledger devnet, for exchange tests: issue a
+// property from the faucet, fund an address, read a balance through the node's own Omni view.
+import { ECPairFactory } from "ecpair"
+import { Effect, Either } from "effect"
+import * as ecc from "tiny-secp256k1"
+import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
+import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
+import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
+import { OmniView } from "../../src/platform/ledger/OmniView.ts"
+import type { RunningNode } from "./node.ts"
+
+/** A fresh key's ledger address (its key is thrown away: a receiving address nobody spends). */
+export const newAddress = (): string => Either.getOrThrow(p2pkhAddressOfPubkey(ECPairFactory(ecc).makeRandom().publicKey))
+
+/** Mines `n` blocks (coinbases to the faucet) and waits until the node's Omni view has them. */
+export const mine = (node: RunningNode, n = 1) =>
+  node.run(Effect.gen(function*() {
+    const ledger = yield* UtxoLedger
+    yield* ledger.mine(n, devnetFaucet(ledger).address)
+    return yield* (yield* OmniView).sync
+  }))
+
+/** Issues a divisible managed property of `whole` tokens to the faucet; its id, as the node's view numbers it. */
+export const issueProperty = (node: RunningNode, name: string, whole: bigint) =>
+  node.run(Effect.gen(function*() {
+    const ledger = yield* UtxoLedger
+    const view = yield* OmniView
+    const faucet = devnetFaucet(ledger)
+    const txid = yield* faucet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "Test", subcategory: "", name, url: "", data: "" })
+    yield* ledger.mine(1, faucet.address)
+    yield* view.sync
+    const property = (yield* view.tx(txid))?.propertyId
+    if (property === undefined) return yield* Effect.dieMessage(`property ${name} was not created`)
+    yield* faucet.omni({ type: "grant", property, amount: whole * 10n ** 8n, memo: "" })
+    yield* ledger.mine(1, faucet.address)
+    yield* view.sync
+    return property
+  }))
+
+/** Sends `sats` of `property` from the faucet to `to` and mines it. */
+export const fundOmni = (node: RunningNode, to: string, property: number, sats: bigint) =>
+  node.run(Effect.gen(function*() {
+    const ledger = yield* UtxoLedger
+    const faucet = devnetFaucet(ledger)
+    yield* faucet.omni({ type: "simpleSend", property, amount: sats }, to)
+    yield* ledger.mine(1, faucet.address)
+    yield* (yield* OmniView).sync
+  }))
+
+/** The node's Omni view of `address` in `property`, after catching up with the ledger. */
+export const omniBalance = (node: RunningNode, address: string, property: number) =>
+  node.run(Effect.gen(function*() {
+    const view = yield* OmniView
+    yield* view.sync
+    return yield* view.balance(address, property)
+  }))
+
+/** Native coin (confirmed) at `address`, sats. */
+export const nativeBalance = (node: RunningNode, address: string) =>
+  node.run(Effect.map(Effect.flatMap(UtxoLedger, (l) => l.listUnspent([address])), (us) => us.reduce((n, u) => n + u.value, 0n)))
+
+/** Polls `probe` until it returns a value (not undefined), or fails after `timeoutMs`. */
+export const until = async <A>(probe: () => Promise<A | undefined>, timeoutMs = 20_000, what = "condition"): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
