@@ -115,9 +115,10 @@ beforeAll(async () => {
     SHARDLINE_SWEEP_GRACE_MS: "20000"
   })
   tok = await issueProperty(node, "Settlement Token", 1_000_000n)
-  await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('TOK', $1, 8), ('DUSD', $2, 8)`, [tok, dusd])
+  await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('TOK', $1, 8), ('DUSD', $2, 8)
+    ON CONFLICT (code) DO NOTHING`, [tok, dusd]) // the node's demo world has registered DUSD already
   await db.query(`INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
-    VALUES (1, 'TOKDUSD', 'TOK', 'DUSD', '0.01', '0.01', '0.01', '1000000', '0.01', '9000000', '0', '0')`)
+    VALUES ((SELECT coalesce(max(id), 0) + 1 FROM markets), 'TOKDUSD', 'TOK', 'DUSD', '0.01', '0.01', '0.01', '1000000', '0.01', '9000000', '0', '0')`)
   seller = await party("TOK")
   buyer = await party("DUSD")
   await fundOmni(node, seller.delegated, tok, 100n * COIN)
