@@ -34,7 +34,7 @@ export interface NodeProcess {
   readonly dispose: () => Promise<void>
 }
 
-export const spawnNode = async (vars: Record<string, string>): Promise<NodeProcess> => {
+export const spawnNode = async (vars: Record<string, string>, startTimeoutMs = nodeStartTimeoutMs): Promise<NodeProcess> => {
   const httpPort = await freePort()
   const runnerPort = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "sl-proc-"))
@@ -82,7 +82,7 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     isRunning,
     dispose
   }
-  const deadline = Date.now() + nodeStartTimeoutMs
+  const deadline = Date.now() + startTimeoutMs
   for (;;) {
     if (!isRunning()) throw new Error(`${node.name} exited during start:\n${out}`)
     try {
@@ -92,7 +92,7 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     }
     if (Date.now() > deadline) {
       await dispose()
-      throw new Error(`${node.name} did not answer /ping within ${nodeStartTimeoutMs} ms:\n${out}`)
+      throw new Error(`${node.name} did not answer /ping within ${startTimeoutMs} ms:\n${out}`)
     }
     await new Promise((r) => setTimeout(r, 200))
   }

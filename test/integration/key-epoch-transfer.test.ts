@@ -74,7 +74,9 @@ describe("key epoch transfer", () => {
     expect(lines).toHaveLength(1)
     expect(lines[0]).toContain(`no running node handed over key epoch chain ${chain!.chain_id} (table key_epoch_chain) within 10 s`)
     expect(lines[0]).toContain("a second chain would leave the 0 sealed delegated keys (table authorization_keys) unreadable")
-    expect(res.output).not.toMatch(/^\s+at /m)
+    // The refusal is the last thing said, with no stack trace under it (the node's other logs
+    // before it are not this test's business: on a loaded machine the cluster logs its own).
+    expect(res.output.slice(res.output.indexOf(lines[0]!)).trim()).toBe(lines[0]!.trim())
     // Nothing changed: the same chain, no ratchet file here, no request left behind.
     expect(await db.query("SELECT chain_id FROM key_epoch_chain")).toEqual([chain])
     expect(existsSync(join(dataDir, stateFileName))).toBe(false)

@@ -1,6 +1,7 @@
 // Entry of the PGlite child process: one PGlite on a persistent dataDir behind the multiplexer,
-// listening on 127.0.0.1, every connection asked for the password (SCRAM-SHA-256). It runs in its own process because PGlite executes queries
-// synchronously on the JS thread; here that blocks only this process, not the app's event loop.
+// listening on 127.0.0.1, every connection asked for the password (SCRAM-SHA-256). It runs in
+// its own process because PGlite executes queries synchronously on the JS thread; here that
+// blocks only this process, not the app's event loop.
 // The parent (PgliteServer.ts) controls the lifetime over IPC: "stop", or the channel closing
 // when the parent dies, shuts the database down cleanly.
 import { PGlite } from "@electric-sql/pglite"
