@@ -102,12 +102,15 @@ export class OrderBook {
   private slots = new OrderSlots(SLOTS_MIN)
   private slotOf = new IntMap(SLOTS_MIN)
 
-  // Owners with open orders, interned to small integers; each heads a list of its slots.
+  // Owners, interned to small integers; each heads a list of its slots. An owner whose last order
+  // closed keeps its entry (with an empty list) until the next rebuild: on a small book most
+  // owners come and go with their one order, and a Map delete and insert per order cost more
+  // than the entry. `liveOwners` counts the owners with open orders.
   private ownerIndex = new Map<string, number>()
   private ownerName: Array<string> = []
   private ownHead = new Int32Array(OWNERS_MIN)
   private ownTail = new Int32Array(OWNERS_MIN)
-  private freeOwners: Array<number> = []
+  private liveOwners = 0
 
   constructor(config: BookConfig, private readonly sink: BookSink) {
     invariant(isCount(config.ordersMax) && isCount(config.qtyMax), "ordersMax and qtyMax are positive safe integers")
@@ -218,7 +221,7 @@ export class OrderBook {
    * owner strings and the owner Map are not counted. For memory accounting and tests.
    */
   storageBytes(): number {
-    const owners = this.ownHead.byteLength + this.ownTail.byteLength + 8 * (this.ownerName.length + this.freeOwners.length)
+    const owners = this.ownHead.byteLength + this.ownTail.byteLength + 8 * this.ownerName.length
     return this.slots.bytes + this.slotOf.bytes + this.bids.bytes + this.asks.bytes + owners
   }
 
@@ -272,8 +275,10 @@ export class OrderBook {
     invariant(orders === this.slotOf.size, "orders on levels match the id index")
     const i = this.slots.i
     let owned = 0
+    let live = 0
     for (const [owner, k] of this.ownerIndex) {
-      invariant(this.ownerName[k] === owner && this.ownHead[k] !== NONE, "owner index points at a live list")
+      invariant(this.ownerName[k] === owner, "owner index points at its name")
+      if (this.ownHead[k] !== NONE) live++
       let prev = NONE
       for (let s = this.ownHead[k]!; s !== NONE; s = i[s * I + I_OWN_NEXT]!) {
         invariant(i[s * I + I_OWNER] === k && i[s * I + I_OWN_PREV] === prev, "owner list links")
@@ -283,6 +288,7 @@ export class OrderBook {
       invariant(this.ownTail[k] === prev, "owner list tail")
     }
     invariant(owned === this.slotOf.size, "every open order is in its owner's list")
+    invariant(live === this.liveOwners && this.ownerIndex.size === this.ownerName.length, "owner counts")
     invariant(!this.isCrossed(), "book not crossed")
   }
 
@@ -381,8 +387,10 @@ export class OrderBook {
     i[slot * I + I_OWNER] = k
     i[slot * I + I_OWN_PREV] = ownTail
     i[slot * I + I_OWN_NEXT] = NONE
-    if (ownTail === NONE) this.ownHead[k] = slot
-    else i[ownTail * I + I_OWN_NEXT] = slot
+    if (ownTail === NONE) {
+      this.ownHead[k] = slot
+      this.liveOwners++
+    } else i[ownTail * I + I_OWN_NEXT] = slot
     this.ownTail[k] = slot
     this.slotOf.set(id, slot)
   }
@@ -405,7 +413,7 @@ export class OrderBook {
     else i[ownPrev * I + I_OWN_NEXT] = ownNext
     if (ownNext === NONE) this.ownTail[k] = ownPrev
     else i[ownNext * I + I_OWN_PREV] = ownPrev
-    if (ownPrev === NONE && ownNext === NONE) this.releaseOwner(k)
+    if (ownPrev === NONE && ownNext === NONE) this.liveOwners--
     this.slotOf.delete(f[slot * F + F_ID]!)
     this.slots.release(slot)
   }
@@ -413,9 +421,8 @@ export class OrderBook {
   private intern(owner: string): number {
     const known = this.ownerIndex.get(owner)
     if (known !== undefined) return known
-    const k = this.freeOwners.pop() ?? this.ownerName.length
-    if (k === this.ownerName.length) this.ownerName.push(owner)
-    else this.ownerName[k] = owner
+    const k = this.ownerName.length
+    this.ownerName.push(owner)
     if (k >= this.ownHead.length) {
       this.ownHead = grow(this.ownHead, this.ownHead.length * 2)
       this.ownTail = grow(this.ownTail, this.ownTail.length * 2)
@@ -426,23 +433,22 @@ export class OrderBook {
     return k
   }
 
-  private releaseOwner(k: number): void {
-    this.ownerIndex.delete(this.ownerName[k]!)
-    this.ownerName[k] = ""
-    this.freeOwners.push(k)
-  }
-
   /**
    * The high-water rule: when the open orders fill less than a quarter of the record storage
    * (above its floor, SLOTS_MIN), rebuild everything at its live size. Growth doubles and this at
    * least halves, so record and index storage stay within 4× of what the open orders need, or at
    * the floor, and each rebuild, O(storage), is paid for by the quarter of the storage that
    * emptied since the last one. Level storage is rebuilt at the same time; in between it is at
-   * most twice the most levels live since, and live levels never outnumber open orders.
+   * most twice the most levels live since, and live levels never outnumber open orders. Owner
+   * entries whose orders all closed are dropped by a rebuild; one is also due when the entries
+   * outnumber both the record capacity and four times the owners with open orders, which keeps
+   * them within the record storage and pays for that rebuild with the interns since the last.
    */
   private shrinkIfSparse(): void {
-    if (this.slots.capacity > SLOTS_MIN && this.slotOf.size * 4 < this.slots.capacity) this.rebuild()
+    const capacity = this.slots.capacity
+    if (capacity > SLOTS_MIN && this.slotOf.size * 4 < capacity) this.rebuild()
     else if (this.slotOf.size === 0 && this.aboveFloor()) this.rebuild() // an empty book holds exactly the floor
+    else if (this.ownerName.length > capacity && this.ownerName.length > 4 * this.liveOwners) this.rebuild() // owners that left
   }
 
   private aboveFloor(): boolean {
@@ -505,7 +511,8 @@ export class OrderBook {
     const ownTail = new Int32Array(ownersCap)
     const at = (o: number) => (o === NONE ? NONE : moved[o]!)
     for (const [name, k] of this.ownerIndex) {
-      const k2 = ownerIndex.get(name)!
+      const k2 = ownerIndex.get(name)
+      if (k2 === undefined) continue // no open order: dropped
       ownHead[k2] = at(this.ownHead[k]!)
       ownTail[k2] = at(this.ownTail[k]!)
       for (let o = this.ownHead[k]!; o !== NONE; o = old.i[o * I + I_OWN_NEXT]!) {
@@ -521,7 +528,6 @@ export class OrderBook {
     this.ownerName = ownerName
     this.ownHead = ownHead
     this.ownTail = ownTail
-    this.freeOwners = []
   }
 
   private rejectReason(o: NewOrder): RejectReason | undefined {

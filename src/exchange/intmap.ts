@@ -3,13 +3,9 @@
 // order id → slot and price → level, where a JS Map was most of the book's time (profiled: its
 // lookups on a 500k-entry map are several dependent cache misses).
 //
-// The hash keeps runs of four consecutive keys together and scatters the runs: key k's home is
-// cell 4·mix(⌊k/4⌋) + k mod 4, with mix murmur3's finaliser. Order ids are handed out in
-// sequence, so four places in a row look up and insert into the same cache line instead of four
-// random ones (a 1M-order table is far bigger than the cache). Scattering the runs keeps keys that
-// share their low bits (ids a table size apart, both still open) from piling into one cluster,
-// which an identity hash would do. Deletion shifts back the cluster, so there are no tombstones.
-// Load stays at most one half.
+// The hash is murmur3's finaliser: keys that share their low bits (ids a table size apart, both
+// still open) must not pile into one cluster, which an identity hash would do. Deletion shifts
+// back the cluster, so there are no tombstones. Load stays at most one half.
 
 const EMPTY = 0 // keys are positive, so 0 marks a free cell
 const MIN_CAPACITY = 16
@@ -112,12 +108,11 @@ export class IntMap {
 
 const TWO_32 = 4294967296
 
-/** Home cell (before masking) of `key`: runs of four keys share a scattered run of four cells. */
+/** murmur3 fmix32 of the low 32 bits, with the high bits folded in for keys of 2^32 and above. */
 const hash = (key: number): number => {
-  const run = Math.floor(key / 4)
-  let h = run >>> 0
-  if (run >= TWO_32) h ^= Math.imul(Math.floor(run / TWO_32) >>> 0, 0x85ebca6b)
+  let h = key >>> 0
+  if (key >= TWO_32) h ^= Math.imul(Math.floor(key / TWO_32) >>> 0, 0x85ebca6b)
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
-  return (((h ^ (h >>> 16)) << 2) | (key & 3)) >>> 0
+  return (h ^ (h >>> 16)) >>> 0
 }

@@ -300,6 +300,25 @@ describe("memory", () => {
   })
 })
 
+describe("owner table", () => {
+  it("stays bounded when owners come and go, each with its one order", () => {
+    const { book } = setup({ ordersMax: 100 })
+    const floor = book.storageBytes()
+    for (let id = 1; id <= 20_000; id++) {
+      book.place(order(`w${id}`, "BUY", 100 + (id % 5), 1, id))
+      if (id > 5) book.cancel(id - 5)
+      if (id % 4000 === 0) book.checkInvariants()
+    }
+    // Entries of owners with no open order are dropped once they outnumber the record capacity (1024).
+    expect(book.storageBytes()).toBeLessThanOrEqual(floor + 32 * 1024)
+    expect(book.openOrdersOf("w7")).toEqual([])
+    expect(book.openOrdersOf("w20000").map((o) => o.id)).toEqual([20_000])
+    expect(book.place(order("w7", "SELL", 200, 1, 30_000))).toBe("NEW")
+    expect(book.openOrdersOf("w7").map((o) => o.id)).toEqual([30_000])
+    book.checkInvariants()
+  })
+})
+
 describe("reads", () => {
   it("aggregates depth: bids descending, asks ascending, limit clamped to 1..1000", () => {
     const { book } = setup({ ordersMax: 5000 })
