@@ -16,13 +16,8 @@ import { testMasterKey } from "../harness/config.ts"
 import { spawnNode } from "../harness/nodeProcess.ts"
 import { freePort } from "../harness/ports.ts"
 import { signedQuery, type Key } from "../harness/signed.ts"
-import { printTable, writeResults, type Row } from "./report.ts"
+import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
-const envInt = (name: string, fallback: number) => {
-  const v = Number(process.env[name] ?? fallback)
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer`)
-  return v
-}
 const concurrency = envInt("BENCH_HTTP_CONCURRENCY", 16)
 const durationMs = envInt("BENCH_HTTP_DURATION_MS", 5_000)
 const warmupMs = envInt("BENCH_HTTP_WARMUP_MS", 1_000)

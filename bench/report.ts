@@ -28,3 +28,10 @@ export const writeResults = (name: string, data: unknown): string => {
   console.log(`\nwrote ${file}`)
   return file
 }
+
+/** A positive integer knob from the environment (BENCH_…), or its default. */
+export const envInt = (name: string, fallback: number): number => {
+  const v = Number(process.env[name] ?? fallback)
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer`)
+  return v
+}

@@ -7,11 +7,8 @@
 // Prints a table and writes bench/results/settlement.json; never fails on timing.
 //
 // Knobs: BENCH_SETTLEMENT_BATCHES (default 8), BENCH_SETTLEMENT_BATCH (legs per SignLegs, default 500).
-import { ECPairFactory } from "ecpair"
 import { Effect, Either } from "effect"
-import * as ecc from "tiny-secp256k1"
 import { SqlClient } from "@effect/sql"
-import { p2pkhAddressOfPubkey } from "../src/chain/address.ts"
 import { CoinPool, coinsOf } from "../src/chain/ledger/coinPool.ts"
 import { devnetDollar, devnetFaucet } from "../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../src/chain/ledger/UtxoLedger.ts"
@@ -21,33 +18,23 @@ import { makeDelegatedWallet } from "../src/exchange/authorization/DelegatedWall
 import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../src/platform/ledger/OmniView.ts"
 import { createTestDatabase } from "../harness/db.ts"
-import { fundedDevnet, seedLegs, walletServices } from "../harness/walletServices.ts"
-import { printTable, writeResults, type Row } from "./report.ts"
+import { fundedDevnet, ledgerKey, seedLegs, walletServices } from "../harness/walletServices.ts"
+import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
-const envInt = (name: string, fallback: number) => {
-  const v = Number(process.env[name] ?? fallback)
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer`)
-  return v
-}
 const batches = envInt("BENCH_SETTLEMENT_BATCHES", 8)
 const batchSize = envInt("BENCH_SETTLEMENT_BATCH", 500)
 /** Legs built in memory for the builder-only figure. */
 const BUILD_ONLY = 2_000
-const ECPair = ECPairFactory(ecc)
 const perSecond = (count: number, ms: number): number => Math.round((count * 1000) / Math.max(ms, 1e-3))
 
-const keyPair = () => {
-  const k = ECPair.makeRandom({ network: params.network })
-  return { privateKey: k.privateKey!, address: Either.getOrThrow(p2pkhAddressOfPubkey(k.publicKey, params)) }
-}
 
 const measure = Effect.gen(function*() {
   const ledger = yield* UtxoLedger
   const view = yield* OmniView
   const sponsor = yield* FeeSponsor.FeeSponsor
-  const me = keyPair()
+  const me = ledgerKey()
   const total = batches * batchSize
-  yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "bench", delegated: me.address, legs: total, amount: 1000n, toAddress: keyPair().address })
+  yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "bench", delegated: me.address, legs: total, amount: 1000n, toAddress: ledgerKey().address })
   const faucet = devnetFaucet(ledger)
   yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: BigInt(total) * 1000n }, me.address)
   yield* ledger.mine(1, faucet.address)
@@ -81,7 +68,7 @@ const measure = Effect.gen(function*() {
   if (judged?.valid !== true) return yield* Effect.dieMessage(`the last leg was not judged valid: ${JSON.stringify(judged)}`)
 
   // The in-memory part alone: the coin pool picking, the builder signing, the pool taking the change.
-  const other = keyPair()
+  const other = ledgerKey()
   const otherScript = Either.getOrThrow(addressScript(other.address, params))
   yield* sponsor.fund(other.address, 1, 2_000_000_000n / 100n)
   const pool = new CoinPool(otherScript, coinsOf({ script: otherScript, confirmed: [], own: [], incoming: [{ hex: (yield* ledger.getTx((yield* sql<{ txid: string }>`SELECT txid FROM fee_sponsor_txs WHERE to_address = ${other.address}`)[0]!.txid)).hex }] }, params))

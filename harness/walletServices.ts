@@ -3,7 +3,10 @@
 // faucet, or any UtxoLedger layer such as litecoind over JSON-RPC), the fee sponsor and the Omni
 // view. For benchmarks and tests of signing and sweeping on one machine.
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { ECPairFactory } from "ecpair"
+import { Context, Effect, Either, Layer } from "effect"
+import * as ecc from "tiny-secp256k1"
+import { p2pkhAddressOfPubkey } from "../src/chain/address.ts"
 import { layerDevnet } from "../src/chain/ledger/devnet.ts"
 import { fundDevnetFaucet } from "../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../src/chain/ledger/UtxoLedger.ts"
@@ -14,6 +17,12 @@ import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
 import { configFrom, testMasterKey } from "./config.ts"
+
+/** A fresh key and its ledger address ("T…"). */
+export const ledgerKey = (): { readonly privateKey: Uint8Array; readonly address: string } => {
+  const k = ECPairFactory(ecc).makeRandom({ network: ledgerParams.network })
+  return { privateKey: k.privateKey!, address: Either.getOrThrow(p2pkhAddressOfPubkey(k.publicKey, ledgerParams)) }
+}
 
 /** A devnet mining on demand, its faucet funded and DUSD issued, as a node's ledger devnet starts. */
 export const fundedDevnet = layerDevnet(ledgerParams).pipe(Layer.tap((context) => fundDevnetFaucet(Context.get(context, UtxoLedger))))

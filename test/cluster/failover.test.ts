@@ -10,17 +10,14 @@ import { join } from "node:path"
 import { EntityId, Sharding } from "@effect/cluster"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { storageClient } from "../../cluster/topology.ts"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
 import * as ApiKeys from "../../src/exchange/auth/ApiKeys.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
-import { databaseLayer } from "../../src/platform/database/Database.ts"
 import type { OpsView } from "../../src/platform/ops/OpsView.ts"
-import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
-import { configFrom, testMasterKey } from "../support/node.ts"
+import { clusterClientLayer } from "../support/clusterClient.ts"
+import { testMasterKey } from "../support/node.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 
 /** The bounds under test (issue 2, points 5 and 9), as invariants with headroom. */
@@ -57,15 +54,7 @@ let nodes: Array<NodeProcess> = []
 let client: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof clientLayer>>, never> | undefined
 
 /** This process as a storage-only cluster client (like the CLI) with API keys. */
-const clientLayer = (databaseUrl: string) => {
-  const config = configFrom({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey })
-  return Layer.mergeAll(ApiKeys.layer, storageClient(config)).pipe(
-    Layer.provideMerge(SecretBox.layer),
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:failover-test" })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config)),
-    Layer.orDie
-  )
-}
+const clientLayer = (databaseUrl: string) => clusterClientLayer(databaseUrl, "shardline:failover-test")
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

@@ -7,14 +7,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ECPairFactory } from "ecpair"
 import { Effect, Either, Layer, ManagedRuntime } from "effect"
-import * as ecc from "tiny-secp256k1"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { storageClient } from "../../cluster/topology.ts"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { Follow, Settlement } from "../../schemas/exchange/settlement.ts"
-import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
 import { type BlockConsumer, syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
@@ -24,38 +20,24 @@ import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
 import * as ApiKeys from "../../src/exchange/auth/ApiKeys.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
-import { databaseLayer } from "../../src/platform/database/Database.ts"
-import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { clusterClientLayer } from "../support/clusterClient.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
-import { configFrom, testMasterKey } from "../support/node.ts"
+import { testMasterKey } from "../support/node.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { ledgerKey } from "../../harness/walletServices.ts"
 
 const TRADES = 40
 const BASE = 1_000n
 const QUOTE = 2_000n
-const ECPair = ECPairFactory(ecc)
 let litecoind: Litecoind
 let db: TestDatabase
 let dataDir: string
 const nodes: Array<NodeProcess> = []
 let client: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof clientLayer>>, never> | undefined
 
-const clientLayer = (databaseUrl: string) => {
-  const config = configFrom({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey })
-  return Layer.mergeAll(ApiKeys.layer, storageClient(config)).pipe(
-    Layer.provideMerge(SecretBox.layer),
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:settlement-kill-test" })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config)),
-    Layer.orDie
-  )
-}
+const clientLayer = (databaseUrl: string) => clusterClientLayer(databaseUrl, "shardline:settlement-kill-test")
 
-const keyPair = () => {
-  const k = ECPair.makeRandom({ network: ledgerParams.network })
-  return { privateKey: k.privateKey!, address: Either.getOrThrow(p2pkhAddressOfPubkey(k.publicKey, ledgerParams)) }
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const waitFor = async <A>(what: string, timeoutMs: number, probe: () => Promise<A | undefined>, everyMs = 200): Promise<A> => {
   const deadline = Date.now() + timeoutMs
@@ -111,12 +93,12 @@ describe("settlement across kill -9", () => {
     client = ManagedRuntime.make(clientLayer(db.url))
     const ledger = makeRpcLedger({ url: url.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })
     const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-    const burn = keyPair().address
+    const burn = ledgerKey().address
 
     // The operator funds the sponsor; an issuer makes two properties.
     const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
       (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
-    const issuer = keyPair()
+    const issuer = ledgerKey()
     await run(ledger.mine(1, sponsor))
     await run(ledger.mine(1, issuer.address))
     await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
@@ -131,7 +113,7 @@ describe("settlement across kill -9", () => {
     const [tokA, tokB] = [await issue("Kill A"), await issue("Kill B")]
 
     // Two users with addresses and grants (through cluster storage, as the CLI sends them).
-    const [sellerOwn, buyerOwn] = [keyPair().address, keyPair().address]
+    const [sellerOwn, buyerOwn] = [ledgerKey().address, ledgerKey().address]
     const users = await client.runPromise(Effect.gen(function*() {
       const keys = yield* ApiKeys.ApiKeys
       const s = yield* keys.create({ scopes: ["read", "trade"], addresses: [sellerOwn] })

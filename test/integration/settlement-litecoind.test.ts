@@ -2,12 +2,9 @@
 // one delegated address: each leg is stored signed; litecoind's mempool limits (25 descendants of
 // the sponsor's unconfirmed funding) refuse some broadcasts, those legs stay 'signed', and after a
 // block their stored bytes go out unchanged. Every leg is judged valid by our Omni indexer.
-import { ECPairFactory } from "ecpair"
-import { Effect, Either } from "effect"
-import * as ecc from "tiny-secp256k1"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SqlClient } from "@effect/sql"
-import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { layerRpc } from "../../src/chain/ledger/rpcLedger.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
@@ -17,18 +14,13 @@ import { makeDelegatedWallet } from "../../src/exchange/authorization/DelegatedW
 import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
-import { seedLegs, walletServices } from "../../harness/walletServices.ts"
+import { ledgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
 
-const ECPair = ECPairFactory(ecc)
 const LEGS = 40
 let litecoind: Litecoind
 let db: TestDatabase
 
-const keyPair = () => {
-  const k = ECPair.makeRandom({ network: ledgerParams.network })
-  return { privateKey: k.privateKey!, address: Either.getOrThrow(p2pkhAddressOfPubkey(k.publicKey, ledgerParams)) }
-}
 
 beforeAll(async () => {
   litecoind = await startLitecoind()
@@ -50,10 +42,10 @@ describe("settlement legs on litecoind -regtest", () => {
       const sponsor = yield* FeeSponsor
       const view = yield* OmniView
       const sql = yield* SqlClient.SqlClient
-      const burn = keyPair().address
-      const issuer = keyPair()
-      const me = keyPair()
-      const receiver = keyPair().address
+      const burn = ledgerKey().address
+      const issuer = ledgerKey()
+      const me = ledgerKey()
+      const receiver = ledgerKey().address
       // The operator funds the sponsor (one coinbase); an issuer makes a property and grants it to the delegated address.
       yield* ledger.mine(1, sponsor.address)
       yield* ledger.mine(1, issuer.address)

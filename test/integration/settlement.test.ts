@@ -197,6 +197,27 @@ describe("settlement", () => {
     expect(await omniBalance(node, buyer.own, tok)).toBe(3n * COIN)
   })
 
+  it("a leg whose block is reorged away and lost is sent again with its stored bytes", async () => {
+    const tradeId = await recordTrade(seller, buyer, 1n * COIN, 1n * COIN)
+    await follow(tradeId)
+    const sent = await untilLegs(tradeId, (rows) => rows.every((r) => r.status === "broadcast"), "both legs broadcast")
+    await mine(node)
+    const confirmed = await untilLegs(tradeId, (rows) => rows.every((r) => r.status === "confirmed"), "both legs confirmed")
+    // The block goes; its transactions are lost rather than taken back into the mempool.
+    await node.run(Effect.flatMap(UtxoDevnet, (d) => d.faults.reorg({ depth: 1, orphanedTxs: "drop" })))
+    await until(async () => {
+      const pool = await mempool()
+      return sent.every((r) => pool.includes(r.txid!)) ? true : undefined
+    }, 15_000, "both legs back in the mempool")
+    const done = await settle(tradeId)
+    expect(done.map((r) => r.status)).toEqual(["final", "final"])
+    expect(done.map((r) => r.txid)).toEqual(sent.map((r) => r.txid))
+    expect(done.map((r) => r.broadcasts)).toEqual([2, 2])
+    done.forEach((r, i) => expect(r.block_height).toBeGreaterThan(confirmed[i]!.block_height!))
+    expect(await omniBalance(node, buyer.own, tok)).toBe(4n * COIN)
+    expect(await omniBalance(node, seller.own, dusd)).toBe(9n * COIN)
+  })
+
   it("/ops shows the fee sponsor's address and what it can spend", async () => {
     const address = await node.run(Effect.map(FeeSponsor, (s) => s.address))
     const sponsor = await until(async () => {
@@ -234,7 +255,7 @@ describe("settlement", () => {
     await settle(tradeId)
     expect(await omniBalance(node, leaving.delegated, tok)).toBe(0n)
     expect(await omniBalance(node, leaving.own, tok)).toBe(7n * COIN)
-    expect(await omniBalance(node, buyer.own, tok)).toBe(6n * COIN)
+    expect(await omniBalance(node, buyer.own, tok)).toBe(7n * COIN)
     expect(await nativeBalance(node, leaving.delegated)).toBe(0n)
   }, 60_000)
 

@@ -1,17 +1,15 @@
 // Omni properties and balances on a running node's ledger devnet, for exchange tests: issue a
 // property from the faucet, fund an address, read a balance through the node's own Omni view.
-import { ECPairFactory } from "ecpair"
-import { Effect, Either } from "effect"
-import * as ecc from "tiny-secp256k1"
-import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
+import { Effect } from "effect"
 import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
+import { ledgerKey } from "../../harness/walletServices.ts"
 import type { RunningNode } from "./node.ts"
 
 /** A fresh key's ledger address (its key is thrown away: a receiving address nobody spends). */
-export const newAddress = (): string => Either.getOrThrow(p2pkhAddressOfPubkey(ECPairFactory(ecc).makeRandom().publicKey))
+export const newAddress = (): string => ledgerKey().address
 
 /** Mines `n` blocks (coinbases to the faucet) and waits until the node's Omni view has them. */
 export const mine = (node: RunningNode, n = 1) =>

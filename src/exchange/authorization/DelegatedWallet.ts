@@ -7,7 +7,7 @@
 // broadcast, the UPDATE only takes a row whose tx_hex is still NULL, and every later broadcast
 // sends the stored bytes. So a leg is never paid by two different transactions.
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect, Either } from "effect"
+import { Data, Effect, Either } from "effect"
 import { type LegName, LegsRefused, type LegRef, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { CoinPool, coinsOf, type IncomingTx } from "../../chain/ledger/coinPool.ts"
 import { type LedgerTxRejected, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
@@ -33,6 +33,9 @@ const fundingsWindow = 50
 const reloadIntervalMs = 10_000
 /** Snapshot attempts of the Omni view before a sweep gives up on a moving tip. */
 const snapshotAttemptsMax = 20
+
+/** The Omni view has not caught up with the ledger: a sweep read now could leave tokens behind. */
+export class ViewBehind extends Data.TaggedError("ViewBehind")<{ readonly message: string }> {}
 
 export interface LegRow {
   readonly trade_id: string
@@ -307,9 +310,14 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
      */
     const remainder = (property: number) =>
       Effect.gen(function*() {
-        yield* omni.sync
+        const reached = yield* omni.sync
+        const tip = yield* ledger.tip
+        if (reached < tip.height) {
+          return yield* new ViewBehind({ message: `the Omni view is at ${reached}, the ledger at ${tip.height}; the sweep waits for it` })
+        }
+        // Final legs are deep in blocks the view has applied; failed ones never move tokens.
         const legs = yield* sql<{ txid: string; amount: string }>`SELECT txid, amount::text AS amount FROM settlement_legs
-          WHERE from_address = ${address} AND property_id = ${property} AND tx_hex IS NOT NULL AND status <> 'failed'`
+          WHERE from_address = ${address} AND property_id = ${property} AND status IN ('signed', 'broadcast', 'confirmed')`
         for (let attempt = 0; attempt < snapshotAttemptsMax; attempt++) {
           const before = yield* omni.height
           const balance = yield* omni.balance(address, property)

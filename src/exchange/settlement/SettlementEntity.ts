@@ -15,6 +15,7 @@ import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { expectedBlockMs } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
+import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { entityIdOf } from "../authorization/policy.ts"
 import { afterSighting, isSettled, type LegStatus, nextCheckInMs, type Sighting } from "./legState.ts"
@@ -44,6 +45,7 @@ export const SettlementLive = Settlement.toLayer(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const ledger = yield* UtxoLedger
   const omni = yield* OmniView
+  const sponsor = yield* FeeSponsor
   const config = yield* AppConfig
   const self = (yield* Settlement.client)(address.entityId)
   const authorization = yield* Authorization.client
@@ -108,7 +110,15 @@ export const SettlementLive = Settlement.toLayer(Effect.gen(function*() {
       if (update.rebroadcast) {
         sent = yield* ledger.broadcast(row.tx_hex).pipe(
           Effect.as(1),
-          Effect.catchAll((e) => Effect.logWarning(`trade ${tradeId} ${row.leg}: rebroadcast of ${row.txid} refused: ${"reason" in e ? e.reason : e.message}`).pipe(Effect.as(0)))
+          Effect.catchAll((e) =>
+            Effect.gen(function*() {
+              yield* Effect.logWarning(`trade ${tradeId} ${row.leg}: rebroadcast of ${row.txid} refused: ${"reason" in e ? e.reason : e.message}`)
+              // A parent is missing: the sponsor's funding may be lost too (dropped, or reorged out).
+              // Its bytes go back first; the leg's own parents are other legs, sent by their checks.
+              if (e._tag !== "LedgerTxRejected" || e.code !== "missing-inputs") return 0
+              yield* sponsor.repair
+              return yield* ledger.broadcast(row.tx_hex!).pipe(Effect.as(1), Effect.orElseSucceed(() => 0))
+            }))
         )
         if (sent === 1) yield* Effect.logInfo(`trade ${tradeId} ${row.leg}: ${row.txid} was not on the ledger; sent its stored bytes again`)
       }

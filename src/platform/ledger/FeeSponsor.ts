@@ -29,6 +29,8 @@ export const journalWindowMax = 500
 export const fundingCoinsMax = 50
 /** What the devnet sponsor is given from the faucet at start (and again at a start that finds it below half), sats. */
 export const devnetFloatSats = 20n * 100_000_000n
+/** A repair asked for within this long of the last one is skipped (many legs may ask after one reorg), ms. */
+export const repairMinIntervalMs = 1_000
 /** How often a node reads the sponsor's balance again for /ops and /metrics, ms. */
 export const balanceRefreshMs = 60_000
 /** Fee headroom when choosing coins at 1 sat/vB: per transaction plus per output, and per input. */
@@ -57,7 +59,11 @@ export interface FeeSponsorShape {
   readonly fund: (to: string, coins: number, each: bigint) => Effect.Effect<Funding, SponsorRefused>
   /** Sats the sponsor can spend now (confirmed plus its pending change). */
   readonly balance: Effect.Effect<bigint, SponsorRefused>
-  /** Sends again what the ledger lost; marks dropped what can never be valid. Never fails. */
+  /**
+   * Sends again what the ledger lost (a funding dropped, or reorged out and not taken back),
+   * oldest first; marks dropped what can never be valid. At most once per repairMinIntervalMs.
+   * Never fails.
+   */
   readonly repair: Effect.Effect<void>
   /** The balance as last read (no I/O): for /ops. */
   readonly latest: Effect.Effect<FeeSponsorReport>
@@ -97,7 +103,8 @@ export const make = Effect.gen(function*() {
 
   const markDropped = (txid: string) => sql`UPDATE fee_sponsor_txs SET dropped_at = now() WHERE txid = ${txid}`
 
-  const repair: FeeSponsorShape["repair"] = locked(Effect.gen(function*() {
+  let repairedAt = 0
+  const repairNow = locked(Effect.gen(function*() {
     const rows = yield* sql<{ txid: string; tx_hex: string }>`SELECT txid, tx_hex FROM fee_sponsor_txs
       WHERE dropped_at IS NULL AND created_at > now() - interval '1 day' ORDER BY seq DESC LIMIT ${journalWindowMax}`
     // Oldest first: a parent goes back into the mempool before its children.
@@ -112,6 +119,8 @@ export const make = Effect.gen(function*() {
       )
     }
   })).pipe(Effect.catchAll((e) => Effect.logWarning("fee sponsor repair", e)))
+  const repair: FeeSponsorShape["repair"] = Effect.suspend(() =>
+    Date.now() - repairedAt < repairMinIntervalMs ? Effect.void : repairNow.pipe(Effect.ensuring(Effect.sync(() => { repairedAt = Date.now() }))))
 
   /** Broadcasts a stored funding; a lost parent is sent again first, once. */
   const send = (funding: Funding) => {

@@ -205,6 +205,25 @@ describe("devnet fault injection: reorg", () => {
     expect(await run(d.mempool)).toEqual([])
   })
 
+  it("a chain spent inside one block leaves nothing behind when the block is reorged out and dropped", async () => {
+    const { d, ledger, alice, bob } = devnet()
+    const [input] = await fund(d, alice)
+    const parent = pay(alice, input!, alice, COIN)
+    const child = ok(buildSend(ledgerParams, {
+      inputs: [{ txid: parent.txid, vout: 0, value: COIN, script: alice.script, prevTxHex: parent.hex }],
+      signer: { privateKey: alice.privateKey }, changeAddress: alice.address, outputs: [{ address: bob.address, value: COIN / 2n }]
+    }))
+    await run(ledger.broadcast(parent.hex))
+    await run(ledger.broadcast(child.hex))
+    await run(ledger.mine(1, bob.address))
+    const outcome = await run(d.faults.reorg({ depth: 1, orphanedTxs: "drop" }))
+    expect(outcome.dropped).toEqual([parent.txid, child.txid])
+    // The parent's output existed only inside that block: the child cannot come back alone.
+    expect(await failure(ledger.broadcast(child.hex))).toMatchObject({ _tag: "LedgerTxRejected", code: "missing-inputs" })
+    expect(await run(ledger.broadcast(parent.hex))).toBe(parent.txid)
+    expect(await run(ledger.broadcast(child.hex))).toBe(child.txid)
+  })
+
   it("refuses a reorg deeper than the chain", async () => {
     const { d } = devnet()
     expect(await failure(d.faults.reorg({ depth: 1 }))).toMatchObject({ _tag: "LedgerInvalidInput", field: "depth" })

@@ -311,7 +311,10 @@ export class DevnetChain {
       tx.outs.forEach((_, vout) => this.coins.delete(outpointKey(txid, vout)))
       this.confirmed.delete(txid)
     }
-    for (const coin of block.undo) this.coins.set(outpointKey(coin.txid, coin.vout), coin)
+    // The undo data lists every coin the block spent, including outputs of its own earlier
+    // transactions (a chain inside one block): those did not exist before the block and stay gone.
+    const created = new Set(parsed.map((tx) => tx.getId()))
+    for (const coin of block.undo) if (!created.has(coin.txid)) this.coins.set(outpointKey(coin.txid, coin.vout), coin)
     const txs = parsed.slice(1).map((tx, i) => ({ tx, hex: block.hexes[i + 1]!, fee: 0n, vsize: tx.virtualSize() }))
     return { hash: block.hash, txs }
   }
