@@ -34,7 +34,16 @@ export interface NodeProcess {
   readonly dispose: () => Promise<void>
 }
 
-export const spawnNode = async (vars: Record<string, string>): Promise<NodeProcess> => {
+export interface SpawnOptions {
+  /** The entry script instead of cluster/main.ts (a bench's own wrapper around the node layer). */
+  readonly script?: string
+  /** Node flags before `--import tsx` (e.g. --cpu-prof). */
+  readonly execArgv?: ReadonlyArray<string>
+  /** Open an IPC channel to the child (child.send / process.on("message")). */
+  readonly ipc?: boolean
+}
+
+export const spawnNode = async (vars: Record<string, string>, options: SpawnOptions = {}): Promise<NodeProcess> => {
   const httpPort = await freePort()
   const runnerPort = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "sl-proc-"))
@@ -52,10 +61,10 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     SHARDLINE_DEVNET_PER_NODE: "true",
     ...vars
   }
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), "--import", "tsx", options.script ?? join(root, "cluster", "main.ts")], {
     cwd: root,
     env,
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: options.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
   })
   let out = ""
   const append = (chunk: Buffer) => {
