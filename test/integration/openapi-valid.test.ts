@@ -74,7 +74,7 @@ describe("OpenAPI documents", () => {
     }
     // FULL, RESULT or ACK (newOrderRespType): every shape carries the order id as a string.
     const response = resolve(doc, post.responses["200"].content["application/json"].schema)
-    const shapes = (response.anyOf ?? [response]).map((s: unknown) => resolve(doc, s))
+    const shapes = (response.anyOf ?? [response]).map((s: Doc) => resolve(doc, s))
     expect(shapes).toHaveLength(3)
     for (const shape of shapes) expect(resolve(doc, shape.properties.orderId).type).toBe("string")
   })

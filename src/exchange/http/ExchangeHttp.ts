@@ -22,9 +22,10 @@ export const exchangeDecodeError = (error: HttpApiDecodeError) => {
   const name = String(issue?.path[0] ?? "parameter").slice(0, 40)
   if (issue === undefined || issue._tag === "Missing") return apiError(-1102, messages.missing(name))
   if (/actual \[/.test(issue.message)) return apiError(-1101, `Duplicate values for parameter '${name}'.`)
-  // A literal union reports one issue per member ("Expected \"BUY\", actual …"): list the members.
+  // A literal union reports one issue per member ("Expected \"BUY\", actual …"): list the members
+  // (an optional parameter's union also has `undefined`, which is not a value one can send).
   const legal = [...new Set(error.issues.filter((i) => String(i.path[0]) === String(issue.path[0])).map((i) =>
     i.message.split("\n")[0]!.replace(/^Expected /, "").replace(/, actual .*$/, "").replace(/^"(.*)"$/, "$1")
-  ))].join(", ").slice(0, 120)
+  ))].filter((member) => member !== "undefined").join(", ").slice(0, 120)
   return apiError(-1100, messages.illegal(name, legal))
 }
