@@ -21,7 +21,8 @@
 // (20), BENCH_ORDERS_DEPTH (4), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the measured window, summarised and kept
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
-// as JSON). Timing is reported, never asserted.
+// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the database for a look afterwards). Timing is reported,
+// never asserted.
 import { execFile } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -67,6 +68,7 @@ const depth = envInt("BENCH_ORDERS_DEPTH", 4)
 const pgbenchSeconds = envInt("BENCH_ORDERS_PGBENCH_SECONDS", 5)
 const pgbenchClients = (process.env.BENCH_ORDERS_PGBENCH_CLIENTS ?? "8,64").split(",").map(Number).filter((n) => n > 0)
 const profile = process.env.BENCH_ORDERS_PROFILE === "1"
+const keepDb = process.env.BENCH_ORDERS_KEEP_DB === "1"
 const extraNodeVars = JSON.parse(process.env.BENCH_ORDERS_NODE_VARS ?? "{}") as Record<string, string>
 
 const prefix = "/api/public/v1"
@@ -527,6 +529,7 @@ export const run = async (): Promise<void> => {
     })
   } finally {
     if (node !== undefined) await stopNode(node)
-    await db.drop()
+    if (keepDb) console.log(`kept database ${db.name} (BENCH_ORDERS_KEEP_DB)`)
+    else await db.drop()
   }
 }
