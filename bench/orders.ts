@@ -18,7 +18,8 @@
 //
 // Knobs: BENCH_ORDERS_CLIENTS (64), BENCH_ORDERS_MARKETS (2: clients split between them),
 // BENCH_ORDERS_DURATION_MS (20000, measured), BENCH_ORDERS_WARMUP_MS (5000), BENCH_ORDERS_CROSS_PCT
-// (20), BENCH_ORDERS_DEPTH (4), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
+// (20), BENCH_ORDERS_DEPTH (4), BENCH_ORDERS_HISTORY_TRADES (100000 settled trades per market before
+// the load, so what grows with history is measured; 0: an empty market), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the measured window, summarised and kept
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
 // as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the database for a look afterwards). Timing is reported,
@@ -38,6 +39,7 @@ import { Authorization, Grant } from "../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../src/chain/address.ts"
 import { devnetDollar } from "../src/chain/ledger/devnetFaucet.ts"
 import { entityIdOf } from "../src/exchange/authorization/policy.ts"
+import { MARKET_SHIFT } from "../src/exchange/markets/ids.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { storageClient } from "../src/platform/ShardingSettings.ts"
@@ -69,6 +71,7 @@ const pgbenchSeconds = envInt("BENCH_ORDERS_PGBENCH_SECONDS", 5)
 const pgbenchClients = (process.env.BENCH_ORDERS_PGBENCH_CLIENTS ?? "8,64").split(",").map(Number).filter((n) => n > 0)
 const profile = process.env.BENCH_ORDERS_PROFILE === "1"
 const keepDb = process.env.BENCH_ORDERS_KEEP_DB === "1"
+const historyTrades = envInt("BENCH_ORDERS_HISTORY_TRADES", 100_000, 0)
 const extraNodeVars = JSON.parse(process.env.BENCH_ORDERS_NODE_VARS ?? "{}") as Record<string, string>
 
 const prefix = "/api/public/v1"
@@ -240,6 +243,19 @@ const pgbenchCeiling = async (): Promise<Array<Row>> => {
 
 // --- the world: node, markets, users, grants, funds, makers ---
 
+/**
+ * A market that has traded before: `trades` settled trades of 500 other users (two legs each,
+ * 90% final in block 100, 10% still recorded), as a market has after a few minutes at the goal
+ * rate. What grows with history (sums and scans over legs) shows up in the measured window.
+ */
+const historySql = (marketId: number, m: MarketSetup, trades: number) => trades === 0 ? "" : `
+  INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id, buyer_user, seller_user, buyer_is_maker, time_ms)
+    SELECT ${marketId} * ${MARKET_SHIFT}::bigint + g, ${marketId}, 10000, 5, 500000000, 1, 2, 1, 2, true, 0 FROM generate_series(1, ${trades}) g;
+  INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address, status, block_height)
+    SELECT ${marketId} * ${MARKET_SHIFT}::bigint + g, v.leg, v.asset, v.property, 1000, 'history-' || v.leg || (g % 500),
+      'history-' || v.leg || (g % 500), 'history-to', CASE WHEN g % 10 = 0 THEN 'recorded' ELSE 'final' END, CASE WHEN g % 10 = 0 THEN NULL ELSE 100 END
+    FROM generate_series(1, ${trades}) g, (VALUES ('base', '${m.base}', ${m.baseProperty}), ('quote', '${quote.code}', ${quote.property})) v(leg, asset, property);`
+
 export interface World {
   readonly node: NodeProcess
   readonly ipc: Ipc
@@ -275,10 +291,16 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
     await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ($1, $2, 8) ON CONFLICT DO NOTHING`, [quote.code, quote.property])
     for (const [i, m] of markets.entries()) {
       await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ($1, $2, 8)`, [m.base, m.baseProperty])
-      await db.query(`INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
-        VALUES ($1, $2, $3, $4, '0.01', '0.01', '0.01', '100000', '0.01', '1000000', '1', '0')`, [i + 1, m.symbol, m.base, quote.code])
-      await db.query(`SELECT pg_notify('shardline_markets', $1)`, [m.symbol])
+      // One transaction (simple protocol, several statements): the market and its history appear
+      // together, so the entity's counters continue after the history when it activates.
+      await db.query(`BEGIN;
+        INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
+          VALUES (${i + 1}, '${m.symbol}', '${m.base}', '${quote.code}', '0.01', '0.01', '0.01', '100000', '0.01', '1000000', '1', '0');
+        ${historySql(i + 1, m, historyTrades)}
+        SELECT pg_notify('shardline_markets', '${m.symbol}');
+        COMMIT`)
     }
+    if (historyTrades > 0) await db.query(`ANALYZE`)
 
     // Users: one per client (split between the markets) and one maker per market.
     const makeUsers = (n: number) => Promise.all(Array.from({ length: n }, async () => {
@@ -505,7 +527,7 @@ export const run = async (): Promise<void> => {
     node = undefined
     const pgbench = await pgbenchCeiling()
 
-    console.log(`\norders bench: ${clients} clients, ${warmupMs} ms warmup + ${durationMs} ms measured; ${100 - crossPct}% rest then cancel, ${crossPct}% cross; depth ${depth}; goal >= 5000 orders/s, p99 < 50 ms`)
+    console.log(`\norders bench: ${clients} clients, ${warmupMs} ms warmup + ${durationMs} ms measured; ${100 - crossPct}% rest then cancel, ${crossPct}% cross; depth ${depth}; ${historyTrades} trades of history per market; goal >= 5000 orders/s, p99 < 50 ms`)
     printTable("Summary", [summary])
     printTable("Latency by request (measured window)", kindRows)
     if (errors.size > 0) printTable("Errors by request and code", [...errors].map(([k, n]) => ({ "request status code": k, count: n })))
@@ -522,7 +544,7 @@ export const run = async (): Promise<void> => {
       console.log(`\nprofile: ${profileFile} (open in Chrome DevTools or speedscope)`)
     }
     writeResults("orders", {
-      clients, markets: marketCount, warmupMs, durationMs, crossPct, depth, cpus: cores, loadAverage: readFileSync("/proc/loadavg", "utf8").trim(),
+      clients, markets: marketCount, warmupMs, durationMs, crossPct, depth, historyTrades, cpus: cores, loadAverage: readFileSync("/proc/loadavg", "utf8").trim(),
       summary, latency: kindRows, errors: Object.fromEntries(errors), batches: batchRows, cpu: cpuRows, postgres: dbRows, pgbench,
       ordersPerSecond: perSecond, settlement: { legs: Number(legs.legs), signedLegs: Number(legs.signed), trades: Number(legs.trades) },
       profile: profileSummary === undefined ? undefined : { byArea: profileSummary.byArea, byFunction: profileSummary.byFunction }
