@@ -19,7 +19,9 @@
 // Knobs: BENCH_ORDERS_CLIENTS (64), BENCH_ORDERS_MARKETS (2: clients split between them),
 // BENCH_ORDERS_DURATION_MS (20000, measured), BENCH_ORDERS_WARMUP_MS (5000), BENCH_ORDERS_CROSS_PCT
 // (20), BENCH_ORDERS_DEPTH (4), BENCH_ORDERS_HISTORY_TRADES (100000 settled trades per market before
-// the load, so what grows with history is measured; 0: an empty market), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
+// the load, so what grows with history is measured; 0: an empty market), BENCH_ORDERS_SPLIT_MS (4000:
+// after the window, signed requests that never reach the Market, for the node's CPU per request
+// without the entity and its batch; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the measured window, summarised and kept
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
 // as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the database for a look afterwards). Timing is reported,
@@ -48,6 +50,7 @@ import { adminUrl, createTestDatabase, type TestDatabase } from "../harness/db.t
 import { createKey } from "../harness/keys.ts"
 import { spawnNode, type NodeProcess } from "../harness/nodeProcess.ts"
 import { signedQuery, type Key } from "../harness/signed.ts"
+import { clusterRoundTrip } from "./parts/clusterRoundTrip.ts"
 import { type CpuProfile, summarise } from "./parts/cpuProfile.ts"
 import type { FundSend } from "./parts/orderNode.ts"
 import type { BatchFigures } from "../src/exchange/market/MarketEntity.ts"
@@ -72,6 +75,7 @@ const pgbenchClients = (process.env.BENCH_ORDERS_PGBENCH_CLIENTS ?? "8,64").spli
 const profile = process.env.BENCH_ORDERS_PROFILE === "1"
 const keepDb = process.env.BENCH_ORDERS_KEEP_DB === "1"
 const historyTrades = envInt("BENCH_ORDERS_HISTORY_TRADES", 100_000, 0)
+const splitMs = envInt("BENCH_ORDERS_SPLIT_MS", 4_000, 0)
 const extraNodeVars = JSON.parse(process.env.BENCH_ORDERS_NODE_VARS ?? "{}") as Record<string, string>
 
 const prefix = "/api/public/v1"
@@ -428,7 +432,6 @@ export const run = async (): Promise<void> => {
         if (!crossing && a?.status === 200) resting.push((JSON.parse(a.body) as { orderId: string }).orderId)
       }
     }
-    const loadCpu0 = process.cpuUsage()
     const workers = Promise.all(Array.from({ length: clients }, (_, i) => client(i)))
     await new Promise((r) => setTimeout(r, warmupMs))
 
@@ -455,15 +458,40 @@ export const run = async (): Promise<void> => {
     if (profile) await ipc("profileStop", { file: profileFile })
     const batches = await ipc<Array<BatchFigures & { symbol: string }>>("batches", { reset: true })
     await workers
-    const loadCpu = process.cpuUsage(loadCpu0)
     agent.destroy()
-    void loadCpu
+
+    const seconds = durationMs / 1000
+    const orders = counts.rest + counts.cross
+
+    // --- the split: the same node answering requests that stop before the Market entity ---
+    const split: Array<Row> = []
+    if (splitMs > 0) {
+      const splitAgent = new Agent({ keepAlive: true, maxSockets: clients })
+      const cases: Array<[string, (key: User) => Promise<Answer>]> = [
+        ["signed GET /account (read model, no entity)", (key) => call(splitAgent, url, "GET", signedPath("/account", key, {}), key)],
+        ["signed POST /order, unknown symbol (-1121 before the entity)", (key) => call(splitAgent, url, "POST", signedPath("/order", key, { symbol: "NOPE_DUSD", side: "BUY", type: "LIMIT", timeInForce: "GTC", price: "95.00", quantity: "0.10" }), key)]
+      ]
+      for (const [name, f] of cases) {
+        let n = 0
+        const until = performance.now() + splitMs
+        const cpu0 = procCpuMs(node.pid)
+        await Promise.all(users.map(async (key) => {
+          while (performance.now() < until) {
+            await f(key).catch(() => undefined)
+            n++
+          }
+        }))
+        const cpu = procCpuMs(node.pid) - cpu0
+        split.push({ requests: name, "per s": Math.round(n / (splitMs / 1000)), "node CPU µs/request": Math.round((cpu * 1000) / Math.max(1, n)) })
+      }
+      splitAgent.destroy()
+      const mixedCpu = nodeCpu1 - nodeCpu0
+      split.unshift({ requests: "the mixed window above: POST and DELETE /order through the Market", "per s": Math.round((orders + counts.cancel) / seconds), "node CPU µs/request": Math.round((mixedCpu * 1000) / Math.max(1, orders + counts.cancel)) })
+    }
 
     // --- settlement, from the database ---
     const legs = (await db.query<{ legs: string; signed: string; trades: string }>(`SELECT count(*)::text AS legs, count(l.txid)::text AS signed,
         count(DISTINCT l.trade_id)::text AS trades FROM settlement_legs l JOIN trades t USING (trade_id) WHERE t.time_ms >= $1 AND t.time_ms < $2`, [wallStart, wallEnd]))[0]!
-    const seconds = durationMs / 1000
-    const orders = counts.rest + counts.cross
 
     // --- figures ---
     const kindRows: Array<Row> = (["rest", "cross", "cancel"] as const).map((k) => {
@@ -525,6 +553,7 @@ export const run = async (): Promise<void> => {
     const logLines = node.output().split("\n")
     const warnings = logLines.filter((l) => / (WARN|ERROR) \(/.test(l)).length
     node = undefined
+    const roundTrip = splitMs > 0 ? await clusterRoundTrip(clients, Math.min(splitMs, 3_000)) : []
     const pgbench = await pgbenchCeiling()
 
     console.log(`\norders bench: ${clients} clients, ${warmupMs} ms warmup + ${durationMs} ms measured; ${100 - crossPct}% rest then cancel, ${crossPct}% cross; depth ${depth}; ${historyTrades} trades of history per market; goal >= 5000 orders/s, p99 < 50 ms`)
@@ -534,20 +563,23 @@ export const run = async (): Promise<void> => {
     printTable("Market entity batches (means per batch; commit = transaction time not in read/match/write)", batchRows)
     printTable("CPU over the measured window", cpuRows)
     printTable("Postgres", dbRows)
+    if (split.length > 0) printTable(`Node CPU per request: the order path against requests that never reach the Market (${splitMs} ms each, right after the window)`, split)
     console.log(`\nnode log: ${nodeLog} (${logLines.length} lines, ${warnings} warnings or errors)`)
+    printTable("Cluster messaging alone: a Market Place round trip in this process (node stopped), no HTTP, no SQL", roundTrip)
     printTable("Postgres single-row INSERT ceiling (same server, node stopped)", pgbench)
     let profileSummary: ReturnType<typeof summarise> | undefined
     if (profile) {
       profileSummary = summarise(JSON.parse(readFileSync(profileFile, "utf8")) as CpuProfile, 30)
-      printTable(`Node CPU profile by area (self time, ${profileSummary.totalMs} ms sampled)`, profileSummary.byArea)
+      printTable(`Node CPU profile by group (self time, ${profileSummary.totalMs} ms sampled over ${durationMs} ms)`, profileSummary.byGroup)
+      printTable("Node CPU profile by area (self time)", profileSummary.byArea)
       printTable("Node CPU profile: top functions (self time)", profileSummary.byFunction)
       console.log(`\nprofile: ${profileFile} (open in Chrome DevTools or speedscope)`)
     }
     writeResults("orders", {
       clients, markets: marketCount, warmupMs, durationMs, crossPct, depth, historyTrades, cpus: cores, loadAverage: readFileSync("/proc/loadavg", "utf8").trim(),
-      summary, latency: kindRows, errors: Object.fromEntries(errors), batches: batchRows, cpu: cpuRows, postgres: dbRows, pgbench,
+      summary, latency: kindRows, errors: Object.fromEntries(errors), batches: batchRows, cpu: cpuRows, split, clusterRoundTrip: roundTrip, postgres: dbRows, pgbench,
       ordersPerSecond: perSecond, settlement: { legs: Number(legs.legs), signedLegs: Number(legs.signed), trades: Number(legs.trades) },
-      profile: profileSummary === undefined ? undefined : { byArea: profileSummary.byArea, byFunction: profileSummary.byFunction }
+      profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction }
     })
   } finally {
     if (node !== undefined) await stopNode(node)
