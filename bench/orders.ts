@@ -20,8 +20,8 @@
 // BENCH_ORDERS_DURATION_MS (20000, measured), BENCH_ORDERS_WARMUP_MS (5000), BENCH_ORDERS_CROSS_PCT
 // (20), BENCH_ORDERS_DEPTH (4), BENCH_ORDERS_HISTORY_TRADES (100000 settled trades per market before
 // the load, so what grows with history is measured; 0: an empty market), BENCH_ORDERS_SPLIT_MS (4000:
-// after the window, signed requests that never reach the Market, for the node's CPU per request
-// without the entity and its batch; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
+// after the window, four kinds of signed request that stop at successive points of the order path,
+// twice in turn, for the node's CPU per request up to each point; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the measured window, summarised and kept
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
 // as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the database for a look afterwards). Timing is reported,
@@ -462,31 +462,54 @@ export const run = async (): Promise<void> => {
 
     const seconds = durationMs / 1000
     const orders = counts.rest + counts.cross
+    const errorCount = [...errors.values()].reduce((a, b) => a + b, 0)
 
-    // --- the split: the same node answering requests that stop before the Market entity ---
+    // --- the split: the same node answering requests that stop at successive points of the path ---
     const split: Array<Row> = []
     if (splitMs > 0) {
       const splitAgent = new Agent({ keepAlive: true, maxSockets: clients })
-      const cases: Array<[string, (key: User) => Promise<Answer>]> = [
-        ["signed GET /account (read model, no entity)", (key) => call(splitAgent, url, "GET", signedPath("/account", key, {}), key)],
-        ["signed POST /order, unknown symbol (-1121 before the entity)", (key) => call(splitAgent, url, "POST", signedPath("/order", key, { symbol: "NOPE_DUSD", side: "BUY", type: "LIMIT", timeInForce: "GTC", price: "95.00", quantity: "0.10" }), key)]
-      ]
-      for (const [name, f] of cases) {
-        let n = 0
-        const until = performance.now() + splitMs
-        const cpu0 = procCpuMs(node.pid)
-        await Promise.all(users.map(async (key) => {
-          while (performance.now() < until) {
-            await f(key).catch(() => undefined)
-            n++
+      const post = (key: User, params: Record<string, string>) => call(splitAgent, url, "POST", signedPath("/order", key, { type: "LIMIT", timeInForce: "GTC", ...params }), key)
+      type Case = readonly [string, (key: User, i: number, resting: Array<string>) => Promise<Answer | undefined>]
+      const cases: ReadonlyArray<Case> = [
+        ["1 signed GET /account (HTTP, signature, read model)", (key) => call(splitAgent, url, "GET", signedPath("/account", key, {}), key)],
+        ["2 POST /order, unknown symbol (-1121: HTTP, signature, decode; no entity)", (key) => post(key, { symbol: "NOPE_DUSD", side: "BUY", price: "95.00", quantity: "0.10" })],
+        ["3 POST /order refused in the batch (PRICE_FILTER: + cluster message, batch with its reads, nothing written)", (key, i) => post(key, { symbol: marketOfClient(i).symbol, side: "BUY", price: "95.001", quantity: "0.10" })],
+        ["4 POST /order rests (ACK) + DELETE /order (+ writes; no trades)", async (key, i, resting) => {
+          if (resting.length > depth) {
+            const orderId = resting.shift()!
+            return call(splitAgent, url, "DELETE", signedPath("/order", key, { symbol: marketOfClient(i).symbol, orderId }), key)
           }
-        }))
-        const cpu = procCpuMs(node.pid) - cpu0
-        split.push({ requests: name, "per s": Math.round(n / (splitMs / 1000)), "node CPU µs/request": Math.round((cpu * 1000) / Math.max(1, n)) })
+          const a = await post(key, { symbol: marketOfClient(i).symbol, side: "BUY", price: tick(9000 + Math.floor(Math.random() * 800)), quantity: "0.10", newOrderRespType: "ACK" })
+          if (a.status === 200) resting.push((JSON.parse(a.body) as { orderId: string }).orderId)
+          return a
+        }]
+      ]
+      // Twice in turn (1 2 3 4 1 2 3 4), so a change in what else runs on the machine shows as a
+      // difference between the two rounds instead of between the cases.
+      for (const round of [1, 2]) {
+        for (const [name, f] of cases) {
+          let n = 0
+          let failed = 0
+          const until = performance.now() + splitMs
+          const cpu0 = procCpuMs(node.pid)
+          await Promise.all(users.map(async (key, i) => {
+            const resting: Array<string> = []
+            while (performance.now() < until) {
+              const a = await f(key, i, resting).catch(() => undefined)
+              n++
+              if (a === undefined || (a.status !== 200 && !name.startsWith("2") && !name.startsWith("3"))) failed++
+            }
+          }))
+          const cpu = procCpuMs(node.pid) - cpu0
+          split.push({ requests: name, round, "per s": Math.round(n / (splitMs / 1000)), failed, "node CPU µs/request": Math.round((cpu * 1000) / Math.max(1, n)),
+            "less CPU at rest": Math.round(((cpu - idleCoresUsed * splitMs) * 1000) / Math.max(1, n)) })
+        }
       }
       splitAgent.destroy()
       const mixedCpu = nodeCpu1 - nodeCpu0
-      split.unshift({ requests: "the mixed window above: POST and DELETE /order through the Market", "per s": Math.round((orders + counts.cancel) / seconds), "node CPU µs/request": Math.round((mixedCpu * 1000) / Math.max(1, orders + counts.cancel)) })
+      split.unshift({ requests: "the mixed window above (rest, cross, cancel)", round: 0, "per s": Math.round((orders + counts.cancel) / seconds), failed: errorCount,
+        "node CPU µs/request": Math.round((mixedCpu * 1000) / Math.max(1, orders + counts.cancel)),
+        "less CPU at rest": Math.round(((mixedCpu - idleCoresUsed * durationMs) * 1000) / Math.max(1, orders + counts.cancel)) })
     }
 
     // --- settlement, from the database ---
@@ -499,7 +522,6 @@ export const run = async (): Promise<void> => {
       return { request: k === "rest" ? "POST /order (rests)" : k === "cross" ? "POST /order (crosses, fills)" : "DELETE /order", ok: counts[k], "per s": Math.round(counts[k] / seconds), "p50 ms": round(pct(sorted, 0.5)), "p95 ms": round(pct(sorted, 0.95)), "p99 ms": round(pct(sorted, 0.99)), "max ms": round(pct(sorted, 1)) }
     })
     const allOrders = [...latencies.rest, ...latencies.cross].sort((a, b) => a - b)
-    const errorCount = [...errors.values()].reduce((a, b) => a + b, 0)
     const summary: Row = {
       clients,
       markets: marketCount,
@@ -563,7 +585,7 @@ export const run = async (): Promise<void> => {
     printTable("Market entity batches (means per batch; commit = transaction time not in read/match/write)", batchRows)
     printTable("CPU over the measured window", cpuRows)
     printTable("Postgres", dbRows)
-    if (split.length > 0) printTable(`Node CPU per request: the order path against requests that never reach the Market (${splitMs} ms each, right after the window)`, split)
+    if (split.length > 0) printTable(`Node CPU per request along the order path (${splitMs} ms per case, right after the window; includes the node's CPU at rest)`, split)
     console.log(`\nnode log: ${nodeLog} (${logLines.length} lines, ${warnings} warnings or errors)`)
     printTable("Cluster messaging alone: a Market Place round trip in this process (node stopped), no HTTP, no SQL", roundTrip)
     printTable("Postgres single-row INSERT ceiling (same server, node stopped)", pgbench)
