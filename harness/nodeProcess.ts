@@ -34,7 +34,19 @@ export interface NodeProcess {
   readonly dispose: () => Promise<void>
 }
 
-export const spawnNode = async (vars: Record<string, string>, startTimeoutMs = nodeStartTimeoutMs): Promise<NodeProcess> => {
+export interface SpawnOptions {
+  /** The entry script instead of cluster/main.ts (a bench's own wrapper around the node layer). */
+  readonly script?: string
+  /** Node flags before `--import tsx` (e.g. --cpu-prof). */
+  readonly execArgv?: ReadonlyArray<string>
+  /** Open an IPC channel to the child (child.send / process.on("message")). */
+  readonly ipc?: boolean
+  /** How long the node may take to answer /ping (a loaded machine starts nodes slowly). */
+  readonly startTimeoutMs?: number
+}
+
+export const spawnNode = async (vars: Record<string, string>, options: SpawnOptions = {}): Promise<NodeProcess> => {
+  const startTimeoutMs = options.startTimeoutMs ?? nodeStartTimeoutMs
   const httpPort = await freePort()
   const runnerPort = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "sl-proc-"))
@@ -52,10 +64,10 @@ export const spawnNode = async (vars: Record<string, string>, startTimeoutMs = n
     SHARDLINE_DEVNET_PER_NODE: "true",
     ...vars
   }
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), "--import", "tsx", options.script ?? join(root, "cluster", "main.ts")], {
     cwd: root,
     env,
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: options.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
   })
   let out = ""
   const append = (chunk: Buffer) => {

@@ -50,7 +50,7 @@ describe.each(["single", "socket"] as const)("a %s node on an external Postgres 
       SHARDLINE_MASTER_KEY: testMasterKey,
       // This test polls /ping, /time, /ops and /metrics from one IP; it is not about rate limits.
       SHARDLINE_RATE_LIMIT_IP_WEIGHT: "1000000"
-    }, 90_000) // as the embedded tests allow: a start on a loaded 2-core machine can take a minute
+    }, { startTimeoutMs: 90_000 }) // as the embedded tests allow: a start on a loaded 2-core machine can take a minute
     node = n
     const api = `${n.baseUrl}/api/public/v1`
     const shards = async () => {
