@@ -56,6 +56,7 @@ export const makeDemoWorld: Effect.Effect<void, ConfigError.ConfigError, AppConf
   const config = yield* AppConfig
   if (realNodeSetting(config, "ledger") !== undefined) return
   const chains = yield* DevnetChains
+  const startedMs = Date.now()
   // The issuer's key is sealed with the master key: refuse a wrong one in one line first.
   yield* checkMasterKey
   yield* withDemoLock(Effect.gen(function*() {
@@ -68,7 +69,7 @@ export const makeDemoWorld: Effect.Effect<void, ConfigError.ConfigError, AppConf
     if (!known.has(devnetDollar.code)) yield* addAsset({ code: devnetDollar.code, propertyId: devnetDollar.propertyId, decimals: ASSET_DECIMALS })
     const listed = yield* listMarkets
     if (listed.length > 0) {
-      yield* Effect.logInfo(`demo world: re-issued ${reissued} market asset(s) on the ledger devnet; ${listed.length} market(s) listed`)
+      yield* Effect.logInfo(`demo world: re-issued ${reissued} market asset(s) on the ledger devnet; ${listed.length} market(s) listed (${Date.now() - startedMs} ms)`)
       return
     }
     for (const code of demoAssetCodes) {
@@ -77,7 +78,7 @@ export const makeDemoWorld: Effect.Effect<void, ConfigError.ConfigError, AppConf
       yield* addAsset({ code, propertyId, decimals: ASSET_DECIMALS })
     }
     for (const market of demoMarkets) yield* addMarket(market)
-    yield* Effect.logInfo(`demo world: issued ${demoAssetCodes.join(", ")} on the ledger devnet; listed ${demoMarkets.map((m) => m.symbol).join(", ")}`)
+    yield* Effect.logInfo(`demo world: issued ${demoAssetCodes.join(", ")} on the ledger devnet; listed ${demoMarkets.map((m) => m.symbol).join(", ")} (${Date.now() - startedMs} ms)`)
   }))
 }).pipe(
   // Anything else here is a bug or a database gone at start: loud.
