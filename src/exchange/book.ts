@@ -471,14 +471,6 @@ export class OrderBook {
     const ownerMoved = new Int32Array(this.ownerName.length).fill(NONE)
     const ownerName: Array<string> = []
     const ownerIndex = new Map<string, number>()
-    const renumber = (k: number): number => {
-      if (ownerMoved[k] === NONE) {
-        ownerMoved[k] = ownerName.length
-        ownerIndex.set(this.ownerName[k]!, ownerName.length)
-        ownerName.push(this.ownerName[k]!)
-      }
-      return ownerMoved[k]!
-    }
     const sides: Array<Ladder> = []
     for (const ladder of [this.bids, this.asks]) {
       const levelMoved = new Int32Array(ladder.capacity)
@@ -488,10 +480,16 @@ export class OrderBook {
         let prev = NONE
         for (let o = ladder.head(h); o !== NONE; o = old.i[o * I + I_NEXT]!) {
           const n = slots.alloc()
-          slots.f.set(old.f.subarray(o * F, o * F + 4), n * F)
+          for (let w = 0; w < 4; w++) slots.f[n * F + w] = old.f[o * F + w]! // id, qty, open, seq
+          const k = old.i[o * I + I_OWNER]!
+          if (ownerMoved[k] === NONE) {
+            ownerMoved[k] = ownerName.length
+            ownerIndex.set(this.ownerName[k]!, ownerName.length)
+            ownerName.push(this.ownerName[k]!)
+          }
           slots.i[n * I + I_SIDE] = old.i[o * I + I_SIDE]!
           slots.i[n * I + I_LEVEL] = levelMoved[h]!
-          slots.i[n * I + I_OWNER] = renumber(old.i[o * I + I_OWNER]!)
+          slots.i[n * I + I_OWNER] = ownerMoved[k]!
           slots.i[n * I + I_PREV] = prev
           slots.i[n * I + I_NEXT] = NONE
           if (prev === NONE) next.setHead(levelMoved[h]!, n)
