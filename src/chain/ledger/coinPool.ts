@@ -87,6 +87,13 @@ const inSpendingOrder = (txs: ReadonlyArray<Parsed>): Parsed[] => {
   return out
 }
 
+/** `items` ordered so that a transaction comes after the ones whose outputs it spends (to send a chain again). */
+export const spendingOrder = <T>(items: ReadonlyArray<T>, hexOf: (item: T) => string): T[] => {
+  const parsed = items.map((item) => ({ item, p: parse(hexOf(item)) }))
+  const byTxid = new Map(parsed.map((x) => [x.p.txid, x.item]))
+  return inSpendingOrder(parsed.map((x) => x.p)).map((p) => byTxid.get(p.txid)!)
+}
+
 /** The spendable coins (see the header): confirmed and mature, or change of our unconfirmed transactions. */
 export const coinsOf = (sources: CoinSources, params: UtxoChainParams): Coin[] => {
   const confirmed = new Map(spendable(sources.confirmed, params).map((u) => [outpointOf(u), u]))

@@ -9,7 +9,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect, Either } from "effect"
 import { type LegName, LegsRefused, type LegRef, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
-import { CoinPool, coinsOf, type IncomingTx } from "../../chain/ledger/coinPool.ts"
+import { CoinPool, coinsOf, type IncomingTx, spendingOrder } from "../../chain/ledger/coinPool.ts"
 import { type LedgerTxRejected, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
 import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
@@ -226,7 +226,7 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
           ...built.filter((b) => fresh.has(keyOf(b.row))).map((b) => ({ trade_id: b.row.trade_id, leg: b.row.leg, tx_hex: b.tx.hex })),
           ...latest.filter((r) => r.status === "signed" && r.tx_hex !== null && !fresh.has(keyOf(r))).map((r) => ({ trade_id: r.trade_id, leg: r.leg, tx_hex: r.tx_hex! }))
         ]
-        yield* broadcastAll(toSend)
+        yield* broadcastAll(spendingOrder(toSend, (r) => r.tx_hex))
         return { latest, shortOf }
       })
 
@@ -297,11 +297,12 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array) =>
       sql`UPDATE settlement_legs SET status = 'failed', failure = ${reason}, updated_at = now()
         WHERE grant_id = ${grantId} AND tx_hex IS NULL AND status = 'recorded'`
 
-    /** Sends every unfinished leg's stored bytes again, oldest first: the sweep chains on their change. */
+    /** Sends every unfinished leg's stored bytes again, parents first: the sweep chains on their change. */
     const rebroadcastPending = Effect.gen(function*() {
       const rows = yield* sql<LegRow>`SELECT ${sql.literal(legColumns)} FROM settlement_legs
-        WHERE from_address = ${address} AND status IN ('signed', 'broadcast') AND tx_hex IS NOT NULL ORDER BY updated_at, trade_id, leg`
-      yield* broadcastAll(rows.map((r) => ({ trade_id: r.trade_id, leg: r.leg, tx_hex: r.tx_hex! })))
+        WHERE from_address = ${address} AND status IN ('signed', 'broadcast') AND tx_hex IS NOT NULL`
+      const sendable = rows.map((r) => ({ trade_id: r.trade_id, leg: r.leg, tx_hex: r.tx_hex! }))
+      yield* broadcastAll(spendingOrder(sendable, (r) => r.tx_hex))
     })
 
     /**

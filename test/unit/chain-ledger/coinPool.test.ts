@@ -2,7 +2,7 @@
 // ledger lists plus our pending change minus what we spent, ancestor counts, no phantom coin from
 // a transaction already in a block, and the in-memory pool that chains payments within a block.
 import { afterEach, describe, expect, it } from "vitest"
-import { CoinPool, coinsOf, outpointOf } from "../../../src/chain/ledger/coinPool.ts"
+import { CoinPool, coinsOf, outpointOf, spendingOrder } from "../../../src/chain/ledger/coinPool.ts"
 import { makeUtxoDevnet, type UtxoDevnetHandle } from "../../../src/chain/ledger/devnet.ts"
 import { buildSend } from "../../../src/chain/txBuilder.ts"
 import { ledgerParams as params } from "../../../src/chain/params.ts"
@@ -39,8 +39,9 @@ describe("coinsOf", () => {
       expect(coins[0]!.txid).toBe(tx.txid)
       expect(coins[0]!.ancestors).toBe(i + 1)
     }
-    // Given in any order, the same answer.
+    // Given in any order, the same answer; and a chain is put back in the order it can be sent.
     expect(coinsOf({ script: me.script, confirmed, own: [...own].reverse() }, params)).toEqual(coinsOf({ script: me.script, confirmed, own }, params))
+    expect(spendingOrder([...own].reverse(), (hex) => hex)).toEqual(own)
     // Once mined: the ledger lists the last change, confirmed; the old transactions add nothing.
     await run(ledger.mine(1, other.address))
     const after = await run(ledger.listUnspent([me.address]))
