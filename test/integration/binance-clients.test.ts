@@ -16,6 +16,21 @@ import { signedQuery, type Key } from "../../harness/signed.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 import { DUSD, issueProperty, listMarket, newTraders, type Trader } from "../support/tradingWorld.ts"
 
+/**
+ * Reads until `ok` or 30 s. A free balance counts a leg as pending until its Settlement records it
+ * in a block (the node's Omni view may see the block first), so right after a trade it can be
+ * briefly lower; it converges within about a block.
+ */
+const settled = async <A>(read: () => Promise<A>, ok: (a: A) => boolean): Promise<A> => {
+  const end = Date.now() + 30_000
+  let a = await read()
+  while (!ok(a) && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 500))
+    a = await read()
+  }
+  return a
+}
+
 let db: TestDatabase
 let node: RunningNode
 let reader: { apiKey: string; secretKey: string; userId: number }
@@ -169,7 +184,7 @@ describe("ccxt (unchanged library, README recipe)", () => {
     expectLegsOf2At250((trades[0]!.info as { legs: unknown }).legs, ccxtTrader)
 
     // Spent 5 of the cap; nothing held any more.
-    const after = await ex.fetchBalance()
+    const after = await settled(() => ex.fetchBalance(), (b) => (b["DUSD"] as { free?: number } | undefined)?.free === 95)
     expect(after["DUSD"]).toEqual({ free: 95, used: 0, total: 95 })
   })
 })
@@ -245,7 +260,7 @@ describe("@binance/connector (unchanged library, hard-coded /api/v3)", () => {
     expectLegsOf2At250(trades[0]!.legs, connectorTrader)
     expect((await s.myTrades(symbol, { orderId: first.orderId })).data).toEqual([])
 
-    const a = await account()
+    const a = await settled(account, (x) => x.balances[0]?.free === "95.00000000")
     expect(a.authorizations).toMatchObject([{ asset: "DUSD", used: "5", reserved: "0", remaining: "95" }])
     expect(a.balances).toEqual([{ asset: "DUSD", free: "95.00000000", locked: "0.00000000" }])
   })
@@ -290,7 +305,7 @@ describe("binance by tiagosiebler (unchanged library, MainClient with baseUrl)",
     expect(trades[0]).toMatchObject({ symbol, orderId: take.orderId, price: "2.50000000", qty: "2.00000000", isBuyer: true, isMaker: false })
     expectLegsOf2At250(trades[0]!.legs, tiagoTrader)
 
-    const after = await c.getAccountInformation()
+    const after = await settled(() => c.getAccountInformation(), (x) => x.balances[0]?.free === "95.00000000")
     expect(after.balances).toEqual([{ asset: "DUSD", free: "95.00000000", locked: "0.00000000" }])
   })
 })
