@@ -73,10 +73,12 @@ const follow = async (tradeId: string) => (await settlement(tradeId)).Follow(new
 let trades = 0
 /** A trade of `base` TOK sats for `quote` DUSD sats between `s` and `b`, with its two recorded legs. */
 const recordTrade = async (s: Party, b: Party, base: bigint, quote: bigint) => {
-  const tradeId = String(globalId(1, ++trades))
+  // The test's own market (the node's demo world listed the first ones).
+  const [market] = await db.query<{ id: number }>(`SELECT id FROM markets WHERE symbol = 'TOKDUSD'`)
+  const tradeId = String(globalId(market!.id, ++trades))
   await db.query(`INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id,
-      buyer_user, seller_user, buyer_is_maker, time_ms) VALUES ($1, 1, 1, 1, $2, 1, 2, $3, $4, false, $5)`,
-  [tradeId, quote.toString(), b.userId, s.userId, Date.now()])
+      buyer_user, seller_user, buyer_is_maker, time_ms) VALUES ($1, $6, 1, 1, $2, 1, 2, $3, $4, false, $5)`,
+  [tradeId, quote.toString(), b.userId, s.userId, Date.now(), market!.id])
   await db.query(`INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address) VALUES
       ($1, 'base', 'TOK', $2, $3, $4, $5, $6), ($1, 'quote', 'DUSD', $7, $8, $9, $10, $11)`,
   [tradeId, tok, base.toString(), s.grantId, s.delegated, b.own, dusd, quote.toString(), b.grantId, b.delegated, s.own])
