@@ -11,6 +11,10 @@ COPY cluster ./cluster
 COPY bin ./bin
 COPY tsconfig.json ./
 RUN node bin/cli.mjs --build-only
+# The node's own files (key-epochs ratchet, sealed devnet keys) live in /data, owned by the node
+# user; compose mounts a volume per node there so they survive a restart of the container.
+RUN mkdir -p /data && chown node:node /data
+ENV SHARDLINE_DATA_DIR=/data
 USER node
 EXPOSE 8080 34431
 CMD ["node", "--import", "tsx", "cluster/main.ts"]

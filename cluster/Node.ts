@@ -8,7 +8,9 @@ import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
-import { DevnetLive } from "../src/platform/devnet/DevnetEntity.ts"
+import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
+import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
+import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
@@ -32,18 +34,20 @@ export const nodeName = (config: AppConfigShape) =>
 export const nodeLayer = (config: AppConfigShape) => {
   const name = nodeName(config)
   // The chains (UtxoLedger, EvmLedgers), the Omni view over the ledger and the fee sponsor sit
-  // beside the other services, for entities to use.
+  // beside the other services, for entities to use. The demo world (a devnet's market assets and
+  // first markets) is made before any entity runs.
   const services = Layer.mergeAll(
-    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer,
+    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer, DemoWorld.layer,
     MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer
   ).pipe(
+    Layer.provideMerge(DevnetChains.layer),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
-    exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetLive, NodeReporter.layer
+    exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

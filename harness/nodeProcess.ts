@@ -1,6 +1,6 @@
 // Runs one Shardline node as a real child process (`node --import tsx cluster/main.ts`), the way
 // `npm start` does, so a test can kill -9 it or SIGTERM it and watch what the others do.
-import { spawn, type ChildProcess } from "node:child_process"
+import { execFile, spawn, type ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -34,7 +34,19 @@ export interface NodeProcess {
   readonly dispose: () => Promise<void>
 }
 
-export const spawnNode = async (vars: Record<string, string>): Promise<NodeProcess> => {
+export interface SpawnOptions {
+  /** The entry script instead of cluster/main.ts (a bench's own wrapper around the node layer). */
+  readonly script?: string
+  /** Node flags before `--import tsx` (e.g. --cpu-prof). */
+  readonly execArgv?: ReadonlyArray<string>
+  /** Open an IPC channel to the child (child.send / process.on("message")). */
+  readonly ipc?: boolean
+  /** How long the node may take to answer /ping (a loaded machine starts nodes slowly). */
+  readonly startTimeoutMs?: number
+}
+
+export const spawnNode = async (vars: Record<string, string>, options: SpawnOptions = {}): Promise<NodeProcess> => {
+  const startTimeoutMs = options.startTimeoutMs ?? nodeStartTimeoutMs
   const httpPort = await freePort()
   const runnerPort = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "sl-proc-"))
@@ -52,10 +64,10 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     SHARDLINE_DEVNET_PER_NODE: "true",
     ...vars
   }
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), "--import", "tsx", options.script ?? join(root, "cluster", "main.ts")], {
     cwd: root,
     env,
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: options.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
   })
   let out = ""
   const append = (chunk: Buffer) => {
@@ -82,7 +94,7 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     isRunning,
     dispose
   }
-  const deadline = Date.now() + nodeStartTimeoutMs
+  const deadline = Date.now() + startTimeoutMs
   for (;;) {
     if (!isRunning()) throw new Error(`${node.name} exited during start:\n${out}`)
     try {
@@ -92,8 +104,29 @@ export const spawnNode = async (vars: Record<string, string>): Promise<NodeProce
     }
     if (Date.now() > deadline) {
       await dispose()
-      throw new Error(`${node.name} did not answer /ping within ${nodeStartTimeoutMs} ms:\n${out}`)
+      throw new Error(`${node.name} did not answer /ping within ${startTimeoutMs} ms:\n${out}`)
     }
     await new Promise((r) => setTimeout(r, 200))
   }
+}
+
+/**
+ * `npm start` as a child process that is expected to stop by itself (a refusal at start), without
+ * the runner's own SHARDLINE_* variables and on free ports: its exit code and everything it wrote.
+ */
+export const runNodeToExit = async (vars: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number; output: string }> => {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SHARDLINE_")))
+  const ports = {
+    SHARDLINE_HTTP_PORT: String(await freePort()),
+    SHARDLINE_DESK_HTTP_PORT: String(await freePort()),
+    SHARDLINE_SOCIAL_HTTP_PORT: String(await freePort()),
+    SHARDLINE_RUNNER_PORT: String(await freePort())
+  }
+  return new Promise((resolve) => {
+    execFile(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {
+      cwd: root,
+      env: { ...base, ...ports, ...vars },
+      timeout: timeoutMs
+    }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, output: `${stdout}${stderr}` }))
+  })
 }

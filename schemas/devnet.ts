@@ -61,8 +61,51 @@ export class Balance extends Schema.Class<Balance>("Devnet/Balance")({
 export const BalanceOf = Schema.Struct({ balance: Amount })
 export type BalanceOf = typeof BalanceOf.Type
 
+/** A market asset code (exchange_assets.code). */
+export const AssetCode = Schema.String.pipe(Schema.pattern(/^[A-Z0-9]{2,12}$/))
+
+/**
+ * Issues market asset `code` as a new Omni managed property on the ledger devnet (8 decimals,
+ * by the asset issuer, its supply granted to the faucet), for `markets add`. A code already in
+ * `exchange_assets` answers its property (issued: false) and issues nothing.
+ */
+export class IssueAsset extends Schema.Class<IssueAsset>("Devnet/IssueAsset")({
+  requestId: Schema.String,
+  code: AssetCode
+}) {
+  [PrimaryKey.symbol]() {
+    return `issue:${this.requestId}`
+  }
+}
+
+export const Issued = Schema.Struct({ code: AssetCode, propertyId: Schema.Number, issued: Schema.Boolean })
+export type Issued = typeof Issued.Type
+
+/**
+ * Pays `to` from the demo wallet the system made for `userId` (`demo trader`), so that `to`
+ * holds up to `upTo` of `asset` as far as the wallet has it, then mines a block: how a demo
+ * trader's delegated address is funded. Redelivered, it answers its recorded txid.
+ */
+export class FundDemo extends Schema.Class<FundDemo>("Devnet/FundDemo")({
+  requestId: Schema.String,
+  userId: Schema.Number,
+  to: Schema.String.pipe(Schema.maxLength(120)),
+  asset: AssetCode,
+  upTo: Amount
+}) {
+  [PrimaryKey.symbol]() {
+    return `fund-demo:${this.requestId}`
+  }
+}
+
+/** The send's txid (null when `to` already held enough or the wallet had nothing) and what `to` holds after. */
+export const FundedDemo = Schema.Struct({ txid: Schema.NullOr(Schema.String), balance: Amount })
+export type FundedDemo = typeof FundedDemo.Type
+
 export const Devnet = Entity.make("Devnet", [
   Rpc.make("Pay", { payload: Pay, success: Paid, error: DevnetRefused }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("Mine", { payload: Mine, success: Mined, error: DevnetRefused }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("Balance", { payload: Balance, success: BalanceOf, error: DevnetRefused }).annotate(ClusterSchema.Persisted, true)
+  Rpc.make("Balance", { payload: Balance, success: BalanceOf, error: DevnetRefused }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("IssueAsset", { payload: IssueAsset, success: Issued, error: DevnetRefused }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("FundDemo", { payload: FundDemo, success: FundedDemo, error: DevnetRefused }).annotate(ClusterSchema.Persisted, true)
 ])

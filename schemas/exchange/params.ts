@@ -15,6 +15,8 @@ export const Side = Schema.Literal("BUY", "SELL").annotations(legal("BUY, SELL")
 export const OrderType = Schema.Literal("LIMIT").annotations(legal("LIMIT"))
 export const TimeInForce = Schema.Literal("GTC").annotations(legal("GTC"))
 export const ResponseType = Schema.Literal("ACK", "RESULT", "FULL").annotations(legal("ACK, RESULT, FULL"))
+/** The one self-trade prevention mode the matching engine has (exchangeInfo's allowedSelfTradePreventionModes). */
+export const StpMode = Schema.Literal("EXPIRE_MAKER").annotations(legal("EXPIRE_MAKER"))
 
 /** Every signed call carries these; the signature covers the query (without it) followed by the body. */
 export const SignedParams = Schema.Struct({
@@ -35,6 +37,7 @@ export const NewOrderParams = Schema.Struct({
   quantity: DecimalText,
   newClientOrderId: Schema.optional(ClientOrderId),
   newOrderRespType: Schema.optional(ResponseType),
+  selfTradePreventionMode: Schema.optional(StpMode).annotations({ description: "EXPIRE_MAKER (default, and the only mode): another mode is refused, not ignored" }),
   ...SignedParams.fields
 })
 export type NewOrderParams = typeof NewOrderParams.Type
@@ -45,7 +48,11 @@ const OrderRef = {
   origClientOrderId: Schema.optional(ClientOrderId)
 }
 
-export const CancelOrderParams = Schema.Struct({ ...OrderRef, ...SignedParams.fields })
+export const CancelOrderParams = Schema.Struct({
+  ...OrderRef,
+  newClientOrderId: Schema.optional(ClientOrderId).annotations({ description: "Identifies this cancel; answered as clientOrderId (generated when absent)" }),
+  ...SignedParams.fields
+})
 export type CancelOrderParams = typeof CancelOrderParams.Type
 
 export const QueryOrderParams = Schema.Struct({ ...OrderRef, ...SignedParams.fields })

@@ -5,20 +5,25 @@
 // answer does not come (a timeout, a database restart under the CLI), the CLI does not guess: it
 // looks the grant up again on a fresh connection (the embedded system's state file is re-read) and
 // reports it as done if it was committed, else as uncertain, with the id to check (exit 3).
+// A grant for a `demo trader` user (a demo wallet, the ledger devnet, a market asset) then funds
+// the new delegated address from the demo wallet up to the cap (`funded` in the answer); if that
+// fails the grant stands, the reason goes to stderr and the exit code is 1.
 import { parseOrUsage } from "./args.ts"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Either, Option, Schedule } from "effect"
+import type { FundedDemo } from "../../schemas/devnet.ts"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { entityIdOf, parseAsset, parseCap, parseDuration } from "../exchange/authorization/policy.ts"
 import { newGrantId } from "../exchange/authorization/AuthorizationEntity.ts"
 import { ApiKeys } from "../exchange/auth/ApiKeys.ts"
+import { fundDelegatedFromDemo } from "./demoWallet.ts"
 import { runCommand, UsageError } from "./runtime.ts"
 
 const usage = "usage: authorizations grant --key <apiKey> --asset <ASSET> --cap <decimal> --expires-in <duration e.g. 30s, 15m, 2h, 7d> [--json] | authorizations show <grantId> [--json]"
 /** Exit code of a command whose outcome is not known yet (neither done nor refused). */
 export const uncertainExit = 3
 
-interface GrantRecord {
+export interface GrantRecord {
   readonly grantId: string
   readonly userId: number
   readonly asset: string
@@ -69,7 +74,7 @@ const show = async (args: ReadonlyArray<string>): Promise<number> => {
   return code !== 0 ? code : found ? 0 : 1
 }
 
-type Outcome =
+export type Outcome =
   | { readonly _tag: "Done"; readonly grant: GrantRecord }
   | { readonly _tag: "Refused"; readonly message: string }
   | { readonly _tag: "Pending" }
@@ -102,6 +107,21 @@ const awaitOutcome = (grantId: string, within: Duration.Duration) =>
     Effect.timeout(within),
     Effect.catchAll(() => Effect.succeed<Outcome>({ _tag: "Pending" }))
   )
+
+/**
+ * Persists a Grant for `userId`'s `asset` (the message is in cluster storage when `onPersisted`
+ * runs), then reads its outcome from the database within `replyTimeout`.
+ */
+export const grantAndAwait = (userId: number, asset: string, cap: string, lifetimeMs: number, grantId: string, onPersisted: () => void = () => {}) =>
+  Effect.gen(function*() {
+    const client = (yield* Authorization.client)(entityIdOf(userId, asset))
+    // Durable first: this returns once the message is in cluster storage. The answer is then read
+    // from the database, never by waiting on the client: interrupting a client that waits for a
+    // persisted reply (a timeout) sends an Interrupt envelope, which cancels the grant itself.
+    yield* client.Grant(new Grant({ grantId, cap, expiresAtMs: Date.now() + lifetimeMs }), { discard: true })
+    onPersisted()
+    return yield* awaitOutcome(grantId, replyTimeout)
+  })
 
 /** After a grant whose answer never came: done if it was committed, uncertain otherwise. */
 const settleOutcome = async (grantId: string, json: boolean, why: string): Promise<number> => {
@@ -174,13 +194,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     Effect.gen(function*() {
       const key = yield* Effect.flatMap(ApiKeys, (keys) => keys.lookup(apiKey))
       if (Option.isNone(key)) return yield* Effect.fail(new UsageError(`no active API key ${apiKey}`))
-      const client = (yield* Authorization.client)(entityIdOf(key.value.userId, asset))
-      // Durable first: this returns once the message is in cluster storage. The answer is then read
-      // from the database, never by waiting on the client: interrupting a client that waits for a
-      // persisted reply (a timeout) sends an Interrupt envelope, which cancels the grant itself.
-      yield* client.Grant(new Grant({ grantId, cap, expiresAtMs: Date.now() + lifetime }), { discard: true })
-      persisted = true
-      return yield* awaitOutcome(grantId, replyTimeout)
+      return yield* grantAndAwait(key.value.userId, asset, cap, lifetime, grantId, () => (persisted = true))
     }),
     (o) => (outcome = o)
   )
@@ -191,8 +205,17 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   }
   if (outcome._tag === "Done") {
     const g = outcome.grant
-    console.log(json ? JSON.stringify(g) : `granted ${g.asset} cap ${g.cap} until ${new Date(g.expiresAt ?? 0).toISOString()}\ndelegated address ${g.delegatedAddress}\ngrant id ${g.grantId}`)
-    return 0
+    // A demo trader's grant (devnet): the new delegated address is funded from the demo wallet.
+    let funded: FundedDemo | undefined
+    const fundCode = g.delegatedAddress === null || g.cap === null ? 0 : await runCommand(
+      fundDelegatedFromDemo(g.userId, g.asset, g.delegatedAddress, g.cap),
+      (f) => (funded = Option.getOrUndefined(f))
+    )
+    const shown = funded === undefined ? g : { ...g, funded }
+    console.log(json ? JSON.stringify(shown) : `granted ${g.asset} cap ${g.cap} until ${new Date(g.expiresAt ?? 0).toISOString()}\ndelegated address ${g.delegatedAddress}\ngrant id ${g.grantId}` +
+      (funded === undefined ? "" : `\nfunded from the demo wallet: the delegated address holds ${funded.balance} ${g.asset}`))
+    // The grant is committed either way; a funding that failed was reported on stderr.
+    return fundCode === 0 ? 0 : 1
   }
   // No answer in time, or the connection was lost: look again on a fresh connection (a restarted
   // embedded system is found through its state file); done if committed, else uncertain.

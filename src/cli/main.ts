@@ -7,7 +7,9 @@ const commands: Record<string, () => Promise<{ run: (args: ReadonlyArray<string>
   address: () => import("./address.ts"),
   message: () => import("./message.ts"),
   devnet: () => import("./devnet.ts"),
-  desk: () => import("./desk.ts")
+  desk: () => import("./desk.ts"),
+  markets: () => import("./markets.ts"),
+  demo: () => import("./demo.ts")
 }
 
 const [name, ...rest] = process.argv.slice(2)

@@ -10,10 +10,12 @@ export type Side = "BUY" | "SELL"
 /** NEW and PARTIALLY_FILLED are open (on the book); the rest are terminal. */
 export type OrderStatus = "NEW" | "PARTIALLY_FILLED" | "FILLED" | "CANCELED" | "REJECTED" | "EXPIRED"
 
-/** Why the book refused a place. Filters reject earlier, with Binance's wording (filters.ts). */
+/** Why the book refused a place or a cancel. Filters reject earlier, with Binance's wording (filters.ts). */
 export type RejectReason =
   | "DUPLICATE_ID" // an open order has this id
-  | "INVALID_ID" // not a positive safe integer
+  | "INVALID_ID" // not a positive safe integer (place or cancel)
+  | "INVALID_REF" // `ref` given but not a non-negative safe integer
+  | "UNKNOWN_ORDER" // cancel: no open order has this id
   | "INVALID_OWNER" // empty owner
   | "INVALID_SIDE"
   | "INVALID_PRICE" // not a positive safe integer
@@ -48,7 +50,8 @@ export interface Trade {
 
 /**
  * An order's new status. `executedQty` is the cumulative filled quantity; `openQty` what still
- * rests on the book (0 for every terminal status). `reason` is set only for REJECTED.
+ * rests on the book (0 for every terminal status). Never REJECTED: a refused request is a
+ * `rejected` event, which names the request (`ref`), not an order.
  */
 export interface StatusChange {
   readonly type: "status"
@@ -57,7 +60,20 @@ export interface StatusChange {
   readonly status: OrderStatus
   readonly executedQty: number
   readonly openQty: number
+  /** @deprecated never set: refusals are `rejected` events. Kept so existing readers compile. */
   readonly reason?: RejectReason
+}
+
+/**
+ * The book refused a request (a place or a cancel) and changed nothing. `ref` is the request's
+ * `ref` (NewOrder.ref, or cancel's second argument), 0 when the caller gave none or an invalid
+ * one. It carries no order id: the id may be a live order's (DUPLICATE_ID) or not a number at all.
+ */
+export interface Rejected {
+  readonly type: "rejected"
+  readonly seq: number
+  readonly ref: number
+  readonly reason: RejectReason
 }
 
 /** A price level's new total open quantity (0: the level is gone), for depth updates. */
@@ -69,7 +85,7 @@ export interface LevelChange {
   readonly qty: number
 }
 
-export type BookEvent = Accepted | Trade | StatusChange | LevelChange
+export type BookEvent = Accepted | Trade | StatusChange | LevelChange | Rejected
 
 /** Receives events as they happen, in sequence order. Implementations must not call back into the book. */
 export interface BookSink {
@@ -85,8 +101,10 @@ export interface BookSink {
     qty: number,
     makerSide: Side
   ): void
+  /** `reason` is always undefined (refusals go to `rejected`); the parameter stays for existing sinks. */
   status(seq: number, id: number, status: OrderStatus, executedQty: number, openQty: number, reason: RejectReason | undefined): void
   level(seq: number, side: Side, price: number, qty: number): void
+  rejected(seq: number, ref: number, reason: RejectReason): void
 }
 
 /** A sink that ignores everything (for callers that only read the book). */
@@ -94,7 +112,8 @@ export const nullSink: BookSink = {
   accepted: () => {},
   trade: () => {},
   status: () => {},
-  level: () => {}
+  level: () => {},
+  rejected: () => {}
 }
 
 /** A sink that appends event objects to `into`. */
@@ -114,5 +133,8 @@ export const recordingSink = (into: Array<BookEvent>): BookSink => ({
   },
   level: (seq, side, price, qty) => {
     into.push({ type: "level", seq, side, price, qty })
+  },
+  rejected: (seq, ref, reason) => {
+    into.push({ type: "rejected", seq, ref, reason })
   }
 })

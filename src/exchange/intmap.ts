@@ -26,6 +26,11 @@ export class IntMap {
     return this.count
   }
 
+  /** Bytes of the table. */
+  get bytes(): number {
+    return this.cells.byteLength
+  }
+
   /** The value for `key`, or -1. */
   get(key: number): number {
     const cells = this.cells

@@ -12,7 +12,7 @@ import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
-import { cli, type CliResult } from "../support/cli.ts"
+import { cli, cliJson, cliRefused } from "../support/cli.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 import { anvilDevKey, startAnvil } from "../support/anvil.ts"
 import { makeViemLedger } from "../../src/chain/evm/viemLedger.ts"
@@ -41,22 +41,8 @@ const freshLedgerAddress = (): string => {
 }
 const freshEvmAddress = (): string => privateKeyToAccount(generatePrivateKey()).address
 
-/** The one JSON object a successful --json command prints. */
-const json = (r: CliResult): Record<string, unknown> => {
-  expect(r.stderr.trim(), r.stderr).toBe("")
-  expect(r.code).toBe(0)
-  const lines = r.stdout.trim().split("\n")
-  expect(lines).toHaveLength(1)
-  return JSON.parse(lines[0]!) as Record<string, unknown>
-}
-/** A refusal: non-zero exit, nothing on stdout, one line on stderr. */
-const refused = (r: CliResult): string => {
-  expect(r.code).not.toBe(0)
-  expect(r.stdout).toBe("")
-  const lines = r.stderr.trim().split("\n")
-  expect(lines, r.stderr).toHaveLength(1)
-  return lines[0]!
-}
+const json = cliJson
+const refused = cliRefused
 
 const pay = (chain: string, to: string, amount: string, asset?: string) =>
   cli(["devnet", "pay", "--chain", chain, "--to", to, `--amount=${amount}`, ...(asset === undefined ? [] : ["--asset", asset]), "--json"], env)

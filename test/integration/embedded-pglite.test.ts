@@ -1,12 +1,14 @@
 // The PGlite engine end to end: a child process, our multiplexer, real pg clients.
-// Covers the interleaving bug of stock pglite-socket (notes/embedded-db-brief.md), transactions,
-// LISTEN/NOTIFY fan-out, @effect/sql-pg with the migrator, attaching, and a restart.
+// Covers the password every connection must prove (SCRAM-SHA-256), the interleaving bug of stock
+// pglite-socket (notes/embedded-db-brief.md), transactions, LISTEN/NOTIFY fan-out, @effect/sql-pg
+// with the migrator, attaching, and a restart.
 import { NodeContext } from "@effect/platform-node"
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Chunk, Effect, Fiber, Layer, Redacted, Stream } from "effect"
-import type { ChildProcess } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { type ChildProcess, spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
@@ -16,6 +18,8 @@ import {
   type EmbeddedPostgres,
   startEmbeddedPostgres
 } from "../../src/platform/database/embedded/EmbeddedPostgres.ts"
+import { PASSWORD_FILE } from "../../src/platform/database/embedded/password.ts"
+import { query, startupPacket } from "../../src/platform/database/embedded/pgWire.ts"
 import { isAlive } from "../../src/platform/database/embedded/processes.ts"
 import { exitOf, otherProcess } from "./embedded-other-process.ts"
 
@@ -63,6 +67,61 @@ describe("PGlite engine", () => {
     expect(discovery).toMatchObject({ url: db.url, kind: "pglite", pid: process.pid })
     const { rows } = await pool.query<{ v: string }>("select version() as v")
     expect(rows[0]!.v).toContain("PGlite")
+  })
+
+  it("asks every connection for the password in the 0600 file (SCRAM-SHA-256): none or a wrong one is refused", async () => {
+    const password = readFileSync(join(dataDir, PASSWORD_FILE), "utf8").trim()
+    expect(password).toMatch(/^[0-9a-f]{64}$/)
+    expect((statSync(join(dataDir, PASSWORD_FILE)).mode & 0o777).toString(8)).toBe("600")
+    expect((statSync(join(dataDir, "embedded-postgres.json")).mode & 0o777).toString(8)).toBe("600")
+    expect(db.url).toContain(`postgres:${password}@`)
+    const port = Number(new URL(db.url).port)
+    const tryUrl = async (change: (u: URL) => void) => {
+      const u = new URL(db.url)
+      change(u)
+      const c = new pg.Client({ connectionString: u.toString(), connectionTimeoutMillis: 10_000 })
+      c.on("error", () => {})
+      try {
+        await c.connect()
+        return String((await c.query("select current_user as u")).rows[0].u)
+      } catch (e) {
+        return `refused: ${(e as Error).message}`
+      } finally {
+        await c.end().catch(() => {})
+      }
+    }
+    expect(await tryUrl(() => {})).toBe("postgres")
+    expect(await tryUrl((u) => (u.password = "0".repeat(64)))).toBe(`refused: password authentication failed for user "postgres"`)
+    expect(await tryUrl((u) => (u.username = "mallory"))).toBe(`refused: password authentication failed for user "mallory"`)
+    // No password: node-postgres gives up itself once asked for SCRAM; a client that goes on as if
+    // trusted (the raw bytes below) gets a FATAL and no session.
+    expect(await tryUrl((u) => (u.password = ""))).toMatch(/^refused: .*password/)
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1")
+      const chunks: Array<Buffer> = []
+      socket.on("data", (c) => chunks.push(c))
+      socket.on("error", reject)
+      socket.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")))
+      socket.on("connect", () => socket.write(Buffer.concat([startupPacket({ user: "postgres", database: "postgres" }), query("select 1")])))
+    })
+    expect(answer.startsWith("R")).toBe(true) // AuthenticationSASL
+    expect(answer).toContain("SCRAM-SHA-256")
+    expect(answer).toContain("C08P01")
+    expect(answer).not.toContain("Z") // never ReadyForQuery
+    // libpq (psql) speaks SCRAM with the same server: the right password in, a missing one out.
+    const psql = (env: Record<string, string>) =>
+      spawnSync("psql", ["-w", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-Atc", "select 41 + 1"], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", LC_ALL: "C", ...env },
+        timeout: 20_000
+      })
+    const withPassword = psql({ PGPASSWORD: password })
+    if (withPassword.error === undefined) { // psql is on this machine
+      expect(withPassword.stdout.trim()).toBe("42")
+      const without = psql({})
+      expect(without.status).not.toBe(0)
+      expect(without.stderr).toMatch(/password/)
+    }
   })
 
   it("keeps 400 concurrent inserts with 300 KB parameters in their own tables (10 connections)", async () => {

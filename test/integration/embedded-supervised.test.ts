@@ -13,6 +13,7 @@ import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { freePort, holdPortWhenFree } from "../../harness/ports.ts"
 import { cli } from "../support/cli.ts"
+import { probeDuringOutage } from "../support/outageProbe.ts"
 import { isAlive } from "../../src/platform/database/embedded/processes.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "sl-sup-"))
@@ -68,18 +69,7 @@ describe("embedded Postgres under supervision", () => {
       const due = await grant("DUE", "6s")
 
       // Load: public routes polled throughout; /ops read throughout.
-      const seen = { ping: new Set<number>(), time: new Set<number>(), opsDown: 0 }
-      let loading = true
-      const load = (async () => {
-        while (loading) {
-          const [p, t] = await Promise.all([status("/ping"), status("/time")])
-          seen.ping.add(p)
-          seen.time.add(t)
-          const ops = await fetch(`http://127.0.0.1:${httpPort}/ops`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined)
-          if (ops?.status === 503 && ((await ops.json()) as { database?: string }).database === "down") seen.opsDown++
-          await sleep(250) // below the per-IP request budget
-        }
-      })()
+      const probe = probeDuringOutage(`http://127.0.0.1:${httpPort}`)
 
       const before = state()
       const pgPort = Number(new URL(before.url).port)
@@ -126,8 +116,7 @@ describe("embedded Postgres under supervision", () => {
       // A grant made after recovery works end to end.
       await grant("EEE", "1h")
       await sleep(1_500)
-      loading = false
-      await load
+      const seen = await probe.stop()
       expect([...seen.ping]).toEqual([200])
       expect([...seen.time]).toEqual([200])
 

@@ -80,6 +80,10 @@ describe("the signature covers exactly what the handler reads", () => {
     const side = await call(node.baseUrl, "127.0.0.10", "POST", `${v1}/order?${signedQuery(trader, { symbol: "NOPEUSDT", side: "HOLD", price: "1", quantity: "1" })}`, headers)
     expect(side.status).toBe(400)
     expect(JSON.parse(side.body)).toEqual({ code: -1100, msg: "Illegal characters found in parameter 'side'; legal range is 'BUY, SELL'." })
+    // One value that reads like the decoder's text for a repeated one is not a duplicate (-1101).
+    const another = await createKey(db.url, { scopes: ["read", "trade"] }) // the key's own weight budget
+    const lookalike = await call(node.baseUrl, "127.0.0.13", "POST", `${v1}/order?${signedQuery(another, { symbol: "NOPEUSDT", side: "actual [", price: "1", quantity: "1" })}`, { "x-mbx-apikey": another.apiKey })
+    expect(JSON.parse(lookalike.body)).toEqual({ code: -1100, msg: "Illegal characters found in parameter 'side'; legal range is 'BUY, SELL'." })
     const price = await call(node.baseUrl, "127.0.0.10", "POST", `${v1}/order?${signedQuery(trader, { symbol: "NOPEUSDT", side: "BUY", price: "1e5", quantity: "1" })}`, headers)
     expect(JSON.parse(price.body).code).toBe(-1100)
     const missing = await call(node.baseUrl, "127.0.0.10", "POST", `${v1}/order?${signedQuery(trader, { symbol: "NOPEUSDT", side: "BUY", quantity: "1" })}`, headers)

@@ -1,38 +1,20 @@
 // A node or CLI given a master key that does not open the secrets already in the database refuses
 // to start with one line naming the table (it used to start and answer 503 to every existing
 // key); a socket-topology node refuses to start with only a key file in its data dir.
-import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
 import { cli } from "../support/cli.ts"
-import { freePort, testMasterKey } from "../support/node.ts"
+import { runNodeToExit } from "../../harness/nodeProcess.ts"
+import { testMasterKey } from "../support/node.ts"
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const otherKey = "22".repeat(32)
 let db: TestDatabase
 
-/** `npm start` as a child process, without the runner's own SHARDLINE_* variables. */
-const start = async (vars: Record<string, string>): Promise<{ code: number; output: string }> => {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SHARDLINE_")))
-  const ports = {
-    SHARDLINE_HTTP_PORT: String(await freePort()),
-    SHARDLINE_DESK_HTTP_PORT: String(await freePort()),
-    SHARDLINE_SOCIAL_HTTP_PORT: String(await freePort()),
-    SHARDLINE_RUNNER_PORT: String(await freePort())
-  }
-  return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {
-      cwd: root,
-      env: { ...base, ...ports, ...vars },
-      timeout: 60_000
-    }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, output: `${stdout}${stderr}` }))
-  })
-}
+const start = runNodeToExit
 
 beforeAll(async () => {
   db = await createTestDatabase("masterkey")

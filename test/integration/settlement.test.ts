@@ -73,10 +73,12 @@ const follow = async (tradeId: string) => (await settlement(tradeId)).Follow(new
 let trades = 0
 /** A trade of `base` TOK sats for `quote` DUSD sats between `s` and `b`, with its two recorded legs. */
 const recordTrade = async (s: Party, b: Party, base: bigint, quote: bigint) => {
-  const tradeId = String(globalId(1, ++trades))
+  // The test's own market (the node's demo world listed the first ones).
+  const [market] = await db.query<{ id: number }>(`SELECT id FROM markets WHERE symbol = 'TOKDUSD'`)
+  const tradeId = String(globalId(market!.id, ++trades))
   await db.query(`INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id,
-      buyer_user, seller_user, buyer_is_maker, time_ms) VALUES ($1, 1, 1, 1, $2, 1, 2, $3, $4, false, $5)`,
-  [tradeId, quote.toString(), b.userId, s.userId, Date.now()])
+      buyer_user, seller_user, buyer_is_maker, time_ms) VALUES ($1, $6, 1, 1, $2, 1, 2, $3, $4, false, $5)`,
+  [tradeId, quote.toString(), b.userId, s.userId, Date.now(), market!.id])
   await db.query(`INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address) VALUES
       ($1, 'base', 'TOK', $2, $3, $4, $5, $6), ($1, 'quote', 'DUSD', $7, $8, $9, $10, $11)`,
   [tradeId, tok, base.toString(), s.grantId, s.delegated, b.own, dusd, quote.toString(), b.grantId, b.delegated, s.own])
@@ -115,9 +117,10 @@ beforeAll(async () => {
     SHARDLINE_SWEEP_GRACE_MS: "20000"
   })
   tok = await issueProperty(node, "Settlement Token", 1_000_000n)
-  await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('TOK', $1, 8), ('DUSD', $2, 8)`, [tok, dusd])
+  await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('TOK', $1, 8), ('DUSD', $2, 8)
+    ON CONFLICT (code) DO NOTHING`, [tok, dusd]) // the node's demo world has registered DUSD already
   await db.query(`INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
-    VALUES (1, 'TOKDUSD', 'TOK', 'DUSD', '0.01', '0.01', '0.01', '1000000', '0.01', '9000000', '0', '0')`)
+    VALUES ((SELECT coalesce(max(id), 0) + 1 FROM markets), 'TOKDUSD', 'TOK', 'DUSD', '0.01', '0.01', '0.01', '1000000', '0.01', '9000000', '0', '0')`)
   seller = await party("TOK")
   buyer = await party("DUSD")
   await fundOmni(node, seller.delegated, tok, 100n * COIN)

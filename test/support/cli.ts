@@ -3,6 +3,7 @@
 import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { expect } from "vitest"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
@@ -23,3 +24,21 @@ export const cli = (args: ReadonlyArray<string>, env: Record<string, string>, ti
       resolve({ code, stdout: stdout.toString(), stderr: stderr.toString() })
     })
   })
+
+/** The one JSON object a successful --json command prints (empty stderr, exit 0). */
+export const cliJson = <A = Record<string, unknown>>(r: CliResult): A => {
+  expect(r.stderr.trim(), r.stderr).toBe("")
+  expect(r.code).toBe(0)
+  const lines = r.stdout.trim().split("\n")
+  expect(lines).toHaveLength(1)
+  return JSON.parse(lines[0]!) as A
+}
+
+/** A refusal: non-zero exit, nothing on stdout, one line on stderr; that line. */
+export const cliRefused = (r: CliResult): string => {
+  expect(r.code).not.toBe(0)
+  expect(r.stdout).toBe("")
+  const lines = r.stderr.trim().split("\n")
+  expect(lines, r.stderr).toHaveLength(1)
+  return lines[0]!
+}

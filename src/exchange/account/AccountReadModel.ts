@@ -1,7 +1,8 @@
 // The account (ledger addresses and live authorizations) served from memory. A miss loads the
 // user once; writers that change what it shows `pg_notify(accountChannel, userId)` in their
 // transaction and every node drops that user at commit. A missed notification (LISTEN lost its
-// connection) heals in the background: entries older than `revalidateAfterMs` are reloaded.
+// connection) heals in the background: entries older than `revalidateAfterMs` are reloaded, and
+// all of them are dropped when LISTEN is back after losing its connection.
 // Expiry needs no message: a grant whose expiresAt has passed is filtered out at read time.
 //
 // Writers that must notify (notifyAccountChanged): the Authorization entity (grant, replace,
@@ -181,10 +182,20 @@ export const make = (options: RevalidationOptions = {}) => Effect.gen(function*(
     Effect.forkScoped
   )
 
+  // LISTEN back after its connection was lost: notifications of the gap are gone, so every entry
+  // is dropped (loads running now may have read rows the gap changed: not cached either).
+  const invalidateAll = () => {
+    seq++
+    cache.clear()
+    if (loadsRunning > 0) {
+      changedDuringLoad.clear()
+      allChangedAt = seq
+    }
+  }
   yield* listen(accountChannel, (payload) => {
     const userId = Number(payload)
     if (Number.isSafeInteger(userId)) invalidate(userId)
-  })
+  }, invalidateAll)
 
   return AccountReadModel.of({ read })
 })

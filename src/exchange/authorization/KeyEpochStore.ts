@@ -2,7 +2,8 @@
 // <dataDir>/key-epochs, rewritten in place and fsynced each time an epoch ends, so the node
 // forgets the ended epoch's key. Every node of a cluster holds the same chain: the first node
 // makes it, a node without it asks a running node through Postgres (sealed to a one-time key),
-// and a node whose file belongs to another chain refuses to start.
+// and a node whose file belongs to another chain, or that nobody answers while the database has
+// a chain, refuses to start: there is never a second chain.
 import { SqlClient } from "@effect/sql"
 import { randomUUID, timingSafeEqual } from "node:crypto"
 import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs"
@@ -125,15 +126,11 @@ export const make = Effect.gen(function*() {
     const chainId = Option.getOrElse(yield* chainRow, () => "")
     const fetched = yield* fetchFromPeer(chainId)
     if (Option.isSome(fetched)) return yield* keep(fetched.value)
-    // Nobody holds the chain. With no sealed key depending on it, a new chain loses nothing.
+    // Nobody answered, but the database has a chain: never start a second one. The sealed keys
+    // need the first, and a node that holds it but was slow to answer would go on sealing under
+    // it, so each node's grants would open only on the nodes of its own chain.
     const [{ n }] = (yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM authorization_keys`.pipe(Effect.orDie)) as [{ n: string }]
-    if (n === "0") {
-      const fresh = K.newChain(period, Date.now())
-      const replaced = yield* sql`UPDATE key_epoch_chain SET chain_id = ${fresh.chainId}, period_ms = ${fresh.periodMs}, created_at = now()
-        WHERE id = 1 AND chain_id = ${chainId} RETURNING chain_id`.pipe(Effect.orDie)
-      if (replaced.length > 0) return yield* keep(fresh)
-    }
-    return yield* refuse(`no running node handed over key epoch chain ${chainId} (table key_epoch_chain) within ${transferWaitMs / 1000} s and ${n} sealed delegated keys need it (table authorization_keys): start a node that has its ${stateFileName} file, or copy that file into this data dir; deleting the key_epoch_chain row gives those keys up`)
+    return yield* refuse(`no running node handed over key epoch chain ${chainId} (table key_epoch_chain) within ${transferWaitMs / 1000} s, and a second chain would leave the ${n} sealed delegated keys (table authorization_keys) unreadable: start a node that has its ${stateFileName} file (or copy that file into this data dir) and start this one again; only if no node has it any more, deleting the key_epoch_chain row gives those keys up`)
   })
 
   let state = yield* establish

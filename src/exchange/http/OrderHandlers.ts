@@ -82,7 +82,7 @@ export const OrderHandlers = HttpApiBuilder.group(ExchangeApi, "order", (handler
           const caller = yield* Caller
           const ref = yield* marketOfRef(registry, p, -2011)
           const order = yield* fromEntity(markets(ref.market.symbol).Cancel(new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId })))
-          return canceledOf(order, newClientOrderId(), Date.now())
+          return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
         }))
       .handle("cancelOpenOrders", ({ urlParams: p }) =>
         Effect.gen(function*() {

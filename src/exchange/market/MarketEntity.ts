@@ -55,6 +55,32 @@ export const orderState = (m: Market, o: OrderRec): OrderState => ({
 
 const legKey = (tradeId: number | string, leg: string) => `${tradeId}:${leg}`
 
+// --- Instrumentation hook (optional; only benchmarks set it) ---
+
+/** Where one batch's time went, in milliseconds of wall time, and what it held. */
+export interface BatchFigures {
+  readonly commands: number
+  readonly places: number
+  readonly cancels: number
+  readonly trades: number
+  /** In the transaction: duplicate check, pay-to addresses, the grants read and locked. */
+  readonly readMs: number
+  /** In the transaction: the book and bookkeeping (CPU only). */
+  readonly matchMs: number
+  /** In the transaction: writeChanges. */
+  readonly writeMs: number
+  /** BEGIN to COMMIT done (includes the three above). */
+  readonly txMs: number
+  /** After the commit: signing and broadcasting the legs. */
+  readonly signMs: number
+  /** Answers completed and follow-ups forked. */
+  readonly answerMs: number
+  readonly totalMs: number
+}
+
+/** Set `onBatch` to receive every batch's figures (called synchronously; keep it cheap). */
+export const marketInstrumentation: { onBatch: ((symbol: string, figures: BatchFigures) => void) | undefined } = { onBatch: undefined }
+
 export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
@@ -121,6 +147,8 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
   /** One batch: everything the queue held, one transaction, then the answers. */
   const runBatch = (batch: ReadonlyArray<Command>) =>
     Effect.gen(function*() {
+      const t0 = performance.now() // instrumentation
+      let tRead = t0, tMatch = t0, tWrite = t0 // instrumentation
       const now = Date.now()
       const changes = newChanges()
       const answers: Array<() => Effect.Effect<boolean, never, SqlClient.SqlClient>> = []
@@ -142,6 +170,7 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
         }
         const height = yield* view.height
         const grants = yield* Q.lockGrants([...keys.values()], height, view.balance)
+        tRead = performance.now() // instrumentation
 
         for (const cmd of batch) {
           switch (cmd._tag) {
@@ -193,17 +222,32 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
               break
           }
         }
+        tMatch = performance.now() // instrumentation
         yield* Q.writeChanges(market.id, changes)
+        tWrite = performance.now() // instrumentation
       }).pipe(sql.withTransaction, Effect.orDie)
+      const tCommit = performance.now() // instrumentation
 
       // Committed: sign and broadcast the legs, then answer.
       const txids = changes.legs.length === 0 ? new Map<string, string>() : yield* signAll(changes.legs)
+      const tSign = performance.now() // instrumentation
       const legsOf = new Map(changes.legs.map((l) => [legKey(l.tradeId, l.leg), l]))
       for (const p of placedTrades) {
         yield* Deferred.succeed(p.cmd.done, { order: orderState(market, p.order), fills: fillsOf(p.order, p.trades, legsOf, txids), duplicate: false })
       }
       for (const answer of answers) yield* answer()
       if (changes.trades.length > 0) yield* Effect.forkDaemon(follow(changes.trades.map((t) => String(t.tradeId))))
+      const hook = marketInstrumentation.onBatch // instrumentation
+      if (hook !== undefined) {
+        const tEnd = performance.now()
+        let places = 0, cancels = 0
+        for (const c of batch) c._tag === "Place" ? places++ : c._tag === "Cancel" ? cancels++ : undefined
+        hook(symbol, {
+          commands: batch.length, places, cancels, trades: changes.trades.length,
+          readMs: tRead - t0, matchMs: tMatch - tRead, writeMs: tWrite - tMatch, txMs: tCommit - t0,
+          signMs: tSign - tCommit, answerMs: tEnd - tSign, totalMs: tEnd - t0
+        })
+      }
     })
 
   /** A place whose client order id is taken: the order as it is now. */

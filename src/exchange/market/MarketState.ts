@@ -243,9 +243,9 @@ export class MarketState {
     events.length = 0
     const status = this.book.place({ id: n, owner: String(input.userId), side: input.side, price: checked.price, qty: checked.qty })
     if (status === "REJECTED") {
-      const reason = events.find((e) => e.type === "status")
+      const reason = events.find((e) => e.type === "rejected")
       events.length = 0
-      return refused(-2010, reason?.type === "status" && reason.reason === "BOOK_FULL" ? "The order book is full." : "Order rejected by the book.")
+      return refused(-2010, reason?.type === "rejected" && reason.reason === "BOOK_FULL" ? "The order book is full." : "Order rejected by the book.")
     }
     this.lastOrder = n
     grant.capFree -= spend
@@ -297,7 +297,7 @@ export class MarketState {
           o.updatedMs = nowMs
           this.changed(o, changes)
         }
-      } else if (e.type === "status" && e.status !== "REJECTED") {
+      } else if (e.type === "status" && e.status !== "REJECTED") { // the book never emits REJECTED as a status (refusals are `rejected` events); the guard narrows the type
         const o = this.open.get(globalId(m.id, e.id)) ?? (taker !== undefined && taker.orderId === globalId(m.id, e.id) ? taker : undefined)
         if (o === undefined) continue
         o.status = e.status

@@ -129,6 +129,11 @@ export const SettlementLive = Settlement.toLayer(Effect.gen(function*() {
           block_height = ${update.blockHeight}, block_hash = ${update.blockHash}, failure = ${update.failure},
           broadcasts = broadcasts + ${sent}, updated_at = now()
         WHERE trade_id = ${tradeId} AND leg = ${row.leg} AND txid = ${row.txid}`
+      // The account's free balance counts unconfirmed legs: both traders' nodes reload it.
+      if (update.status !== row.status) {
+        yield* sql`SELECT pg_notify('shardline_accounts', u::text) FROM (SELECT buyer_user AS u FROM trades WHERE trade_id = ${tradeId}
+          UNION SELECT seller_user FROM trades WHERE trade_id = ${tradeId}) t`
+      }
     }
     return yield* legs
   })

@@ -1,50 +1,96 @@
 // Postgres LISTEN for node-local caches: a writer `pg_notify`s in its transaction (delivered at
-// commit), every node's listener drops what changed. LISTEN is best effort: the connection can
-// drop and take messages with it (pg's listen stream does not even fail then), so every cache
-// that relies on it also re-validates in the background.
-import { SqlClient } from "@effect/sql"
+// commit), every node's listener drops what changed. LISTEN is best effort: while its connection
+// is down, notifications are lost, so every cache that relies on it also re-validates in the
+// background, and is told when LISTEN is back after a gap (`onResubscribed`) so it can drop what
+// it may have missed.
+//
+// Each `listen` keeps its own connection (not @effect/sql-pg's `PgClient.listen`: its connection
+// swallows errors, so once the server terminated it, as any restart or failover of Postgres does,
+// the stream neither fails nor listens again, and the cache stayed stale until re-validation).
 import { PgClient } from "@effect/sql-pg"
-import { Deferred, Duration, Effect, Option, Schedule, type Scope, Stream } from "effect"
+import { Deferred, Duration, Effect, Option, Redacted, Schedule, type Scope } from "effect"
+import pg from "pg"
 
 /** How long `listen` waits for LISTEN to be in effect before it gives up waiting (ms). */
 export const listenReadyTimeoutMs = 5_000
-const readyPrefix = "listen-ready:"
+/** Pause between attempts to connect and LISTEN again after the connection was lost (ms). */
+export const listenRetryMs = 1_000
+
+/** The options of a plain `pg.Client` to the same server as the PgClient, with TCP keepalive (a
+ * silently dead peer is found by the OS instead of never). */
+const clientOptions = (config: PgClient.PgClientConfig): pg.ClientConfig => ({
+  ...(config.url !== undefined ? { connectionString: Redacted.value(config.url) } : {}),
+  ...(config.host !== undefined ? { host: config.host } : {}),
+  ...(config.port !== undefined ? { port: config.port } : {}),
+  ...(config.database !== undefined ? { database: config.database } : {}),
+  ...(config.username !== undefined ? { user: config.username } : {}),
+  ...(config.password !== undefined ? { password: Redacted.value(config.password) } : {}),
+  ...(config.ssl !== undefined ? { ssl: config.ssl } : {}),
+  application_name: config.applicationName ?? "shardline",
+  connectionTimeoutMillis: listenReadyTimeoutMs,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000
+})
 
 /**
  * Runs `onMessage` for every notification on `channel` in a fiber of the current scope, and
- * returns once LISTEN is in effect (a notification it sent itself came back) or after
- * `listenReadyTimeoutMs`. A failed LISTEN is retried every second. Returns false, and listens to
- * nothing, when the SqlClient is not a PgClient.
+ * returns once LISTEN is in effect or after `listenReadyTimeoutMs`. When the connection is lost
+ * (an error, the server ended it) it connects and LISTENs again every `listenRetryMs` until it
+ * succeeds, then calls `onResubscribed`: notifications sent in between were lost. Returns false,
+ * and listens to nothing, when the SqlClient is not a PgClient.
  */
-export const listen = (channel: string, onMessage: (payload: string) => void): Effect.Effect<boolean, never, Scope.Scope | SqlClient.SqlClient> =>
+export const listen = (
+  channel: string,
+  onMessage: (payload: string) => void,
+  onResubscribed: () => void = () => {}
+): Effect.Effect<boolean, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const client = yield* Effect.serviceOption(PgClient.PgClient)
     if (Option.isNone(client)) {
       yield* Effect.logWarning(`no PgClient: not listening on ${channel}; caches rely on their re-validation alone`)
       return false
     }
-    const pg = client.value
+    const options = clientOptions(client.value.config)
     const ready = yield* Deferred.make<void>()
-    const probe = `${readyPrefix}${Math.random().toString(36).slice(2)}`
-    yield* pg.listen(channel).pipe(
-      Stream.runForEach((payload) =>
-        payload.startsWith(readyPrefix)
-          ? payload === probe ? Deferred.succeed(ready, undefined) : Effect.void
-          : Effect.sync(() => onMessage(payload))),
-      Effect.tapErrorCause((cause) => Effect.logWarning(`LISTEN ${channel} failed; retrying`, cause)),
-      Effect.retry(Schedule.spaced(Duration.seconds(1))),
+    let sessions = 0
+    let warned = false // one warning per outage, not one per attempt
+
+    /** One connection: connect, LISTEN, deliver until it is lost; fails with why. Closed on exit. */
+    const session = Effect.scoped(Effect.gen(function*() {
+      const connection = yield* Effect.acquireRelease(
+        Effect.sync(() => new pg.Client(options)),
+        (c) => Effect.promise(() => c.end().catch(() => undefined)).pipe(Effect.timeoutOption(1_000))
+      )
+      const lost = yield* Deferred.make<never, Error>()
+      connection.on("error", (e) => Deferred.unsafeDone(lost, Effect.fail(e)))
+      connection.on("end", () => Deferred.unsafeDone(lost, Effect.fail(new Error("connection ended"))))
+      connection.on("notification", (m) => {
+        if (m.channel === channel && m.payload !== undefined) onMessage(m.payload)
+      })
+      yield* Effect.tryPromise(async () => {
+        await connection.connect()
+        await connection.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+      })
+      warned = false
+      if (sessions++ > 0) {
+        onResubscribed()
+        yield* Effect.logInfo(`LISTEN ${channel} is back`)
+      }
+      yield* Deferred.succeed(ready, undefined)
+      return yield* Deferred.await(lost)
+    }))
+
+    yield* session.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.suspend(() => {
+          if (warned) return Effect.void
+          warned = true
+          return Effect.logWarning(`LISTEN ${channel} lost its connection; connecting again every ${listenRetryMs} ms`, cause)
+        })),
+      Effect.repeat(Schedule.spaced(Duration.millis(listenRetryMs))),
       Effect.forkScoped
     )
-    // LISTEN runs when the stream starts; notify until our own probe comes back. (PgClient.notify
-    // sends `NOTIFY channel, $1`, which Postgres refuses: NOTIFY takes no parameters.)
-    const confirmed = yield* sql`SELECT pg_notify(${channel}, ${probe})`.pipe(
-      Effect.ignore,
-      Effect.zipRight(Deferred.await(ready).pipe(Effect.timeout(Duration.millis(100)))),
-      Effect.retry({ while: () => true }),
-      Effect.timeout(Duration.millis(listenReadyTimeoutMs)),
-      Effect.option
-    )
-    if (Option.isNone(confirmed)) yield* Effect.logWarning(`LISTEN ${channel} not confirmed within ${listenReadyTimeoutMs} ms`)
+    const confirmed = yield* Deferred.await(ready).pipe(Effect.timeout(Duration.millis(listenReadyTimeoutMs)), Effect.option)
+    if (Option.isNone(confirmed)) yield* Effect.logWarning(`LISTEN ${channel} not in effect within ${listenReadyTimeoutMs} ms`)
     return true
   })

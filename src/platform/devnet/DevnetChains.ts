@@ -3,18 +3,30 @@
 // and Omni sends, the EVM hot wallet for ERC-20s (it holds the devnet tokens' supply). Paying and
 // mining refuse on a real node; reading a balance works on both (the CLI builds this service
 // over real nodes itself, and reaches the node's devnets through the Devnet entity).
+//
+// The market assets: `--asset` also takes every code registered in `exchange_assets`; the asset
+// issuer (a system wallet) issues them on the devnet (propertyIssuer.ts), and the demo wallets
+// of `demo trader` (table demo_wallets) fund their delegated addresses from here.
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
 import { validateLedgerAddress } from "../../chain/address.ts"
 import { type EvmLedger, EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { devnetFaucet } from "../../chain/ledger/devnetFaucet.ts"
 import { syncOnce } from "../../chain/ledger/follower.ts"
+import { makeKeyWallet } from "../../chain/ledger/keyWallet.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { OmniIndexer } from "../../chain/omni/indexer.ts"
 import { formatAmount, parseAmount } from "../../chain/units.ts"
 import { DevnetRefused, type DevnetChainName } from "../../../schemas/devnet.ts"
 import { AppConfig } from "../Config.ts"
+import { openLedgerKey, systemWallet } from "../ledger/SystemWallet.ts"
+import { SecretBox } from "../SecretBox.ts"
 import { realNodeRefusal, realNodeSetting } from "./realNode.ts"
-import { ledgerNative, resolveEvmAsset, resolveLedgerAsset, type EvmAsset, type LedgerAsset } from "./assets.ts"
+import { ledgerNative, needsRegistry, resolveEvmAsset, resolveLedgerAsset, type EvmAsset, type LedgerAsset } from "./assets.ts"
+import { type AssetsMismatch, issue, type IssuerDeps, reissue, type RegisteredAsset } from "./propertyIssuer.ts"
+
+/** The system wallet that issues the market assets. */
+export const assetIssuerWallet = "asset-issuer"
 
 export interface DevnetChainsShape {
   /** Pays `amount` (decimal, the asset's own unit) to `to`; the txid. */
@@ -23,6 +35,18 @@ export interface DevnetChainsShape {
   readonly mine: (chain: DevnetChainName, blocks: number) => Effect.Effect<number, DevnetRefused>
   /** The confirmed balance, as a decimal in the asset's own unit. */
   readonly balance: (chain: DevnetChainName, address: string, asset: string | undefined) => Effect.Effect<string, DevnetRefused>
+  /** Ledger devnet: issues market asset `code` as a new Omni property; its id and creating txid. */
+  readonly issueAsset: (code: string) => Effect.Effect<{ readonly propertyId: number; readonly txid: string }, DevnetRefused>
+  /** Ledger devnet: the property a creating transaction made on this devnet, if it is there. */
+  readonly propertyCreatedBy: (txid: string, code: string) => Effect.Effect<number | undefined, DevnetRefused>
+  /** Ledger devnet at start: re-issues every asset of `exchange_assets` so each gets its id back; how many. */
+  readonly reissueAssets: Effect.Effect<number, DevnetRefused | AssetsMismatch>
+  /**
+   * Ledger devnet: pays `to` from `userId`'s demo wallet so that `to` holds up to `upTo` of
+   * `asset` (as far as the wallet has it), then mines a block; the txid (null if nothing was
+   * sent) and what `to` holds after.
+   */
+  readonly fundFromDemo: (userId: number, to: string, asset: string, upTo: string) => Effect.Effect<{ readonly txid: string | null; readonly balance: string }, DevnetRefused>
 }
 
 export class DevnetChains extends Context.Tag("shardline/DevnetChains")<DevnetChains, DevnetChainsShape>() {}
@@ -34,8 +58,10 @@ const describe = (e: { readonly _tag: string }): string => {
   return (words ?? e._tag).replace(/\s*\n\s*/g, " ")
 }
 
+const refused = (e: { readonly _tag: string }): DevnetRefused => (e instanceof DevnetRefused ? e : new DevnetRefused({ message: describe(e) }))
+
 const refuse = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, DevnetRefused, R> =>
-  Effect.mapError(effect, (e) => (e instanceof DevnetRefused ? e : new DevnetRefused({ message: describe(e) })))
+  Effect.mapError(effect, refused)
 
 const fromResult = <A>(r: Either.Either<A, { readonly message: string }>): Effect.Effect<A, DevnetRefused> =>
   Either.isRight(r) ? Effect.succeed(r.right) : Effect.fail(new DevnetRefused({ message: r.left.message }))
@@ -44,7 +70,13 @@ export const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const utxo = yield* UtxoLedger
   const evm = yield* EvmLedgers
+  const sql = yield* SqlClient.SqlClient
+  const box = yield* SecretBox
   const faucet = devnetFaucet(utxo)
+  // Everything that spends from the faucet, the issuer or a demo wallet, one at a time: two
+  // payments from one key before a block would pick the same coins.
+  const walletLock = yield* Effect.makeSemaphore(1)
+  const oneAtATime = walletLock.withPermits(1)
   // Omni balances come from our own indexer (no omnicored): kept across calls, synced before each read.
   const indexer = new OmniIndexer({ params: utxo.params })
   const omniLock = yield* Effect.makeSemaphore(1)
@@ -59,9 +91,18 @@ export const make = Effect.gen(function*() {
     return setting === undefined ? Effect.void : Effect.fail(realNodeRefusal(command, chain, setting))
   }
 
+  const dbRefused = (e: { readonly message: string }) => new DevnetRefused({ message: `the database did not answer: ${e.message}` })
+
+  const registered: Effect.Effect<ReadonlyArray<RegisteredAsset>, DevnetRefused> = sql<{ code: string; property_id: string }>`
+    SELECT code, property_id::text AS property_id FROM exchange_assets ORDER BY property_id`.pipe(
+    Effect.map((rows) => rows.map((r) => ({ code: r.code, propertyId: Number(r.property_id) }))),
+    Effect.mapError(dbRefused)
+  )
+
   const ledgerAsset = (asset: string | undefined) =>
     Effect.gen(function*() {
-      const resolved: LedgerAsset = yield* fromResult(resolveLedgerAsset(asset))
+      const codes = needsRegistry(asset) ? new Map((yield* registered).map((a) => [a.code, a.propertyId])) : undefined
+      const resolved: LedgerAsset = yield* fromResult(resolveLedgerAsset(asset, codes))
       if (resolved.kind === "native") return { asset: resolved, decimals: ledgerNative.decimals }
       const property = (yield* synced).property(resolved.property)
       if (property === undefined) return yield* new DevnetRefused({ message: `no Omni property ${resolved.property} on the ledger` })
@@ -87,13 +128,13 @@ export const make = Effect.gen(function*() {
       if (chain === "ledger") {
         const { asset: resolved, decimals } = yield* ledgerAsset(asset)
         const base = yield* fromResult(parseAmount(amount, decimals))
-        if (resolved.kind === "native") return yield* refuse(faucet.pay(to, base))
+        if (resolved.kind === "native") return yield* oneAtATime(refuse(faucet.pay(to, base)))
         const held = (yield* synced).balance(faucet.address, resolved.property)
         if (held < base) {
           const shown = formatAmount(held, decimals)
           return yield* new DevnetRefused({ message: `the devnet faucet holds ${Either.isRight(shown) ? shown.right : held} of property ${resolved.property}, less than ${amount}` })
         }
-        return yield* refuse(faucet.omni({ type: "simpleSend", property: resolved.property, amount: base }, to))
+        return yield* oneAtATime(refuse(faucet.omni({ type: "simpleSend", property: resolved.property, amount: base }, to)))
       }
       const ledger = yield* evmLedger(chain)
       const { decimals, token } = yield* evmToken(ledger, asset, "pay")
@@ -129,7 +170,63 @@ export const make = Effect.gen(function*() {
       return yield* fromResult(formatAmount(yield* refuse(ledger.tokenBalance(token, address)), decimals))
     })
 
-  return DevnetChains.of({ pay, mine, balance })
+  // The issuer's wallet, made once per node (it remembers the coins its pending payments spent).
+  let issuerWallet: IssuerDeps | undefined
+  const issuerDeps: Effect.Effect<IssuerDeps, DevnetRefused> = Effect.suspend(() =>
+    issuerWallet !== undefined ? Effect.succeed(issuerWallet) : systemWallet(assetIssuerWallet).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provideService(SecretBox, box),
+      Effect.mapError(dbRefused),
+      Effect.map((key) => (issuerWallet = { ledger: utxo, faucet, issuer: makeKeyWallet(utxo, key.privateKey), synced }))
+    ))
+
+  const issueAsset: DevnetChainsShape["issueAsset"] = (code) =>
+    Effect.gen(function*() {
+      yield* devnetOnly("issue", "ledger")
+      return yield* oneAtATime(refuse(Effect.flatMap(issuerDeps, (deps) => issue(deps, code))))
+    })
+
+  const propertyCreatedBy: DevnetChainsShape["propertyCreatedBy"] = (txid, code) =>
+    Effect.map(synced, (indexer) => indexer.properties().find((p) => p.txid === txid && p.name === code)?.id)
+
+  const reissueAssets: DevnetChainsShape["reissueAssets"] = Effect.gen(function*() {
+    yield* devnetOnly("issue", "ledger")
+    const rows = yield* registered
+    return yield* oneAtATime(Effect.flatMap(issuerDeps, (deps) =>
+      Effect.mapError(reissue(deps, rows), (e) => (e._tag === "AssetsMismatch" ? e : refused(e)))))
+  })
+
+  const demoWallet = (userId: number) =>
+    Effect.gen(function*() {
+      const [row] = yield* sql<{ address: string; key_enc: string }>`SELECT address, key_enc FROM demo_wallets WHERE user_id = ${userId}`.pipe(Effect.mapError(dbRefused))
+      if (row === undefined) return yield* new DevnetRefused({ message: `user ${userId} has no demo wallet (only users made by demo trader have one)` })
+      return makeKeyWallet(utxo, openLedgerKey(box, row.key_enc, row.address, `demo wallet of user ${userId} (table demo_wallets)`).privateKey)
+    })
+
+  const fundFromDemo: DevnetChainsShape["fundFromDemo"] = (userId, to, asset, upTo) =>
+    Effect.gen(function*() {
+      yield* devnetOnly("fund", "ledger")
+      const check = validateLedgerAddress(to, utxo.params)
+      if (!check.valid) return yield* new DevnetRefused({ message: `address ${to}: ${check.error}` })
+      const { asset: resolved, decimals } = yield* ledgerAsset(asset)
+      if (resolved.kind === "native") return yield* new DevnetRefused({ message: "a demo wallet funds Omni assets only" })
+      const target = yield* fromResult(parseAmount(upTo, decimals))
+      const wallet = yield* demoWallet(userId)
+      const txid = yield* oneAtATime(Effect.gen(function*() {
+        const indexer = yield* synced
+        const held = indexer.balance(to, resolved.property)
+        const available = indexer.balance(wallet.address, resolved.property)
+        const amount = target - held < available ? target - held : available
+        if (amount <= 0n) return null
+        const sent = yield* refuse(wallet.omni({ type: "simpleSend", property: resolved.property, amount }, to))
+        yield* refuse(utxo.mine(1, faucet.address))
+        return sent
+      }))
+      const after = (yield* synced).balance(to, resolved.property)
+      return { txid, balance: yield* fromResult(formatAmount(after, decimals)) }
+    })
+
+  return DevnetChains.of({ pay, mine, balance, issueAsset, propertyCreatedBy, reissueAssets, fundFromDemo })
 })
 
-export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers> = Layer.effect(DevnetChains, make)
+export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers | SqlClient.SqlClient | SecretBox> = Layer.effect(DevnetChains, make)

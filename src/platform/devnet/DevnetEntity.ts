@@ -1,14 +1,18 @@
 // The Devnet entity, one per chain (ledger, ethereum, base, bsc), registered on every node: the
 // way a CLI process reaches the devnets that live inside the running node. A thin shell around
 // DevnetChains; what it adds is the payment record, so a redelivered Pay answers its txid
-// instead of paying twice (the txid is committed before the reply).
+// instead of paying twice (the txid is committed before the reply). The same table records the
+// other devnet-only writes by request id: `issue:<CODE>` (IssueAsset: the creating txid, so a
+// retried `markets add` finds the property instead of issuing another) and
+// `fund-demo:<requestId>` (FundDemo).
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Metric, Schema } from "effect"
+import { Effect, Metric, Schema } from "effect"
 import { Devnet, DevnetChainName, DevnetRefused } from "../../../schemas/devnet.ts"
 import { entityActivations, entityDefects } from "../Metrics.ts"
 import * as DevnetChains from "./DevnetChains.ts"
 
+/** What a node registers; DevnetChains comes from the node's services (the demo world uses the same one). */
 export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
@@ -18,6 +22,9 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
   const chainOf = Schema.decodeUnknown(DevnetChainName)(address.entityId).pipe(
     Effect.mapError(() => new DevnetRefused({ message: `no devnet chain "${address.entityId}": one of ledger, ethereum, base, bsc` }))
   )
+  const ledgerOnly = (what: string) =>
+    Effect.flatMap(chainOf, (chain) =>
+      chain === "ledger" ? Effect.void : Effect.fail(new DevnetRefused({ message: `${what} is for the ledger devnet, not ${chain}` })))
   const guarded = <A, R>(effect: Effect.Effect<A, DevnetRefused, R>) => effect.pipe(Effect.tapDefect(() => tagged(Metric.increment(entityDefects))))
 
   return Devnet.of({
@@ -41,9 +48,39 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
       guarded(Effect.gen(function*() {
         const chain = yield* chainOf
         return { balance: yield* chains.balance(chain, payload.address, payload.asset) }
+      })),
+    IssueAsset: ({ payload }) =>
+      guarded(Effect.gen(function*() {
+        yield* ledgerOnly("IssueAsset")
+        const code = payload.code
+        const [known] = yield* sql<{ property_id: string }>`SELECT property_id::text AS property_id FROM exchange_assets WHERE code = ${code}`.pipe(Effect.orDie)
+        if (known !== undefined) return { code, propertyId: Number(known.property_id), issued: false }
+        // Issued before on this devnet but not registered yet (the CLI stopped in between): that one.
+        const recordId = `issue:${code}`
+        const [before] = yield* sql<{ txid: string }>`SELECT txid FROM devnet_payments WHERE request_id = ${recordId}`.pipe(Effect.orDie)
+        const again = before === undefined ? undefined : yield* chains.propertyCreatedBy(before.txid, code)
+        if (again !== undefined) return { code, propertyId: again, issued: true }
+        const { propertyId, txid } = yield* chains.issueAsset(code)
+        yield* sql`INSERT INTO devnet_payments (request_id, chain, txid) VALUES (${recordId}, 'ledger', ${txid})
+          ON CONFLICT (request_id) DO UPDATE SET txid = EXCLUDED.txid, created_at = now()`.pipe(Effect.orDie)
+        yield* Effect.logInfo("devnet issue").pipe(Effect.annotateLogs({ code, propertyId, txid }))
+        return { code, propertyId, issued: true }
+      })),
+    FundDemo: ({ payload }) =>
+      guarded(Effect.gen(function*() {
+        yield* ledgerOnly("FundDemo")
+        const recordId = `fund-demo:${payload.requestId}`
+        const [recorded] = yield* sql<{ txid: string }>`SELECT txid FROM devnet_payments WHERE request_id = ${recordId}`.pipe(Effect.orDie)
+        if (recorded !== undefined) {
+          // Answered before (the reply was lost): the same txid, and what the address holds now.
+          const balance = yield* chains.balance("ledger", payload.to, payload.asset)
+          return { txid: recorded.txid === "" ? null : recorded.txid, balance }
+        }
+        const funded = yield* chains.fundFromDemo(payload.userId, payload.to, payload.asset, payload.upTo)
+        yield* sql`INSERT INTO devnet_payments (request_id, chain, txid) VALUES (${recordId}, 'ledger', ${funded.txid ?? ""})
+          ON CONFLICT (request_id) DO NOTHING`.pipe(Effect.orDie)
+        yield* Effect.logInfo("devnet fund demo").pipe(Effect.annotateLogs({ userId: payload.userId, to: payload.to, asset: payload.asset, txid: funded.txid ?? "none" }))
+        return funded
       }))
   })
 }), { maxIdleTime: "2 minutes", concurrency: 1 })
-
-/** The entity with its service: what a node registers (needs the chains, SQL and sharding). */
-export const DevnetLive = DevnetEntity.pipe(Layer.provide(DevnetChains.layer))

@@ -1,7 +1,8 @@
 // What `--asset` names on each chain, until a token registry exists.
 //   ledger: absent or TOK = the native coin (8 decimals); DUSD = the devnet dollar (Omni
-//           property 3, issued at devnet start); a number = that Omni property id (its decimals,
-//           8 or 0, from our indexer).
+//           property 3, issued at devnet start); a market asset code registered in
+//           `exchange_assets` (SHRD, GOLD, …) = its Omni property; a number = that Omni property
+//           id (its decimals, 8 or 0, from our indexer).
 //   EVM:    USDC, USDT, PYUSD, DAI = the devnet's tokens (fixed addresses, devnetTokens.ts); a
 //           0x contract address = that ERC-20 (the only form on a real node for now). Decimals
 //           always come from the contract's decimals(). The native coin is not served yet.
@@ -23,17 +24,33 @@ export type LedgerAsset = { readonly kind: "native" } | { readonly kind: "omni";
 
 export const ledgerAssetCodes = [ledgerNative.code, devnetDollar.code] as const
 
-export const resolveLedgerAsset = (asset: string | undefined): Either.Either<LedgerAsset, AssetUnknown> => {
+/**
+ * `registered`: the market assets of `exchange_assets` (code → Omni property id), read by the
+ * caller; they are consulted after TOK and DUSD.
+ */
+export const resolveLedgerAsset = (
+  asset: string | undefined,
+  registered: ReadonlyMap<string, number> = new Map()
+): Either.Either<LedgerAsset, AssetUnknown> => {
   const code = asset?.trim().toUpperCase()
   if (code === undefined || code === ledgerNative.code) return Either.right({ kind: "native" })
   if (code === devnetDollar.code) return Either.right({ kind: "omni", property: devnetDollar.propertyId })
+  const listed = registered.get(code)
+  if (listed !== undefined) return Either.right({ kind: "omni", property: listed })
   if (/^[0-9]{1,10}$/.test(code)) {
     const property = Number(code)
     return property >= 1 && property <= PROPERTY_ID_MAX
       ? Either.right({ kind: "omni", property })
       : Either.left(new AssetUnknown({ message: `Omni property id ${code} is out of range 1..${PROPERTY_ID_MAX}` }))
   }
-  return Either.left(new AssetUnknown({ message: `unknown asset "${asset}" on the ledger: use ${ledgerAssetCodes.join(", ")} or an Omni property id` }))
+  const codes = [...new Set([...ledgerAssetCodes, ...registered.keys()])]
+  return Either.left(new AssetUnknown({ message: `unknown asset "${asset}" on the ledger: use ${codes.join(", ")} or an Omni property id` }))
+}
+
+/** Whether `code` can only name a registered market asset (not TOK, DUSD or a property id). */
+export const needsRegistry = (asset: string | undefined): boolean => {
+  const code = asset?.trim().toUpperCase()
+  return code !== undefined && code !== ledgerNative.code && code !== devnetDollar.code && !/^[0-9]{1,10}$/.test(code)
 }
 
 export type EvmAsset = { readonly kind: "native" } | { readonly kind: "token"; readonly address: Address }

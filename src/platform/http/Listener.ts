@@ -16,8 +16,9 @@ export interface ListenerOptions<E, R, RR> {
   readonly api: HttpApi.HttpApi.Any
   /** `HttpApiBuilder.api(api)` with every group's handlers provided. */
   readonly handlers: Layer.Layer<HttpApi.Api, E, R>
-  /** Maps a request that does not decode to one of the API's own errors (its documented code). */
-  readonly decodeError: (error: HttpApiDecodeError) => unknown
+  /** Maps a request that does not decode to one of the API's own errors (its documented code);
+   * the request is there to look at the values that did not decode. */
+  readonly decodeError: (error: HttpApiDecodeError, request: HttpServerRequest.HttpServerRequest) => unknown
   readonly host: string
   readonly port: number
   /** Where the OpenAPI 3.1 document is served (the first is the one the docs page reads). */
@@ -61,7 +62,9 @@ const afterHandler = (edge: ServiceEdge) => <E, R>(app: HttpApp.Default<E, R>): 
 export const listener = <E, R, RR = never>(options: ListenerOptions<E, R, RR>) => {
   const decodeErrors = HttpApiBuilder.middleware((app) =>
     Effect.catchAll(app, (e) =>
-      Effect.fail((e as { _tag?: string })._tag === "HttpApiDecodeError" ? options.decodeError(e as HttpApiDecodeError) as never : e)))
+      (e as { _tag?: string })._tag === "HttpApiDecodeError"
+        ? Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => Effect.fail(options.decodeError(e as HttpApiDecodeError, request) as never))
+        : Effect.fail(e)))
   const serve = Layer.unwrapEffect(Effect.gen(function*() {
     const limiter = yield* RateLimiter
     const app = yield* HttpApiBuilder.httpApp

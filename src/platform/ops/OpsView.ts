@@ -2,7 +2,7 @@
 // runners, shard owners (authoritative: the advisory locks each runner's connection holds),
 // live entities and restarts (each node's last report), pending timers and unprocessed messages.
 import { Snowflake } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { EvmChain } from "../../chain/evm/chains.ts"
 
@@ -81,7 +81,9 @@ const sumBy = (nodes: ReadonlyArray<{ stats: NodeStats }>, pick: (s: NodeStats) 
   return out
 }
 
-export const readOpsView: Effect.Effect<OpsView, never, SqlClient.SqlClient> = Effect.gen(function*() {
+/** Fails with the SqlError when the database does not answer: GET /ops turns that into its
+ * "database is down" 503 (a defect here became the generic internal error instead). */
+export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const runners = yield* sql<{ address: string; healthy: boolean; last_heartbeat: Date }>`
     SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`.pipe(Effect.orElseSucceed(() => []))
@@ -136,4 +138,4 @@ export const readOpsView: Effect.Effect<OpsView, never, SqlClient.SqlClient> = E
     feeSponsor: nodes.flatMap((n) => (n.stats.feeSponsor === undefined ? [] : [{ node: n.node, ...n.stats.feeSponsor }]))
       .sort((a, b) => (b.checkedAt ?? "").localeCompare(a.checkedAt ?? ""))[0] ?? null
   }
-}).pipe(Effect.orDie)
+})

@@ -1,7 +1,10 @@
-// The multiplexer against a scripted backend: ownership, FIFO, cleanup, fan-out, limits.
+// The multiplexer against a scripted backend: password (SCRAM) before anything, ownership, FIFO,
+// cleanup, fan-out, limits.
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto"
 import { Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import { Multiplexer, type MuxBackend, type MuxSocket } from "../../../src/platform/database/embedded/mux.ts"
+import { makeVerifier } from "../../../src/platform/database/embedded/scram.ts"
 import {
   cstring as cstr,
   encodeMessage as msg,
@@ -94,7 +97,42 @@ class FakeSocket implements MuxSocket {
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 5))
 
-const setup = (limits: Partial<{ connectionsMax: number; pendingBytesMax: number; messageBytesMax: number }> = {}) => {
+const password = "correct horse"
+const verifier = makeVerifier(password)
+
+/** A SCRAM-SHA-256 client as libpq and node-postgres are: SASLInitialResponse, then SASLResponse. */
+const scramClient = (pw: string) => {
+  const bare = `n=*,r=${randomBytes(18).toString("base64")}`
+  const first = Buffer.from(`n,,${bare}`)
+  const length = Buffer.alloc(4)
+  length.writeInt32BE(first.length)
+  return {
+    initial: msg("p", Buffer.concat([cstr("SCRAM-SHA-256"), length, first])),
+    /** The client-final message for the server-first message found in what the socket received. */
+    final: (socket: FakeSocket) => {
+      const cont = socket.messages().find((m) => m.type === 0x52 && m.bytes.readInt32BE(5) === 11)!
+      const serverFirst = cont.bytes.toString("utf8", 9)
+      const attrs = new Map(serverFirst.split(",").map((a) => [a[0]!, a.slice(2)] as const))
+      const salted = pbkdf2Sync(pw, Buffer.from(attrs.get("s")!, "base64"), Number(attrs.get("i")), 32, "sha256")
+      const clientKey = createHmac("sha256", salted).update("Client Key").digest()
+      const storedKey = createHash("sha256").update(clientKey).digest()
+      const withoutProof = `c=biws,r=${attrs.get("r")}`
+      const signature = createHmac("sha256", storedKey).update(`${bare},${serverFirst},${withoutProof}`).digest()
+      const proof = Buffer.from(clientKey.map((b, i) => b ^ signature[i]!))
+      return msg("p", Buffer.from(`${withoutProof},p=${proof.toString("base64")}`))
+    }
+  }
+}
+
+/** Startup and the SCRAM exchange with `pw`, as one client would send them. */
+const authenticate = (conn: { receive: (b: Buffer) => void }, socket: FakeSocket, pw = password, user = "postgres") => {
+  const client = scramClient(pw)
+  conn.receive(startupPacket({ user, database: "postgres", application_name: "app" }))
+  conn.receive(client.initial)
+  if (!socket.ended) conn.receive(client.final(socket))
+}
+
+const setup = (limits: Partial<{ connectionsMax: number; pendingBytesMax: number; messageBytesMax: number; authenticationTimeoutMs: number }> = {}) => {
   const backend = new ScriptedBackend()
   const errors: Array<string> = []
   const mux = new Multiplexer(backend, {
@@ -102,12 +140,15 @@ const setup = (limits: Partial<{ connectionsMax: number; pendingBytesMax: number
     messageBytesMax: limits.messageBytesMax ?? 1 << 20,
     pendingBytesMax: limits.pendingBytesMax ?? 1 << 20,
     parameters: [["server_version", "18.6"], ["client_encoding", "UTF8"]],
+    verifier,
+    ...(limits.authenticationTimeoutMs !== undefined ? { authenticationTimeoutMs: limits.authenticationTimeoutMs } : {}),
     onError: (m) => void errors.push(m)
   })
   const connect = () => {
     const socket = new FakeSocket()
     const conn = mux.attach(socket)
-    conn.receive(startupPacket({ user: "postgres", database: "postgres" }))
+    authenticate(conn, socket)
+    expect(socket.types().at(-1)).toBe("Z")
     socket.received.length = 0
     return { socket, conn }
   }
@@ -115,7 +156,7 @@ const setup = (limits: Partial<{ connectionsMax: number; pendingBytesMax: number
 }
 
 describe("Multiplexer handshake", () => {
-  it("answers SSLRequest with N, then AuthenticationOk, ParameterStatus, BackendKeyData, ReadyForQuery", () => {
+  it("answers SSLRequest with N, asks for SCRAM-SHA-256, then SASLFinal, AuthenticationOk, ParameterStatus, BackendKeyData, ReadyForQuery", () => {
     const { mux } = setup()
     const socket = new FakeSocket()
     const conn = mux.attach(socket)
@@ -124,11 +165,84 @@ describe("Multiplexer handshake", () => {
     ssl.writeInt32BE(80877103, 4)
     conn.receive(ssl)
     expect(socket.received[0]).toEqual(Buffer.from("N"))
+    const client = scramClient(password)
     conn.receive(startupPacket({ user: "postgres", application_name: "app" }))
-    expect(socket.types()).toEqual(["R", "S", "S", "S", "K", "Z"])
+    expect(socket.types()).toEqual(["R"])
+    const sasl = socket.messages()[0]!
+    expect(sasl.bytes.readInt32BE(5)).toBe(10) // AuthenticationSASL
+    expect(sasl.bytes.toString("utf8", 9)).toBe("SCRAM-SHA-256\0\0")
+    conn.receive(client.initial)
+    expect(socket.types()).toEqual(["R", "R"])
+    expect(mux.stats().connections).toBe(0) // not before the proof
+    conn.receive(client.final(socket))
+    expect(socket.types()).toEqual(["R", "R", "R", "R", "S", "S", "S", "K", "Z"])
+    const [, , final, ok] = socket.messages()
+    expect(final!.bytes.readInt32BE(5)).toBe(12) // AuthenticationSASLFinal
+    expect(final!.bytes.toString("utf8", 9)).toMatch(/^v=[A-Za-z0-9+/]+=*$/)
+    expect(ok!.bytes.readInt32BE(5)).toBe(0) // AuthenticationOk
     const z = socket.messages().at(-1)!
     expect(String.fromCharCode(z.bytes[5]!)).toBe("I")
     expect(mux.stats().connections).toBe(1)
+  })
+
+  it("refuses a wrong password, another user, and any message before the proof; the backend never sees them", async () => {
+    const { mux, backend } = setup()
+    const refusal = (socket: FakeSocket) => {
+      expect(socket.ended).toBe(true)
+      expect(socket.types().at(-1)).toBe("E")
+      return socket.messages().at(-1)!.bytes.toString("utf8")
+    }
+    const wrong = new FakeSocket()
+    authenticate(mux.attach(wrong), wrong, "wrong horse")
+    expect(refusal(wrong)).toContain("C28P01")
+    expect(refusal(wrong)).toContain(`password authentication failed for user "postgres"`)
+    expect(wrong.types()).not.toContain("Z")
+
+    const other = new FakeSocket()
+    authenticate(mux.attach(other), other, password, "mallory")
+    expect(refusal(other)).toContain(`password authentication failed for user "mallory"`)
+
+    // No password at all: a query right after startup (a client that expects trust).
+    const none = new FakeSocket()
+    const c = mux.attach(none)
+    c.receive(Buffer.concat([startupPacket({ user: "postgres" }), query("select 1")]))
+    expect(refusal(none)).toContain("C08P01")
+
+    // A cleartext PasswordMessage is not a SASLInitialResponse.
+    const clear = new FakeSocket()
+    const d = mux.attach(clear)
+    d.receive(startupPacket({ user: "postgres" }))
+    d.receive(msg("p", cstr(password)))
+    expect(refusal(clear)).toContain("C08P01")
+
+    await settle()
+    expect(backend.log).toEqual([])
+    expect(mux.stats().connections).toBe(0)
+  })
+
+  it("allows big messages only after the proof (Postgres's 65535 bytes before)", () => {
+    const { mux, backend } = setup({ messageBytesMax: 1 << 20 })
+    const socket = new FakeSocket()
+    const conn = mux.attach(socket)
+    conn.receive(startupPacket({ user: "postgres" }))
+    conn.receive(msg("p", Buffer.alloc(70_000)))
+    expect(socket.ended).toBe(true)
+    expect(socket.messages().at(-1)!.bytes.toString("utf8")).toContain("exceeds the limit of 65535")
+    expect(backend.log).toEqual([])
+  })
+
+  it("closes a connection that has not authenticated within authenticationTimeoutMs", async () => {
+    const { mux } = setup({ authenticationTimeoutMs: 20 })
+    const socket = new FakeSocket()
+    mux.attach(socket).receive(startupPacket({ user: "postgres" }))
+    await new Promise((r) => setTimeout(r, 60))
+    expect(socket.ended).toBe(true)
+    expect(socket.messages().at(-1)!.bytes.toString("utf8")).toContain("canceling authentication due to timeout")
+    const done = new FakeSocket()
+    const conn = mux.attach(done)
+    authenticate(conn, done)
+    await new Promise((r) => setTimeout(r, 60))
+    expect(done.ended).toBe(false)
   })
 
   it("refuses connections past connectionsMax with SQLSTATE 53300", () => {
@@ -295,9 +409,9 @@ describe("Multiplexer notifications and limits", () => {
   })
 
   it("closes a connection sending a message above messageBytesMax", () => {
-    const { connect } = setup({ messageBytesMax: 100 })
+    const { connect } = setup({ messageBytesMax: 200 })
     const a = connect()
-    a.conn.receive(query("x".repeat(200)))
+    a.conn.receive(query("x".repeat(300)))
     expect(a.socket.types()).toEqual(["E"])
     expect(a.socket.ended).toBe(true)
   })

@@ -8,6 +8,7 @@ import {
   type StpMode
 } from "../../../src/exchange/book.ts"
 import { type BookEvent, recordingSink } from "../../../src/exchange/events.ts"
+import type { Ladder } from "../../../src/exchange/ladder.ts"
 
 const config: BookConfig = { stp: "EXPIRE_MAKER", ordersMax: 1000, qtyMax: 1_000_000 }
 
@@ -95,7 +96,7 @@ describe("matching", () => {
 })
 
 describe("cancel", () => {
-  it("emits CANCELED with the executed quantity and the level's new total; unknown ids emit nothing", () => {
+  it("emits CANCELED with the executed quantity and the level's new total; an unknown id is a rejection", () => {
     const { book, during } = setup()
     book.place(order("a", "BUY", 100, 5, 40))
     book.place(order("b", "BUY", 100, 7, 41))
@@ -104,8 +105,8 @@ describe("cancel", () => {
       { type: "status", id: 40, status: "CANCELED", executedQty: 2, openQty: 0 },
       { type: "level", side: "BUY", price: 100, qty: 7 }
     ])
-    expect(during(() => expect(book.cancel(40)).toBe(false))).toEqual([])
-    expect(during(() => expect(book.cancel(999)).toBe(false))).toEqual([])
+    expect(during(() => expect(book.cancel(40, 3)).toBe(false))).toEqual([{ type: "rejected", ref: 3, reason: "UNKNOWN_ORDER" }])
+    expect(during(() => expect(book.cancel(999)).toBe(false))).toEqual([{ type: "rejected", ref: 0, reason: "UNKNOWN_ORDER" }])
     expect(book.cancel(41)).toBe(true)
     expect(book.depth(10)).toMatchObject({ bids: [], asks: [] })
     expect(book.size).toBe(0)
@@ -167,6 +168,19 @@ describe("self-trade prevention", () => {
     expect(book.depth(5).asks).toEqual([{ price: 100, qty: 3 }])
   })
 
+  it("EXPIRE_TAKER meeting only its own order emits no level event: nothing changed", () => {
+    const { book, during } = setup({ stp: "EXPIRE_TAKER" })
+    book.place(order("w", "SELL", 100, 2, 55))
+    book.place(order("x", "SELL", 101, 2, 56))
+    const before = book.depth(10)
+    const events = during(() => expect(book.place(order("w", "BUY", 101, 4, 57))).toBe("EXPIRED"))
+    expect(events).toEqual([
+      { type: "accepted", id: 57, owner: "w", side: "BUY", price: 101, qty: 4 },
+      { type: "status", id: 57, status: "EXPIRED", executedQty: 0, openQty: 0 }
+    ])
+    expect(book.depth(10)).toEqual({ ...before, seq: book.seq })
+  })
+
   it("EXPIRE_TAKER keeps the fills made before reaching the own order", () => {
     const { book, during } = setup({ stp: "EXPIRE_TAKER" })
     book.place(order("x", "SELL", 100, 3, 60))
@@ -178,7 +192,7 @@ describe("self-trade prevention", () => {
 })
 
 describe("rejections and limits", () => {
-  it("rejects bad fields with a reason and no other event", () => {
+  it("rejects bad fields with a reason, the request's ref and no other event", () => {
     const { book, during } = setup({ qtyMax: 10 })
     book.place(order("a", "BUY", 100, 1, 70))
     const cases: Array<[NewOrder, string]> = [
@@ -192,13 +206,44 @@ describe("rejections and limits", () => {
       [order("a", "BUY", 100, 0), "INVALID_QUANTITY"],
       [order("a", "BUY", 100, 11), "INVALID_QUANTITY"]
     ]
-    for (const [o, reason] of cases) {
-      expect(during(() => expect(book.place(o)).toBe("REJECTED"))).toEqual([
-        { type: "status", id: o.id, status: "REJECTED", executedQty: 0, openQty: 0, reason }
+    cases.forEach(([o, reason], i) => {
+      expect(during(() => expect(book.place({ ...o, ref: 500 + i })).toBe("REJECTED"))).toEqual([
+        { type: "rejected", ref: 500 + i, reason }
       ])
-    }
+    })
     expect(book.place(order("a", "BUY", 100, 10))).toBe("NEW") // qtyMax itself is allowed
     expect(book.size).toBe(2)
+  })
+
+  it("never gives a rejection a live order's identity: a duplicate id leaves the live order's story alone", () => {
+    const { book, during } = setup()
+    expect(book.place({ ...order("a", "BUY", 100, 3, 1), ref: 11 })).toBe("NEW")
+    const events = during(() => expect(book.place({ ...order("b", "BUY", 99, 2, 1), ref: 12 })).toBe("REJECTED"))
+    expect(events).toEqual([{ type: "rejected", ref: 12, reason: "DUPLICATE_ID" }])
+    expect(events.some((e) => "id" in e)).toBe(false)
+    expect(book.get(1)).toMatchObject({ status: "NEW", owner: "a", openQty: 3 })
+    // Without a ref the rejection still comes out during the call, with ref 0.
+    expect(during(() => book.place(order("c", "SELL", 200, 1, 1)))).toEqual([{ type: "rejected", ref: 0, reason: "DUPLICATE_ID" }])
+  })
+
+  it("refuses ids that are not positive safe integers before any event carries them", () => {
+    const { book, events, during } = setup()
+    book.place(order("a", "BUY", 100, 1, 7))
+    const bad: Array<unknown> = [Number.NaN, "7", "x", 2 ** 53, 1.5, -3, 0, Infinity, undefined, null, 7n, {}]
+    bad.forEach((id, i) => {
+      const o = { ...order("a", "SELL", 200, 1), id, ref: i + 1 } as unknown as NewOrder
+      expect(during(() => expect(book.place(o)).toBe("REJECTED"))).toEqual([{ type: "rejected", ref: i + 1, reason: "INVALID_ID" }])
+      expect(during(() => expect(book.cancel(id as number, 100 + i)).toBe(false))).toEqual([
+        { type: "rejected", ref: 100 + i, reason: "INVALID_ID" }
+      ])
+    })
+    for (const ref of [Number.NaN, -1, 1.5, "3", 2 ** 53]) {
+      const o = { ...order("a", "SELL", 200, 1), ref } as unknown as NewOrder
+      expect(during(() => expect(book.place(o)).toBe("REJECTED"))).toEqual([{ type: "rejected", ref: 0, reason: "INVALID_REF" }])
+    }
+    for (const e of events) if ("id" in e) expect(Number.isSafeInteger(e.id) && e.id > 0).toBe(true)
+    expect(book.snapshot().orders.map((o) => o.id)).toEqual([7])
+    book.checkInvariants()
   })
 
   it("holds at most ordersMax open orders", () => {
@@ -215,7 +260,7 @@ describe("rejections and limits", () => {
     const { book, events } = setup({ qtyMax: max })
     expect(book.place(order("a", "BUY", 100, max - 10))).toBe("NEW")
     expect(book.place(order("a", "BUY", 100, 11))).toBe("REJECTED")
-    expect(events.at(-1)).toMatchObject({ status: "REJECTED", reason: "LEVEL_FULL" })
+    expect(events.at(-1)).toMatchObject({ type: "rejected", reason: "LEVEL_FULL" })
     expect(book.place(order("a", "BUY", 100, 10))).toBe("NEW")
     expect(book.bestBid()).toEqual({ price: 100, qty: max })
     expect(book.place(order("a", "BUY", 101, 11))).toBe("NEW") // another level is fine
@@ -224,6 +269,53 @@ describe("rejections and limits", () => {
   it("refuses a config it cannot keep exact", () => {
     expect(() => new OrderBook({ ...config, qtyMax: 2 ** 53 }, recordingSink([]))).toThrow(InvariantViolation)
     expect(() => new OrderBook({ ...config, ordersMax: 0 }, recordingSink([]))).toThrow(InvariantViolation)
+  })
+})
+
+describe("memory", () => {
+  it("returns storage to its floor once the book empties, and keeps it proportional to the open orders on the way", () => {
+    const { book } = setup({ ordersMax: 200_000 })
+    const floor = book.storageBytes()
+    const n = 40_000
+    for (let id = 1; id <= n; id++) {
+      const buy = id % 2 === 0
+      book.place(order(`w${id % 300}`, buy ? "BUY" : "SELL", buy ? 10_000 - (id % 3000) : 20_000 + (id % 3000), 1 + (id % 7), id))
+    }
+    const full = book.storageBytes()
+    expect(full).toBeGreaterThan(40 * floor)
+    for (let id = 1; id <= n; id++) {
+      book.cancel(id)
+      if (id % 2000 === 0) {
+        // At most 4× the records and 16× the index cells an order needs, plus the floor.
+        expect(book.storageBytes()).toBeLessThanOrEqual(floor + book.size * (4 * 64 + 16 * 16))
+        if (id % 10_000 === 0) book.checkInvariants()
+      }
+    }
+    expect(book.size).toBe(0)
+    expect(book.storageBytes()).toBe(floor)
+    // And it still works.
+    expect(book.place(order("a", "BUY", 100, 1, 1))).toBe("NEW")
+    expect(book.place(order("b", "SELL", 100, 1, 2))).toBe("FILLED")
+    book.checkInvariants()
+  })
+})
+
+describe("owner table", () => {
+  it("stays bounded when owners come and go, each with its one order", () => {
+    const { book } = setup({ ordersMax: 100 })
+    const floor = book.storageBytes()
+    for (let id = 1; id <= 20_000; id++) {
+      book.place(order(`w${id}`, "BUY", 100 + (id % 5), 1, id))
+      if (id > 5) book.cancel(id - 5)
+      if (id % 4000 === 0) book.checkInvariants()
+    }
+    // Entries of owners with no open order are dropped once they outnumber the record capacity (1024).
+    expect(book.storageBytes()).toBeLessThanOrEqual(floor + 32 * 1024)
+    expect(book.openOrdersOf("w7")).toEqual([])
+    expect(book.openOrdersOf("w20000").map((o) => o.id)).toEqual([20_000])
+    expect(book.place(order("w7", "SELL", 200, 1, 30_000))).toBe("NEW")
+    expect(book.openOrdersOf("w7").map((o) => o.id)).toEqual([30_000])
+    book.checkInvariants()
   })
 })
 
@@ -266,16 +358,16 @@ describe("invariants", () => {
     const { book } = setup()
     book.place(order("a", "BUY", 100, 5))
     book.checkInvariants()
-    const internals = book as unknown as { bids: { qty: Float64Array } }
-    internals.bids.qty[0] = 4
+    const internals = book as unknown as { bids: Ladder }
+    internals.bids.setQty(0, 4)
     expect(() => book.checkInvariants()).toThrow(InvariantViolation)
   })
 
   it("the hot path refuses to leave a level whose total disagrees with its orders", () => {
     const { book } = setup()
     book.place(order("a", "SELL", 100, 5))
-    const internals = book as unknown as { asks: { qty: Float64Array } }
-    internals.asks.qty[0] = 6 // one lot more than the orders hold
+    const internals = book as unknown as { asks: Ladder }
+    internals.asks.setQty(0, 6) // one lot more than the orders hold
     expect(() => book.place(order("b", "BUY", 100, 5))).toThrow(/sum of its orders/)
   })
 })

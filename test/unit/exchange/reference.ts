@@ -17,6 +17,7 @@ interface Resting {
 }
 
 const positive = (n: number) => Number.isSafeInteger(n) && n > 0
+const validRef = (n: number) => Number.isSafeInteger(n) && n >= 0
 
 export class ReferenceBook {
   private orders: Array<Resting> = []
@@ -28,7 +29,7 @@ export class ReferenceBook {
   place(o: NewOrder): OrderStatus {
     const reason = this.reject(o)
     if (reason !== undefined) {
-      this.events.push({ type: "status", seq: ++this.seq, id: o.id, status: "REJECTED", executedQty: 0, openQty: 0, reason })
+      this.events.push({ type: "rejected", seq: ++this.seq, ref: reason === "INVALID_REF" ? 0 : o.ref ?? 0, reason })
       return "REJECTED"
     }
     const acceptedSeq = ++this.seq
@@ -41,16 +42,22 @@ export class ReferenceBook {
     let left = o.qty
     let expired = false
     let levelPrice: number | undefined
+    let levelChanged = false
+    // A level the taker changed is reported once, when the taker leaves it; one it did not change, never.
+    const leaveLevel = () => {
+      if (levelPrice !== undefined && levelChanged) this.levelEvent(o.side === "BUY" ? "SELL" : "BUY", levelPrice)
+      levelChanged = false
+    }
     for (const m of makers) {
       if (left === 0 || expired) break
-      // Moving on means the previous level was used up: report it, as the book does.
-      if (levelPrice !== undefined && m.price !== levelPrice) this.levelEvent(m.side, levelPrice)
+      if (m.price !== levelPrice) leaveLevel()
       levelPrice = m.price
       if (m.owner === o.owner) {
-        if (this.config.stp !== "EXPIRE_TAKER") this.close(m, "EXPIRED")
+        if (this.config.stp !== "EXPIRE_TAKER") this.close(m, "EXPIRED"), levelChanged = true
         if (this.config.stp !== "EXPIRE_MAKER") expired = true
         continue
       }
+      levelChanged = true
       const fill = Math.min(left, m.open)
       left -= fill
       m.open -= fill
@@ -69,7 +76,7 @@ export class ReferenceBook {
       if (m.open === 0) this.close(m, "FILLED")
       else this.statusEvent(m.id, "PARTIALLY_FILLED", m.qty - m.open, m.open)
     }
-    if (levelPrice !== undefined) this.levelEvent(o.side === "BUY" ? "SELL" : "BUY", levelPrice)
+    leaveLevel()
     if (expired) {
       this.statusEvent(o.id, "EXPIRED", o.qty - left, 0)
       return "EXPIRED"
@@ -85,9 +92,13 @@ export class ReferenceBook {
     return status
   }
 
-  cancel(id: number): boolean {
-    const o = this.orders.find((x) => x.id === id)
-    if (o === undefined) return false
+  cancel(id: number, ref = 0): boolean {
+    const reason = !validRef(ref) ? "INVALID_REF" : !positive(id) ? "INVALID_ID" : undefined
+    const o = reason === undefined ? this.orders.find((x) => x.id === id) : undefined
+    if (o === undefined) {
+      this.events.push({ type: "rejected", seq: ++this.seq, ref: reason === "INVALID_REF" ? 0 : ref, reason: reason ?? "UNKNOWN_ORDER" })
+      return false
+    }
     this.close(o, "CANCELED")
     this.levelEvent(o.side, o.price)
     return true
@@ -125,6 +136,7 @@ export class ReferenceBook {
   }
 
   private reject(o: NewOrder): RejectReason | undefined {
+    if (o.ref !== undefined && !validRef(o.ref)) return "INVALID_REF"
     if (!positive(o.id)) return "INVALID_ID"
     if (this.orders.some((x) => x.id === o.id)) return "DUPLICATE_ID"
     if (o.owner.length === 0) return "INVALID_OWNER"

@@ -16,6 +16,8 @@ import {
   writeDiscovery
 } from "./discovery.ts"
 import { findPostgresBinaries, startLocalPostgres } from "./LocalPostgres.ts"
+import { MUX_USER } from "./mux.ts"
+import { passwordFile, readOrMakePassword } from "./password.ts"
 import { startPgliteServer } from "./PgliteServer.ts"
 import { freePort, isAlive, processCommand, sleep } from "./processes.ts"
 import { type EngineStatus, type Running, supervise, type SupervisionEvents } from "./supervisor.ts"
@@ -89,13 +91,15 @@ const startEngine = async (kind: EngineKind, dataDir: string, port: number | und
     const local = await startLocalPostgres({ dataDir, binaries, ...(port !== undefined ? { port } : {}) })
     return { url: local.url, serverPid: local.pid, stop: local.stop }
   }
+  const { password } = readOrMakePassword(dataDir)
   const server = await startPgliteServer({
     pgliteDir: join(dataDir, "pglite"),
+    passwordFile: passwordFile(dataDir),
     port: port ?? (await freePort()),
     logFile: join(dataDir, "pglite.log")
   })
   // PGlite has one database, "postgres"; the name in the URL is what current_database() says.
-  return { url: `postgres://postgres@127.0.0.1:${server.port}/postgres`, serverPid: server.pid, stop: server.stop }
+  return { url: `postgres://${MUX_USER}:${password}@127.0.0.1:${server.port}/postgres`, serverPid: server.pid, stop: server.stop }
 }
 
 /** How long a PGlite child whose owner died may take to close its dataDir before it is killed. */

@@ -5,12 +5,14 @@
 // Private to its owner: password (SCRAM) authentication on every connection, the password random
 // and kept 0600 in the data dir, the data dir 0700 (0710 to the server user's group when that is
 // another user), the socket directory 0700. See docs/embedded-postgres.md, "Privacy".
-import { randomBytes } from "node:crypto"
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { appendFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import pg from "pg"
+import { readOrMakePassword } from "./password.ts"
 import { freePort, isAlive, logTail, processCommand, run, type RunAs } from "./processes.ts"
+
+export { PASSWORD_FILE } from "./password.ts"
 
 export const DATABASE_NAME = "shardline"
 
@@ -20,8 +22,6 @@ const PG_CTL_TIMEOUT_S = 60
 const SOCKET_DIR_BYTES_MAX = 90
 const CONF_FILE = "shardline.conf"
 const HBA_FILE = "shardline_hba.conf"
-/** The superuser's password, 0600, readable by the app's user only. */
-export const PASSWORD_FILE = "embedded-postgres.password"
 /** Password auth for everyone, on the socket and on loopback; nothing else is accepted. */
 const HBA = ["local all all scram-sha-256", "host all all 127.0.0.1/32 scram-sha-256", ""].join("\n")
 
@@ -118,18 +118,6 @@ const layout = (dataDir: string): Layout => ({
   runDir: join(dataDir, "pg-run"),
   logFile: join(dataDir, "pg-run", "postgres.log")
 })
-
-/** The password, made on first use: 32 random bytes, hex, in a 0600 file in the data dir. */
-const readOrMakePassword = (dataDir: string): { readonly password: string; readonly made: boolean } => {
-  const file = join(dataDir, PASSWORD_FILE)
-  if (existsSync(file)) {
-    chmodSync(file, 0o600)
-    return { password: readFileSync(file, "utf8").trim(), made: false }
-  }
-  const password = randomBytes(32).toString("hex")
-  writeFileSync(file, password + "\n", { mode: 0o600, flag: "wx" })
-  return { password, made: true }
-}
 
 /** A file only the server user can read, for initdb's --pwfile; removed right after. */
 const withPwFile = async <A>(l: Layout, user: RunAs | undefined, password: string, f: (file: string) => Promise<A>): Promise<A> => {

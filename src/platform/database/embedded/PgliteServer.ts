@@ -11,6 +11,8 @@ import { logTail } from "./processes.ts"
 export interface PgliteServerOptions {
   /** PGlite's own data directory (created on first start). */
   readonly pgliteDir: string
+  /** The 0600 password file the child asks every connection to prove (password.ts). */
+  readonly passwordFile: string
   readonly port: number
   readonly logFile: string
   /** A new dataDir takes about 5 s here (initdb in wasm); reopening about 0.5 s. */
@@ -72,7 +74,7 @@ const waitReady = (child: ChildProcess, logFile: string, timeoutMs: number) =>
   })
 
 export const startPgliteServer = async (options: PgliteServerOptions): Promise<PgliteServer> => {
-  const config: ChildConfig = { dataDir: options.pgliteDir, host: "127.0.0.1", port: options.port }
+  const config: ChildConfig = { dataDir: options.pgliteDir, host: "127.0.0.1", port: options.port, passwordFile: options.passwordFile }
   const log = openSync(options.logFile, "a")
   let child: ChildProcess
   try {

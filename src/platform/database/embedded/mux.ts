@@ -7,6 +7,9 @@
 // connections take the session in FIFO order. NotificationResponse messages reach every
 // connection, because LISTEN is session-wide and the listener is rarely the one who notified.
 //
+// Every connection proves the password first (SCRAM-SHA-256, scram.ts), as the local-postgres
+// engine's pg_hba asks; nothing reaches the session before that.
+//
 // Backend-agnostic: the backend runs whole frontend messages and streams its output; the socket
 // is a small interface. Both are faked in test/unit/embedded/mux.test.ts.
 import { randomInt } from "node:crypto"
@@ -14,7 +17,11 @@ import { randomInt } from "node:crypto"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import {
+  AUTH_MESSAGE_BYTES_MAX,
   authenticationOk,
+  authenticationSasl,
+  authenticationSaslContinue,
+  authenticationSaslFinal,
   backendKeyData,
   copyFail,
   errorResponse,
@@ -25,12 +32,15 @@ import {
   PROTOCOL_V3,
   query,
   readyForQuery,
+  readSaslInitialResponse,
+  readSaslResponse,
   readyStatus,
   sslRefused,
   StartupReader,
   sync,
   type TransactionStatus
 } from "./pgWire.ts"
+import { SCRAM_SHA_256, type ScramExchange, serverFinal, serverFirst, type ScramVerifier } from "./scram.ts"
 
 export interface MuxBackend {
   /** Runs complete frontend messages on the session, streaming raw backend output to onData. */
@@ -60,11 +70,19 @@ export interface MuxOptions {
   readonly pendingBytesMax: number
   /** ParameterStatus values sent in every handshake (server_version, encodings, DateStyle...). */
   readonly parameters: ReadonlyArray<readonly [string, string]>
+  /** The password every connection must prove (SCRAM-SHA-256), as its verifier. */
+  readonly verifier: ScramVerifier
+  /** A connection not authenticated this long after it opened is closed (Postgres: authentication_timeout). */
+  readonly authenticationTimeoutMs?: number
   readonly onError: (message: string, cause?: unknown) => void
 }
 
+/** The only role there is: PGlite's session runs as it, whatever a client asks for. */
+export const MUX_USER = "postgres"
+
 export const defaultMuxLimits = {
   connectionsMax: 64,
+  authenticationTimeoutMs: 60_000,
   messageBytesMax: 256 * 1024 * 1024,
   pendingBytesMax: 16 * 1024 * 1024
 } as const
@@ -79,7 +97,12 @@ const isBoundary = (type: number) => type === MessageType.Sync || type === Messa
 const ABANDON = Buffer.concat([copyFail("connection closed"), sync()])
 
 class Connection implements MuxConnection {
-  phase: "startup" | "ready" | "closed" = "startup"
+  phase: "startup" | "auth" | "ready" | "closed" = "startup"
+  user = ""
+  applicationName = ""
+  /** Set once the server-first message was sent. */
+  scram: ScramExchange | undefined = undefined
+  authTimer: ReturnType<typeof setTimeout> | undefined = undefined
   readonly startup = new StartupReader()
   readonly messages: MessageReader
   readonly pending: Array<Message> = []
@@ -90,7 +113,8 @@ class Connection implements MuxConnection {
   holdsSession = false
 
   constructor(readonly id: number, readonly socket: MuxSocket, private readonly mux: Multiplexer) {
-    this.messages = new MessageReader(mux.options.messageBytesMax)
+    // Until the password is proven, only messages of the size authentication needs.
+    this.messages = new MessageReader(Math.min(AUTH_MESSAGE_BYTES_MAX, mux.options.messageBytesMax))
   }
 
   readonly receive = (chunk: Buffer): void => this.mux.receive(this, chunk)
@@ -121,6 +145,13 @@ export class Multiplexer {
       return conn
     }
     this.connections.add(conn)
+    const timeoutMs = this.options.authenticationTimeoutMs
+    if (timeoutMs !== undefined) {
+      conn.authTimer = setTimeout(() => {
+        if (conn.phase === "startup" || conn.phase === "auth") this.refuse(conn, "08P01", "canceling authentication due to timeout")
+      }, timeoutMs)
+      conn.authTimer.unref?.()
+    }
     return conn
   }
 
@@ -151,6 +182,7 @@ export class Multiplexer {
   closeConnection(conn: Connection): void {
     if (conn.phase === "closed") return
     conn.phase = "closed"
+    clearTimeout(conn.authTimer)
     this.connections.delete(conn)
     conn.pending.length = 0
     conn.pendingBytes = 0
@@ -197,8 +229,10 @@ export class Multiplexer {
           if (this.readyCount() >= this.options.connectionsMax) {
             return this.refused(conn, "53300", "sorry, too many clients already")
           }
-          this.handshake(conn, frame.params)
-          conn.phase = "ready"
+          conn.user = frame.params.get("user") ?? ""
+          conn.applicationName = frame.params.get("application_name") ?? ""
+          conn.phase = "auth"
+          conn.socket.write(authenticationSasl([SCRAM_SHA_256]))
           conn.messages.push(conn.startup.rest())
           return true
       }
@@ -210,10 +244,40 @@ export class Multiplexer {
     return false
   }
 
-  private handshake(conn: Connection, params: ReadonlyMap<string, string>): void {
-    const out: Array<Buffer> = [authenticationOk()]
+  /** One SASL message of a connection in "auth"; on the last one, the handshake. False: refused. */
+  private authenticate(conn: Connection, message: Message): boolean {
+    const verifier = this.options.verifier
+    if (conn.scram === undefined) {
+      const initial = readSaslInitialResponse(message)
+      if (Either.isLeft(initial)) return this.refused(conn, "08P01", initial.left.message)
+      if (initial.right.mechanism !== SCRAM_SHA_256) {
+        return this.refused(conn, "08P01", "client selected an invalid SASL authentication mechanism")
+      }
+      const first = serverFirst(verifier, initial.right.data)
+      if (Either.isLeft(first)) return this.refused(conn, first.left.code, first.left.message)
+      conn.scram = first.right.exchange
+      conn.socket.write(authenticationSaslContinue(first.right.message))
+      return true
+    }
+    const response = readSaslResponse(message)
+    if (Either.isLeft(response)) return this.refused(conn, "08P01", response.left.message)
+    const final = serverFinal(verifier, conn.scram, response.right)
+    if (Either.isLeft(final) && final.left.code !== "28P01") return this.refused(conn, final.left.code, final.left.message)
+    if (Either.isLeft(final) || conn.user !== MUX_USER) {
+      return this.refused(conn, "28P01", `password authentication failed for user "${conn.user}"`)
+    }
+    if (this.readyCount() >= this.options.connectionsMax) return this.refused(conn, "53300", "sorry, too many clients already")
+    clearTimeout(conn.authTimer)
+    conn.phase = "ready"
+    conn.messages.messageBytesMax = this.options.messageBytesMax
+    this.handshake(conn, final.right)
+    return true
+  }
+
+  private handshake(conn: Connection, serverFinalMessage: string): void {
+    const out: Array<Buffer> = [authenticationSaslFinal(serverFinalMessage), authenticationOk()]
     for (const [name, value] of this.options.parameters) out.push(parameterStatus(name, value))
-    out.push(parameterStatus("application_name", params.get("application_name") ?? ""))
+    out.push(parameterStatus("application_name", conn.applicationName))
     out.push(backendKeyData(conn.id, randomInt(0x7fffffff)))
     out.push(readyForQuery("I"))
     conn.socket.write(Buffer.concat(out))
@@ -227,6 +291,10 @@ export class Multiplexer {
       const message = r.right.value
       // Clients send Terminate after their last result has arrived, so nothing of theirs is pending.
       if (message.type === MessageType.Terminate) return this.closeConnection(conn)
+      if (conn.phase === "auth") {
+        if (!this.authenticate(conn, message)) return
+        continue
+      }
       conn.pending.push(message)
       conn.pendingBytes += message.bytes.length
     }

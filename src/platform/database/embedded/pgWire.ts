@@ -15,6 +15,8 @@ export const CANCEL_REQUEST_CODE = 80877102
 
 /** Postgres's own limit for a startup packet (MAX_STARTUP_PACKET_LENGTH). */
 export const STARTUP_BYTES_MAX = 10_000
+/** Postgres's own limit for a message before authentication is done (PG_MAX_AUTH_TOKEN_LENGTH). */
+export const AUTH_MESSAGE_BYTES_MAX = 65_535
 
 /** Message type bytes the multiplexer acts on (frontend, then backend). */
 export const MessageType = {
@@ -22,7 +24,9 @@ export const MessageType = {
   Sync: 0x53, // 'S'
   Terminate: 0x58, // 'X'
   ReadyForQuery: 0x5a, // 'Z'
-  NotificationResponse: 0x41 // 'A'
+  NotificationResponse: 0x41, // 'A'
+  /** PasswordMessage, SASLInitialResponse and SASLResponse all use 'p'. */
+  Password: 0x70 // 'p'
 } as const
 
 export type StartupFrame =
@@ -158,8 +162,9 @@ export class StartupReader {
 export class MessageReader {
   private readonly buffer = new ChunkBuffer()
 
-  /** messageBytesMax bounds the one partial message a peer can make us hold. */
-  constructor(private readonly messageBytesMax: number) {}
+  /** messageBytesMax bounds the one partial message a peer can make us hold; it may be raised later
+   * (the multiplexer allows big messages only once a connection has authenticated). */
+  constructor(public messageBytesMax: number) {}
 
   get buffered(): number {
     return this.buffer.length
@@ -202,6 +207,37 @@ const int32s = (...values: ReadonlyArray<number>): Buffer => {
 }
 
 export const authenticationOk = (): Buffer => encodeMessage("R", int32s(0))
+
+/** AuthenticationSASL: the mechanisms the server offers. */
+export const authenticationSasl = (mechanisms: ReadonlyArray<string>): Buffer =>
+  encodeMessage("R", Buffer.concat([int32s(10), ...mechanisms.map(cstring), Buffer.alloc(1)]))
+
+/** AuthenticationSASLContinue: the server-first message. */
+export const authenticationSaslContinue = (data: string): Buffer =>
+  encodeMessage("R", Buffer.concat([int32s(11), Buffer.from(data, "utf8")]))
+
+/** AuthenticationSASLFinal: the server-final message. */
+export const authenticationSaslFinal = (data: string): Buffer =>
+  encodeMessage("R", Buffer.concat([int32s(12), Buffer.from(data, "utf8")]))
+
+/** SASLInitialResponse ('p'): the mechanism and the client-first message. */
+export const readSaslInitialResponse = (m: Message): Either.Either<{ readonly mechanism: string; readonly data: string }, WireInvalid> => {
+  const body = m.bytes.subarray(5)
+  const end = body.indexOf(0)
+  if (m.type !== MessageType.Password || end < 0 || body.length < end + 5) {
+    return Either.left(new WireInvalid({ message: "expected a SASLInitialResponse" }))
+  }
+  const length = body.readInt32BE(end + 1)
+  const data = body.subarray(end + 5)
+  if (length !== data.length) return Either.left(new WireInvalid({ message: "SASLInitialResponse length mismatch" }))
+  return Either.right({ mechanism: body.toString("utf8", 0, end), data: data.toString("utf8") })
+}
+
+/** SASLResponse ('p'): the client-final message. */
+export const readSaslResponse = (m: Message): Either.Either<string, WireInvalid> =>
+  m.type === MessageType.Password
+    ? Either.right(m.bytes.toString("utf8", 5))
+    : Either.left(new WireInvalid({ message: "expected a SASLResponse" }))
 
 export const parameterStatus = (name: string, value: string): Buffer =>
   encodeMessage("S", Buffer.concat([cstring(name), cstring(value)]))

@@ -1,16 +1,21 @@
 // Entry of the PGlite child process: one PGlite on a persistent dataDir behind the multiplexer,
-// listening on 127.0.0.1. It runs in its own process because PGlite executes queries
-// synchronously on the JS thread; here that blocks only this process, not the app's event loop.
+// listening on 127.0.0.1, every connection asked for the password (SCRAM-SHA-256). It runs in
+// its own process because PGlite executes queries synchronously on the JS thread; here that
+// blocks only this process, not the app's event loop.
 // The parent (PgliteServer.ts) controls the lifetime over IPC: "stop", or the channel closing
 // when the parent dies, shuts the database down cleanly.
 import { PGlite } from "@electric-sql/pglite"
 import { createServer, type Socket } from "node:net"
 import { defaultMuxLimits, Multiplexer, type MuxSocket } from "./mux.ts"
+import { readPassword } from "./password.ts"
+import { makeVerifier } from "./scram.ts"
 
 export interface ChildConfig {
   readonly dataDir: string
   readonly host: string
   readonly port: number
+  /** The 0600 file with the password every connection must prove (the path only: argv is public). */
+  readonly passwordFile: string
 }
 
 export type ChildReport =
@@ -60,6 +65,8 @@ process.on("SIGINT", () => {})
 
 const main = async (config: ChildConfig): Promise<void> => {
   const t0 = performance.now()
+  // Only the verifier stays in memory, as Postgres keeps it; a fresh salt at every start.
+  const verifier = makeVerifier(readPassword(config.passwordFile))
   const db = new PGlite(config.dataDir)
   await db.waitReady
   // Read before the first raw-protocol call: PGlite's query() must not be mixed with raw streams.
@@ -75,6 +82,7 @@ const main = async (config: ChildConfig): Promise<void> => {
     {
       ...defaultMuxLimits,
       parameters,
+      verifier,
       onError: (message, cause) => console.error(`[pglite-mux] ${message}`, cause ?? "")
     }
   )

@@ -1,0 +1,123 @@
+// The node of `npm run bench -- orders`, as its own process: the same layer `npm start` launches
+// (cluster/Node.ts, configured only by SHARDLINE_* variables), plus an IPC channel through which
+// the bench process does what a test does with a node in its own process (test/support/node.ts
+// `run`): issue Omni properties from the ledger devnet's faucet and fund delegated addresses, on
+// this node's own in-process devnet. It also collects the Market entity's per-batch figures
+// (marketInstrumentation) for the bench to read after its measured window.
+//
+// Protocol: the parent sends { id, op, ...args }; the child answers { id, ok: true, result } or
+// { id, ok: false, error }. Ops: issue {name, whole}, fund {sends: [{to, property, sats}]},
+// batches {reset?: boolean}, profileStart, profileStop {file} (a .cpuprofile of this process,
+// from the inspector, so it covers only the window the bench chooses).
+import { NodeRuntime } from "@effect/platform-node"
+import { writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
+import { Effect, Layer } from "effect"
+import { nodeLayer } from "../../cluster/Node.ts"
+import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
+import { syncOnce } from "../../src/chain/ledger/follower.ts"
+import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
+import { OmniIndexer } from "../../src/chain/omni/indexer.ts"
+import { type BatchFigures, marketInstrumentation } from "../../src/exchange/market/MarketEntity.ts"
+import { appConfig, exitOnConfigError } from "../../src/platform/Config.ts"
+
+export interface FundSend {
+  readonly to: string
+  readonly property: number
+  /** Base units (satoshis of the property), as a decimal string (IPC carries JSON). */
+  readonly sats: string
+}
+
+/** Per-batch figures the Market entity reported since the last reset. */
+const batches: Array<BatchFigures & { readonly symbol: string }> = []
+marketInstrumentation.onBatch = (symbol, figures) => {
+  if (batches.length < 2_000_000) batches.push({ symbol, ...figures })
+}
+
+const main = Effect.gen(function*() {
+  const config = yield* appConfig
+  const context = yield* Layer.build(nodeLayer(config))
+  const run = <A, E>(effect: Effect.Effect<A, E, UtxoLedger>) => Effect.runPromise(Effect.provide(effect, context))
+
+  /** One faucet payment at a time: the faucet is one key wallet (its payments must not run concurrently). */
+  let chain: Promise<unknown> = Promise.resolve()
+  const serial = <A>(f: () => Promise<A>): Promise<A> => {
+    const next = chain.then(f, f)
+    chain = next.catch(() => undefined)
+    return next
+  }
+
+  const issue = (name: string, whole: bigint) =>
+    run(Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const faucet = devnetFaucet(ledger)
+      yield* faucet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "Bench", subcategory: "", name, url: "", data: "" })
+      yield* ledger.mine(1, faucet.address)
+      const indexer = new OmniIndexer({ params: ledger.params })
+      yield* syncOnce(ledger, indexer)
+      const property = indexer.properties().find((p) => p.name === name)?.id
+      if (property === undefined) return yield* Effect.dieMessage(`property ${name} was not issued`)
+      yield* faucet.omni({ type: "grant", property, amount: whole * 10n ** 8n, memo: "" })
+      yield* ledger.mine(1, faucet.address)
+      return property
+    }))
+
+  const fund = (sends: ReadonlyArray<FundSend>) =>
+    run(Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const faucet = devnetFaucet(ledger)
+      // One send per block: each spends a confirmed coin and a confirmed Omni balance.
+      for (const s of sends) {
+        yield* faucet.omni({ type: "simpleSend", property: s.property, amount: BigInt(s.sats) }, s.to)
+        yield* ledger.mine(1, faucet.address)
+      }
+      return sends.length
+    }))
+
+  let session: Session | undefined
+
+  const handle = async (msg: Record<string, unknown>): Promise<unknown> => {
+    switch (msg["op"]) {
+      case "issue":
+        return serial(() => issue(String(msg["name"]), BigInt(String(msg["whole"]))))
+      case "fund":
+        return serial(() => fund(msg["sends"] as ReadonlyArray<FundSend>))
+      case "batches": {
+        const copy = batches.slice()
+        if (msg["reset"] === true) batches.length = 0
+        return copy
+      }
+      case "profileStart":
+        session = new Session()
+        session.connect()
+        await session.post("Profiler.enable")
+        await session.post("Profiler.setSamplingInterval", { interval: 200 })
+        await session.post("Profiler.start")
+        return true
+      case "profileStop": {
+        if (session === undefined) throw new Error("no profile running")
+        const { profile } = await session.post("Profiler.stop")
+        session.disconnect()
+        session = undefined
+        writeFileSync(String(msg["file"]), JSON.stringify(profile))
+        return String(msg["file"])
+      }
+      default:
+        throw new Error(`unknown op ${String(msg["op"])}`)
+    }
+  }
+
+  process.on("message", (msg: Record<string, unknown>) => {
+    handle(msg).then(
+      (result) => process.send?.({ id: msg["id"], ok: true, result }),
+      (e: unknown) => process.send?.({ id: msg["id"], ok: false, error: e instanceof Error ? e.message : String(e) })
+    )
+  })
+  // The IPC channel must not keep a stopping node alive.
+  process.channel?.unref()
+  yield* Effect.logInfo(`bench order node: http://${config.httpHost}:${config.httpPort}`)
+  return yield* Effect.never
+}).pipe(Effect.scoped)
+
+NodeRuntime.runMain(exitOnConfigError(main), { disableErrorReporting: false })
