@@ -18,7 +18,7 @@ import { makeDelegatedWallet } from "../src/exchange/authorization/DelegatedWall
 import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../src/platform/ledger/OmniView.ts"
 import { createTestDatabase } from "../harness/db.ts"
-import { fundedDevnet, ledgerKey, seedLegs, walletServices } from "../harness/walletServices.ts"
+import { fundedDevnet, randomLedgerKey, seedLegs, walletServices } from "../harness/walletServices.ts"
 import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
 const batches = envInt("BENCH_SETTLEMENT_BATCHES", 8)
@@ -32,9 +32,9 @@ const measure = Effect.gen(function*() {
   const ledger = yield* UtxoLedger
   const view = yield* OmniView
   const sponsor = yield* FeeSponsor.FeeSponsor
-  const me = ledgerKey()
+  const me = randomLedgerKey()
   const total = batches * batchSize
-  yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "bench", delegated: me.address, legs: total, amount: 1000n, toAddress: ledgerKey().address })
+  yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "bench", delegated: me.address, legs: total, amount: 1000n, toAddress: randomLedgerKey().address })
   const faucet = devnetFaucet(ledger)
   yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: BigInt(total) * 1000n }, me.address)
   yield* ledger.mine(1, faucet.address)
@@ -68,7 +68,7 @@ const measure = Effect.gen(function*() {
   if (judged?.valid !== true) return yield* Effect.dieMessage(`the last leg was not judged valid: ${JSON.stringify(judged)}`)
 
   // The in-memory part alone: the coin pool picking, the builder signing, the pool taking the change.
-  const other = ledgerKey()
+  const other = randomLedgerKey()
   const otherScript = Either.getOrThrow(addressScript(other.address, params))
   yield* sponsor.fund(other.address, 1, 2_000_000_000n / 100n)
   const pool = new CoinPool(otherScript, coinsOf({ script: otherScript, confirmed: [], own: [], incoming: [{ hex: (yield* ledger.getTx((yield* sql<{ txid: string }>`SELECT txid FROM fee_sponsor_txs WHERE to_address = ${other.address}`)[0]!.txid)).hex }] }, params))

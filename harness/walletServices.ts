@@ -19,7 +19,7 @@ import * as SecretBox from "../src/platform/SecretBox.ts"
 import { configFrom, testMasterKey } from "./config.ts"
 
 /** A fresh key and its ledger address ("T…"). */
-export const ledgerKey = (): { readonly privateKey: Uint8Array; readonly address: string } => {
+export const randomLedgerKey = (): { readonly privateKey: Uint8Array; readonly address: string } => {
   const k = ECPairFactory(ecc).makeRandom({ network: ledgerParams.network })
   return { privateKey: k.privateKey!, address: Either.getOrThrow(p2pkhAddressOfPubkey(k.publicKey, ledgerParams)) }
 }

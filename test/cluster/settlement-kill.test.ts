@@ -25,7 +25,7 @@ import { clusterClientLayer } from "../support/clusterClient.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { testMasterKey } from "../support/node.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
-import { ledgerKey } from "../../harness/walletServices.ts"
+import { randomLedgerKey } from "../../harness/walletServices.ts"
 
 const TRADES = 40
 const BASE = 1_000n
@@ -93,12 +93,12 @@ describe("settlement across kill -9", () => {
     client = ManagedRuntime.make(clientLayer(db.url))
     const ledger = makeRpcLedger({ url: url.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })
     const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-    const burn = ledgerKey().address
+    const burn = randomLedgerKey().address
 
     // The operator funds the sponsor; an issuer makes two properties.
     const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
       (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
-    const issuer = ledgerKey()
+    const issuer = randomLedgerKey()
     await run(ledger.mine(1, sponsor))
     await run(ledger.mine(1, issuer.address))
     await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
@@ -113,7 +113,7 @@ describe("settlement across kill -9", () => {
     const [tokA, tokB] = [await issue("Kill A"), await issue("Kill B")]
 
     // Two users with addresses and grants (through cluster storage, as the CLI sends them).
-    const [sellerOwn, buyerOwn] = [ledgerKey().address, ledgerKey().address]
+    const [sellerOwn, buyerOwn] = [randomLedgerKey().address, randomLedgerKey().address]
     const users = await client.runPromise(Effect.gen(function*() {
       const keys = yield* ApiKeys.ApiKeys
       const s = yield* keys.create({ scopes: ["read", "trade"], addresses: [sellerOwn] })

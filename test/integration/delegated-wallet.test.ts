@@ -10,7 +10,7 @@ import { legFeeSats, makeDelegatedWallet } from "../../src/exchange/authorizatio
 import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
-import { fundedDevnet, ledgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
+import { fundedDevnet, randomLedgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
 
 const LEGS = 100
 let db: TestDatabase
@@ -24,8 +24,8 @@ describe("delegated wallet", () => {
       const sponsor = yield* FeeSponsor
       const view = yield* OmniView
       const sql = yield* SqlClient.SqlClient
-      const me = ledgerKey()
-      const receiver = ledgerKey().address
+      const me = randomLedgerKey()
+      const receiver = randomLedgerKey().address
       const faucet = devnetFaucet(ledger)
       yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: 1_000_000n }, me.address)
       yield* ledger.mine(1, faucet.address)

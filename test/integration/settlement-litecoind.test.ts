@@ -14,7 +14,7 @@ import { makeDelegatedWallet } from "../../src/exchange/authorization/DelegatedW
 import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
-import { ledgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
+import { randomLedgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
 
 const LEGS = 40
@@ -42,10 +42,10 @@ describe("settlement legs on litecoind -regtest", () => {
       const sponsor = yield* FeeSponsor
       const view = yield* OmniView
       const sql = yield* SqlClient.SqlClient
-      const burn = ledgerKey().address
-      const issuer = ledgerKey()
-      const me = ledgerKey()
-      const receiver = ledgerKey().address
+      const burn = randomLedgerKey().address
+      const issuer = randomLedgerKey()
+      const me = randomLedgerKey()
+      const receiver = randomLedgerKey().address
       // The operator funds the sponsor (one coinbase); an issuer makes a property and grants it to the delegated address.
       yield* ledger.mine(1, sponsor.address)
       yield* ledger.mine(1, issuer.address)

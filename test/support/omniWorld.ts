@@ -5,11 +5,11 @@ import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
-import { ledgerKey } from "../../harness/walletServices.ts"
+import { randomLedgerKey } from "../../harness/walletServices.ts"
 import type { RunningNode } from "./node.ts"
 
 /** A fresh key's ledger address (its key is thrown away: a receiving address nobody spends). */
-export const newAddress = (): string => ledgerKey().address
+export const newAddress = (): string => randomLedgerKey().address
 
 /** Mines `n` blocks (coinbases to the faucet) and waits until the node's Omni view has them. */
 export const mine = (node: RunningNode, n = 1) =>

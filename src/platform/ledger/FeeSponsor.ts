@@ -20,7 +20,7 @@ import { ledgerKind, unconfirmedAncestorsMax } from "../ChainsLive.ts"
 import { AppConfig } from "../Config.ts"
 import { feeSponsorSats } from "../Metrics.ts"
 import type { FeeSponsorReport } from "../ops/OpsView.ts"
-import { systemWalletKey } from "./systemWalletKey.ts"
+import { systemWallet } from "./SystemWallet.ts"
 
 export const feeSponsorName = "fee-sponsor"
 /** Journal rows read to compute the coins, newest first: anything older is long in a block. */
@@ -80,7 +80,7 @@ export const make = Effect.gen(function*() {
   const ledger = yield* UtxoLedger
   const sql = yield* SqlClient.SqlClient
   const params = ledger.params
-  const key = yield* systemWalletKey(feeSponsorName, params)
+  const key = yield* systemWallet(feeSponsorName).pipe(Effect.orDie)
   const script = Either.getOrThrow(addressScript(key.address, params))
   const ancestorsMax = unconfirmedAncestorsMax(config)
 
