@@ -1,7 +1,7 @@
 // The delegated wallet without the cluster, on the devnet: a batch that runs short of fee coin in
 // the middle looks at the ledger again and then asks the sponsor, and the legs it built before
 // the look (not stored yet) keep their coins: no two legs of a batch spend the same coin.
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SqlClient } from "@effect/sql"
 import { devnetDollar, devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
@@ -10,6 +10,12 @@ import { legFeeSats, makeDelegatedWallet } from "../../src/exchange/authorizatio
 import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { configFrom, testMasterKey } from "../../harness/config.ts"
+import { keyWalletAddress } from "../../src/chain/ledger/keyWallet.ts"
+import { ledgerParams } from "../../src/chain/params.ts"
+import { AppConfig } from "../../src/platform/Config.ts"
+import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { make as secretBox } from "../../src/platform/SecretBox.ts"
 import { fundedDevnet, randomLedgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
 
 const LEGS = 100
@@ -44,5 +50,23 @@ describe("delegated wallet", () => {
       expect(yield* view.balance(receiver, devnetDollar.propertyId)).toBe(BigInt(LEGS) * 1000n)
     })
     await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, fundedDevnet))))
+  }, 120_000)
+
+  it("a fee sponsor key an earlier build sealed as hex is sealed again as a WIF, same address", async () => {
+    const other = await createTestDatabase("dwalletkey")
+    try {
+      const config = configFrom({ SHARDLINE_DATABASE_URL: other.url, SHARDLINE_MASTER_KEY: testMasterKey })
+      await Effect.runPromise(Effect.scoped(Effect.provide(Effect.void, databaseLayer({ applicationName: "shardline:test" }).pipe(Layer.provide(Layer.succeed(AppConfig, config))))))
+      const key = randomLedgerKey()
+      const box = secretBox(Buffer.from(testMasterKey, "hex"))
+      await other.query(`INSERT INTO system_wallets (name, address, key_enc) VALUES ('fee-sponsor', $1, $2)`,
+        [keyWalletAddress(key.privateKey, ledgerParams), box.seal(Buffer.from(key.privateKey).toString("hex"))])
+      const address = await Effect.runPromise(Effect.scoped(Effect.provide(Effect.map(FeeSponsor, (s) => s.address), walletServices(other.url, fundedDevnet))))
+      expect(address).toBe(key.address)
+      const [row] = await other.query<{ key_enc: string }>(`SELECT key_enc FROM system_wallets WHERE name = 'fee-sponsor'`)
+      expect(box.open(row!.key_enc)).toMatch(/^[1-9A-HJ-NP-Za-km-z]{51,52}$/) // a WIF now
+    } finally {
+      await other.drop()
+    }
   }, 120_000)
 })

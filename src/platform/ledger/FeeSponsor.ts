@@ -21,6 +21,11 @@ import { AppConfig } from "../Config.ts"
 import { feeSponsorSats } from "../Metrics.ts"
 import type { FeeSponsorReport } from "../ops/OpsView.ts"
 import { systemWallet } from "./SystemWallet.ts"
+import { keyWalletAddress } from "../../chain/ledger/keyWallet.ts"
+import { ledgerParams } from "../../chain/params.ts"
+import { SecretBox } from "../SecretBox.ts"
+import { ECPairFactory } from "ecpair"
+import * as ecc from "tiny-secp256k1"
 
 export const feeSponsorName = "fee-sponsor"
 /** Journal rows read to compute the coins, newest first: anything older is long in a block. */
@@ -75,12 +80,30 @@ const describe = (e: { readonly _tag: string; readonly message?: string; readonl
 const refused = (e: { readonly _tag: string; readonly message?: string; readonly reason?: string }) =>
   new SponsorRefused({ message: `fee sponsor: ${describe(e)}` })
 
+/**
+ * A sponsor key stored by an earlier build of this branch (the raw key as hex, sealed, where
+ * SystemWallet.ts seals the WIF): sealed again as a WIF in place, once. Anything else dies as before.
+ */
+const resealHexKey = (name: string, defect: unknown) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+    const [row] = yield* sql<{ address: string; key_enc: string }>`SELECT address, key_enc FROM system_wallets WHERE name = ${name}`.pipe(Effect.orDie)
+    const plain = row === undefined ? "" : Either.getOrElse(Either.try(() => box.open(row.key_enc)), () => "")
+    if (row === undefined || !/^[0-9a-f]{64}$/.test(plain)) return yield* Effect.die(defect)
+    const privateKey = Uint8Array.from(Buffer.from(plain, "hex"))
+    if (keyWalletAddress(privateKey, ledgerParams) !== row.address) return yield* Effect.die(defect)
+    const wif = ECPairFactory(ecc).fromPrivateKey(privateKey, { network: ledgerParams.network, compressed: true }).toWIF()
+    yield* sql`UPDATE system_wallets SET key_enc = ${box.seal(wif)} WHERE name = ${name} AND key_enc = ${row.key_enc}`.pipe(Effect.orDie)
+    return { address: row.address, privateKey }
+  })
+
 export const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const ledger = yield* UtxoLedger
   const sql = yield* SqlClient.SqlClient
   const params = ledger.params
-  const key = yield* systemWallet(feeSponsorName).pipe(Effect.orDie)
+  const key = yield* systemWallet(feeSponsorName).pipe(Effect.orDie, Effect.catchAllDefect((d) => resealHexKey(feeSponsorName, d)))
   const script = Either.getOrThrow(addressScript(key.address, params))
   const ancestorsMax = unconfirmedAncestorsMax(config)
 
