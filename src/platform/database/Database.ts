@@ -15,6 +15,7 @@ import m0007 from "./migrations/0007_desk_social_auth.ts"
 import m0008 from "./migrations/0008_exchange_trading.ts"
 import m0010 from "./migrations/0010_settlement.ts"
 import m0011 from "./migrations/0011_settlement_legs_from_height.ts"
+import m0012 from "./migrations/0012_settlement_txid_unique.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
@@ -26,7 +27,8 @@ export const migrations = {
   "0007_desk_social_auth": m0007,
   "0008_exchange_trading": m0008,
   "0010_settlement": m0010,
-  "0011_settlement_legs_from_height": m0011
+  "0011_settlement_legs_from_height": m0011,
+  "0012_settlement_txid_unique": m0012
 }
 
 const runMigrator = Migrator.make({})({

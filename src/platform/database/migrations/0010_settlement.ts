@@ -32,9 +32,6 @@ export default Effect.gen(function*() {
     done BOOLEAN NOT NULL DEFAULT false,
     updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
   )`
-  // One transaction pays one leg: a second leg with the same txid would be a leg marked paid that
-  // nothing pays. The signer never builds one (coinPool.ts); this makes such a row impossible.
-  yield* sql`CREATE UNIQUE INDEX settlement_legs_txid ON settlement_legs (txid) WHERE txid IS NOT NULL`
   // A delegated address's own transactions that may still be unconfirmed (or reorged back).
   yield* sql`CREATE INDEX settlement_legs_from_unfinal ON settlement_legs (from_address)
     WHERE status IN ('signed', 'broadcast', 'confirmed')`
