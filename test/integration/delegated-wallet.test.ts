@@ -15,6 +15,7 @@ import { keyWalletAddress } from "../../src/chain/ledger/keyWallet.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
+import migration0012 from "../../src/platform/database/migrations/0012_settlement_txid_unique.ts"
 import { make as secretBox } from "../../src/platform/SecretBox.ts"
 import { fundedDevnet, randomLedgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
 
@@ -65,6 +66,32 @@ describe("delegated wallet", () => {
       expect(address).toBe(key.address)
       const [row] = await other.query<{ key_enc: string }>(`SELECT key_enc FROM system_wallets WHERE name = 'fee-sponsor'`)
       expect(box.open(row!.key_enc)).toMatch(/^[1-9A-HJ-NP-Za-km-z]{51,52}$/) // a WIF now
+    } finally {
+      await other.drop()
+    }
+  }, 120_000)
+
+  it("migration 0012: of legs that share one transaction, all but the first go back to recorded; then txid is unique", async () => {
+    const other = await createTestDatabase("dwallet12")
+    try {
+      const config = configFrom({ SHARDLINE_DATABASE_URL: other.url, SHARDLINE_MASTER_KEY: testMasterKey })
+      const migrated = databaseLayer({ applicationName: "shardline:test" }).pipe(Layer.provide(Layer.succeed(AppConfig, config)))
+      const me = randomLedgerKey()
+      await Effect.runPromise(Effect.scoped(Effect.provide(
+        seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "dup", delegated: me.address, legs: 3, amount: 1000n, toAddress: randomLedgerKey().address }),
+        migrated
+      )))
+      // A database from before the fix: no unique index, legs 1 and 2 answered by one transaction.
+      await other.query(`DROP INDEX settlement_legs_txid`)
+      await other.query(`UPDATE settlement_legs SET tx_hex = 'aa', txid = $1, status = 'final', confirmations = 6, broadcasts = 1 WHERE trade_id IN (1, 2)`, ["ab".repeat(32)])
+      await Effect.runPromise(Effect.scoped(Effect.provide(migration0012, migrated)))
+      const rows = await other.query<{ trade_id: string; status: string; txid: string | null }>(`SELECT trade_id::text, status, txid FROM settlement_legs ORDER BY trade_id`)
+      expect(rows).toEqual([
+        { trade_id: "1", status: "final", txid: "ab".repeat(32) },
+        { trade_id: "2", status: "recorded", txid: null },
+        { trade_id: "3", status: "recorded", txid: null }
+      ])
+      await expect(other.query(`UPDATE settlement_legs SET txid = $1 WHERE trade_id = 3`, ["ab".repeat(32)])).rejects.toThrow(/settlement_legs_txid/)
     } finally {
       await other.drop()
     }
