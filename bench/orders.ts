@@ -34,11 +34,8 @@ import { cpus, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { ECPairFactory } from "ecpair"
-import { Effect, Either, Layer } from "effect"
-import * as ecc from "tiny-secp256k1"
+import { Effect, Layer } from "effect"
 import { Authorization, Grant } from "../schemas/exchange/authorization.ts"
-import { p2pkhAddressOfPubkey } from "../src/chain/address.ts"
 import { devnetDollar } from "../src/chain/ledger/devnetFaucet.ts"
 import { entityIdOf } from "../src/exchange/authorization/policy.ts"
 import { MARKET_SHIFT } from "../src/exchange/markets/ids.ts"
@@ -46,6 +43,7 @@ import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { storageClient } from "../src/platform/ShardingSettings.ts"
 import { configFrom, testMasterKey } from "../harness/config.ts"
+import { randomLedgerKey } from "../harness/walletServices.ts"
 import { adminUrl, createTestDatabase, type TestDatabase } from "../harness/db.ts"
 import { createKey } from "../harness/keys.ts"
 import { spawnNode, type NodeProcess } from "../harness/nodeProcess.ts"
@@ -110,11 +108,6 @@ const ipcOf = (node: NodeProcess): Ipc => {
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
       node.child.send({ id, op, ...args })
     })
-}
-
-const newLedgerAddress = () => {
-  const key = ECPairFactory(ecc).makeRandom()
-  return Either.getOrThrow(p2pkhAddressOfPubkey(key.publicKey))
 }
 
 // --- HTTP ---
@@ -308,7 +301,7 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
 
     // Users: one per client (split between the markets) and one maker per market.
     const makeUsers = (n: number) => Promise.all(Array.from({ length: n }, async () => {
-      const address = newLedgerAddress()
+      const address = randomLedgerKey().address
       const k = await createKey(db.url, { scopes: ["read", "trade"], addresses: [address] })
       return { ...k, address } as User
     }))

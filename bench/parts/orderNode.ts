@@ -14,11 +14,8 @@ import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { Effect, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
-import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
-import { syncOnce } from "../../src/chain/ledger/follower.ts"
+import { faucetOmniSend, issueFaucetProperty } from "../../harness/faucetOmni.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { OmniIndexer } from "../../src/chain/omni/indexer.ts"
 import { type BatchFigures, marketInstrumentation } from "../../src/exchange/market/MarketEntity.ts"
 import { appConfig, exitOnConfigError } from "../../src/platform/Config.ts"
 
@@ -48,32 +45,11 @@ const main = Effect.gen(function*() {
     return next
   }
 
-  const issue = (name: string, whole: bigint) =>
-    run(Effect.gen(function*() {
-      const ledger = yield* UtxoLedger
-      const faucet = devnetFaucet(ledger)
-      yield* faucet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "Bench", subcategory: "", name, url: "", data: "" })
-      yield* ledger.mine(1, faucet.address)
-      const indexer = new OmniIndexer({ params: ledger.params })
-      yield* syncOnce(ledger, indexer)
-      const property = indexer.properties().find((p) => p.name === name)?.id
-      if (property === undefined) return yield* Effect.dieMessage(`property ${name} was not issued`)
-      yield* faucet.omni({ type: "grant", property, amount: whole * 10n ** 8n, memo: "" })
-      yield* ledger.mine(1, faucet.address)
-      return property
-    }))
+  const issue = (name: string, whole: bigint) => run(issueFaucetProperty(name, whole, "Bench"))
 
+  // One send per block: each spends a confirmed coin and a confirmed Omni balance.
   const fund = (sends: ReadonlyArray<FundSend>) =>
-    run(Effect.gen(function*() {
-      const ledger = yield* UtxoLedger
-      const faucet = devnetFaucet(ledger)
-      // One send per block: each spends a confirmed coin and a confirmed Omni balance.
-      for (const s of sends) {
-        yield* faucet.omni({ type: "simpleSend", property: s.property, amount: BigInt(s.sats) }, s.to)
-        yield* ledger.mine(1, faucet.address)
-      }
-      return sends.length
-    }))
+    run(Effect.as(Effect.forEach(sends, (s) => faucetOmniSend(s.to, s.property, BigInt(s.sats)), { discard: true }), sends.length))
 
   let session: Session | undefined
 

@@ -3,17 +3,11 @@
 // and cancel through the Binance-shaped endpoints, and the refusals of bad input.
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Effect } from "effect"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { OmniIndexer } from "../../src/chain/omni/indexer.ts"
-import { syncOnce } from "../../src/chain/ledger/follower.ts"
-import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
-import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
-import { devnetDollar } from "../../src/chain/ledger/devnetFaucet.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
 import { signedGet, signedQuery, type Key } from "../../harness/signed.ts"
 import { cli } from "../support/cli.ts"
+import { DUSD, fundOmni, issueProperty, listMarket, newAddress } from "../support/tradingWorld.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 
 let db: TestDatabase
@@ -24,40 +18,6 @@ let buyer: Key & { userId: number; address: string }
 let reader: Key & { userId: number }
 const symbol = "TSTDUSD"
 const prefix = "/api/public/v1"
-
-const newAddress = () =>
-  // Any valid ledger address of a key nobody uses: the receiving side of a trade.
-  node.run(Effect.map(UtxoLedger, (l) => l.params)).then(async () => {
-    const { ECPairFactory } = await import("ecpair")
-    const ecc = await import("tiny-secp256k1")
-    const { p2pkhAddressOfPubkey } = await import("../../src/chain/address.ts")
-    const { Either } = await import("effect")
-    const key = ECPairFactory(ecc).makeRandom()
-    return Either.getOrThrow(p2pkhAddressOfPubkey(key.publicKey))
-  })
-
-/** Issues a managed Omni property from the faucet and returns its id (read back from an indexer). */
-const issueProperty = (name: string, whole: bigint) =>
-  node.run(Effect.gen(function*() {
-    const ledger = yield* UtxoLedger
-    const faucet = devnetFaucet(ledger)
-    yield* faucet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "Test", subcategory: "", name, url: "", data: "" })
-    yield* ledger.mine(1, faucet.address)
-    const indexer = new OmniIndexer({ params: ledger.params })
-    yield* syncOnce(ledger, indexer)
-    const property = indexer.properties().find((p) => p.name === name)!.id
-    yield* faucet.omni({ type: "grant", property, amount: whole * 10n ** 8n, memo: "" })
-    yield* ledger.mine(1, faucet.address)
-    return property
-  }))
-
-const fundOmni = (to: string, property: number, sats: bigint) =>
-  node.run(Effect.gen(function*() {
-    const ledger = yield* UtxoLedger
-    const faucet = devnetFaucet(ledger)
-    yield* faucet.omni({ type: "simpleSend", property, amount: sats }, to)
-    yield* ledger.mine(1, faucet.address)
-  }))
 
 const call = async (method: "POST" | "DELETE" | "GET", path: string, key: Key, params: Record<string, string | number>) => {
   const res = await fetch(`${node.baseUrl}${prefix}${path}?${signedQuery(key, params)}`, { method, headers: { "X-MBX-APIKEY": key.apiKey } })
@@ -85,20 +45,17 @@ beforeAll(async () => {
   db = await createTestDatabase("trading")
   node = await startNode(db.url)
   env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey }
-  const tst = await issueProperty("Trading test token", 1_000_000n)
-  await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('TST', $1, 8), ('DUSD', $2, 8) ON CONFLICT DO NOTHING`, [tst, devnetDollar.propertyId])
-  await db.query(`INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
-    VALUES ((SELECT coalesce(max(id), 0) + 1 FROM markets), $1, 'TST', 'DUSD', '0.01', '0.001', '0.01', '100000', '0.001', '100000', '1', '0')`, [symbol])
-  await db.query(`SELECT pg_notify('shardline_markets', $1)`, [symbol])
-  const sellerAddress = await newAddress()
-  const buyerAddress = await newAddress()
+  const tst = await issueProperty(node, "Trading test token", 1_000_000n)
+  await listMarket(db, symbol, { code: "TST", propertyId: tst }, DUSD)
+  const sellerAddress = newAddress()
+  const buyerAddress = newAddress()
   seller = { ...(await createKey(db.url, { scopes: ["read", "trade"], addresses: [sellerAddress] })), address: sellerAddress }
   buyer = { ...(await createKey(db.url, { scopes: ["read", "trade"], addresses: [buyerAddress] })), address: buyerAddress }
-  reader = await createKey(db.url, { scopes: ["read"], addresses: [await newAddress()] })
+  reader = await createKey(db.url, { scopes: ["read"], addresses: [newAddress()] })
   const s = await grant(seller, "TST", "50")
   const b = await grant(buyer, "DUSD", "1000")
-  await fundOmni(s.delegatedAddress, tst, 40n * 10n ** 8n) // less than the cap: the funded check binds first
-  await fundOmni(b.delegatedAddress, devnetDollar.propertyId, 1000n * 10n ** 8n)
+  await fundOmni(node, s.delegatedAddress, tst, 40n * 10n ** 8n) // less than the cap: the funded check binds first
+  await fundOmni(node, b.delegatedAddress, DUSD.propertyId, 1000n * 10n ** 8n)
   await untilFunded(seller, "TST", "40.00000000")
   await untilFunded(buyer, "DUSD", "1000.00000000")
 }, 120_000)

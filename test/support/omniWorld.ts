@@ -3,8 +3,8 @@
 import { Effect } from "effect"
 import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
+import { faucetOmniSend, issueFaucetProperty } from "../../harness/faucetOmni.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import type { RunningNode } from "./node.ts"
 
@@ -19,32 +19,14 @@ export const mine = (node: RunningNode, n = 1) =>
     return yield* (yield* OmniView).sync
   }))
 
-/** Issues a divisible managed property of `whole` tokens to the faucet; its id, as the node's view numbers it. */
-export const issueProperty = (node: RunningNode, name: string, whole: bigint) =>
-  node.run(Effect.gen(function*() {
-    const ledger = yield* UtxoLedger
-    const view = yield* OmniView
-    const faucet = devnetFaucet(ledger)
-    const txid = yield* faucet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "Test", subcategory: "", name, url: "", data: "" })
-    yield* ledger.mine(1, faucet.address)
-    yield* view.sync
-    const property = (yield* view.tx(txid))?.propertyId
-    if (property === undefined) return yield* Effect.dieMessage(`property ${name} was not created`)
-    yield* faucet.omni({ type: "grant", property, amount: whole * 10n ** 8n, memo: "" })
-    yield* ledger.mine(1, faucet.address)
-    yield* view.sync
-    return property
-  }))
+const synced = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.tap(effect, () => Effect.flatMap(OmniView, (view) => view.sync))
 
-/** Sends `sats` of `property` from the faucet to `to` and mines it. */
+/** Issues a divisible managed property of `whole` tokens to the faucet; its id, once the node's view has it. */
+export const issueProperty = (node: RunningNode, name: string, whole: bigint) => node.run(synced(issueFaucetProperty(name, whole)))
+
+/** Sends `sats` of `property` from the faucet to `to`, mines it, and waits for the node's view. */
 export const fundOmni = (node: RunningNode, to: string, property: number, sats: bigint) =>
-  node.run(Effect.gen(function*() {
-    const ledger = yield* UtxoLedger
-    const faucet = devnetFaucet(ledger)
-    yield* faucet.omni({ type: "simpleSend", property, amount: sats }, to)
-    yield* ledger.mine(1, faucet.address)
-    yield* (yield* OmniView).sync
-  }))
+  node.run(synced(faucetOmniSend(to, property, sats)))
 
 /** The node's Omni view of `address` in `property`, after catching up with the ledger. */
 export const omniBalance = (node: RunningNode, address: string, property: number) =>

@@ -2,14 +2,9 @@
 // from the devnet faucet, the exchange_assets and markets rows (announced with pg_notify, as
 // `markets add` does), API keys with their own addresses, authorizations granted through the real
 // CLI, and their delegated addresses funded on chain until the node's account shows the funds.
-import { Effect, Either } from "effect"
 import { expect } from "vitest"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { OmniIndexer } from "../../src/chain/omni/indexer.ts"
-import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
-import { syncOnce } from "../../src/chain/ledger/follower.ts"
-import { devnetDollar, devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
-import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { devnetDollar } from "../../src/chain/ledger/devnetFaucet.ts"
+import { fundOmni, newAddress } from "./omniWorld.ts"
 import type { TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
 import { signedGet, type Key } from "../../harness/signed.ts"
@@ -18,36 +13,7 @@ import { type RunningNode, testMasterKey } from "./node.ts"
 
 export const DUSD = { code: "DUSD", propertyId: devnetDollar.propertyId }
 
-/** Any valid ledger address of a key nobody uses: where a trader receives what it buys. */
-export const newLedgerAddress = async () => {
-  const { ECPairFactory } = await import("ecpair")
-  const ecc = await import("tiny-secp256k1")
-  return Either.getOrThrow(p2pkhAddressOfPubkey(ECPairFactory(ecc).makeRandom().publicKey))
-}
-
-/** Issues a managed Omni property from the faucet, grants `whole` units to it, returns its id. */
-export const issueProperty = (node: RunningNode, name: string, whole: bigint) =>
-  node.run(Effect.gen(function*() {
-    const ledger = yield* UtxoLedger
-    const faucet = devnetFaucet(ledger)
-    yield* faucet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "Test", subcategory: "", name, url: "", data: "" })
-    yield* ledger.mine(1, faucet.address)
-    const indexer = new OmniIndexer({ params: ledger.params })
-    yield* syncOnce(ledger, indexer)
-    const property = indexer.properties().find((p) => p.name === name)!.id
-    yield* faucet.omni({ type: "grant", property, amount: whole * 10n ** 8n, memo: "" })
-    yield* ledger.mine(1, faucet.address)
-    return property
-  }))
-
-/** The faucet sends `sats` of an Omni property to `to`, and a block confirms it. */
-export const fundOmni = (node: RunningNode, to: string, property: number, sats: bigint) =>
-  node.run(Effect.gen(function*() {
-    const ledger = yield* UtxoLedger
-    const faucet = devnetFaucet(ledger)
-    yield* faucet.omni({ type: "simpleSend", property, amount: sats }, to)
-    yield* ledger.mine(1, faucet.address)
-  }))
+export { fundOmni, issueProperty, newAddress } from "./omniWorld.ts"
 
 export interface MarketAsset {
   readonly code: string
@@ -79,7 +45,7 @@ type Funds = ReadonlyArray<{ readonly asset: MarketAsset; readonly amount: bigin
 export const newTraders = async (node: RunningNode, db: TestDatabase, traders: ReadonlyArray<Funds>): Promise<Array<Trader>> => {
   const env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey }
   const keys = await Promise.all(traders.map(async () => {
-    const address = await newLedgerAddress()
+    const address = newAddress()
     return { ...(await createKey(db.url, { scopes: ["read", "trade"], addresses: [address] })), address }
   }))
   const granted = await Promise.all(traders.map((funds, i) =>
