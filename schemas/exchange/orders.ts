@@ -12,6 +12,18 @@ import { SignedRead, SignedTrade, VerifiedParams } from "./security.ts"
 const Dec = Schema.String.annotations({ description: "Decimal string" })
 const OrderIdText = Schema.String.annotations({ description: "Order identifier (a string, as the spec says); unique across markets" })
 
+/** What every order shape reports of the order itself, in Binance's field order. */
+const orderFields = {
+  price: Dec,
+  origQty: Dec,
+  executedQty: Dec,
+  cummulativeQuoteQty: Dec,
+  status: Schema.String,
+  timeInForce: Schema.String,
+  type: Schema.String,
+  side: Schema.String
+}
+
 export const OrderAck = Schema.Struct({
   symbol: Schema.String,
   orderId: OrderIdText,
@@ -22,14 +34,7 @@ export const OrderAck = Schema.Struct({
 
 export const OrderResult = Schema.Struct({
   ...OrderAck.fields,
-  price: Dec,
-  origQty: Dec,
-  executedQty: Dec,
-  cummulativeQuoteQty: Dec,
-  status: Schema.String,
-  timeInForce: Schema.String,
-  type: Schema.String,
-  side: Schema.String,
+  ...orderFields,
   workingTime: Schema.Number,
   selfTradePreventionMode: Schema.String
 })
@@ -55,14 +60,7 @@ export const CanceledOrder = Schema.Struct({
   orderListId: Schema.Number,
   clientOrderId: Schema.String,
   transactTime: Schema.Number,
-  price: Dec,
-  origQty: Dec,
-  executedQty: Dec,
-  cummulativeQuoteQty: Dec,
-  status: Schema.String,
-  timeInForce: Schema.String,
-  type: Schema.String,
-  side: Schema.String,
+  ...orderFields,
   selfTradePreventionMode: Schema.String
 })
 export type CanceledOrder = typeof CanceledOrder.Type
@@ -73,14 +71,7 @@ export const Order = Schema.Struct({
   orderId: OrderIdText,
   orderListId: Schema.Number,
   clientOrderId: Schema.String,
-  price: Dec,
-  origQty: Dec,
-  executedQty: Dec,
-  cummulativeQuoteQty: Dec,
-  status: Schema.String,
-  timeInForce: Schema.String,
-  type: Schema.String,
-  side: Schema.String,
+  ...orderFields,
   stopPrice: Dec,
   icebergQty: Dec,
   time: Schema.Number,

@@ -13,6 +13,18 @@ const OPEN = new Set(["NEW", "PARTIALLY_FILLED"])
 /** What the taker receives is what Binance would charge commission in. */
 const commissionAsset = (m: Market, side: string) => (side === "BUY" ? m.base : m.quote)
 
+/** The order's own fields, as every response shape reports them (LIMIT GTC only). */
+const orderFieldsOf = (o: OrderState) => ({
+  price: o.price,
+  origQty: o.origQty,
+  executedQty: o.executedQty,
+  cummulativeQuoteQty: o.cummulativeQuoteQty,
+  status: o.status,
+  timeInForce: "GTC",
+  type: "LIMIT",
+  side: o.side
+})
+
 export const ackOf = (o: OrderState) => ({
   symbol: o.symbol,
   orderId: o.orderId,
@@ -23,14 +35,7 @@ export const ackOf = (o: OrderState) => ({
 
 export const resultOf = (o: OrderState) => ({
   ...ackOf(o),
-  price: o.price,
-  origQty: o.origQty,
-  executedQty: o.executedQty,
-  cummulativeQuoteQty: o.cummulativeQuoteQty,
-  status: o.status,
-  timeInForce: "GTC",
-  type: "LIMIT",
-  side: o.side,
+  ...orderFieldsOf(o),
   workingTime: o.time,
   selfTradePreventionMode: stpMode
 })
@@ -57,14 +62,7 @@ export const canceledOf = (o: OrderState, cancelClientId: string, now: number): 
   orderListId: -1,
   clientOrderId: cancelClientId,
   transactTime: now,
-  price: o.price,
-  origQty: o.origQty,
-  executedQty: o.executedQty,
-  cummulativeQuoteQty: o.cummulativeQuoteQty,
-  status: o.status,
-  timeInForce: "GTC",
-  type: "LIMIT",
-  side: o.side,
+  ...orderFieldsOf(o),
   selfTradePreventionMode: stpMode
 })
 
