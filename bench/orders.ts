@@ -290,10 +290,12 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
       await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ($1, $2, 8)`, [m.base, m.baseProperty])
       // One transaction (simple protocol, several statements): the market and its history appear
       // together, so the entity's counters continue after the history when it activates.
+      // Ids above the demo world's (a devnet start lists SHRDDUSD and GOLDDUSD as 1 and 2).
+      const marketId = 100 + i + 1
       await db.query(`BEGIN;
         INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
-          VALUES (${i + 1}, '${m.symbol}', '${m.base}', '${quote.code}', '0.01', '0.01', '0.01', '100000', '0.01', '1000000', '1', '0');
-        ${historySql(i + 1, m, historyTrades)}
+          VALUES (${marketId}, '${m.symbol}', '${m.base}', '${quote.code}', '0.01', '0.01', '0.01', '100000', '0.01', '1000000', '1', '0');
+        ${historySql(marketId, m, historyTrades)}
         SELECT pg_notify('shardline_markets', '${m.symbol}');
         COMMIT`)
     }

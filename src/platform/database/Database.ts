@@ -16,6 +16,7 @@ import m0008 from "./migrations/0008_exchange_trading.ts"
 import m0010 from "./migrations/0010_settlement.ts"
 import m0011 from "./migrations/0011_settlement_legs_from_height.ts"
 import m0012 from "./migrations/0012_settlement_txid_unique.ts"
+import m0013 from "./migrations/0013_social_accounts.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
@@ -28,7 +29,8 @@ export const migrations = {
   "0008_exchange_trading": m0008,
   "0010_settlement": m0010,
   "0011_settlement_legs_from_height": m0011,
-  "0012_settlement_txid_unique": m0012
+  "0012_settlement_txid_unique": m0012,
+  "0013_social_accounts": m0013
 }
 
 const runMigrator = Migrator.make({})({
