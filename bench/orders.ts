@@ -432,6 +432,7 @@ export const run = async (): Promise<void> => {
 
     // The measured window.
     await ipc("batches", { reset: true })
+    await ipc("loop", { reset: true })
     if (profile) await ipc("profileStart")
     const pgPids = (await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'shardline:%'`)).map((r) => r.pid)
     const pgCpu0 = pgPids.reduce((a, p) => a + procCpuMs(p), 0)
@@ -452,6 +453,7 @@ export const run = async (): Promise<void> => {
     const profileFile = join(here, "results", "orders.cpuprofile")
     if (profile) await ipc("profileStop", { file: profileFile })
     const batches = await ipc<Array<BatchFigures & { symbol: string }>>("batches", { reset: true })
+    const loop = await ipc<{ utilizationPct: number; lagP50Ms: number; lagP99Ms: number; lagMaxMs: number }>("loop", { reset: true })
     await workers
     agent.destroy()
 
@@ -578,6 +580,7 @@ export const run = async (): Promise<void> => {
     printTable("Latency by request (measured window)", kindRows)
     if (errors.size > 0) printTable("Errors by request and code", [...errors].map(([k, n]) => ({ "request status code": k, count: n })))
     printTable("Market entity batches (means per batch; commit = transaction time not in read/match/write)", batchRows)
+    printTable("The node's event loop over the measured window (utilization; delay of a 5 ms timer)", [{ "utilization %": loop.utilizationPct, "delay p50 ms": loop.lagP50Ms, "delay p99 ms": loop.lagP99Ms, "delay max ms": loop.lagMaxMs }])
     printTable("CPU over the measured window", cpuRows)
     printTable("Postgres", dbRows)
     if (split.length > 0) printTable(`Node CPU per request along the order path (${splitMs} ms per case, right after the window; includes the node's CPU at rest)`, split)
@@ -594,7 +597,7 @@ export const run = async (): Promise<void> => {
     }
     writeResults("orders", {
       clients, markets: marketCount, warmupMs, durationMs, crossPct, depth, historyTrades, cpus: cores, loadAverage: readFileSync("/proc/loadavg", "utf8").trim(),
-      summary, latency: kindRows, errors: Object.fromEntries(errors), batches: batchRows, cpu: cpuRows, split, clusterRoundTrip: roundTrip, postgres: dbRows, pgbench,
+      summary, latency: kindRows, errors: Object.fromEntries(errors), batches: batchRows, eventLoop: loop, cpu: cpuRows, split, clusterRoundTrip: roundTrip, postgres: dbRows, pgbench,
       ordersPerSecond: perSecond, settlement: { legs: Number(legs.legs), signedLegs: Number(legs.signed), trades: Number(legs.trades) },
       profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction }
     })

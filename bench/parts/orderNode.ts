@@ -7,11 +7,13 @@
 //
 // Protocol: the parent sends { id, op, ...args }; the child answers { id, ok: true, result } or
 // { id, ok: false, error }. Ops: issue {name, whole}, fund {sends: [{to, property, sats}]},
-// batches {reset?: boolean}, profileStart, profileStop {file} (a .cpuprofile of this process,
+// batches {reset?: boolean}, loop {reset?: boolean} (event loop utilization and delay since the
+// last reset), profileStart, profileStop {file} (a .cpuprofile of this process,
 // from the inspector, so it covers only the window the bench chooses).
 import { NodeRuntime } from "@effect/platform-node"
 import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
+import { type EventLoopUtilization, monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Effect, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
 import { faucetOmniSend, issueFaucetProperty } from "../../harness/faucetOmni.ts"
@@ -30,6 +32,16 @@ export interface FundSend {
 const batches: Array<BatchFigures & { readonly symbol: string }> = []
 marketInstrumentation.onBatch = (symbol, figures) => {
   if (batches.length < 2_000_000) batches.push({ symbol, ...figures })
+}
+
+/** The event loop since the last `loop` reset: how busy it was and how late its callbacks ran. */
+let delay = monitorEventLoopDelay({ resolution: 5 })
+delay.enable()
+let elu: EventLoopUtilization = performance.eventLoopUtilization()
+const loopFigures = () => {
+  const used = performance.eventLoopUtilization(elu)
+  const ms = (ns: number) => Math.round(ns / 1e4) / 100
+  return { utilizationPct: Math.round(used.utilization * 1000) / 10, lagP50Ms: ms(delay.percentile(50)), lagP99Ms: ms(delay.percentile(99)), lagMaxMs: ms(delay.max) }
 }
 
 const main = Effect.gen(function*() {
@@ -63,6 +75,16 @@ const main = Effect.gen(function*() {
         const copy = batches.slice()
         if (msg["reset"] === true) batches.length = 0
         return copy
+      }
+      case "loop": {
+        const figures = loopFigures()
+        if (msg["reset"] === true) {
+          delay.disable()
+          delay = monitorEventLoopDelay({ resolution: 5 })
+          delay.enable()
+          elu = performance.eventLoopUtilization()
+        }
+        return figures
       }
       case "profileStart":
         session = new Session()
