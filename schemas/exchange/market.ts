@@ -73,7 +73,9 @@ export type Placed = typeof Placed.Type
 export class Cancel extends Schema.Class<Cancel>("Market/Cancel")({
   userId: Schema.Number,
   orderId: Schema.optional(Schema.Number),
-  clientOrderId: Schema.optional(Schema.String)
+  clientOrderId: Schema.optional(Schema.String),
+  /** Binance's cancelRestrictions: cancel only an order in this status. */
+  onlyIf: Schema.optional(Schema.Literal("NEW", "PARTIALLY_FILLED"))
 }) {}
 
 export class CancelAll extends Schema.Class<CancelAll>("Market/CancelAll")({

@@ -42,6 +42,8 @@ export const NewOrderParams = Schema.Struct({
 })
 export type NewOrderParams = typeof NewOrderParams.Type
 
+export const CancelRestriction = Schema.Literal("ONLY_NEW", "ONLY_PARTIALLY_FILLED")
+
 const OrderRef = {
   symbol: Schema.optional(SymbolText).annotations({ description: "Optional with orderId (order ids are unique across markets); required with origClientOrderId" }),
   orderId: Schema.optional(Digits.annotations({ description: "Either orderId or origClientOrderId is required" })),
@@ -51,6 +53,9 @@ const OrderRef = {
 export const CancelOrderParams = Schema.Struct({
   ...OrderRef,
   newClientOrderId: Schema.optional(ClientOrderId).annotations({ description: "Identifies this cancel; answered as clientOrderId (generated when absent)" }),
+  cancelRestrictions: Schema.optional(CancelRestriction).annotations({
+    description: "As Binance: ONLY_NEW cancels only an order still NEW, ONLY_PARTIALLY_FILLED only one PARTIALLY_FILLED; otherwise -2011 \"Order was not canceled due to cancel restrictions.\""
+  }),
   ...SignedParams.fields
 })
 export type CancelOrderParams = typeof CancelOrderParams.Type

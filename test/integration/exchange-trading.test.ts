@@ -113,6 +113,18 @@ describe("exchange trading", () => {
     expect(open.body.filter((o: any) => o.clientOrderId === "same-id")).toHaveLength(1)
   })
 
+  it("honours Binance's cancelRestrictions", async () => {
+    const o = await call("POST", "/order", buyer, { symbol, side: "BUY", price: "1.05", quantity: "1", newClientOrderId: "r-1", newOrderRespType: "ACK" })
+    const refused = await call("DELETE", "/order", buyer, { orderId: o.body.orderId, cancelRestrictions: "ONLY_PARTIALLY_FILLED" })
+    expect(refused).toEqual({ status: 400, body: { code: -2011, msg: "Order was not canceled due to cancel restrictions." } })
+    expect((await call("GET", "/order", buyer, { orderId: o.body.orderId })).body.status).toBe("NEW")
+    const bad = await call("DELETE", "/order", buyer, { orderId: o.body.orderId, cancelRestrictions: "ONLY_OLD" })
+    expect(bad.status).toBe(400)
+    expect(bad.body.code).toBe(-1100)
+    const canceled = await call("DELETE", "/order", buyer, { orderId: o.body.orderId, cancelRestrictions: "ONLY_NEW" })
+    expect(canceled.body).toMatchObject({ status: "CANCELED", origClientOrderId: "r-1" })
+  })
+
   it("cancels by orderId alone, by symbol and client id, and all on a symbol", async () => {
     const a = await call("POST", "/order", buyer, { symbol, side: "BUY", price: "1.10", quantity: "1", newClientOrderId: "c-1", newOrderRespType: "ACK" })
     expect(Object.keys(a.body).sort()).toEqual(["clientOrderId", "orderId", "orderListId", "symbol", "transactTime"])

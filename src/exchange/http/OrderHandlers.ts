@@ -13,6 +13,10 @@ import { MarketRegistry, type MarketRegistryShape } from "../markets/MarketRegis
 import { canceledOf, newOrderBody } from "./orderBodies.ts"
 
 /** Binance's generated client order ids are 22 characters of this kind. */
+/** Binance's cancelRestrictions as the status the order must still have. */
+const restrictionStatus = (r: "ONLY_NEW" | "ONLY_PARTIALLY_FILLED" | undefined) =>
+  r === undefined ? undefined : r === "ONLY_NEW" ? "NEW" as const : "PARTIALLY_FILLED" as const
+
 export const newClientOrderId = () => randomBytes(16).toString("base64url").slice(0, 22)
 
 const unknownStatus = "Timeout waiting for response from backend server. Send status unknown; execution status unknown."
@@ -81,7 +85,7 @@ export const OrderHandlers = HttpApiBuilder.group(ExchangeApi, "order", (handler
         Effect.gen(function*() {
           const caller = yield* Caller
           const ref = yield* marketOfRef(registry, p, -2011)
-          const order = yield* fromEntity(markets(ref.market.symbol).Cancel(new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId })))
+          const order = yield* fromEntity(markets(ref.market.symbol).Cancel(new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })))
           return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
         }))
       .handle("cancelOpenOrders", ({ urlParams: p }) =>

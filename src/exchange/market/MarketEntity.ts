@@ -33,7 +33,14 @@ export const signWaitMs = 10_000
 
 type Command =
   | { readonly _tag: "Place"; readonly input: PlaceInput; readonly done: Deferred.Deferred<Placed, OrderRefused> }
-  | { readonly _tag: "Cancel"; readonly userId: number; readonly orderId?: number | undefined; readonly clientOrderId?: string | undefined; readonly done: Deferred.Deferred<OrderState, OrderRefused> }
+  | {
+    readonly _tag: "Cancel"
+    readonly userId: number
+    readonly orderId?: number | undefined
+    readonly clientOrderId?: string | undefined
+    readonly onlyIf?: "NEW" | "PARTIALLY_FILLED" | undefined
+    readonly done: Deferred.Deferred<OrderState, OrderRefused>
+  }
   | { readonly _tag: "CancelAll"; readonly userId: number; readonly done: Deferred.Deferred<ReadonlyArray<OrderState>, OrderRefused> }
   | { readonly _tag: "ExpireGrant"; readonly grantId: string; readonly done: Deferred.Deferred<number, OrderRefused> }
   | { readonly _tag: "Tick"; readonly done: Deferred.Deferred<void, OrderRefused> }
@@ -200,6 +207,10 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
                 answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent.")))
                 break
               }
+              if (cmd.onlyIf !== undefined && target.status !== cmd.onlyIf) {
+                answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Order was not canceled due to cancel restrictions.")))
+                break
+              }
               const ended = state.end(target.orderId, "CANCELED", now, changes)!
               answers.push(() => Deferred.succeed(cmd.done, orderState(market, ended)))
               break
@@ -293,7 +304,7 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
 
   return MarketEntitySchema.of({
     Place: ({ payload }) => enqueue<Placed>((done) => ({ _tag: "Place", input: payload, done })).pipe(metrics.guard),
-    Cancel: ({ payload }) => enqueue<OrderState>((done) => ({ _tag: "Cancel", userId: payload.userId, orderId: payload.orderId, clientOrderId: payload.clientOrderId, done })).pipe(metrics.guard),
+    Cancel: ({ payload }) => enqueue<OrderState>((done) => ({ _tag: "Cancel", userId: payload.userId, orderId: payload.orderId, clientOrderId: payload.clientOrderId, onlyIf: payload.onlyIf, done })).pipe(metrics.guard),
     CancelAll: ({ payload }) => enqueue<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: payload.userId, done })).pipe(metrics.guard),
     ExpireGrant: ({ payload }) => enqueue<number>((done) => ({ _tag: "ExpireGrant", grantId: payload.grantId, done })).pipe(metrics.guard),
     Activate: () => Effect.void
