@@ -67,11 +67,9 @@ export const AccountHandlers = HttpApiBuilder.group(ExchangeApi, "account", (han
       Effect.gen(function*() {
         const caller = yield* Caller
         const data = yield* model.read(caller.userId)
-        const properties = new Map<string, number>()
-        for (const m of registry.all()) properties.set(m.base, m.baseProperty).set(m.quote, m.quoteProperty)
         const balances = new Map<string, bigint>()
         for (const g of data.grants) {
-          const property = properties.get(g.asset)
+          const property = registry.propertyOf(g.asset)
           if (property !== undefined) balances.set(g.asset, yield* view.balance(g.delegatedAddress, property))
         }
         return accountOf(caller.userId, caller.scopes, data, Date.now(), (asset) => balances.get(asset))

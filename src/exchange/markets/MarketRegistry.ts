@@ -17,6 +17,8 @@ export interface MarketRegistryShape {
   readonly find: (raw: string) => Market | undefined
   /** The market an order or trade id belongs to. */
   readonly ofId: (id: number) => Market | undefined
+  /** The Omni property of an asset some listed market trades. */
+  readonly propertyOf: (asset: string) => number | undefined
   /** Reloads now (a lister in this process calls it after its commit). */
   readonly reload: Effect.Effect<void>
 }
@@ -28,11 +30,13 @@ export const make = Effect.gen(function*() {
   let markets: ReadonlyArray<Market> = []
   let bySymbol = new Map<string, Market>()
   let byId = new Map<number, Market>()
+  let properties = new Map<string, number>()
   const load = listMarkets.pipe(
     Effect.tap((list) => Effect.sync(() => {
       markets = list
       bySymbol = new Map(list.map((m) => [m.symbol, m]))
       byId = new Map(list.map((m) => [m.id, m]))
+      properties = new Map(list.flatMap((m) => [[m.base, m.baseProperty], [m.quote, m.quoteProperty]]))
     })),
     Effect.provideService(SqlClient.SqlClient, sql),
     Effect.asVoid
@@ -48,6 +52,7 @@ export const make = Effect.gen(function*() {
       const m = marketIdOf(id)
       return m === undefined ? undefined : byId.get(m)
     },
+    propertyOf: (asset) => properties.get(asset),
     reload
   })
 })
