@@ -5,9 +5,10 @@ import { withCommonErrors } from "../common/ErrorBody.ts"
 import { Forbidden, Unauthorized } from "./errors.ts"
 import { KeyGroup } from "./key.ts"
 import { TransparencyGroup } from "./transparency.ts"
+import { WebhookGroup } from "./webhooks.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
-export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup))
+export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup).add(WebhookGroup))
   .addError(Unauthorized)
   .addError(Forbidden)
   .annotateContext(apiDocumentation({

@@ -7,8 +7,8 @@ import { errorClass } from "../common/ErrorBody.ts"
 export { BadRequest, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
 
 export class Unauthorized extends errorClass<Unauthorized>()(
-  "Unauthorized", 401, ["invalid_api_key"],
-  "The API key is missing, unknown or revoked (x-api-key or Authorization: Bearer <API_KEY>)"
+  "Unauthorized", 401, ["invalid_api_key", "invalid_webhook_secret"],
+  "The API key is missing, unknown or revoked (x-api-key or Authorization: Bearer <API_KEY>); on a webhook, the partner's shared secret is missing or wrong"
 ) {}
 
 export class Forbidden extends errorClass<Forbidden>()(

@@ -53,6 +53,9 @@ export interface AppConfigShape {
   readonly trustProxy: boolean
   /** Bearer token for /ops and /metrics; unset = open (see src/platform/http/opsAccess.ts). */
   readonly opsToken: Option.Option<Redacted.Redacted>
+  /** Shared secrets of the desk's inbound partner webhooks; unset: that endpoint answers 503. */
+  readonly webhookSecretPartnerA: Option.Option<Redacted.Redacted>
+  readonly webhookSecretPartnerB: Option.Option<Redacted.Redacted>
   /** Unset: the in-process ledger devnet. Set: a bitcoind-compatible JSON-RPC node (credentials in the URL). */
   readonly ledgerRpcUrl: Option.Option<Redacted.Redacted>
   /** Unset: in-process EVM devnets for ethereum, base and bsc. Set: these chains only, each over its node. */
@@ -145,6 +148,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
   opsToken: optionalRedacted("OPS_TOKEN"),
+  webhookSecretPartnerA: optionalRedacted("WEBHOOK_SECRET_PARTNER_A"),
+  webhookSecretPartnerB: optionalRedacted("WEBHOOK_SECRET_PARTNER_B"),
   // Checked where it is used (src/chain/ChainsLive.ts), before the node starts anything.
   ledgerRpcUrl: optionalRedacted("LEDGER_RPC_URL"),
   evmRpcUrls: optionalRedacted("EVM_RPC_URLS").pipe(

@@ -47,3 +47,8 @@ export const chainUp = Metric.gauge("shardline_chain_up", {
 export const feeSponsorSats = Metric.gauge("shardline_fee_sponsor_sats", {
   description: "Native coin the fee sponsor can spend (confirmed plus its own pending change), satoshis, as last seen by this node"
 })
+
+/** Inbound partner webhook events recorded (the desk pages operations on each). */
+export const deskWebhookEvents = Metric.counter("shardline_desk_webhook_events_total", {
+  description: "Partner webhook events recorded by the desk, by partner"
+})

@@ -34,7 +34,9 @@ export const replyResponse = (reply: Reply, headers: Record<string, string> = {}
   HttpServerResponse.text(reply.body, { status: reply.status, contentType: "application/json", headers })
 
 const safetyNet = (edge: ServiceEdge) => (cause: Cause.Cause<unknown>) => {
-  const failure = Cause.failureOption(cause)
+  // A body that is not the JSON it claims reaches here as a RequestError, failed or (from
+  // HttpApi's payload decode) died with: either way it is the client's malformed request.
+  const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
   if (Option.isSome(failure) && HttpServerError.isServerError(failure.value)) {
     if (failure.value._tag === "RouteNotFound") return Effect.succeed(replyResponse(edge.errors.notFound))
     if (failure.value._tag === "RequestError") return Effect.succeed(replyResponse(edge.errors.malformed))

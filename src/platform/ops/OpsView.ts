@@ -26,6 +26,11 @@ export interface OpsView {
   readonly chains: ReadonlyArray<ChainReport & { readonly node: string }>
   /** The fee sponsor as the node that looked last saw it; null before any node reported it. */
   readonly feeSponsor: (FeeSponsorReport & { readonly node: string }) | null
+  /** Inbound desk partner webhooks (each one pages operations): the last day's count and the latest ten. */
+  readonly partnerWebhooks: {
+    readonly lastDay: number
+    readonly latest: ReadonlyArray<{ readonly id: string; readonly partner: string; readonly event: string; readonly order: string | null; readonly at: string }>
+  }
 }
 
 /** The fee sponsor's address and what it can spend (ledger/FeeSponsor.ts), satoshis as a decimal string. */
@@ -110,6 +115,11 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
     SELECT count(*)::text AS n, min(id)::text AS oldest FROM cluster_messages
     WHERE processed = false AND (deliver_at IS NULL OR deliver_at <= ${Date.now()})
       AND tag <> 'Cluster/Entity/keepAlive'`.pipe(Effect.orElseSucceed(() => []))
+  const webhooks = yield* sql<{ id: string; source: string; event: string; short_ref: string | null; at: Date; last_day: string }>`
+    SELECT e.id::text, e.source, e.event, o.short_ref, e.at, count(*) OVER ()::text AS last_day
+    FROM desk_order_events e LEFT JOIN desk_orders o ON o.id = e.order_id
+    WHERE e.source LIKE 'partner-%' AND e.at > now() - interval '1 day'
+    ORDER BY e.id DESC LIMIT 10`.pipe(Effect.orElseSucceed(() => []))
   return {
     at: new Date().toISOString(),
     runners: runners.map((r) => ({ address: r.address, healthy: r.healthy, lastHeartbeat: new Date(r.last_heartbeat).toISOString() })),
@@ -136,6 +146,10 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
     chains: nodes.flatMap((n) => (n.stats.chains ?? []).map((c) => ({ node: n.node, ...c })))
       .sort((a, b) => chainOrder.indexOf(a.chain) - chainOrder.indexOf(b.chain) || a.node.localeCompare(b.node)),
     feeSponsor: nodes.flatMap((n) => (n.stats.feeSponsor === undefined ? [] : [{ node: n.node, ...n.stats.feeSponsor }]))
-      .sort((a, b) => (b.checkedAt ?? "").localeCompare(a.checkedAt ?? ""))[0] ?? null
+      .sort((a, b) => (b.checkedAt ?? "").localeCompare(a.checkedAt ?? ""))[0] ?? null,
+    partnerWebhooks: {
+      lastDay: Number(webhooks[0]?.last_day ?? 0),
+      latest: webhooks.map((w) => ({ id: w.id, partner: w.source, event: w.event, order: w.short_ref, at: new Date(w.at).toISOString() }))
+    }
   }
 })

@@ -1,0 +1,66 @@
+// POST /api/public/v1/webhooks/partner-a|partner-b: checks the partner's secret, records the event
+// once (deduplicated by partner and body) against the order it names, and pages operations (a
+// warning log line, a metric, and the /ops `partnerWebhooks` list). Nothing here moves funds.
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect, Metric } from "effect"
+import { DeskApi } from "../../../schemas/desk/api.ts"
+import { BadRequest, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
+import type { Partner, WebhookAck, WebhookBody } from "../../../schemas/desk/webhooks.ts"
+import type { CanonicalValue } from "../../crypto/canonicalJson.ts"
+import { AppConfig } from "../../platform/Config.ts"
+import { challengeBearer, headerOrBearer } from "../../platform/http/bearer.ts"
+import { deskWebhookEvents } from "../../platform/Metrics.ts"
+import { checkSecret, dedupeKey, parseOrderRef } from "./partnerWebhook.ts"
+
+const orderRefHint = "order_id must be a short reference (TX- and 8 letters or digits) or the order's uuid"
+
+export const WebhookHandlers = HttpApiBuilder.group(DeskApi, "webhooks", (handlers) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+
+    const receive = (partner: Partner, body: WebhookBody) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const configured = partner === "partner-a" ? config.webhookSecretPartnerA : config.webhookSecretPartnerB
+        switch (checkSecret(configured, headerOrBearer(request, "x-api-key"))) {
+          case "unset":
+            return yield* Effect.fail(new ServiceUnavailable({ error: { code: "unavailable", message: `The ${partner} webhook is not configured on this desk.` } }))
+          case "wrong":
+            challengeBearer(request)
+            return yield* Effect.fail(new Unauthorized({ error: { code: "invalid_webhook_secret", message: `Missing or wrong ${partner} webhook secret (Authorization: Bearer <secret> or x-api-key).` } }))
+          case "ok":
+            break
+        }
+        const ref = body.order_id === undefined ? undefined : parseOrderRef(body.order_id)
+        if (body.order_id !== undefined && ref === undefined) {
+          return yield* Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: orderRefHint } }))
+        }
+        const [order] = ref === undefined
+          ? []
+          : yield* sql<{ id: string; short_ref: string }>`SELECT id, short_ref FROM desk_orders
+              WHERE ${ref._tag === "ShortRef" ? sql`short_ref = ${ref.ref}` : sql`id = ${ref.id}`}`
+        const inserted = yield* sql<{ id: string }>`INSERT INTO desk_order_events (order_id, source, event, body, dedupe_key)
+          VALUES (${order?.id ?? null}, ${partner}, ${body.event}, ${JSON.stringify(body)}::jsonb, ${dedupeKey(partner, body as CanonicalValue)})
+          ON CONFLICT (dedupe_key) DO NOTHING RETURNING id::text`
+        const recorded = inserted.length > 0
+        if (recorded) {
+          // Paging operations: the log line and the metric are what alerting watches.
+          yield* Effect.logWarning(`partner webhook: ${partner} sent "${body.event}"`).pipe(
+            Effect.annotateLogs({ partner, event: body.event, order: order?.short_ref ?? body.order_id ?? null, eventId: inserted[0]!.id })
+          )
+          yield* Metric.increment(Metric.tagged(deskWebhookEvents, "partner", partner))
+        }
+        const ack: WebhookAck = order === undefined ? { ok: true, recorded } : { ok: true, recorded, order: order.short_ref }
+        return ack
+      }).pipe(Effect.catchTag("SqlError", (e) =>
+        Effect.zipRight(
+          Effect.logError("partner webhook not recorded", e),
+          Effect.fail(new ServiceUnavailable({ error: { code: "unavailable", message: "The event could not be recorded; send it again." } }))
+        )))
+
+    return handlers
+      .handle("partner-a", ({ payload }) => receive("partner-a", payload))
+      .handle("partner-b", ({ payload }) => receive("partner-b", payload))
+  }))
