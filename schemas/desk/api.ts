@@ -6,9 +6,10 @@ import { Forbidden, Unauthorized } from "./errors.ts"
 import { KeyGroup } from "./key.ts"
 import { TransparencyGroup } from "./transparency.ts"
 import { WebhookGroup } from "./webhooks.ts"
+import { CallbacksGroup } from "./callbacks.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
-export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup).add(WebhookGroup))
+export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup).add(CallbacksGroup).add(WebhookGroup))
   .addError(Unauthorized)
   .addError(Forbidden)
   .annotateContext(apiDocumentation({

@@ -8,6 +8,7 @@ import { DeskMember } from "../../../schemas/desk/security.ts"
 import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
 import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
+import { CallbackHandlers } from "../callbacks/CallbackHandlers.ts"
 import { WebhookHandlers } from "../webhooks/WebhookHandlers.ts"
 import { deskStatus } from "./statusBody.ts"
 
@@ -25,6 +26,6 @@ const KeyHandlers = HttpApiBuilder.group(DeskApi, "key", (handlers) =>
     Effect.map(DeskMember, (m) => ({ memberId: m.memberId, scopes: m.scopes, feeBps: m.feeBps, callbackUrl: m.callbackUrl }))))
 
 export const deskHandlers = HttpApiBuilder.api(DeskApi).pipe(
-  Layer.provide([TransparencyHandlers, KeyHandlers, WebhookHandlers]),
+  Layer.provide([TransparencyHandlers, KeyHandlers, CallbackHandlers, WebhookHandlers]),
   Layer.provide([DeskKeyAuthLive, OpenCorsLive])
 )
