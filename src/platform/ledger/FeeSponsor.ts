@@ -222,15 +222,22 @@ const coinsText = (sats: bigint) => `${Either.getOrElse(formatAmount(sats, 8), (
 export const layer = Layer.scoped(FeeSponsor, Effect.gen(function*() {
   const config = yield* AppConfig
   const sponsor = yield* make
-  yield* sponsor.repair
-  if (ledgerKind(config) === "devnet") yield* fundOnDevnet(sponsor).pipe(Effect.orDie)
-  const balance = yield* sponsor.balance.pipe(Effect.option)
-  const shown = balance._tag === "Some" ? `${coinsText(balance.value)} spendable` : "balance unknown (the ledger did not answer)"
-  if (balance._tag === "Some" && balance.value === 0n) {
-    yield* Effect.logWarning(`fee sponsor ${sponsor.address}: empty; settlement legs wait until native coin is sent to this address`)
-  } else {
-    yield* Effect.logInfo(`fee sponsor ${sponsor.address}: ${shown}`)
-  }
+  const startup = Effect.gen(function*() {
+    yield* sponsor.repair
+    if (ledgerKind(config) === "devnet") yield* fundOnDevnet(sponsor).pipe(Effect.orDie)
+    const balance = yield* sponsor.balance.pipe(Effect.option)
+    const shown = balance._tag === "Some" ? `${coinsText(balance.value)} spendable` : "balance unknown (the ledger did not answer)"
+    if (balance._tag === "Some" && balance.value === 0n) {
+      yield* Effect.logWarning(`fee sponsor ${sponsor.address}: empty; settlement legs wait until native coin is sent to this address`)
+    } else {
+      yield* Effect.logInfo(`fee sponsor ${sponsor.address}: ${shown}`)
+    }
+  })
+  // The in-process devnet answers at once and is funded before anything settles. A real node may
+  // be slow or silent (each call waits up to the RPC timeout): the node must not wait for it to
+  // start serving, so the repair and the balance report run beside the start.
+  if (ledgerKind(config) === "devnet") yield* startup
+  else yield* Effect.forkScoped(startup)
   yield* sponsor.balance.pipe(Effect.ignore, Effect.repeat(Schedule.spaced(Duration.millis(balanceRefreshMs))), Effect.delay(Duration.millis(balanceRefreshMs)), Effect.forkScoped)
   return sponsor
 }))
