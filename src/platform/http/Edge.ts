@@ -131,11 +131,19 @@ export const makeFront = (options: EdgeOptions) => {
       done(edge.errors.bodyTooLarge.status)
       return true
     }
+    const stream = method === "GET" ? edge.streams?.get(path) : undefined
+    if (stream !== undefined) {
+      stream(req, res, q < 0 ? "" : url.slice(q + 1), headers)
+      done(200)
+      return true
+    }
     if (method === "GET" && options.fastLane) {
       const render = edge.fast.get(path)
-      if (render !== undefined) {
-        send(res, 200, render(), headers)
-        done(200)
+      const out = render === undefined ? undefined : render(q < 0 ? "" : url.slice(q + 1))
+      if (out !== undefined) {
+        const status = typeof out === "string" ? 200 : out.status
+        send(res, status, typeof out === "string" ? out : out.body, headers)
+        done(status)
         return true
       }
       if (edge.cached.has(path)) {
