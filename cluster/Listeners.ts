@@ -21,10 +21,12 @@ import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
 
 export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData]), ([config, registry, data]) => {
   const view = marketDataView(registry, data)
+  const streams = makeStreams(data, view)
   return listener({
     edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
       fast: fastMarketData(view),
-      stream: makeStreams(data, view).route
+      stream: streams.route,
+      closeStreams: streams.closeAll
     }),
     api: ExchangeApi,
     handlers: exchangeHandlers,

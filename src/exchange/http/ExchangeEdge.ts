@@ -70,6 +70,8 @@ const json = <A, I>(schema: Schema.Schema<A, I>, body: () => A): FastRender => {
 export interface MarketDataEdge {
   readonly fast: ReadonlyArray<readonly [string, FastRender]>
   readonly stream: StreamRoute
+  /** Ends every open stream (the listener is closing). */
+  readonly closeStreams: () => void
 }
 
 export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, marketData?: MarketDataEdge): ServiceEdge => ({
@@ -88,5 +90,6 @@ export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, market
     ...(marketData?.fast ?? [])
   ]),
   streams: new Map(marketData === undefined ? [] : [[`${prefix}/stream`, marketData.stream]]),
+  ...(marketData === undefined ? {} : { onClose: marketData.closeStreams }),
   cached: new Set([...docsRoutes.map((r) => r.path), `${prefix}/openapi.json`])
 })

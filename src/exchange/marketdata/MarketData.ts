@@ -54,6 +54,8 @@ export interface MarketDataShape {
   readonly klinePage: (marketId: number, iv: Interval, start: number, end: number) => Effect.Effect<{ readonly stored: ReadonlyArray<Kline>; readonly before: Kline | undefined }>
   /** Connections subscribed now, over every market (ops, tests). */
   readonly listeners: () => number
+  /** Whether this node publishes the market now (its Market entity runs here). */
+  readonly owns: (marketId: number) => boolean
 }
 
 export class MarketData extends Context.Tag("shardline/MarketData")<MarketData, MarketDataShape>() {}
@@ -328,6 +330,7 @@ export const make = Effect.gen(function*() {
       return r.recent.filter((d) => d.seq > seq)
     },
     klinePage: (marketId, iv, start, end) => withSql(Q.klinePage(marketId, iv, start, end)).pipe(Effect.orDie),
+    owns: (marketId) => replicas.get(marketId)?.owned === true,
     listeners: () => {
       let n = 0
       for (const r of replicas.values()) n += r.listeners.size

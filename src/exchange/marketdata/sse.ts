@@ -80,7 +80,7 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     readonly opened: number
     lastWrite: number
     readonly write: (text: string) => void
-    readonly close: () => void
+    readonly close: (reason: "lifetime" | "shutdown") => void
   }
   const conns = new Set<Conn>()
   let timer: ReturnType<typeof setInterval> | undefined
@@ -88,7 +88,7 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
   const tick = () => {
     const now = Date.now()
     for (const c of conns) {
-      if (now - c.opened >= options.lifetimeMs) c.close()
+      if (now - c.opened >= options.lifetimeMs) c.close("lifetime")
       else if (now - c.lastWrite >= options.heartbeatMs) c.write(": heartbeat\n\n")
     }
   }
@@ -110,7 +110,9 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     if (streams === undefined) return refuse(res, headers, -1100, "Illegal characters found in parameter 'streams'; legal range is 'ticker,depth,trade'.")
     const feed = data.feed(market.id)
 
-    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no", ...headers })
+    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no",
+      // The connection is the stream's: when the stream ends (close, cut off) the socket goes too.
+      connection: "close", ...headers })
     req.socket.setNoDelay(true)
     let open = true
     let unsubscribe = () => {}
@@ -140,10 +142,10 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
         conn.lastWrite = Date.now()
         res.write(text)
       },
-      close: () => {
+      close: (reason) => {
         const seq = data.feed(market.id)?.seq ?? 0
         end()
-        res.end(event("close", seq, { reason: "lifetime", afterMs: options.lifetimeMs, reconnect: true }))
+        res.end(event("close", seq, { reason, afterMs: Date.now() - conn.opened, reconnect: true }))
       }
     }
     conns.add(conn)
@@ -170,5 +172,10 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     if (open) unsubscribe = data.subscribe(market.id, listener)
   }
 
-  return { route, connections: () => conns.size }
+  /** Ends every stream with `close` (reason "shutdown"): the node is stopping; clients reconnect elsewhere. */
+  const closeAll = () => {
+    for (const c of [...conns]) c.close("shutdown")
+  }
+
+  return { route, connections: () => conns.size, closeAll }
 }

@@ -192,6 +192,11 @@ export const makeEdgeServer = (options: EdgeOptions): Server => {
       if (event === "request" && front(args[0] as IncomingMessage, args[1] as ServerResponse)) return true
       return super.emit(event as string, ...args)
     }
+    // close() waits for every open connection; a stream lasts minutes, so it is ended first.
+    override close(callback?: (err?: Error) => void): this {
+      options.edge.onClose?.()
+      return super.close(callback)
+    }
   }
   // HTTP/1.1 without Host is still answered in our shape (node would send an empty 400).
   const server = new EdgeServer({ requireHostHeader: false })

@@ -56,6 +56,8 @@ export interface ServiceEdge {
   readonly fast: ReadonlyMap<string, FastRender>
   /** Stream routes by path after rewrite (always served by the edge). */
   readonly streams?: ReadonlyMap<string, StreamRoute>
+  /** Called when the listener starts closing: streams end themselves, or closing would wait for them. */
+  readonly onClose?: () => void
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>
