@@ -8,16 +8,10 @@ import { formatPrice, formatSats } from "../market/amounts.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { ASSET_DECIMALS } from "../markets/marketSpec.ts"
 import { formatUnits } from "../units.ts"
-import { limitOf, type MarketDataView, ticker24hrOf } from "./bodies.ts"
-import { DEPTH_LEVELS, Feed, type PublicTrade, RECENT_TRADES } from "./feed.ts"
-import { apiError } from "../../../schemas/exchange/errors.ts"
+import { feedOf, limitOf, marketOf, type MarketDataView, ticker24hrOf } from "./bodies.ts"
+import { DEPTH_LEVELS, type Feed, type PublicTrade, RECENT_TRADES } from "./feed.ts"
 
 const pairOf = (m: Market) => `${m.base}_${m.quote}`
-const feedOf = (view: MarketDataView, m: Market) => view.feed(m.id) ?? Feed.empty(view.now())
-const marketOf = (view: MarketDataView, symbol: string) => {
-  const m = view.find(symbol)
-  return m === undefined ? Either.left(apiError(-1121, "Invalid symbol.")) : Either.right(m)
-}
 const qty = (m: Market, lots: number) => formatUnits(lots, m.compiled.step, ASSET_DECIMALS)
 /** "depth" is levels in all (half a side), 0 for everything we hold, as both aggregators define it. */
 const sides = (view: MarketDataView, m: Market, depthText: string | undefined) =>

@@ -29,9 +29,9 @@ const invalidSymbol = () => apiError(-1121, "Invalid symbol.")
 const notValid = (name: string) => apiError(-1130, `Data sent for parameter '${name}' is not valid.`)
 const SYMBOLS_RANGE = "^\\[(\"[A-Za-z0-9_/-]{1,25}\"(,\"[A-Za-z0-9_/-]{1,25}\"){0,}){0,1}\\]$"
 
-const feedOf = (view: MarketDataView, m: Market): Feed => view.feed(m.id) ?? Feed.empty(view.now())
+export const feedOf = (view: MarketDataView, m: Market): Feed => view.feed(m.id) ?? Feed.empty(view.now())
 
-const marketOf = (view: MarketDataView, symbol: string): Answer<Market> => {
+export const marketOf = (view: MarketDataView, symbol: string): Answer<Market> => {
   const m = view.find(symbol)
   return m === undefined ? Either.left(invalidSymbol()) : Either.right(m)
 }

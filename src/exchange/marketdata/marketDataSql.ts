@@ -5,7 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
 import type { FeedSnapshot, PublicTrade } from "./feed.ts"
 import { INTERVALS, type Interval, type Kline, KLINES_IN_MEMORY, newSeries, type Series } from "./klines.ts"
-import { tradeOfTuple, tradeTuple } from "./wire.ts"
+import { Level, TradeTuple, tradeOfTuple, tradeTuple } from "./wire.ts"
 import { RECENT_TRADES } from "./feed.ts"
 import { localId } from "../markets/ids.ts"
 
@@ -120,12 +120,7 @@ export const tradesAfter = (marketId: number, afterId: number, max: number) =>
     return rows.map(tradeOf)
   })
 
-const Level = Schema.Tuple(Schema.Number, Schema.Number)
-const SnapshotBody = Schema.parseJson(Schema.Struct({
-  b: Schema.Array(Level),
-  a: Schema.Array(Level),
-  x: Schema.Array(Schema.Tuple(Schema.Number, Schema.Number, Schema.Number, Schema.String.pipe(Schema.pattern(/^[0-9]{1,30}$/)), Schema.Number, Schema.Literal(0, 1), Schema.Number))
-}))
+const SnapshotBody = Schema.parseJson(Schema.Struct({ b: Schema.Array(Level), a: Schema.Array(Level), x: Schema.Array(TradeTuple) }))
 const decodeBody = Schema.decodeUnknownEither(SnapshotBody)
 
 export const writeSnapshot = (marketId: number, s: FeedSnapshot) =>

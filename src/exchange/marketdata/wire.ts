@@ -13,9 +13,9 @@ export const refillChannel = "shardline_marketdata_refill"
 /** Largest payload we send; Postgres refuses 8000 bytes and more. */
 export const PAYLOAD_MAX = 7_900
 
-const Level = Schema.Tuple(Schema.Number, Schema.Number)
+export const Level = Schema.Tuple(Schema.Number, Schema.Number)
 /** [id, price ticks, qty lots, quote satoshis, time ms, buyer is maker (1/0), taker order number] */
-const TradeTuple = Schema.Tuple(Schema.Number, Schema.Number, Schema.Number, Schema.String.pipe(Schema.pattern(/^[0-9]{1,30}$/)), Schema.Number, Schema.Literal(0, 1), Schema.Number)
+export const TradeTuple = Schema.Tuple(Schema.Number, Schema.Number, Schema.Number, Schema.String.pipe(Schema.pattern(/^[0-9]{1,30}$/)), Schema.Number, Schema.Literal(0, 1), Schema.Number)
 
 export const DeltaMessage = Schema.Struct({
   k: Schema.Literal("d"),
