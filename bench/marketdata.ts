@@ -13,11 +13,13 @@
 // book from them, so depth has 100 levels a side and the ticker a last price.
 //
 // Knobs: BENCH_HTTP_CONCURRENCY/DURATION_MS/WARMUP_MS (as `bench -- http`), BENCH_MD_STREAMS
-// (5000), BENCH_MD_BATCHES (200 batches, one every BENCH_MD_BATCH_MS = 20 ms, each a trade and
-// level changes).
+// (5000), BENCH_MD_BATCHES (200 batches, one every BENCH_MD_BATCH_MS = 100 ms, each a trade and
+// level changes), BENCH_MD_PARTS ("rest,sse").
 import { fork } from "node:child_process"
 import { createServer, request } from "node:http"
+import { writeFileSync } from "node:fs"
 import { cpus } from "node:os"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { configFrom, testMasterKey } from "../harness/config.ts"
@@ -39,8 +41,12 @@ import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
 const streamsWanted = envInt("BENCH_MD_STREAMS", 5_000)
 const batches = envInt("BENCH_MD_BATCHES", 200)
-const batchMs = envInt("BENCH_MD_BATCH_MS", 20)
+const batchMs = envInt("BENCH_MD_BATCH_MS", 100)
+/** Which parts run: "rest", "sse" or both (default). */
+const parts = (process.env.BENCH_MD_PARTS ?? "rest,sse").split(",")
 const prefix = "/api/public/v1"
+/** The node's own output (logs) of the last run. */
+const nodeLog = join(dirname(fileURLToPath(import.meta.url)), "results", "marketdata.node.log")
 
 // --- (a) REST from memory against bare node:http ---
 
@@ -70,6 +76,8 @@ const restCases = async (rows: Array<Row>) => {
     await seedBook(db)
     const node = await spawnNode(nodeVars(db.url, true))
     stops.push(async () => {
+      writeFileSync(nodeLog, node.output())
+      if (node.child.exitCode !== null) console.error(`the node exited (code ${node.child.exitCode}) during the run; its output: ${nodeLog}`)
       node.child.kill("SIGTERM")
       await Promise.race([node.exited, new Promise((r) => setTimeout(r, 20_000))])
       await node.dispose()
@@ -220,12 +228,12 @@ const fanOut = async (rows: Array<Row>) => {
 
 export const run = async (): Promise<void> => {
   const rest: Array<Row> = []
-  await restCases(rest)
+  if (parts.includes("rest")) await restCases(rest)
   printTable("Market data from memory vs bare node:http answering the same bytes (goal: >= 0.6x)", rest)
   const sse: Array<Row> = []
-  await fanOut(sse)
-  printTable(`SSE fan-out: publish to receipt of each trade event (goal: p99 < 100 ms)`, sse)
-  writeResults("marketdata", { cpus: cpus().length, rest, sse })
+  if (parts.includes("sse")) await fanOut(sse)
+  printTable(`SSE fan-out: publish to receipt of each trade event, a batch every ${batchMs} ms (goal: p99 < 100 ms)`, sse)
+  writeResults("marketdata", { cpus: cpus().length, batchMs, rest, sse })
 }
 
 if (process.argv.includes("--sse-clients") && process.argv[1] === fileURLToPath(import.meta.url)) {

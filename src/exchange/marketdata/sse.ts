@@ -46,11 +46,27 @@ export const event = (name: string, id: number, data: unknown): string => `id: $
 
 const levels = (m: Market, ls: Levels) => ls.map(([p, q]) => [formatPrice(m.compiled, p), formatUnits(q, m.compiled.step, ASSET_DECIMALS)])
 
-/** The events of one delta, rendered once per node whatever the number of connections. */
+/** The events of one delta, rendered once per node whatever the number of connections: the
+ * bytes for each choice of streams (a bit each), encoded once, written as they are to every
+ * connection that chose them. */
 interface Rendered {
   readonly depth: string
   readonly trade: string
   readonly ticker: string
+  readonly bytes: Array<Buffer | undefined>
+}
+
+const DEPTH = 1, TRADE = 2, TICKER = 4
+const maskOf = (streams: ReadonlySet<StreamName>) =>
+  (streams.has("depth") ? DEPTH : 0) | (streams.has("trade") ? TRADE : 0) | (streams.has("ticker") ? TICKER : 0)
+
+const bytesOf = (r: Rendered, mask: number): Buffer => {
+  let b = r.bytes[mask]
+  if (b === undefined) {
+    b = Buffer.from((mask & DEPTH ? r.depth : "") + (mask & TRADE ? r.trade : "") + (mask & TICKER ? r.ticker : ""))
+    r.bytes[mask] = b
+  }
+  return b
 }
 
 export const makeStreams = (data: MarketDataShape, view: MarketDataView, options: StreamOptions = defaultStreamOptions) => {
@@ -66,7 +82,8 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
           q: formatUnits(t.qty, m.compiled.step, ASSET_DECIMALS), Q: formatSats(t.quote), T: t.time, m: t.buyerIsMaker
         })).join(""),
         // The ticker of the copy as it is now: renders of older deltas are no longer asked for.
-        ticker: d.trades.length > 0 ? event("ticker", d.seq, ticker24hrOf(m, feed, view.now())) : ""
+        ticker: d.trades.length > 0 ? event("ticker", d.seq, ticker24hrOf(m, feed, view.now())) : "",
+        bytes: []
       }
       rendered.set(d, r)
     }
@@ -79,7 +96,7 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
   interface Conn {
     readonly opened: number
     lastWrite: number
-    readonly write: (text: string) => void
+    readonly write: (text: string | Buffer) => void
     readonly close: (reason: "lifetime" | "shutdown") => void
   }
   const conns = new Set<Conn>()
@@ -130,7 +147,7 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
       opened: Date.now(),
       lastWrite: Date.now(),
       write: (text) => {
-        if (!open || text === "") return
+        if (!open || text.length === 0) return
         if (res.writableLength + text.length > options.bufferBytes) {
           // Too slow: what is queued stays bounded; the client reconnects with Last-Event-ID.
           const msg = `Client too slow: more than ${options.bufferBytes} bytes waiting; reconnect with Last-Event-ID.`
@@ -159,10 +176,8 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     })}`)
     const resumeFrom = Number(req.headers["last-event-id"])
     const missed = Number.isSafeInteger(resumeFrom) && req.headers["last-event-id"] !== undefined ? data.since(market.id, resumeFrom) : undefined
-    const send = (d: Delta, f: Feed) => {
-      const r = render(market, d, f)
-      conn.write((streams.has("depth") ? r.depth : "") + (streams.has("trade") ? r.trade : "") + (streams.has("ticker") ? r.ticker : ""))
-    }
+    const mask = maskOf(streams)
+    const send = (d: Delta, f: Feed) => conn.write(bytesOf(render(market, d, f), mask))
     if (missed !== undefined && feed !== undefined) for (const d of missed) send(d, feed)
     else if (feed !== undefined) conn.write(snapshotOf(market, feed, streams))
     const listener: FeedListener = {
