@@ -7,6 +7,9 @@ import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeE
 import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
+import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataHandlers.ts"
+import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
+import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { listener } from "../src/platform/http/Listener.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
@@ -16,9 +19,15 @@ import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
 
-export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry]), ([config, registry]) =>
-  listener({
-    edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all),
+export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData]), ([config, registry, data]) => {
+  const view = marketDataView(registry, data)
+  const streams = makeStreams(data, view)
+  return listener({
+    edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
+      fast: fastMarketData(view),
+      stream: streams.route,
+      closeStreams: streams.closeAll
+    }),
     api: ExchangeApi,
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,
@@ -29,7 +38,8 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
     routes: opsRoutes(exchangeOpsRefused),
     trustProxy: config.trustProxy,
     fastLane: config.httpFastLane
-  })))
+  })
+}))
 
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
 export const deskListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>

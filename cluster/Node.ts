@@ -5,6 +5,7 @@ import { AuthorizationLive } from "../src/exchange/authorization/AuthorizationEn
 import { MarketLive } from "../src/exchange/market/MarketEntity.ts"
 import * as MarketActivator from "../src/exchange/markets/MarketActivator.ts"
 import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
+import * as MarketData from "../src/exchange/marketdata/MarketData.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
@@ -38,7 +39,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   // first markets) is made before any entity runs.
   const services = Layer.mergeAll(
     ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer, DemoWorld.layer,
-    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer
+    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer))
   ).pipe(
     Layer.provideMerge(DevnetChains.layer),
     Layer.provideMerge(ChainsLive.layer),

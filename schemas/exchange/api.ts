@@ -3,11 +3,14 @@ import { HttpApi } from "@effect/platform"
 import { apiDocumentation } from "../common/openApi.ts"
 import { AccountGroup } from "./account.ts"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./errors.ts"
+import { AggregatorGroup, MarketDataGroup } from "./marketData.ts"
 import { OrderGroup, OrderQueryGroup } from "./orders.ts"
 import { PublicGroup } from "./public.ts"
 
 export const ExchangeApi = HttpApi.make("exchange")
   .add(PublicGroup)
+  .add(MarketDataGroup)
+  .add(AggregatorGroup)
   .add(AccountGroup)
   .add(OrderGroup)
   .add(OrderQueryGroup)

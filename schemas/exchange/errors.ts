@@ -6,7 +6,7 @@ import { Schema } from "effect"
 
 export class BadRequest extends Schema.Class<BadRequest>("BadRequest")(
   {
-    code: Schema.Literal(-1013, -1020, -1021, -1022, -1100, -1101, -1102, -1104, -1115, -1116, -1121, -1131, -2010, -2011, -2013),
+    code: Schema.Literal(-1013, -1020, -1021, -1022, -1100, -1101, -1102, -1104, -1115, -1116, -1120, -1121, -1128, -1130, -1131, -2010, -2011, -2013),
     msg: Schema.String
   },
   HttpApiSchema.annotations({ status: 400, description: "Request refused: see code" })

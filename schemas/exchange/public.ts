@@ -20,7 +20,12 @@ export const IndexDocument = Schema.Struct({
   openapi: Schema.String,
   public: Schema.Record({ key: Schema.String, value: Schema.String }),
   signed: Schema.Record({ key: Schema.String, value: Schema.String }),
-  compat: Schema.Struct({ aggregator: Schema.String })
+  /** `aggregator` is the spec's feed path; `coingecko` and `coinmarketcap` list each format's endpoints. */
+  compat: Schema.Struct({
+    aggregator: Schema.String,
+    coingecko: Schema.Record({ key: Schema.String, value: Schema.String }),
+    coinmarketcap: Schema.Record({ key: Schema.String, value: Schema.String })
+  })
 })
 
 /** One of Binance's rate-limit rows; both the per-key and the per-IP budget are listed. */

@@ -7,7 +7,7 @@ import { type ApiErrorCode, messages, statusOf } from "../../../schemas/exchange
 import { Empty, ExchangeInfo, IndexDocument, prefix, ServerTime } from "../../../schemas/exchange/public.ts"
 import { replyResponse } from "../../platform/http/Listener.ts"
 import { docsRoutes, makeRouteTable, routesOf } from "../../platform/http/RouteTable.ts"
-import type { ErrorReplies, FastRender, Reply, ServiceEdge } from "../../platform/http/ServiceEdge.ts"
+import type { ErrorReplies, FastRender, Reply, ServiceEdge, StreamRoute } from "../../platform/http/ServiceEdge.ts"
 import type { Usage } from "../../platform/RateLimiter.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { exchangeInfo, indexDocument, ping, serverTime } from "./publicBodies.ts"
@@ -66,7 +66,15 @@ const json = <A, I>(schema: Schema.Schema<A, I>, body: () => A): FastRender => {
   return () => JSON.stringify(encode(body()))
 }
 
-export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow): ServiceEdge => ({
+/** What the exchange's edge serves beside the registry: market data from memory and the stream. */
+export interface MarketDataEdge {
+  readonly fast: ReadonlyArray<readonly [string, FastRender]>
+  readonly stream: StreamRoute
+  /** Ends every open stream (the listener is closing). */
+  readonly closeStreams: () => void
+}
+
+export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, marketData?: MarketDataEdge): ServiceEdge => ({
   service: "exchange",
   errors: exchangeErrors,
   rewrite: rewriteV3,
@@ -78,7 +86,10 @@ export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow): Servi
     [prefix, json(IndexDocument, () => indexDocument)],
     [`${prefix}/ping`, json(Empty, ping)],
     [`${prefix}/time`, json(ServerTime, serverTime)],
-    [`${prefix}/exchangeInfo`, json(ExchangeInfo, () => exchangeInfo(limits, markets()))]
+    [`${prefix}/exchangeInfo`, json(ExchangeInfo, () => exchangeInfo(limits, markets()))],
+    ...(marketData?.fast ?? [])
   ]),
+  streams: new Map(marketData === undefined ? [] : [[`${prefix}/stream`, marketData.stream]]),
+  ...(marketData === undefined ? {} : { onClose: marketData.closeStreams }),
   cached: new Set([...docsRoutes.map((r) => r.path), `${prefix}/openapi.json`])
 })

@@ -1,5 +1,6 @@
 // The public exchange answers as pure functions: the Effect handlers and the edge's fast lane
 // both call these, so the two paths cannot drift apart.
+import { cmcPrefix, coingeckoPrefix } from "../../../schemas/exchange/marketData.ts"
 import { prefix, type ExchangeInfo } from "../../../schemas/exchange/public.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { ASSET_DECIMALS } from "../markets/marketSpec.ts"
@@ -14,14 +15,38 @@ export const indexDocument = {
   public: {
     ping: `${prefix}/ping`,
     time: `${prefix}/time`,
-    exchangeInfo: `${prefix}/exchangeInfo`
+    exchangeInfo: `${prefix}/exchangeInfo`,
+    depth: `${prefix}/depth?symbol=SHRDDUSD&limit=100`,
+    trades: `${prefix}/trades?symbol=SHRDDUSD&limit=500`,
+    aggTrades: `${prefix}/aggTrades?symbol=SHRDDUSD&limit=500`,
+    klines: `${prefix}/klines?symbol=SHRDDUSD&interval=1m&limit=500`,
+    ticker24hr: `${prefix}/ticker/24hr?symbol=SHRDDUSD`,
+    tickerPrice: `${prefix}/ticker/price?symbols=["SHRDDUSD","GOLDDUSD"]`,
+    bookTicker: `${prefix}/ticker/bookTicker?symbol=SHRDDUSD`,
+    avgPrice: `${prefix}/avgPrice?symbol=SHRDDUSD`,
+    stream: `${prefix}/stream?symbol=SHRDDUSD&streams=ticker,depth,trade`
   },
   signed: {
     account: `GET ${prefix}/account?timestamp=<ms>&recvWindow=5000&signature=<hex>`,
     newOrder: `POST ${prefix}/order?symbol=<BASEQUOTE>&side=BUY&type=LIMIT&timeInForce=GTC&price=<dec>&quantity=<dec>&timestamp=<ms>&signature=<hex>`,
     cancelOrder: `DELETE ${prefix}/order?symbol=<BASEQUOTE>&orderId=<id>&timestamp=<ms>&signature=<hex>`
   },
-  compat: { aggregator: "/api/public/aggregator" }
+  // The spec's one aggregator feed is CoinGecko's tickers; both aggregators' full sets follow.
+  compat: {
+    aggregator: `${coingeckoPrefix}/tickers`,
+    coingecko: {
+      pairs: `${coingeckoPrefix}/pairs`,
+      tickers: `${coingeckoPrefix}/tickers`,
+      orderbook: `${coingeckoPrefix}/orderbook?ticker_id=SHRD_DUSD&depth=100`,
+      historical_trades: `${coingeckoPrefix}/historical_trades?ticker_id=SHRD_DUSD&limit=500`
+    },
+    coinmarketcap: {
+      summary: `${cmcPrefix}/summary`,
+      ticker: `${cmcPrefix}/ticker`,
+      orderbook: `${cmcPrefix}/orderbook/SHRD_DUSD?depth=100&level=2`,
+      trades: `${cmcPrefix}/trades/SHRD_DUSD`
+    }
+  }
 }
 
 export const ping = () => ({})

@@ -18,6 +18,7 @@ import { Follow, Settlement } from "../../../schemas/exchange/settlement.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { entityIdOf } from "../authorization/policy.ts"
+import { MarketData } from "../marketdata/MarketData.ts"
 import { listMarkets } from "../markets/marketStore.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { formatPrice, formatQty, formatSats } from "./amounts.ts"
@@ -103,6 +104,7 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
   const created = MarketState.create(market, loaded.open, loaded.counters)
   if (typeof created === "string") return yield* Effect.dieMessage(`market ${symbol}: its open orders do not rebuild a book: ${created}`)
   const state = created
+  const feed = yield* (yield* MarketData).attach(market, state.book)
   const payTo = new Map<number, string>()
   yield* Entity.keepAlive(true)
   yield* Effect.logInfo("market active").pipe(Effect.annotateLogs({ symbol, open: loaded.open.length }))
@@ -238,6 +240,7 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
         tWrite = performance.now() // instrumentation
       }).pipe(sql.withTransaction, Effect.orDie)
       const tCommit = performance.now() // instrumentation
+      yield* feed.published(changes.trades) // market data: this batch's trades and changed levels
 
       // Committed: sign and broadcast the legs, then answer.
       const txids = changes.legs.length === 0 ? new Map<string, string>() : yield* signAll(changes.legs)

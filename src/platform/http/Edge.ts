@@ -131,11 +131,19 @@ export const makeFront = (options: EdgeOptions) => {
       done(edge.errors.bodyTooLarge.status)
       return true
     }
+    const stream = method === "GET" ? edge.streams?.get(path) : undefined
+    if (stream !== undefined) {
+      stream(req, res, q < 0 ? "" : url.slice(q + 1), headers)
+      done(200)
+      return true
+    }
     if (method === "GET" && options.fastLane) {
       const render = edge.fast.get(path)
-      if (render !== undefined) {
-        send(res, 200, render(), headers)
-        done(200)
+      const out = render === undefined ? undefined : render(q < 0 ? "" : url.slice(q + 1))
+      if (out !== undefined) {
+        const status = typeof out === "string" ? 200 : out.status
+        send(res, status, typeof out === "string" ? out : out.body, headers)
+        done(status)
         return true
       }
       if (edge.cached.has(path)) {
@@ -183,6 +191,11 @@ export const makeEdgeServer = (options: EdgeOptions): Server => {
     override emit(event: string | symbol, ...args: Array<any>): boolean {
       if (event === "request" && front(args[0] as IncomingMessage, args[1] as ServerResponse)) return true
       return super.emit(event as string, ...args)
+    }
+    // close() waits for every open connection; a stream lasts minutes, so it is ended first.
+    override close(callback?: (err?: Error) => void): this {
+      options.edge.onClose?.()
+      return super.close(callback)
     }
   }
   // HTTP/1.1 without Host is still answered in our shape (node would send an empty 400).

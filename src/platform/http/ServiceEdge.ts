@@ -1,7 +1,7 @@
 // What the shared HTTP edge needs to know about one service: its error shape, its routes and
 // weights, its rate-limit headers, what it answers before Effect (the fast lane), and its limits.
 // Each service defines one in its own folder; nothing here knows a service.
-import type { IncomingMessage } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { HttpServerRequest } from "@effect/platform"
 import type { Usage } from "../RateLimiter.ts"
@@ -30,8 +30,14 @@ export interface ErrorReplies {
 }
 
 /** A GET answered in node:http, before Effect: the body comes from the same pure function and
- * schema as the Effect handler of that route, so both paths give the same bytes. */
-export type FastRender = () => string
+ * schema as the Effect handler of that route, so both paths give the same bytes. Given the query
+ * string (without "?"): a 200 body, a refusal in the service's shape, or undefined to leave the
+ * request to the Effect app (an answer that needs I/O). */
+export type FastRender = (query: string) => string | Reply | undefined
+
+/** A GET whose answer is a long-lived stream (SSE), served by node:http on its own whatever the
+ * fast-lane setting: it owns the response from here on. */
+export type StreamRoute = (req: IncomingMessage, res: ServerResponse, query: string, headers: Record<string, string>) => void
 
 export interface ServiceEdge {
   /** Metrics label and log name: "exchange", "desk", "social". */
@@ -48,6 +54,10 @@ export interface ServiceEdge {
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>
+  /** Stream routes by path after rewrite (always served by the edge). */
+  readonly streams?: ReadonlyMap<string, StreamRoute>
+  /** Called when the listener starts closing: streams end themselves, or closing would wait for them. */
+  readonly onClose?: () => void
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>
