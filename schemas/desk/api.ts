@@ -5,9 +5,10 @@ import { withCommonErrors } from "../common/ErrorBody.ts"
 import { Forbidden, Unauthorized } from "./errors.ts"
 import { KeyGroup } from "./key.ts"
 import { TransparencyGroup } from "./transparency.ts"
+import { RewardsGroup, WalletLinkGroup } from "./walletLink.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
-export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup))
+export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup).add(WalletLinkGroup).add(RewardsGroup))
   .addError(Unauthorized)
   .addError(Forbidden)
   .annotateContext(apiDocumentation({

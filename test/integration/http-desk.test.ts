@@ -53,7 +53,7 @@ describe("desk listener", () => {
     expect(body.openapi).toMatch(/^3\.1\./)
     expect(body.info).toMatchObject({ title: "Shardline token desk API", version: "1.0.0" })
     expect(body.servers.length).toBeGreaterThan(0)
-    expect(Object.keys(body.paths).sort()).toEqual(["/api/public/status", `${v1}/key`])
+    expect(Object.keys(body.paths).sort()).toEqual(["/api/public/status", `${v1}/key`, `${v1}/rewards/balance`, `${v1}/wallet-link`])
     expect(body.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" })
     expect(body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
     const keyOp = body.paths[`${v1}/key`].get

@@ -9,6 +9,7 @@ import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
 import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
 import { deskStatus } from "./statusBody.ts"
+import { RewardsHandlers, WalletLinkHandlers } from "./WalletLinkHandlers.ts"
 
 /** Partner bodies (orders, wallet-link envelopes) are a few hundred bytes. */
 export const deskBodyBytesMax = 32 * 1024
@@ -24,6 +25,6 @@ const KeyHandlers = HttpApiBuilder.group(DeskApi, "key", (handlers) =>
     Effect.map(DeskMember, (m) => ({ memberId: m.memberId, scopes: m.scopes, feeBps: m.feeBps, callbackUrl: m.callbackUrl }))))
 
 export const deskHandlers = HttpApiBuilder.api(DeskApi).pipe(
-  Layer.provide([TransparencyHandlers, KeyHandlers]),
+  Layer.provide([TransparencyHandlers, KeyHandlers, WalletLinkHandlers, RewardsHandlers]),
   Layer.provide([DeskKeyAuthLive, OpenCorsLive])
 )
