@@ -224,3 +224,9 @@ export const signatureShapeError = (signature: string): string | undefined => {
   const header = sig.right[0]!
   return header < HEADER_MIN || header > HEADER_MAX ? `signature header byte ${header} is outside ${HEADER_MIN}–${HEADER_MAX}` : undefined
 }
+
+/** Why `address` cannot sign a BIP-137 message on this chain (malformed, wrong chain or kind), or undefined. */
+export const signerAddressError = (address: string, params: UtxoChainParams = ledgerParams): string | undefined => {
+  const kind = classifyAddress(address, params)
+  return Either.isLeft(kind) ? kind.left.message : undefined
+}

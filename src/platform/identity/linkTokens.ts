@@ -3,7 +3,7 @@
 // every state change is also guarded in SQL (`WHERE status = 'issued'`), so even two owners for a
 // moment during a shard move cannot use one token twice.
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Data, Duration, Effect, Option, Schedule } from "effect"
 import { base62Token, isBase62Token, sha256Hex } from "../../crypto/token.ts"
 
 /** Spec (desk Limits, social States): single use, valid 5 minutes. */
@@ -82,3 +82,26 @@ export const recordLinkFailure = (tokenHash: string) =>
         status = CASE WHEN failures + 1 >= ${LINK_FAILURES_MAX} THEN 'spent' ELSE status END,
         closed_at = CASE WHEN failures + 1 >= ${LINK_FAILURES_MAX} THEN now() ELSE closed_at END
       WHERE token_hash = ${tokenHash} AND status = 'issued'`)
+
+/** How long an issuer waits for the token's entity to record it (its Mint went through cluster storage). */
+export const recordedWithinMs = 20_000
+
+/** Waits until the token's row exists: the token is live once this succeeds. */
+export const awaitLinkTokenRecorded = (tokenHash: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`SELECT 1 FROM link_tokens WHERE token_hash = ${tokenHash}`.pipe(
+      Effect.filterOrFail((rows) => rows.length > 0, () => "pending" as const),
+      Effect.retry({ schedule: Schedule.spaced(Duration.millis(100)), while: (e) => e === "pending" }),
+      Effect.timeoutFail({ duration: Duration.millis(recordedWithinMs), onTimeout: () => "timeout" as const }),
+      Effect.mapError((e) => new LinkTokenNotRecorded({
+        message: e === "timeout" || e === "pending" ? "the token was not recorded in time: is a node running?" : `the token could not be read back: ${e.message}`
+      }))
+    ))
+
+export class LinkTokenNotRecorded extends Data.TaggedError("LinkTokenNotRecorded")<{ readonly message: string }> {}
+
+/** A fresh token and the facts its Mint carries. */
+export const freshLinkToken = (nowMs = Date.now()) => {
+  const token = newLinkToken()
+  return { token, tokenHash: linkTokenId(token), challengeId: newChallengeId(), issuedAtMs: nowMs, expiresAtMs: nowMs + LINK_TOKEN_TTL_MS }
+}
