@@ -53,12 +53,12 @@ export type TestWallet = ReturnType<typeof makeWallet>
 
 /** The payload a wallet builds from a desk manifest. */
 export const deskPayload = (manifest: Record<string, any>, wallet: TestWallet, evm = "0x52908400098527886E0F7030069857D2E4169EE7") => ({
-  v: manifest.v,
-  type: manifest.type,
+  v: manifest.v as 1,
+  type: manifest.type as "wl-link-xpubs",
   challenge_id: manifest.challenge_id,
   from: manifest.from,
   callback_url: manifest.callback_url,
-  chains: ["LEDGER", "EVM", "BASE"],
+  chains: ["LEDGER", "EVM", "BASE"] as Array<"LEDGER" | "EVM" | "BASE">,
   xpubs: { LEDGER: wallet.xpub, EVM: evm },
   wallet: "Test Wallet 1.0",
   exp: manifest.exp,
