@@ -5,6 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Gone } from "../common/ErrorBody.ts"
+import { text } from "../common/text.ts"
 import { Weight } from "../common/Weight.ts"
 import { Forbidden, Unauthorized } from "./errors.ts"
 import { prefix } from "./key.ts"
@@ -14,7 +15,6 @@ export const linkType = "wl-link-xpubs" as const
 export const LinkChain = Schema.Literal("LEDGER", "EVM", "BASE")
 export type LinkChain = typeof LinkChain.Type
 
-const text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
 
 /** What the wallet signs: canonicalJson(payload), BIP-137, ledger prefix, key m/44'/696969'/0'/0/0. */
 export const WalletLinkPayload = Schema.Struct({

@@ -3,10 +3,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Gone } from "../common/ErrorBody.ts"
+import { text } from "../common/text.ts"
 import { Weight } from "../common/Weight.ts"
 import { Unauthorized } from "./errors.ts"
 
-const text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
 export const socialLinkType = "wl-link-xpubs" as const
 
 export const SocialLinkManifest = Schema.Struct({

@@ -9,7 +9,7 @@ import { BadRequest, Conflict, Forbidden, Gone, NotFound, ServiceUnavailable, Un
 import { DeskLinkToken, RedeemDeskLink } from "../../../schemas/desk/identity.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
 import { AppConfig } from "../../platform/Config.ts"
-import { isLinkTokenShaped, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
+import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { factsOf } from "../identity/LinkTokenEntity.ts"
 import { rewardsBalance } from "../identity/rewards.ts"
 import { deskBaseUrl, deskOrigin } from "../identity/urls.ts"
@@ -51,9 +51,7 @@ export const WalletLinkHandlers = HttpApiBuilder.group(DeskApi, "walletLink", (h
           )
           const state = linkTokenState(row, Date.now())
           if (state !== "usable" || Option.isNone(row)) {
-            return yield* Effect.fail(new Gone({
-              error: { code: state === "expired" ? "token_expired" : "token_used", message: `This link token is ${state === "expired" ? "expired" : "used"}; ask for a new QR code.` }
-            }))
+            return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))
           }
           const manifest = manifestOf(factsOf(row.value), { from: deskOrigin(config), callbackUrl: linkUrl(deskBaseUrl(config), urlParams.token) })
           const headers = { "cache-control": "no-store", vary: "accept" }

@@ -6,7 +6,7 @@
 // is also guarded in SQL, so a replay on any node, or on two owners during a shard move, is 410.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import { ExpireLinkToken, LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { DeskLinkToken, LinkedWallet, WatchWallet } from "../../../schemas/desk/identity.ts"
 import type { WalletLinked } from "../../../schemas/desk/walletLink.ts"
@@ -14,18 +14,13 @@ import { sha256Hex } from "../../crypto/token.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import {
-  consumeLinkToken, expireLinkToken, insertLinkToken, type LinkTokenRow, linkTokenState, readLinkToken, recordLinkFailure
+  consumeLinkToken, countLinkFailure, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
 } from "../../platform/identity/linkTokens.ts"
 import { replaceMemberKeys } from "../keys/DeskKeyStore.ts"
 import { deskBaseUrl, deskOrigin } from "./urls.ts"
 import { checkEnvelope, type LinkTokenFacts, manifestOf, type VerifiedLink } from "./walletLink.ts"
 
 const metrics = entityMetrics("DeskLinkToken")
-
-const gone = (state: "used" | "expired") =>
-  new LinkRefused(state === "expired"
-    ? { status: 410, code: "token_expired", message: "This link token has expired (5 minutes); ask for a new QR code." }
-    : { status: 410, code: "token_used", message: "This link token was already used; ask for a new QR code." })
 
 export const factsOf = (row: LinkTokenRow): LinkTokenFacts => ({
   challengeId: row.challenge_id,
@@ -53,7 +48,7 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
   const tokenHash = address.entityId
   yield* metrics.activated
 
-  const read = readLinkToken(tokenHash, "desk").pipe(Effect.orDie)
+  const lifecycle = linkTokenLifecycle(tokenHash, "desk", (dueAtMs) => self.Expire(new ExpireLinkToken({ dueAtMs }), { discard: true }))
 
   /** The link itself, in one transaction: 409/403/410 refusals roll everything back. */
   const link = (row: LinkTokenRow, v: VerifiedLink) =>
@@ -72,7 +67,7 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
           message: "Another wallet is linked to this account; re-binding a new wallet needs a link token that allows it."
         })
       }
-      if (!(yield* consumeLinkToken(tokenHash))) return yield* gone("used")
+      if (!(yield* consumeLinkToken(tokenHash))) return yield* linkTokenGone("used")
       const [linked] = yield* sql<{ linked_at: Date }>`INSERT INTO desk_wallets (member_id, signing_address, xpub, evm_address, base_address, wallet)
         VALUES (${memberId}, ${v.signingAddress}, ${v.xpub}, ${v.evmAddress}, ${v.baseAddress}, ${v.wallet})
         ON CONFLICT (member_id) DO UPDATE SET signing_address = EXCLUDED.signing_address, xpub = EXCLUDED.xpub,
@@ -99,37 +94,22 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
     }).pipe(sql.withTransaction)
 
   return DeskLinkToken.of({
-    Mint: ({ payload }) =>
-      Effect.gen(function*() {
-        yield* insertLinkToken({ tokenHash, service: "desk", ...payload }).pipe(Effect.orDie)
-        // Scheduled after the insert; a crash in between redelivers Mint, which inserts nothing and schedules again.
-        yield* self.Expire(new ExpireLinkToken({ dueAtMs: payload.expiresAtMs }), { discard: true }).pipe(Effect.orDie)
-      }).pipe(metrics.guard),
-
-    Expire: ({ payload }) =>
-      Effect.gen(function*() {
-        yield* metrics.timerFired(payload.dueAtMs)
-        yield* expireLinkToken(tokenHash).pipe(Effect.orDie)
-      }).pipe(metrics.guard),
+    Mint: ({ payload }) => lifecycle.mint(payload).pipe(metrics.guard),
+    Expire: ({ payload }) => metrics.timerFired(payload.dueAtMs).pipe(Effect.zipRight(lifecycle.expire), metrics.guard),
 
     Redeem: ({ payload }) =>
       Effect.gen(function*() {
-        const row = yield* read
-        const state = linkTokenState(row, Date.now())
-        if (state !== "usable" || Option.isNone(row)) return yield* gone(state === "expired" ? "expired" : "used")
+        const row = yield* usableLinkToken(tokenHash, "desk")
         const base = deskBaseUrl(config)
         const claimed = callbackUrlOf(base, tokenHash, payload.envelope.payload.callback_url, sha256Hex)
-        const manifest = manifestOf(factsOf(row.value), { from: deskOrigin(config), callbackUrl: claimed ?? `${base}/api/public/v1/wallet-link` })
+        const manifest = manifestOf(factsOf(row), { from: deskOrigin(config), callbackUrl: claimed ?? `${base}/api/public/v1/wallet-link` })
         const checked = checkEnvelope(payload.envelope, manifest)
-        const result = Either.isLeft(checked) ? Effect.fail(checked.left) : link(row.value, checked.right)
-        const done = yield* result.pipe(
-          Effect.catchTag("SqlError", (e) => Effect.die(e)),
-          Effect.tapError((e) => e.status === 400 || e.status === 410 ? Effect.void : recordLinkFailure(tokenHash).pipe(Effect.orDie))
-        )
-        yield* wallets(row.value.subject).Watch(new WatchWallet({ linkedAtMs: done.linkedAtMs }), { discard: true }).pipe(
-          Effect.catchAll((e) => Effect.logError(`member ${row.value.subject}: linked, but its LinkedWallet was not told to watch: ${String(e)}`))
+        const result = Either.isLeft(checked) ? Effect.fail(checked.left) : link(row, checked.right)
+        const done = yield* result.pipe(Effect.tapError((e) => e._tag === "LinkRefused" ? countLinkFailure(tokenHash)(e) : Effect.void))
+        yield* wallets(row.subject).Watch(new WatchWallet({ linkedAtMs: done.linkedAtMs }), { discard: true }).pipe(
+          Effect.catchAll((e) => Effect.logError(`member ${row.subject}: linked, but its LinkedWallet was not told to watch: ${String(e)}`))
         )
         return done.answer
-      }).pipe(metrics.guard)
+      }).pipe(Effect.catchTag("SqlError", Effect.die), metrics.guard)
   })
 }), { maxIdleTime: "1 minute", concurrency: 1 })

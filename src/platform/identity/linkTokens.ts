@@ -4,6 +4,8 @@
 // moment during a shard move cannot use one token twice.
 import { SqlClient } from "@effect/sql"
 import { Data, Duration, Effect, Option, Schedule } from "effect"
+import { Gone } from "../../../schemas/common/ErrorBody.ts"
+import { LinkRefused, type MintLinkToken } from "../../../schemas/common/linkToken.ts"
 import { base62Token, isBase62Token, sha256Hex } from "../../crypto/token.ts"
 
 /** Spec (desk Limits, social States): single use, valid 5 minutes. */
@@ -105,3 +107,41 @@ export const freshLinkToken = (nowMs = Date.now()) => {
   const token = newLinkToken()
   return { token, tokenHash: linkTokenId(token), challengeId: newChallengeId(), issuedAtMs: nowMs, expiresAtMs: nowMs + LINK_TOKEN_TTL_MS }
 }
+
+const goneText = {
+  used: "This link token was already used; ask for a new QR code.",
+  expired: "This link token has expired (5 minutes); ask for a new QR code."
+} as const
+
+/** A used or expired token as a redeem's refusal (410). */
+export const linkTokenGone = (state: "used" | "expired") =>
+  new LinkRefused({ status: 410, code: state === "expired" ? "token_expired" : "token_used", message: goneText[state] })
+
+/** The same as the 410 body of a manifest GET. */
+export const linkTokenGoneBody = (state: "used" | "expired") =>
+  new Gone({ error: { code: state === "expired" ? "token_expired" : "token_used", message: goneText[state] } })
+
+/** The token's row when it can still be redeemed, else its 410. */
+export const usableLinkToken = (tokenHash: string, service: LinkService) =>
+  Effect.flatMap(readLinkToken(tokenHash, service), (row) => {
+    const state = linkTokenState(row, Date.now())
+    return state === "usable" && Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(linkTokenGone(state === "expired" ? "expired" : "used"))
+  })
+
+/** After a refused redeem: 400 (malformed) and 410 leave the token as it is; anything else counts a failure. */
+export const countLinkFailure = (tokenHash: string) => (e: LinkRefused) =>
+  e.status === 400 || e.status === 410 ? Effect.void : Effect.asVoid(recordLinkFailure(tokenHash))
+
+/**
+ * Mint and Expire, the same in every link token entity: Mint records the token, then schedules
+ * its durable Expire (a crash in between redelivers Mint, which inserts nothing and schedules
+ * again); Expire turns an unused token into an expired one.
+ */
+export const linkTokenLifecycle = <E>(tokenHash: string, service: LinkService, scheduleExpire: (dueAtMs: number) => Effect.Effect<void, E>) => ({
+  mint: (payload: MintLinkToken) =>
+    Effect.gen(function*() {
+      yield* insertLinkToken({ tokenHash, service, ...payload })
+      yield* scheduleExpire(payload.expiresAtMs)
+    }).pipe(Effect.orDie),
+  expire: expireLinkToken(tokenHash).pipe(Effect.orDie)
+})

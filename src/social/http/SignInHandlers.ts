@@ -10,7 +10,7 @@ import { ExchangeToken, MintChallenge, PollStatus, RedeemSocialLink, SignedCallb
 import { base62Token, sha256Hex } from "../../crypto/token.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { edgeStateOf } from "../../platform/http/ServiceEdge.ts"
-import { isLinkTokenShaped, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
+import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
 import { socialBaseUrl, socialOrigin } from "../identity/urls.ts"
 import { socialManifestOf } from "../identity/walletLink.ts"
@@ -122,7 +122,7 @@ export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", 
           const row = yield* readLinkToken(linkTokenId(urlParams.token), "social").pipe(Effect.provide(context), Effect.mapError(unavailable))
           const state = linkTokenState(row, Date.now())
           if (state !== "usable" || Option.isNone(row)) {
-            return yield* Effect.fail(new Gone({ error: { code: state === "expired" ? "token_expired" : "token_used", message: `This link token is ${state === "expired" ? "expired" : "used"}; ask for a new QR code.` } }))
+            return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))
           }
           return socialManifestOf(socialFactsOf(row.value, socialOrigin(config)), socialBaseUrl(config))
         }))
