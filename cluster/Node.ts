@@ -27,6 +27,10 @@ import * as Sessions from "../src/social/sessions/Sessions.ts"
 import { SettlementLive } from "../src/exchange/settlement/SettlementEntity.ts"
 import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
+import { DeskLinkTokenLive } from "../src/desk/identity/LinkTokenEntity.ts"
+import { LinkedWalletLive } from "../src/desk/identity/LinkedWalletEntity.ts"
+import { SocialLinkTokenLive } from "../src/social/identity/SocialLinkTokenEntity.ts"
+import { SignInChallengeLive } from "../src/social/signin/SignInChallengeEntity.ts"
 
 /** The name a node goes by in ops, logs and Postgres' application_name (max 63 bytes). */
 export const nodeName = (config: AppConfigShape) =>
@@ -48,7 +52,8 @@ export const nodeLayer = (config: AppConfigShape) => {
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
-    exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer
+    exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer,
+    DeskLinkTokenLive, LinkedWalletLive, SocialLinkTokenLive, SignInChallengeLive
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

@@ -32,6 +32,16 @@ export class BadRequest extends errorClass<BadRequest>()(
 
 export class NotFound extends errorClass<NotFound>()("NotFound", 404, ["not_found"], "No such route or resource") {}
 
+export class Conflict extends errorClass<Conflict>()(
+  "Conflict", 409, ["wallet_linked", "already_signed"],
+  "The wallet is already linked to another account (wallet_linked), or a one-time step was already taken (already_signed)"
+) {}
+
+export class Gone extends errorClass<Gone>()(
+  "Gone", 410, ["token_used", "token_expired"],
+  "A single-use token or challenge was already used (token_used) or is past its 5-minute lifetime (token_expired)"
+) {}
+
 export class MethodNotAllowed extends errorClass<MethodNotAllowed>()(
   "MethodNotAllowed", 405, ["method_not_allowed"], "A method no route takes (CONNECT)"
 ) {}

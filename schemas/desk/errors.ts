@@ -4,13 +4,14 @@
 // the desk's own are here.
 import { errorClass } from "../common/ErrorBody.ts"
 
-export { BadRequest, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
+export { BadRequest, Conflict, Gone, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
 
 export class Unauthorized extends errorClass<Unauthorized>()(
-  "Unauthorized", 401, ["invalid_api_key", "invalid_webhook_secret"],
-  "The API key is missing, unknown or revoked (x-api-key or Authorization: Bearer <API_KEY>); on a webhook, the partner's shared secret is missing or wrong"
+  "Unauthorized", 401, ["invalid_api_key", "invalid_signature", "invalid_webhook_secret"],
+  "The API key is missing, unknown or revoked (invalid_api_key: x-api-key or Authorization: Bearer <API_KEY>), a wallet signature does not verify (invalid_signature), or a webhook's partner secret is missing or wrong (invalid_webhook_secret)"
 ) {}
 
 export class Forbidden extends errorClass<Forbidden>()(
-  "Forbidden", 403, ["insufficient_scope"], "The key lacks the scope this route needs"
+  "Forbidden", 403, ["insufficient_scope", "unknown_signer"],
+  "The key lacks the scope this route needs (insufficient_scope), or a new wallet tries to replace the linked one without the link token's consent (unknown_signer)"
 ) {}

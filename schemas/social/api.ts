@@ -5,14 +5,16 @@ import { withCommonErrors } from "../common/ErrorBody.ts"
 import { Unauthorized } from "./errors.ts"
 import { HealthGroup } from "./health.ts"
 import { SessionGroup } from "./session.ts"
+import { SignInGroup } from "./signin.ts"
+import { SocialLinkGroup } from "./walletLink.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
-export const SocialApi = withCommonErrors(HttpApi.make("social").add(HealthGroup).add(SessionGroup))
+export const SocialApi = withCommonErrors(HttpApi.make("social").add(HealthGroup).add(SessionGroup).add(SignInGroup).add(SocialLinkGroup))
   .addError(Unauthorized)
   .annotateContext(apiDocumentation({
     title: "Shardline social API",
     server: "this node's social listener",
     description:
       "Content by CID, embeds, wallet sign-in and verification. Errors are `{\"error\": {\"code\", \"message\"}}` with a snake_case code. " +
-      "Reading needs no key; session routes take Authorization: Bearer <session token>."
+      "Reading needs no key; session routes take Authorization: Bearer <session token> or the sl_session cookie that wallet-exchange sets."
   }))

@@ -3,8 +3,9 @@
 // API's own 401 here.
 import { errorClass } from "../common/ErrorBody.ts"
 
-export { BadRequest, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
+export { BadRequest, Conflict, Gone, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
 
 export class Unauthorized extends errorClass<Unauthorized>()(
-  "Unauthorized", 401, ["invalid_session"], "The session token is missing, unknown, expired or revoked (Authorization: Bearer <token>)"
+  "Unauthorized", 401, ["invalid_session", "invalid_signature"],
+  "The session token is missing, unknown, expired or revoked (invalid_session: Authorization: Bearer <token> or the session cookie), or a wallet signature does not verify (invalid_signature)"
 ) {}

@@ -1,5 +1,5 @@
 // A signed-in member's session (spec: Authentication, sign-in flow step d): a bearer token the
-// wallet-exchange step mints. Implemented in src/social/auth/SessionAuth.ts.
+// wallet-exchange step mints, sent as Authorization: Bearer or, by browsers, as the sl_session cookie. Implemented in src/social/auth/SessionAuth.ts.
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
 import { ServiceUnavailable } from "../common/ErrorBody.ts"
@@ -17,6 +17,9 @@ export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("social/Se
   provides: Session,
   failure: Schema.Union(Unauthorized, ServiceUnavailable),
   security: {
-    bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "The session token from POST /api/public/auth/wallet-exchange."))
+    bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "The session token from POST /api/public/auth/wallet-exchange.")),
+    cookie: HttpApiSecurity.apiKey({ in: "cookie", key: "sl_session" }).pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "The same session token as the HttpOnly cookie wallet-exchange sets, for browsers.")
+    )
   }
 }) {}

@@ -6,7 +6,8 @@
 //   segwit addresses (the library's checkSegwitAlways);
 // - garbage input (bad base64, wrong length, bad header, points off the curve) is a
 //   `{ valid: false, reason }`, never a throw.
-import { address as btcAddress } from "bitcoinjs-lib"
+import { address as btcAddress, payments } from "bitcoinjs-lib"
+import * as ecc from "tiny-secp256k1"
 import * as bitcoinMessage from "bitcoinjs-message"
 import { Data, Either } from "effect"
 import { AddressInvalid, bech32ShapeHrp, validateLedgerAddress } from "./address.ts"
@@ -152,4 +153,80 @@ export const signMessage = (
   } catch (e) {
     return signatureError(`cannot sign: ${errorText(e)}`)
   }
+}
+
+/** Every address one public key can sign a BIP-137 message for (the key given compressed). */
+export interface KeyAddresses {
+  readonly p2pkh: string
+  readonly p2pkhUncompressed: string
+  readonly p2shP2wpkh: string
+  readonly p2wpkh: string
+}
+
+export const keyAddresses = (publicKey: Uint8Array, params: UtxoChainParams = ledgerParams): Either.Either<KeyAddresses, SignedMessageError> => {
+  try {
+    const compressed = Buffer.from(ecc.pointCompress(publicKey, true))
+    const uncompressed = Buffer.from(ecc.pointCompress(publicKey, false))
+    const network = params.network
+    const p2wpkh = payments.p2wpkh({ pubkey: compressed, network })
+    return Either.right({
+      p2pkh: payments.p2pkh({ pubkey: compressed, network }).address!,
+      p2pkhUncompressed: payments.p2pkh({ pubkey: uncompressed, network }).address!,
+      p2shP2wpkh: payments.p2sh({ redeem: p2wpkh, network }).address!,
+      p2wpkh: p2wpkh.address!
+    })
+  } catch (e) {
+    return signatureError(`not a public key: ${errorText(e)}`)
+  }
+}
+
+/**
+ * Whether `signature` over `message` was made by `publicKey`, whichever BIP-137 header kind the
+ * wallet chose (27–30 uncompressed, 31–34 compressed, 35–38 P2SH-P2WPKH, 39–42 P2WPKH, or
+ * Electrum's 31–34 for a segwit address): the header picks the key's address of that kind and
+ * `verifyMessage` (the one verifier) checks it. For a signer known by key rather than by the
+ * address text a wallet chose to show (the desk's m/44'/696969'/0'/0/0).
+ */
+export const verifyMessageByKey = (
+  input: { readonly publicKey: Uint8Array; readonly message: string | Uint8Array; readonly signature: string },
+  params: UtxoChainParams = ledgerParams
+): MessageVerification => {
+  const addresses = keyAddresses(input.publicKey, params)
+  if (Either.isLeft(addresses)) return refuse(addresses.left.message)
+  const sig = decodeSignature(input.signature)
+  if (Either.isLeft(sig)) return refuse(sig.left.message)
+  const header = sig.right[0]!
+  if (header < HEADER_MIN || header > HEADER_MAX) return refuse(`signature header byte ${header} is outside ${HEADER_MIN}–${HEADER_MAX}`)
+  const a = addresses.right
+  const candidates: ReadonlyArray<string> = {
+    uncompressed: [a.p2pkhUncompressed],
+    // A plain compressed header: the legacy address, or Electrum-style either segwit address.
+    compressed: [a.p2pkh, a.p2shP2wpkh, a.p2wpkh],
+    "p2sh-p2wpkh": [a.p2shP2wpkh],
+    p2wpkh: [a.p2wpkh]
+  }[headerClass(header)]
+  let last: MessageVerification = refuse("signature does not match the key and message")
+  for (const address of candidates) {
+    last = verifyMessage({ address, message: input.message, signature: sig.right }, params)
+    if (last.valid) return last
+  }
+  return last
+}
+
+/**
+ * Why `signature` cannot be a BIP-137 signature at all (not base64, not 65 bytes, a header
+ * outside 27–42), or undefined when it has the shape of one: a malformed request (400) apart
+ * from a signature that is well-formed but wrong (401).
+ */
+export const signatureShapeError = (signature: string): string | undefined => {
+  const sig = decodeSignature(signature)
+  if (Either.isLeft(sig)) return sig.left.message
+  const header = sig.right[0]!
+  return header < HEADER_MIN || header > HEADER_MAX ? `signature header byte ${header} is outside ${HEADER_MIN}–${HEADER_MAX}` : undefined
+}
+
+/** Why `address` cannot sign a BIP-137 message on this chain (malformed, wrong chain or kind), or undefined. */
+export const signerAddressError = (address: string, params: UtxoChainParams = ledgerParams): string | undefined => {
+  const kind = classifyAddress(address, params)
+  return Either.isLeft(kind) ? kind.left.message : undefined
 }

@@ -1,14 +1,16 @@
 // desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json]
 // desk keys revoke <apiKey> [--json]
+// desk link-token [--member ID] [--allow-rebind] [--json]
 // A refusal is one line on stderr and a non-zero exit (2 for usage).
 import { parseArgs } from "node:util"
 import { Effect, Either } from "effect"
+import { issueDeskLinkToken } from "../desk/identity/issueLinkToken.ts"
 import { createMemberWithKey, revokeKey } from "../desk/keys/DeskKeyStore.ts"
 import { checkCallbackUrl, parseFeeBps, parseScopes } from "../desk/keys/policy.ts"
 import { appConfig } from "../platform/Config.ts"
 import { runCommand } from "./runtime.ts"
 
-const usage = "usage: desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json] | desk keys revoke <apiKey> [--json]"
+const usage = "usage: desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json] | desk keys revoke <apiKey> [--json] | desk link-token [--member ID] [--allow-rebind] [--json]"
 
 const refuse = (reason: string, code = 2): number => {
   console.error(`${reason.replace(/\n/g, " ")} (${usage})`)
@@ -19,7 +21,7 @@ const parse = (args: ReadonlyArray<string>) => {
   try {
     return parseArgs({
       args: args as Array<string>,
-      options: { scopes: { type: "string" }, "callback-url": { type: "string" }, "fee-bps": { type: "string" }, json: { type: "boolean", default: false } },
+      options: { member: { type: "string" }, "allow-rebind": { type: "boolean", default: false }, scopes: { type: "string" }, "callback-url": { type: "string" }, "fee-bps": { type: "string" }, json: { type: "boolean", default: false } },
       allowPositionals: true,
       strict: true
     })
@@ -53,6 +55,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   if (typeof parsed === "string") return refuse(parsed)
   const [group, verb, ...rest] = parsed.positionals
   const json = parsed.values.json === true
+  if (group === "link-token") {
+    if (verb !== undefined) return refuse(`unexpected argument: ${verb}`)
+    return runCommand(issueDeskLinkToken({ memberId: parsed.values.member, allowRebind: parsed.values["allow-rebind"] === true }), (r) =>
+      console.log(json ? JSON.stringify(r) : `url:       ${r.url}\nmemberId:  ${r.memberId}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
+  }
   if (group !== "keys") return refuse(`unknown desk command: ${String(group ?? "")}`)
   switch (verb) {
     case "create":

@@ -8,6 +8,7 @@ const commands: Record<string, () => Promise<{ run: (args: ReadonlyArray<string>
   message: () => import("./message.ts"),
   devnet: () => import("./devnet.ts"),
   desk: () => import("./desk.ts"),
+  social: () => import("./social.ts"),
   markets: () => import("./markets.ts"),
   demo: () => import("./demo.ts")
 }

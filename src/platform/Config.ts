@@ -72,6 +72,14 @@ export interface AppConfigShape {
   readonly ledgerBlockMs: Option.Option<number>
   /** How long after a grant's expiry its delegated key still opens, for the expiry sweep, ms (docs/exchange.md, "Settlement"). */
   readonly sweepGraceMs: number
+  /** Public base URL of the desk listener (wallet-link QR URLs, manifest `from`); unset: http://host:port. */
+  readonly deskPublicUrl: Option.Option<string>
+  /** Public base URL of the social listener (sign-in QR, callback URLs, wallet-link); unset: http://host:port. */
+  readonly socialPublicUrl: Option.Option<string>
+  /** LinkedWallet balance sampling interval, ms (the spec's hourly; shorter only for tests and demos). */
+  readonly rewardsSampleMs: number
+  /** The Omni property whose balance rewards sample (the desk's dollar token; 3 = the devnet's DUSD). */
+  readonly deskTokenProperty: number
 }
 
 export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -117,6 +125,17 @@ export const parseEvmRpcUrls = (text: string): Either.Either<ReadonlyArray<EvmRp
 /** 127.0.0.0/8, ::1 and localhost: the only binds where an unguarded /ops is acceptable. */
 export const isLoopbackHost = (host: string): boolean =>
   host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+
+/** An http(s) origin with an optional path, no trailing slash, no credentials. */
+const publicUrl = (name: string) =>
+  Config.option(Config.string(env(name)).pipe(
+    Config.validate({
+      message: "must be an http(s) URL without a user name, password, query or fragment",
+      validation: (u) => URL.canParse(u) && ["http:", "https:"].includes(new URL(u).protocol) && new URL(u).username === "" &&
+        new URL(u).password === "" && new URL(u).search === "" && new URL(u).hash === ""
+    }),
+    Config.map((u) => u.replace(/\/+$/, ""))
+  ))
 
 const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 
@@ -182,7 +201,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ledgerBlockMs: Config.option(Config.integer(env("LEDGER_BLOCK_MS")).pipe(
     Config.validate({ message: "must be an integer from 10 to 3600000 milliseconds", validation: (ms) => ms >= 10 && ms <= 3_600_000 })
   )),
-  sweepGraceMs: intIn("SWEEP_GRACE_MS", 60_000, 0, 3_600_000)
+  sweepGraceMs: intIn("SWEEP_GRACE_MS", 60_000, 0, 3_600_000),
+  deskPublicUrl: publicUrl("DESK_PUBLIC_URL"),
+  socialPublicUrl: publicUrl("SOCIAL_PUBLIC_URL"),
+  rewardsSampleMs: intIn("REWARDS_SAMPLE_MS", 3_600_000, 1_000, 86_400_000),
+  deskTokenProperty: intIn("DESK_TOKEN_PROPERTY", 3, 1, 0x7fffffff)
 }).pipe(
   // A lock that expires before its next refresh would be lost by a healthy runner.
   Config.validate({

@@ -53,7 +53,8 @@ describe("desk listener", () => {
     expect(body.openapi).toMatch(/^3\.1\./)
     expect(body.info).toMatchObject({ title: "Shardline token desk API", version: "1.0.0" })
     expect(body.servers.length).toBeGreaterThan(0)
-    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(["/api/public/status", `${v1}/key`, `${v1}/callbacks`, `${v1}/webhooks/partner-a`, `${v1}/webhooks/partner-b`]))
+    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(["/api/public/status", `${v1}/key`, `${v1}/rewards/balance`, `${v1}/wallet-link`,
+      `${v1}/callbacks`, `${v1}/webhooks/partner-a`, `${v1}/webhooks/partner-b`]))
     // The webhooks are authenticated by their partner's secret, not by a partner key.
     expect(body.paths[`${v1}/webhooks/partner-a`].post.security ?? []).toEqual([])
     expect(body.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" })

@@ -65,9 +65,12 @@ describe("social listener", () => {
     expect(body.openapi).toMatch(/^3\.1\./)
     expect(body.info).toMatchObject({ title: "Shardline social API", version: "1.0.0" })
     expect(body.servers.length).toBeGreaterThan(0)
-    expect(Object.keys(body.paths).sort()).toEqual(["/api/public/ledger-health", "/api/public/v1/session"])
+    expect(Object.keys(body.paths).sort()).toEqual([
+      "/api/public/auth/wallet-callback", "/api/public/auth/wallet-challenge", "/api/public/auth/wallet-exchange", "/api/public/auth/wallet-status",
+      "/api/public/ledger-health", "/api/public/v1/session", "/api/public/v1/wallet-link"
+    ])
     expect(body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
-    expect(body.paths["/api/public/v1/session"].get.security).toEqual([{ bearer: [] }])
+    expect(body.paths["/api/public/v1/session"].get.security).toEqual([{ bearer: [] }, { cookie: [] }])
     expect(JSON.stringify(body.components.schemas.Unauthorized)).toContain("invalid_session")
   })
 

@@ -89,10 +89,13 @@ describe("OpenAPI documents", () => {
     })
   })
 
-  it("social: a valid 3.1 document with the bearer session scheme", async () => {
+  it("social: a valid 3.1 document with the bearer and cookie session schemes", async () => {
     const doc = await fetchDoc(`${node.socialUrl}/openapi.json`)
     await expectValid(doc)
     expectClientBasics(doc)
-    expect(doc.components.securitySchemes).toEqual({ bearer: expect.objectContaining({ type: "http", scheme: "bearer" }) })
+    expect(doc.components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: "http", scheme: "bearer" }),
+      cookie: expect.objectContaining({ type: "apiKey", in: "cookie", name: "sl_session" })
+    })
   })
 })

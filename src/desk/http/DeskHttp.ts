@@ -11,6 +11,7 @@ import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
 import { CallbackHandlers } from "../callbacks/CallbackHandlers.ts"
 import { WebhookHandlers } from "../webhooks/WebhookHandlers.ts"
 import { deskStatus } from "./statusBody.ts"
+import { RewardsHandlers, WalletLinkHandlers } from "./WalletLinkHandlers.ts"
 
 /** Partner bodies (orders, wallet-link envelopes) are a few hundred bytes. */
 export const deskBodyBytesMax = 32 * 1024
@@ -26,6 +27,6 @@ const KeyHandlers = HttpApiBuilder.group(DeskApi, "key", (handlers) =>
     Effect.map(DeskMember, (m) => ({ memberId: m.memberId, scopes: m.scopes, feeBps: m.feeBps, callbackUrl: m.callbackUrl }))))
 
 export const deskHandlers = HttpApiBuilder.api(DeskApi).pipe(
-  Layer.provide([TransparencyHandlers, KeyHandlers, CallbackHandlers, WebhookHandlers]),
+  Layer.provide([TransparencyHandlers, KeyHandlers, WalletLinkHandlers, RewardsHandlers, CallbackHandlers, WebhookHandlers]),
   Layer.provide([DeskKeyAuthLive, OpenCorsLive])
 )

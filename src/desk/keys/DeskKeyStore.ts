@@ -67,3 +67,27 @@ export const loadCaller = (sql: SqlClient.SqlClient) => (keyHash: string) =>
 
 /** Only a 64-character base62 string can be a key. */
 export const isKeyShaped = (text: string): boolean => isBase62Token(text, 64)
+
+/** The scopes of a key made by wallet linking (spec: Authentication 3). */
+export const linkedKeyScopes: ReadonlyArray<DeskScope> = ["cashout", "rewards"]
+
+/**
+ * Wallet linking's key turnover, inside the caller's transaction: every live key of the member is
+ * revoked and one new key (cashout, rewards) issued. The newest revoked key's callback URL and
+ * sealed signing secret carry over, so the partner's callbacks keep verifying; a member without
+ * one gets a fresh sealed secret and no callback URL.
+ */
+export const replaceMemberKeys = (memberId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+    const revoked = yield* sql<{ callback_url: string | null; signing_secret_enc: string }>`UPDATE desk_api_keys SET revoked_at = now()
+      WHERE member_id = ${memberId} AND revoked_at IS NULL RETURNING callback_url, signing_secret_enc, created_at`
+    const [carried] = yield* sql<{ callback_url: string | null; signing_secret_enc: string }>`SELECT callback_url, signing_secret_enc
+      FROM desk_api_keys WHERE member_id = ${memberId} ORDER BY created_at DESC LIMIT 1`
+    const apiKey = base62Token(64)
+    yield* sql`INSERT INTO desk_api_keys (key_hash, member_id, scopes, callback_url, signing_secret_enc) VALUES (
+      ${sha256Hex(apiKey)}, ${memberId}, ${[...linkedKeyScopes]}::text[], ${carried?.callback_url ?? null},
+      ${carried?.signing_secret_enc ?? box.seal(signingSecret())})`
+    return { apiKey, revoked: revoked.length, scopes: linkedKeyScopes }
+  })

@@ -11,6 +11,7 @@ import { AppConfig } from "../../platform/Config.ts"
 import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
 import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { SessionAuthLive } from "../auth/SessionAuth.ts"
+import { SignInHandlers, SocialLinkHandlers } from "./SignInHandlers.ts"
 
 /** API bodies (verify-message, wallet-link, sign-in) are small; media goes through upload pages. */
 export const socialBodyBytesMax = 64 * 1024
@@ -33,6 +34,6 @@ const SessionHandlers = HttpApiBuilder.group(SocialApi, "session", (handlers) =>
   handlers.handle("session", () => Effect.map(Session, (s) => ({ address: s.address, expiresAt: s.expiresAt.toISOString() }))))
 
 export const socialHandlers = HttpApiBuilder.api(SocialApi).pipe(
-  Layer.provide([HealthHandlers, SessionHandlers]),
+  Layer.provide([HealthHandlers, SessionHandlers, SignInHandlers, SocialLinkHandlers]),
   Layer.provide([SessionAuthLive, OpenCorsLive])
 )

@@ -1,4 +1,4 @@
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import { appConfig } from "../../../src/platform/Config.ts"
 
@@ -19,7 +19,9 @@ describe("integer settings are bounded", () => {
     ["SHARDLINE_RUNNER_HEALTH_CHECK_MS", 100, 600_000],
     ["SHARDLINE_RATE_LIMIT_KEY_WEIGHT", 1, 1_000_000_000],
     ["SHARDLINE_RATE_LIMIT_IP_WEIGHT", 1, 1_000_000_000],
-    ["SHARDLINE_DB_POOL_SIZE", 1, 1_000]
+    ["SHARDLINE_DB_POOL_SIZE", 1, 1_000],
+    ["SHARDLINE_REWARDS_SAMPLE_MS", 1_000, 86_400_000],
+    ["SHARDLINE_DESK_TOKEN_PROPERTY", 1, 0x7fffffff]
   ]
   for (const [name, min, max] of cases) {
     it(`${name}: ${min} and ${max} pass, ${min - 1} and ${max + 1} are refused with the range`, () => {
@@ -33,6 +35,17 @@ describe("integer settings are bounded", () => {
       }
     })
   }
+
+  it("takes public URLs without a trailing slash, refuses other schemes, credentials and queries", () => {
+    const r = read({ SHARDLINE_DESK_PUBLIC_URL: "https://desk.example/", SHARDLINE_SOCIAL_PUBLIC_URL: "http://127.0.0.1:8280" })
+    expect(Either.isRight(r) && [Option.getOrUndefined(r.right.deskPublicUrl), Option.getOrUndefined(r.right.socialPublicUrl)])
+      .toEqual(["https://desk.example", "http://127.0.0.1:8280"])
+    for (const bad of ["ftp://desk.example", "https://u:p@desk.example", "https://desk.example/?a=1", "not a url"]) {
+      expect(refusal({ SHARDLINE_DESK_PUBLIC_URL: bad })).toContain("SHARDLINE_DESK_PUBLIC_URL")
+    }
+    expect(Either.isRight(r) && r.right.rewardsSampleMs).toBe(3_600_000)
+    expect(Either.isRight(r) && r.right.deskTokenProperty).toBe(3)
+  })
 
   it("refuses a lock expiry that is not longer than the lock refresh", () => {
     expect(refusal({ SHARDLINE_SHARD_LOCK_REFRESH_MS: "4000", SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "4000" }))

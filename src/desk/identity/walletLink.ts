@@ -1,0 +1,132 @@
+// Desk wallet linking, the pure part (spec: "Wallet-link manifest and payload", "Wallet-link
+// signing rules"): the manifest a link token shows, and the check of a submitted envelope
+// against it. Malformed input is a 400 (the token stays usable); a well-formed envelope that does
+// not prove the key, or proves it over another manifest, is a 401.
+import { Either } from "effect"
+import { LinkRefused } from "../../../schemas/common/linkToken.ts"
+import type { WalletLinkEnvelope, WalletLinkManifest } from "../../../schemas/desk/walletLink.ts"
+import { linkType } from "../../../schemas/desk/walletLink.ts"
+import { bech32ShapeHrp, validateLedgerAddress } from "../../chain/address.ts"
+import { evmPayoutAddress } from "../../chain/evm/payoutAddress.ts"
+import { deriveAddress, RECEIVE, signingKeyPath, type WatchOnlyAccount, watchOnlyFromXpub } from "../../chain/keys.ts"
+import { keyAddresses, signatureShapeError, verifyMessageByKey } from "../../chain/message.ts"
+import { ledgerParams } from "../../chain/params.ts"
+import { canonicalJson } from "../../crypto/canonicalJson.ts"
+
+export interface LinkTokenFacts {
+  readonly challengeId: string
+  readonly issuedAtMs: number
+  readonly expiresAtMs: number
+  readonly allowRebind: boolean
+}
+
+/** The desk's origin (manifest `from`) and this token's link URL (manifest `callback_url`). */
+export interface LinkUrls {
+  readonly from: string
+  readonly callbackUrl: string
+}
+
+export const linkUrl = (deskBaseUrl: string, token: string) => `${deskBaseUrl}/api/public/v1/wallet-link?token=${token}`
+
+export const manifestOf = (facts: LinkTokenFacts, urls: LinkUrls): WalletLinkManifest => ({
+  v: 1,
+  type: linkType,
+  challenge_id: facts.challengeId,
+  from: urls.from,
+  callback_url: urls.callbackUrl,
+  chains: ["LEDGER", "EVM", "BASE"],
+  exp: Math.floor(facts.expiresAtMs / 1000),
+  issued_at: new Date(facts.issuedAtMs).toISOString(),
+  expires_at: new Date(facts.expiresAtMs).toISOString(),
+  allow_rebind: facts.allowRebind,
+  sign: {
+    message: "canonicalJson(payload)",
+    scheme: "BIP-137",
+    encoding: "base64",
+    prefix: ledgerParams.network.messagePrefix.slice(1),
+    path: signingKeyPath()
+  },
+  wants: {
+    LEDGER: "required: the account-level extended public key m/44'/696969'/0' (watch-only)",
+    EVM: "required: a 0x address or an EVM extended public key (its m/0/0 is taken); the USDC payout address",
+    BASE: "optional: as EVM; defaults to EVM"
+  }
+})
+
+export interface VerifiedLink {
+  readonly watch: WatchOnlyAccount
+  readonly xpub: string
+  /** The legacy P2PKH address of m/44'/696969'/0'/0/0: the member's token payout address. */
+  readonly signingAddress: string
+  readonly evmAddress: string
+  readonly baseAddress: string
+  readonly wallet: string
+}
+
+const refuse = (status: 400 | 401, code: string, message: string) => Either.left(new LinkRefused({ status, code, message }))
+const malformed = (message: string) => refuse(400, "invalid_parameter", message)
+const unproven = (message: string) => refuse(401, "invalid_signature", message)
+
+/** The fields the wallet copies from the manifest: any difference is a signature over another link. */
+const copiedFields = ["v", "type", "challenge_id", "from", "callback_url", "exp", "issued_at"] as const
+
+export const checkEnvelope = (envelope: WalletLinkEnvelope, manifest: WalletLinkManifest): Either.Either<VerifiedLink, LinkRefused> => {
+  const { payload, address, signature } = envelope
+  if (bech32ShapeHrp(address) !== undefined) {
+    return malformed("Parameter 'address' is a bech32 address; send the legacy T… address of m/44'/696969'/0'/0/0 from your wallet")
+  }
+  const check = validateLedgerAddress(address)
+  if (!check.valid) return malformed(`Parameter 'address' is invalid: ${check.error}`)
+  if (payload.chains[0] !== "LEDGER" || !payload.chains.includes("EVM")) {
+    return malformed("Parameter 'payload.chains' must start with LEDGER and include EVM")
+  }
+  const watch = watchOnlyFromXpub(payload.xpubs.LEDGER)
+  if (Either.isLeft(watch)) return malformed(`Parameter 'payload.xpubs.LEDGER' is invalid: ${watch.left.message}`)
+  const evm = evmPayoutAddress(payload.xpubs.EVM)
+  if (Either.isLeft(evm)) return malformed(`Parameter 'payload.xpubs.EVM' is invalid: ${evm.left.message}`)
+  const base = payload.xpubs.BASE === undefined ? evm : evmPayoutAddress(payload.xpubs.BASE)
+  if (Either.isLeft(base)) return malformed(`Parameter 'payload.xpubs.BASE' is invalid: ${base.left.message}`)
+  const shape = signatureShapeError(signature)
+  if (shape !== undefined) return malformed(`Parameter 'signature' is invalid: ${shape}`)
+
+  const signer = deriveAddress(watch.right, RECEIVE, 0)
+  if (Either.isLeft(signer)) return malformed(`Parameter 'payload.xpubs.LEDGER' is invalid: ${signer.left.message}`)
+  const own = keyAddresses(signer.right.publicKey)
+  if (Either.isLeft(own)) return malformed(own.left.message)
+  if (![own.right.p2pkh, own.right.p2pkhUncompressed, own.right.p2shP2wpkh].includes(address)) {
+    return unproven(`address ${address} is not the key at ${signingKeyPath()} of the LEDGER xpub`)
+  }
+  const verified = verifyMessageByKey({ publicKey: signer.right.publicKey, message: canonicalJson(payload), signature })
+  if (!verified.valid) return unproven(`the signature does not verify over canonicalJson(payload): ${verified.reason}`)
+  for (const field of copiedFields) {
+    if (payload[field] !== manifest[field]) {
+      return unproven(`the signed payload is not this link's manifest: '${field}' differs (a payload made for another link, or changed after signing)`)
+    }
+  }
+  return Either.right({
+    watch: watch.right,
+    xpub: watch.right.xpub,
+    signingAddress: own.right.p2pkh,
+    evmAddress: evm.right,
+    baseAddress: base.right,
+    wallet: payload.wallet
+  })
+}
+
+/** The HTML page a phone's browser opens: the manifest in a `<script type="wl-link-xpubs">` block. */
+export const manifestPage = (manifest: WalletLinkManifest): string => {
+  // JSON inside a script element: `<` escaped so no text of ours can close the element.
+  const json = JSON.stringify(manifest).replace(/</g, "\\u003c")
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Link your wallet</title></head>
+<body>
+<h1>Link your wallet to ${escapeHtml(manifest.from)}</h1>
+<p>Open this link in your wallet app. It will ask you to share your account's extended public key (watch-only: it cannot move funds)
+and to sign the request with the key at ${escapeHtml(manifest.sign.path)}. This link works once and expires at ${escapeHtml(manifest.expires_at)}.</p>
+<script type="${linkType}">${json}</script>
+</body></html>
+`
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)

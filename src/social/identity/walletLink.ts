@@ -1,0 +1,66 @@
+// Social wallet link v1, the pure part: the consent manifest of a link token and the exact
+// message it asks the account's identity key to sign (origin, account, the server-issued
+// challenge, expiry), and the check of an envelope against it. The wallet shares an account-level
+// xpub only; posting addresses are derived from it (xpub/0/i: the proof's "two further indexes").
+import { Either } from "effect"
+import { LinkRefused } from "../../../schemas/common/linkToken.ts"
+import type { SocialLinkEnvelope } from "../../../schemas/social/walletLink.ts"
+import { socialLinkType } from "../../../schemas/social/walletLink.ts"
+import { deriveAddress, RECEIVE, type WatchOnlyAccount, watchOnlyFromXpub } from "../../chain/keys.ts"
+import { signatureShapeError, signerAddressError, verifyMessage } from "../../chain/message.ts"
+import { ledgerParams } from "../../chain/params.ts"
+
+/** Spec: social activity derives under m/44'/696969'/1101'. */
+export const socialAccountPath = `m/44'/${ledgerParams.coinType}'/1101'`
+const accountPathShape = new RegExp(`^m/44'/${ledgerParams.coinType}'/\\d{1,10}'$`)
+export const linkStatement = "Share this account's extended public key (watch-only: it cannot move funds). No payment and no transaction."
+
+export interface SocialLinkFacts {
+  readonly challengeId: string
+  readonly origin: string
+  readonly identityAddress: string
+  readonly expiresAtMs: number
+}
+
+export const socialLinkUrl = (baseUrl: string) => `${baseUrl}/api/public/v1/wallet-link`
+
+export const socialLinkMessage = (f: SocialLinkFacts): string =>
+  [
+    `${f.origin} wallet link v1`,
+    `Account: ${f.identityAddress}`,
+    `Challenge: ${f.challengeId}`,
+    `Expires: ${new Date(f.expiresAtMs).toISOString()}`,
+    linkStatement
+  ].join("\n")
+
+export const socialManifestOf = (f: SocialLinkFacts, baseUrl: string) => ({
+  version: 1 as const,
+  type: socialLinkType,
+  origin: f.origin,
+  challenge: f.challengeId,
+  identity_address: f.identityAddress,
+  xpub_path: socialAccountPath,
+  message: socialLinkMessage(f),
+  callback_url: socialLinkUrl(baseUrl),
+  expires_at: new Date(f.expiresAtMs).toISOString(),
+  statement: linkStatement
+})
+
+/** The address of post `index`: xpub/0/index. */
+export const postingAddress = (watch: WatchOnlyAccount, index: number) => deriveAddress(watch, RECEIVE, index)
+
+const refuse = (status: 400 | 401, code: string, message: string) => Either.left(new LinkRefused({ status, code, message }))
+
+export const checkSocialEnvelope = (e: SocialLinkEnvelope, f: SocialLinkFacts): Either.Either<WatchOnlyAccount, LinkRefused> => {
+  const badAddress = signerAddressError(e.identity_address)
+  if (badAddress !== undefined) return refuse(400, "invalid_parameter", `Parameter 'identity_address' is invalid: ${badAddress}`)
+  if (!accountPathShape.test(e.xpub_path)) return refuse(400, "invalid_parameter", `Parameter 'xpub_path' must be an account path like ${socialAccountPath}`)
+  const watch = watchOnlyFromXpub(e.xpub)
+  if (Either.isLeft(watch)) return refuse(400, "invalid_parameter", `Parameter 'xpub' is invalid: ${watch.left.message}`)
+  const badSignature = signatureShapeError(e.signature)
+  if (badSignature !== undefined) return refuse(400, "invalid_parameter", `Parameter 'signature' is invalid: ${badSignature}`)
+  if (e.identity_address !== f.identityAddress) return refuse(401, "invalid_signature", "This link token is for another account.")
+  const verified = verifyMessage({ address: e.identity_address, message: socialLinkMessage(f), signature: e.signature })
+  if (!verified.valid) return refuse(401, "invalid_signature", `The signature does not verify over this link's message: ${verified.reason}`)
+  return Either.right(watch.right)
+}
