@@ -69,6 +69,20 @@ export interface AppConfigShape {
   readonly ledgerBlockMs: Option.Option<number>
   /** How long after a grant's expiry its delegated key still opens, for the expiry sweep, ms (docs/exchange.md, "Settlement"). */
   readonly sweepGraceMs: number
+  /** Social content store backend (docs/social.md, "Storage"). */
+  readonly socialContentStore: "postgres" | "filesystem"
+  /** Largest content item (upload), bytes. */
+  readonly socialContentBytesMax: number
+  /** What one writing action (a post) costs from the member's on-service balance, base units. */
+  readonly socialPostPriceBase: bigint
+  /** Balance a devnet account starts with (`social account create`), base units. */
+  readonly socialStarterBalanceBase: bigint
+  /** A post's paid hosting period, ms (docs/social.md, "Timers"). */
+  readonly socialHostingPeriodMs: number
+  /** After an unpaid period ends, how long the content is still served before it is unpinned, ms. */
+  readonly socialGraceMs: number
+  /** Account continuity: the recovery countdown from CHV1G to CHV1N, ms. */
+  readonly socialContinuityCountdownMs: number
 }
 
 export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -177,7 +191,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ledgerBlockMs: Config.option(Config.integer(env("LEDGER_BLOCK_MS")).pipe(
     Config.validate({ message: "must be an integer from 10 to 3600000 milliseconds", validation: (ms) => ms >= 10 && ms <= 3_600_000 })
   )),
-  sweepGraceMs: intIn("SWEEP_GRACE_MS", 60_000, 0, 3_600_000)
+  sweepGraceMs: intIn("SWEEP_GRACE_MS", 60_000, 0, 3_600_000),
+  socialContentStore: Config.literal("postgres", "filesystem")(env("SOCIAL_CONTENT_STORE")).pipe(Config.withDefault("postgres" as const)),
+  socialContentBytesMax: intIn("SOCIAL_CONTENT_BYTES_MAX", 50 * 1024 * 1024, 1, 2 * 1024 * 1024 * 1024),
+  socialPostPriceBase: intIn("SOCIAL_POST_PRICE", 10_000, 0, 100_000_000_000).pipe(Config.map(BigInt)),
+  socialStarterBalanceBase: intIn("SOCIAL_STARTER_BALANCE", 100_000_000, 0, 100_000_000_000).pipe(Config.map(BigInt)),
+  socialHostingPeriodMs: intIn("SOCIAL_HOSTING_PERIOD_MS", 30 * 24 * 3_600_000, 1_000, 3650 * 24 * 3_600_000),
+  socialGraceMs: intIn("SOCIAL_GRACE_MS", 7 * 24 * 3_600_000, 0, 365 * 24 * 3_600_000),
+  socialContinuityCountdownMs: intIn("SOCIAL_CONTINUITY_COUNTDOWN_MS", 7 * 24 * 3_600_000, 1_000, 365 * 24 * 3_600_000)
 }).pipe(
   // A lock that expires before its next refresh would be lost by a healthy runner.
   Config.validate({
