@@ -5,9 +5,10 @@ import { withCommonErrors } from "../common/ErrorBody.ts"
 import { Unauthorized } from "./errors.ts"
 import { HealthGroup } from "./health.ts"
 import { SessionGroup } from "./session.ts"
+import { ComposerGroup, PagesGroup, PublicContentGroup } from "./content.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
-export const SocialApi = withCommonErrors(HttpApi.make("social").add(HealthGroup).add(SessionGroup))
+export const SocialApi = withCommonErrors(HttpApi.make("social").add(HealthGroup).add(SessionGroup).add(ComposerGroup).add(PublicContentGroup).add(PagesGroup))
   .addError(Unauthorized)
   .annotateContext(apiDocumentation({
     title: "Shardline social API",

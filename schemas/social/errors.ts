@@ -8,3 +8,33 @@ export { BadRequest, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarg
 export class Unauthorized extends errorClass<Unauthorized>()(
   "Unauthorized", 401, ["invalid_session"], "The session token is missing, unknown, expired or revoked (Authorization: Bearer <token>)"
 ) {}
+
+// Social content (issue 14; statuses where the spec says "not shown", docs/social.md).
+
+export class PaymentRequired extends errorClass<PaymentRequired>()(
+  "PaymentRequired", 402, ["insufficient_balance"], "The on-service balance does not cover this writing action"
+) {}
+
+export class Forbidden extends errorClass<Forbidden>()(
+  "Forbidden", 403, ["not_author", "no_service_key"], "Not this session's post (not_author), or an account whose keys the service does not hold (no_service_key)"
+) {}
+
+export class Conflict extends errorClass<Conflict>()(
+  "Conflict", 409, ["post_closed"], "The post was taken down or pulled; it cannot change any more"
+) {}
+
+export class Gone extends errorClass<Gone>()(
+  "Gone", 410, ["unpinned"], "The content was unpinned from the gateway (hosting ended, taken down or pulled); its CID and chain record survive"
+) {}
+
+export class ContentTooLarge extends errorClass<ContentTooLarge>()(
+  "ContentTooLarge", 413, ["content_too_large"], "The upload is over SHARDLINE_SOCIAL_CONTENT_BYTES_MAX"
+) {}
+
+export class UnsupportedMediaType extends errorClass<UnsupportedMediaType>()(
+  "UnsupportedMediaType", 415, ["unsupported_media_type"], "The upload's Content-Type is not one the gateway serves"
+) {}
+
+export class NotImplemented extends errorClass<NotImplemented>()(
+  "NotImplemented", 501, ["not_implemented"], "oEmbed format=xml (oEmbed 1.0 §2.2: a provider may answer 501 for a format it does not support)"
+) {}

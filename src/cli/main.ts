@@ -9,7 +9,8 @@ const commands: Record<string, () => Promise<{ run: (args: ReadonlyArray<string>
   devnet: () => import("./devnet.ts"),
   desk: () => import("./desk.ts"),
   markets: () => import("./markets.ts"),
-  demo: () => import("./demo.ts")
+  demo: () => import("./demo.ts"),
+  social: () => import("./social.ts")
 }
 
 const [name, ...rest] = process.argv.slice(2)

@@ -126,7 +126,7 @@ export const makeFront = (options: EdgeOptions) => {
       return true
     }
     const declared = Number(req.headers["content-length"] ?? 0)
-    if (declared > edge.bodyBytesMax) {
+    if (declared > (edge.bodyBytesMaxByRoute?.get(route.label) ?? edge.bodyBytesMax)) {
       refuseBody(req, res, edge.errors.bodyTooLarge, headers)
       done(edge.errors.bodyTooLarge.status)
       return true

@@ -45,6 +45,8 @@ export interface ServiceEdge {
   readonly ipWeightPerMin: number
   /** Largest request body; a longer declared Content-Length is answered before it is read. */
   readonly bodyBytesMax: number
+  /** Routes (by label) with a larger body limit than bodyBytesMax: uploads that stream. */
+  readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>

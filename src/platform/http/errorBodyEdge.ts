@@ -43,6 +43,7 @@ export interface ErrorShapeEdgeOptions {
   readonly api: HttpApi.HttpApi.Any
   readonly ipWeightPerMin: number
   readonly bodyBytesMax: number
+  readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
 }
 
 /** The edge of a listener in the `{error: {code, message}}` shape: no rewrite, no fast lane. */
@@ -53,6 +54,7 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   usageHeaders: rateLimitHeaders,
   ipWeightPerMin: options.ipWeightPerMin,
   bodyBytesMax: options.bodyBytesMax,
+  ...(options.bodyBytesMaxByRoute === undefined ? {} : { bodyBytesMaxByRoute: options.bodyBytesMaxByRoute }),
   routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
   fast: new Map(),
   cached: new Set(docsRoutes.map((r) => r.path))
