@@ -9,6 +9,7 @@ import { BadRequest, Conflict, ContentTooLarge, Forbidden, Gone, NotFound, NotIm
 import { chainSlug } from "./health.ts"
 import { PostKind, PostReceipt, PostState, PostStateReply } from "./post.ts"
 import { SessionAuth } from "./security.ts"
+import { ContinuityView } from "./continuity.ts"
 
 const Cid = Schema.String.pipe(Schema.maxLength(128))
 const Id = Schema.String.pipe(Schema.maxLength(64))
@@ -104,6 +105,14 @@ export const ComposerGroup = HttpApiGroup.make("composer")
     .addError(PaymentRequired).addError(Forbidden).addError(Conflict).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Prepay another hosting period, tag R (session, weight 5)"))
+  .add(HttpApiEndpoint.post("continuityStart", "/api/social/continuity").setPayload(Schema.Struct({ newAddress: Schema.String.pipe(Schema.maxLength(64)) }))
+    .addSuccess(ContinuityView, { status: 201 }).addError(BadRequest).addError(Conflict).addError(Forbidden).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Start the account's recovery countdown to a new identity address: tag CHV1G now, CHV1N when it ends (session, weight 5)"))
+  .add(HttpApiEndpoint.post("continuityCancel", "/api/social/continuity/cancel").addSuccess(ContinuityView)
+    .addError(Conflict).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Cancel a running recovery countdown: no CHV1N follows (session, weight 5)"))
   .middleware(SessionAuth)
   .annotate(OpenApi.Title, "Composer")
 

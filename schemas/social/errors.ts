@@ -20,7 +20,8 @@ export class Forbidden extends errorClass<Forbidden>()(
 ) {}
 
 export class Conflict extends errorClass<Conflict>()(
-  "Conflict", 409, ["post_closed"], "The post was taken down or pulled; it cannot change any more"
+  "Conflict", 409, ["post_closed", "countdown_exists", "no_countdown"],
+  "The post was taken down or pulled and cannot change (post_closed); a recovery countdown already runs or completed (countdown_exists), or none runs (no_countdown)"
 ) {}
 
 export class Gone extends errorClass<Gone>()(

@@ -20,6 +20,7 @@ import { createSession, createSocialAccount } from "../support/services.ts"
 const ECPair = ECPairFactory(ecc)
 const hostingMs = 8_000
 const graceMs = 4_000
+const countdownMs = 3_000
 
 let db: TestDatabase
 let node: RunningNode
@@ -37,7 +38,8 @@ beforeAll(async () => {
     SHARDLINE_SOCIAL_HOSTING_PERIOD_MS: String(hostingMs),
     SHARDLINE_SOCIAL_GRACE_MS: String(graceMs),
     SHARDLINE_SOCIAL_POST_PRICE: "25000",
-    SHARDLINE_SOCIAL_CONTENT_BYTES_MAX: String(3 * chunkBytes)
+    SHARDLINE_SOCIAL_CONTENT_BYTES_MAX: String(3 * chunkBytes),
+    SHARDLINE_SOCIAL_CONTINUITY_COUNTDOWN_MS: String(countdownMs)
   })
   alice = await createSocialAccount(db.url, "alice")
   bob = await createSocialAccount(db.url)
@@ -315,4 +317,41 @@ describe("chain record and lifecycle", () => {
     const tags = await db.query<{ tag: string }>("SELECT tag FROM social_stamps WHERE post_id = $1 ORDER BY seq", [p.postId])
     expect(tags.map((t) => t.tag)).toEqual(["CHV1P", "P", "R"])
   }, 60_000)
+
+  it("account continuity: CHV1G now, CHV1N when the countdown ends on its own timer; a cancelled one never completes", async () => {
+    const successor = (await createSocialAccount(db.url)).address
+    const started = await json(await fetch(url("/api/social/continuity"), {
+      method: "POST", headers: { ...auth(aliceSession), "content-type": "application/json" }, body: JSON.stringify({ newAddress: successor })
+    }))
+    expect(started.status).toBe(201)
+    expect(started.body).toMatchObject({ account: alice.address, newAddress: successor, state: "counting", startedTxid: expect.stringMatching(/^[0-9a-f]{64}$/), completedTxid: null })
+    const again = await json(await fetch(url("/api/social/continuity"), {
+      method: "POST", headers: { ...auth(aliceSession), "content-type": "application/json" }, body: JSON.stringify({ newAddress: successor })
+    }))
+    expect(again).toMatchObject({ status: 409, body: { error: { code: "countdown_exists" } } })
+    const bobStarted = await json(await fetch(url("/api/social/continuity"), {
+      method: "POST", headers: { ...auth(bobSession), "content-type": "application/json" }, body: JSON.stringify({ newAddress: successor })
+    }))
+    expect(bobStarted.status).toBe(201)
+    expect((await json(await fetch(url("/api/social/continuity/cancel"), { method: "POST", headers: auth(bobSession) }))).body.state).toBe("cancelled")
+    const row = async (a: string) => (await db.query<{ state: string; completed_txid: string | null; completes_at_ms: string }>(
+      "SELECT state, completed_txid, completes_at_ms::text AS completes_at_ms FROM social_continuity WHERE account = $1", [a]))[0]!
+    const deadline = Date.now() + countdownMs + 10_000
+    while ((await row(alice.address)).state === "counting" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    const done = await row(alice.address)
+    expect(done.state).toBe("completed")
+    expect(Date.now()).toBeGreaterThanOrEqual(Number(done.completes_at_ms))
+    expect((await row(bob.address)).state).toBe("cancelled")
+    // Both tags are on the chain, from the identity address, naming the same continuity manifest.
+    await node.run(Effect.flatMap(UtxoLedger, (l) => l.mine(1, alice.address)))
+    const timeline = await json(await fetch(url(`/api/public/timeline/${alice.address}`)))
+    const account = timeline.body.events.filter((e: any) => e.address === alice.address)
+    expect(account.map((e: any) => e.tag)).toEqual(["CHV1G", "CHV1N"])
+    expect(account[0].cid).toBe(started.body.manifestCid)
+    expect(account[1].txid).toBe(done.completed_txid)
+    const manifest = await json(await fetch(url(`/api/stream/${started.body.manifestCid}`)))
+    expect(manifest.body).toMatchObject({ type: "continuity", account: alice.address, newAddress: successor })
+    const bobTimeline = await json(await fetch(url(`/api/public/timeline/${bob.address}`)))
+    expect(bobTimeline.body.events.filter((e: any) => e.address === bob.address).map((e: any) => e.tag)).toEqual(["CHV1G"])
+  }, 30_000)
 })

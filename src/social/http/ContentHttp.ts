@@ -10,6 +10,7 @@ import {
   BadRequest, Conflict, ContentTooLarge, Forbidden, Gone, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
 } from "../../../schemas/social/errors.ts"
 import { Change, Post, type PostRefused, Publish } from "../../../schemas/social/post.ts"
+import { CancelCountdown, Continuity, type ContinuityRefused, StartCountdown } from "../../../schemas/social/continuity.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { parseRawCid } from "../../crypto/cid.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
@@ -89,12 +90,12 @@ const htmlResponse = (body: string) =>
   HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: { "x-content-type-options": "nosniff" } })
 
 /** A refusal from the Post entity as the API's error. */
-const refusal = (e: PostRefused) => {
+const refusal = (e: PostRefused | ContinuityRefused) => {
   const error = { code: e.code, message: e.message }
   switch (e.code) {
     case "insufficient_balance": return new PaymentRequired({ error: { code: "insufficient_balance", message: e.message } })
     case "no_service_key": return new Forbidden({ error: { code: "no_service_key", message: e.message } })
-    case "post_closed": return new Conflict({ error: { code: "post_closed", message: e.message } })
+    case "post_closed": case "countdown_exists": case "no_countdown": return new Conflict({ error: { code: e.code, message: e.message } })
     case "not_found": case "unknown_media": case "unknown_account": return notFound(e.message)
     case "invalid_parameter": return badRequest(e.message)
     default: return error.code === "unavailable" ? unavailable() : unavailable()
@@ -105,6 +106,8 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
   Effect.gen(function*() {
     const store = yield* ContentStore
     const posts = yield* Post.client
+    const continuity = yield* Continuity.client
+    const known = (e: unknown) => e instanceof PaymentRequired || e instanceof Forbidden || e instanceof Conflict || e instanceof NotFound || e instanceof BadRequest
     const ownPost = (id: string) =>
       Effect.gen(function*() {
         const session = yield* Session
@@ -153,6 +156,18 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
         }))
       .handle("takedown", ({ path }) => change(path.id, "takedown"))
       .handle("renew", ({ path }) => change(path.id, "renew"))
+      .handle("continuityStart", ({ payload }) =>
+        Effect.flatMap(Session, (session) =>
+          continuity(session.address).Start(new StartCountdown({ account: session.address, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
+            Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(known(e) ? e as BadRequest | Conflict | Forbidden | NotFound : unavailable()))
+          )))
+      .handle("continuityCancel", () =>
+        Effect.flatMap(Session, (session) =>
+          continuity(session.address).Cancel(new CancelCountdown({ account: session.address, requestId: randomUUID() })).pipe(
+            Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(e instanceof Conflict || e instanceof NotFound ? e : unavailable()))
+          )))
   }))
 
 /** Which content is served: an item no post holds (a fresh upload) is; otherwise while any post holding it is. */

@@ -85,7 +85,7 @@ export default Effect.gen(function*() {
     state TEXT NOT NULL CHECK (state IN ('counting', 'completed', 'cancelled')),
     started_txid TEXT,
     completed_txid TEXT,
-    updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    started_at_ms BIGINT NOT NULL
   )`
   yield* sql`CREATE TABLE social_live_channels (
     stream_id TEXT PRIMARY KEY CHECK (stream_id ~ '^[A-Za-z0-9_-]{1,64}$'),
