@@ -1,23 +1,11 @@
 // Desk keys and social sessions made in a test database the way the CLI and the sign-in flow make
 // them (same store functions, same tables, same secret box).
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
-import { configFrom, testMasterKey } from "../../harness/config.ts"
+import { runWithDatabase } from "../../harness/withDatabase.ts"
 import { createMemberWithKey, type NewDeskKey, revokeKey } from "../../src/desk/keys/DeskKeyStore.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
-import { databaseLayer } from "../../src/platform/database/Database.ts"
-import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { mintSession, revokeSession } from "../../src/social/sessions/SessionStore.ts"
 import { createAccount } from "../../src/social/accounts/Accounts.ts"
 
-const run = <A, E>(databaseUrl: string, effect: Effect.Effect<A, E, SqlClient.SqlClient | SecretBox.SecretBox | AppConfig>) => {
-  const config = configFrom({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey })
-  const layer = SecretBox.layer.pipe(
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:test" })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config))
-  )
-  return Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))
-}
+const run = runWithDatabase
 
 export const createDeskKey = (databaseUrl: string, options: NewDeskKey) => run(databaseUrl, createMemberWithKey(options))
 export const revokeDeskKey = (databaseUrl: string, apiKey: string) => run(databaseUrl, revokeKey(apiKey))

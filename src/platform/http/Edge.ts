@@ -138,6 +138,12 @@ export const makeFront = (options: EdgeOptions) => {
         done(200)
         return true
       }
+      const cachedAnswer = edge.fastCached?.(path, req.headers.host)
+      if (cachedAnswer !== undefined) {
+        send(res, 200, cachedAnswer.body, { ...headers, ...cachedAnswer.headers })
+        done(200)
+        return true
+      }
       if (edge.cached.has(path)) {
         const page = pages.get(path)
         if (page !== undefined) {

@@ -33,6 +33,12 @@ export interface ErrorReplies {
  * schema as the Effect handler of that route, so both paths give the same bytes. */
 export type FastRender = () => string
 
+/** A 200 JSON body kept by a service's own cache, with the headers its route adds (CORS). */
+export interface CachedAnswer {
+  readonly body: string
+  readonly headers: Record<string, string>
+}
+
 export interface ServiceEdge {
   /** Metrics label and log name: "exchange", "desk", "social". */
   readonly service: string
@@ -50,6 +56,9 @@ export interface ServiceEdge {
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>
+  /** GETs on parameterised paths answered from a node-local cache the handlers fill (social post
+   * lookup); undefined = not cached, the Effect app answers. Receives the path and Host header. */
+  readonly fastCached?: (path: string, host: string | undefined) => CachedAnswer | undefined
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>

@@ -102,7 +102,21 @@ class Chunker {
   }
 }
 
+/** Metadata kept per node: an item never changes under its CID, so a hit never goes stale. */
+export const metaCacheEntriesMax = 10_000
+
 export const makeContentStore = (blobs: Blobs, limitDefault: number): ContentStoreShape => {
+  const metas = new Map<string, BlobMeta>()
+  const metaOf = (cid: string) =>
+    Effect.suspend(() => {
+      const hit = metas.get(cid)
+      if (hit !== undefined) return Effect.succeed(Option.some(hit))
+      return Effect.tap(blobs.meta(cid), (found) => Effect.sync(() => {
+        if (Option.isNone(found)) return
+        if (metas.size >= metaCacheEntriesMax) metas.delete(metas.keys().next().value!)
+        metas.set(cid, found.value)
+      }))
+    })
   const put: ContentStoreShape["put"] = (bytes, mediaType, limit = limitDefault) =>
     Effect.acquireUseRelease(
       blobs.stage,
@@ -135,11 +149,11 @@ export const makeContentStore = (blobs: Blobs, limitDefault: number): ContentSto
     )
 
   const stat: ContentStoreShape["stat"] = (cid) =>
-    Effect.map(blobs.meta(cid), Option.map((m) => ({ cid, size: m.size, mediaType: m.mediaType })))
+    Effect.map(metaOf(cid), Option.map((m) => ({ cid, size: m.size, mediaType: m.mediaType })))
 
   const read: ContentStoreShape["read"] = (cid, range) =>
     Stream.unwrap(Effect.gen(function*() {
-      const meta = yield* blobs.meta(cid)
+      const meta = yield* metaOf(cid)
       if (Option.isNone(meta)) return yield* new ContentStoreError({ message: `no content ${cid}` })
       const m = meta.value
       if (m.size === 0) {

@@ -4,7 +4,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
-import { Chunk, Effect, Either, Option, Stream } from "effect"
+import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import {
   BadRequest, Conflict, ContentTooLarge, Forbidden, Gone, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
@@ -20,10 +20,13 @@ import { findAccount } from "../accounts/Accounts.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
+import { servedCid } from "../content/served.ts"
 import { embedUrl, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
 import { findPost, type PostRow, postColumns, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
+import { lookupCache } from "./LookupCache.ts"
+import { PostLookup } from "../../../schemas/social/content.ts"
 
 /** Media types the gateway takes and serves (never text/html or SVG: they would run script on our origin). */
 export const uploadTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "video/mp4", "video/webm", "audio/mpeg", "audio/ogg", "text/plain"])
@@ -170,14 +173,6 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           )))
   }))
 
-/** Which content is served: an item no post holds (a fresh upload) is; otherwise while any post holding it is. */
-const servedCid = (cid: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ n: number; served: boolean | null }>`SELECT count(*)::int AS n, bool_or(p.state IN ('hosted', 'grace')) AS served
-      FROM social_post_cids c JOIN social_posts p ON p.id = c.post_id WHERE c.cid = ${cid}`.pipe(
-      Effect.map(([row]) => row === undefined || row.n === 0 || row.served === true)
-    ))
-
 const boundaryOf = (cid: string) => `shardline-${cid.slice(-16)}`
 
 /** /api/stream/{cid}: RFC 9110 ranges over the verified store (docs/social.md, "Streaming"). */
@@ -237,6 +232,8 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const ledger = yield* UtxoLedger
+    const lookups = lookupCache
+    const encodeLookup = Schema.encode(PostLookup)
     return handlers
       .handle("lookup", ({ path }) =>
         Effect.gen(function*() {
@@ -245,12 +242,16 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
           const post = yield* foundPost(path.id)
           const { page, proof, account } = yield* pagePostOf(post)
           if (proof === undefined) return yield* Effect.fail(notFound(`Post ${path.id.slice(0, 64)} is not stamped yet.`))
-          return {
+          const answer = yield* encodeLookup({
             post: { shortId: post.short_id, id: post.id, kind: post.kind, body: post.body, tags: [...post.tags], media: [...post.media_cids], state: post.state, createdAt: page.createdAt },
             author: { wallet: post.author, handle: account.handle, assetId: account.asset_id },
             proof: { metadataCid: post.metadata_cid, ownerAddress: post.address, derivationPath: post.derivation_path, txHash: proof.txid, opReturn: proof.op_return },
             links: { page: pageUrl(base, post.short_id), embed: embedUrl(base, post.short_id), oembed: oembedUrl(base, post.short_id) }
-          }
+          }).pipe(Effect.orDie)
+          // The same bytes the edge will answer from the cache for the next lookupCacheMs.
+          const body = JSON.stringify(answer)
+          lookups.put(path.id, request.headers.host, body)
+          return HttpServerResponse.text(body, { contentType: "application/json" })
         }).pipe(orUnavailable))
       .handle("oembed", ({ urlParams }) =>
         Effect.gen(function*() {

@@ -15,6 +15,7 @@ import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { contentHandlers, uploadRoute } from "./ContentHttp.ts"
+import { lookupCache } from "./LookupCache.ts"
 
 /** The system wallet whose address members pay to top up their on-service balance. */
 export const topUpWalletName = "social-top-up"
@@ -25,6 +26,8 @@ export const socialBodyBytesMax = 64 * 1024
 export const socialEdge = (ipWeightPerMin: number, contentBytesMax: number) =>
   errorShapeEdge({
     service: "social", api: SocialApi, ipWeightPerMin, bodyBytesMax: socialBodyBytesMax,
+    // Post lookups answered by the edge from what the handler last answered (LookupCache.ts).
+    fastCached: lookupCache.get,
     // Uploads stream into the content store, which enforces the same limit on bodies without a length.
     bodyBytesMaxByRoute: new Map([[uploadRoute, contentBytesMax]])
   })

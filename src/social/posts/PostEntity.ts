@@ -12,6 +12,15 @@ import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { ensureStamps, findPost, type PostRow, publish, stampPost } from "./Composer.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
+import { forgetServed } from "../content/served.ts"
+import { lookupCache } from "../http/LookupCache.ts"
+
+/** This node's caches of the post (lookup answers, served CIDs) are dropped after a change. */
+const forgetCached = (post: PostRow) => Effect.sync(() => {
+  lookupCache.forget(post.id)
+  lookupCache.forget(post.short_id)
+  forgetServed([post.metadata_cid, ...post.media_cids])
+})
 
 const metrics = entityMetrics("Post")
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -42,6 +51,7 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
       const now = hostingAt({ state: post.state, paidUntilMs: Number(post.paid_until_ms) }, config.socialGraceMs, Date.now())
       const n = Number(post.timer_n) + 1
       yield* sql`UPDATE social_posts SET state = ${now.state}, timer_n = ${n} WHERE id = ${postId}`
+      if (now.state !== post.state) yield* forgetCached(post)
       if (now.state !== post.state) yield* Effect.logInfo(`post ${postId}: ${post.state} → ${now.state}`)
       if (now.dueAtMs !== undefined) yield* self.HostingCheck(new HostingCheck({ postId, n, dueAtMs: now.dueAtMs }), { discard: true })
     })
@@ -82,6 +92,7 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
           if (charged.length === 0) return yield* new PostRefused({ code: "insufficient_balance", message: `a renewal costs ${price} base units` })
           yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${post.author}, ${price.toString()}, 'renewal', ${postId})`
           yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${next.paidUntilMs} WHERE id = ${postId}`
+          yield* forgetCached(post)
           const s = yield* stampPost(post, account, "R", post.metadata_cid)
           const now = Option.getOrThrow(yield* findPost(postId))
           yield* schedule(now)
@@ -90,6 +101,7 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
         // Takedown and moderation unpin at once; the chain record stays.
         const state = payload.action === "takedown" ? "taken_down" : "moderated"
         yield* sql`UPDATE social_posts SET state = ${state}, moderation_reason = ${payload.reason ?? null}, timer_n = timer_n + 1 WHERE id = ${postId}`
+        yield* forgetCached(post)
         const s = yield* stampPost(post, account, payload.action === "takedown" ? "T" : "D", post.metadata_cid)
         return reply(Option.getOrThrow(yield* findPost(postId)), s)
       }).pipe(Effect.mapError(asRefusal), metrics.guard),

@@ -115,3 +115,22 @@ describe("ids from addresses", () => {
     expect(postPath(7)).toBe("m/44'/696969'/1101'/7/0/0")
   })
 })
+
+describe("lookup cache", () => {
+  it("answers what the handler put for lookupCacheMs, per host, and forgets a post on demand", async () => {
+    const { makeLookupCache, lookupCacheMs } = await import("../../../src/social/http/LookupCache.ts")
+    let now = 0
+    const cache = makeLookupCache(() => now)
+    cache.put("abcdef", "a:1", "{\"x\":1}")
+    expect(cache.get("/api/public/post/abcdef", "a:1")).toEqual({ body: "{\"x\":1}", headers: { "access-control-allow-origin": "*" } })
+    expect(cache.get("/api/public/post/abcdef", "b:1")).toBeUndefined()
+    expect(cache.get("/api/public/oembed", "a:1")).toBeUndefined()
+    now = lookupCacheMs - 1
+    expect(cache.get("/api/public/post/abcdef", "a:1")).toBeDefined()
+    now = lookupCacheMs
+    expect(cache.get("/api/public/post/abcdef", "a:1")).toBeUndefined()
+    cache.put("abcdef", "a:1", "{}")
+    cache.forget("abcdef")
+    expect(cache.get("/api/public/post/abcdef", "a:1")).toBeUndefined()
+  })
+})
