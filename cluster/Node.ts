@@ -26,6 +26,7 @@ import * as Sessions from "../src/social/sessions/Sessions.ts"
 import * as ContentStoreLive from "../src/social/content/ContentStoreLive.ts"
 import { PostLive } from "../src/social/posts/PostEntity.ts"
 import { ContinuityLive } from "../src/social/accounts/ContinuityEntity.ts"
+import * as TopUps from "../src/social/accounts/TopUps.ts"
 import { SettlementLive } from "../src/exchange/settlement/SettlementEntity.ts"
 import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
@@ -50,7 +51,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   )
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
-    exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, PostLive, ContinuityLive, DevnetEntity, NodeReporter.layer
+    exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, PostLive, ContinuityLive, TopUps.layer, DevnetEntity, NodeReporter.layer
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

@@ -8,6 +8,9 @@ import * as ecc from "tiny-secp256k1"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
+import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
+import { topUpConfirmations } from "../../src/social/accounts/TopUps.ts"
 import { signMessage } from "../../src/chain/message.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
 import { rawCid } from "../../src/crypto/cid.ts"
@@ -255,6 +258,33 @@ describe("reading", () => {
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ chain: "ledger", height: expect.any(Number), topUpAddress: expect.stringMatching(/^T/), hotWallet: { address: expect.stringMatching(/^T/) } })
   })
+
+  it("credits a ledger payment to the top-up address to the paying account's balance, once", async () => {
+    const dave = await createSocialAccount(db.url)
+    const { topUpAddress } = (await json(await fetch(url("/api/public/ledger-health")))).body
+    const balance = async () => BigInt((await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [dave.address]))[0]!.b)
+    const before = await balance()
+    const key = new Uint8Array(ECPair.fromWIF(dave.wif, ledgerParams.network).privateKey!)
+    await node.run(Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const faucet = devnetFaucet(ledger)
+      yield* faucet.pay(dave.address, 1_000_000n)
+      // A payment from an address that is no account: seen, not credited.
+      yield* faucet.pay(topUpAddress, 50_000n)
+      yield* ledger.mine(1, faucet.address)
+      yield* makeKeyWallet(ledger, key).pay(topUpAddress, 300_000n)
+      yield* ledger.mine(topUpConfirmations, faucet.address)
+    }))
+    const deadline = Date.now() + 15_000
+    while ((await balance()) === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    expect((await balance()) - before).toBe(300_000n)
+    const rows = await db.query<{ account: string; amount_base: string }>("SELECT account, amount_base::text AS amount_base FROM social_topups")
+    expect(rows).toEqual([{ account: dave.address, amount_base: "300000" }])
+    // Later rounds look at later blocks only: the credit stays single.
+    await node.run(Effect.flatMap(UtxoLedger, (l) => l.mine(2, alice.address)))
+    await new Promise((r) => setTimeout(r, 4_500))
+    expect((await balance()) - before).toBe(300_000n)
+  }, 40_000)
 
   it("lists every route in the OpenAPI document, both <chain> paths included", async () => {
     const paths = Object.keys((await json(await fetch(url("/openapi.json")))).body.paths)

@@ -15,10 +15,9 @@ import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { contentHandlers, uploadRoute } from "./ContentHttp.ts"
+import { topUpWalletName } from "../accounts/TopUps.ts"
 import { lookupCache } from "./LookupCache.ts"
 
-/** The system wallet whose address members pay to top up their on-service balance. */
-export const topUpWalletName = "social-top-up"
 
 /** API bodies (verify-message, wallet-link, sign-in) are small; media goes through upload pages. */
 export const socialBodyBytesMax = 64 * 1024

@@ -94,4 +94,17 @@ export default Effect.gen(function*() {
     created_at TIMESTAMPTZ NOT NULL DEFAULT now()
   )`
   yield* sql`CREATE INDEX social_live_channels_wallet ON social_live_channels (wallet)`
+  // Ledger payments to the public top-up address, credited once each (txid) to the account that
+  // sent them; the cursor is the last block height looked at.
+  yield* sql`CREATE TABLE social_topups (
+    txid TEXT PRIMARY KEY,
+    account TEXT NOT NULL REFERENCES social_accounts (address),
+    amount_base BIGINT NOT NULL CHECK (amount_base > 0),
+    height INT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  )`
+  yield* sql`CREATE TABLE social_topup_cursor (
+    id INT PRIMARY KEY CHECK (id = 1),
+    height INT NOT NULL
+  )`
 })
