@@ -3,6 +3,7 @@
 //                                                                        → {postId, shortId, metadataCid, mediaCids, txHash, opReturn}
 // social takedown --post ID [--json] / social moderate --post ID --reason TEXT [--json] → {postId, state, paidUntil, txid, opReturn}
 // social timeline --address ADDR [--xpub XPUB] [--json]                   → the author's stamps, rebuilt from the chain
+// social live add --stream ID --wallet ADDR --title TEXT [--json]         → {streamId, wallet, title, embed}
 // The CLI does what the composer does: media go into the content store from here (streamed from
 // the file), then the Post entity, in the running node, charges, stamps and answers.
 import { randomUUID } from "node:crypto"
@@ -25,7 +26,8 @@ const usage = [
   "       social post --account ADDR --body TEXT [--kind story|photo|video|text] [--tags a,b] [--media FILE]... [--json]",
   "       social takedown --post ID [--json]",
   "       social moderate --post ID --reason TEXT [--json]",
-  "       social timeline --address ADDR [--xpub XPUB] [--json]"
+  "       social timeline --address ADDR [--xpub XPUB] [--json]",
+  "       social live add --stream ID --wallet ADDR --title TEXT [--json]"
 ].join("\n")
 
 const replyTimeout = Duration.seconds(60)
@@ -61,11 +63,12 @@ const upload = (file: string) =>
 
 export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const [group, ...rest0] = args
-  const verb = group === "account" ? rest0[0] : group
-  const rest = group === "account" ? rest0.slice(1) : rest0
+  const nested = group === "account" || group === "live"
+  const verb = nested ? rest0[0] : group
+  const rest = nested ? rest0.slice(1) : rest0
   const parsed = parseOrUsage(rest, {
     handle: { type: "string" }, account: { type: "string" }, body: { type: "string" }, kind: { type: "string" }, tags: { type: "string" },
-    media: { type: "string", multiple: true }, post: { type: "string" }, reason: { type: "string" }, address: { type: "string" }, xpub: { type: "string" },
+    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, address: { type: "string" }, xpub: { type: "string" },
     json: { type: "boolean", default: false }
   }, usage)
   if (parsed === undefined) return 2
@@ -110,6 +113,23 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       const client = (yield* Post.client)(postId)
       return yield* ask(client.Change(new Change({ postId, action: verb, ...(v.reason === undefined ? {} : { reason: v.reason }), requestId: randomUUID() }))).pipe(
         Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
+    }), print)
+  }
+  if (group === "live" && verb === "add") {
+    if (v.stream === undefined || v.wallet === undefined || v.title === undefined) {
+      console.error(`--stream, --wallet and --title are required\n${usage}`)
+      return 2
+    }
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(v.stream) || !/^[A-Za-z0-9]{20,90}$/.test(v.wallet) || v.title.length > 200) {
+      console.error("--stream is 1 to 64 of A-Z a-z 0-9 _ -, --wallet a chain address, --title at most 200 characters")
+      return 2
+    }
+    return runCommand(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const config = yield* AppConfig
+      yield* sql`INSERT INTO social_live_channels (stream_id, wallet, title) VALUES (${v.stream!}, ${v.wallet!}, ${v.title!})
+        ON CONFLICT (stream_id) DO UPDATE SET wallet = EXCLUDED.wallet, title = EXCLUDED.title`
+      return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${config.socialHttpPort}/embed/live/${v.stream!}` }
     }), print)
   }
   if (verb === "timeline") {

@@ -72,4 +72,13 @@ describe("social CLI", () => {
     expect(timeline.events.map((e) => e.tag)).toEqual(expect.arrayContaining(["C", "CHV1P", "P", "T", "D"]))
     expect(timeline.events).toHaveLength(7)
   }, 180_000)
+
+  it("live add registers a channel its embeds play", async () => {
+    const added = cliJson<{ streamId: string; embed: string }>(await cli(["social", "live", "add", "--stream", "cli-chan", "--wallet", account.address, "--title", "Night <show>", "--json"], env))
+    expect(added.streamId).toBe("cli-chan")
+    const page = await (await fetch(`${node.socialUrl}/embed/live/by-wallet/${account.address}`)).text()
+    expect(page).toContain("Night &lt;show&gt;")
+    expect(page).toContain("/live/cli-chan/index.m3u8")
+    expect((await cli(["social", "live", "add", "--stream", "bad id!", "--wallet", account.address, "--title", "x"], env)).code).toBe(2)
+  }, 60_000)
 })
