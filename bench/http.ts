@@ -6,8 +6,7 @@
 // Knobs: BENCH_HTTP_CONCURRENCY (workers, default 16), BENCH_HTTP_DURATION_MS (per case, 5000),
 // BENCH_HTTP_WARMUP_MS (per case, 1000). Timing is reported, never asserted.
 import { spawn, type ChildProcess } from "node:child_process"
-import { createServer, request, Agent, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http"
-import { readFileSync } from "node:fs"
+import { createServer, type IncomingHttpHeaders } from "node:http"
 import { cpus } from "node:os"
 import { fileURLToPath } from "node:url"
 import { createTestDatabase } from "../harness/db.ts"
@@ -17,12 +16,11 @@ import { spawnNode } from "../harness/nodeProcess.ts"
 import { freePort } from "../harness/ports.ts"
 import { signedQuery, type Key } from "../harness/signed.ts"
 import { envInt, printTable, writeResults, type Row } from "./report.ts"
+import { load as loadWith, type Target } from "./parts/httpLoad.ts"
 
 const concurrency = envInt("BENCH_HTTP_CONCURRENCY", 16)
 const durationMs = envInt("BENCH_HTTP_DURATION_MS", 5_000)
 const warmupMs = envInt("BENCH_HTTP_WARMUP_MS", 1_000)
-/** Latency samples kept per case; beyond it requests are counted but not sampled. */
-const samplesMax = 2_000_000
 /** How long a server may take to answer its first request. */
 const startTimeoutMs = 60_000
 
@@ -77,83 +75,7 @@ export const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; chil
   }
 }
 
-// --- CPU per request, from /proc (Linux): user + system ticks of the server process ---
-
-const ticksPerSecond = 100
-const cpuMs = (pid: number): number => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond
-  } catch {
-    return NaN
-  }
-}
-
-// --- the load generator ---
-
-export interface Target {
-  readonly baseUrl: string
-  /** The server's process, for CPU per request. */
-  readonly pid: number
-  /** Called per request: the path with query, and the headers (a signed call signs afresh). */
-  readonly next: () => { path: string; headers: OutgoingHttpHeaders }
-}
-
-export interface Measured {
-  readonly requests: number
-  readonly errors: number
-  readonly rps: number
-  readonly p50Ms: number
-  readonly p99Ms: number
-  readonly cpuUsPerRequest: number
-}
-
-const get = (agent: Agent, url: URL, path: string, headers: OutgoingHttpHeaders) =>
-  new Promise<number>((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path, headers, agent }, (res) => {
-      res.resume()
-      res.on("end", () => resolve(res.statusCode ?? 0))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end()
-  })
-
-/** N keep-alive workers in a closed loop for a fixed time; warmup requests are not recorded. */
-export const load = async (target: Target): Promise<Measured> => {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
-  const url = new URL(target.baseUrl)
-  const latencies: Array<number> = []
-  let requests = 0
-  let errors = 0
-  const worker = async (until: number, record: boolean) => {
-    while (Date.now() < until) {
-      const { path, headers } = target.next()
-      const t0 = performance.now()
-      const status = await get(agent, url, path, headers).catch(() => 0)
-      const ms = performance.now() - t0
-      if (!record) continue
-      requests++
-      if (status !== 200) errors++
-      if (latencies.length < samplesMax) latencies.push(ms)
-    }
-  }
-  const run = (ms: number, record: boolean) => {
-    const until = Date.now() + ms
-    return Promise.all(Array.from({ length: concurrency }, () => worker(until, record)))
-  }
-  await run(warmupMs, false)
-  const start = performance.now()
-  const cpu0 = cpuMs(target.pid)
-  await run(durationMs, true)
-  const cpu1 = cpuMs(target.pid)
-  const elapsed = performance.now() - start
-  agent.destroy()
-  latencies.sort((a, b) => a - b)
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN
-  return { requests, errors, rps: requests / (elapsed / 1000), p50Ms: pct(0.5), p99Ms: pct(0.99), cpuUsPerRequest: ((cpu1 - cpu0) * 1000) / Math.max(1, requests) }
-}
+export const load = (target: Target) => loadWith(target, { concurrency, durationMs, warmupMs })
 
 // --- the run ---
 

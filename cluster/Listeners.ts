@@ -59,7 +59,7 @@ export const deskListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
 /** The social network: the desk's error shape, session auth, health open to any origin. */
 export const socialListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
   listener({
-    edge: socialEdge(config.socialIpWeightPerMin),
+    edge: socialEdge(config.socialIpWeightPerMin, config.socialContentBytesMax),
     api: SocialApi,
     handlers: socialHandlers,
     decodeError: decodeErrorShape,

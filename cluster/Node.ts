@@ -24,6 +24,10 @@ import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
 import * as DeskKeys from "../src/desk/keys/DeskKeys.ts"
 import * as Sessions from "../src/social/sessions/Sessions.ts"
+import * as ContentStoreLive from "../src/social/content/ContentStoreLive.ts"
+import { PostLive } from "../src/social/posts/PostEntity.ts"
+import { ContinuityLive } from "../src/social/accounts/ContinuityEntity.ts"
+import * as TopUps from "../src/social/accounts/TopUps.ts"
 import { SettlementLive } from "../src/exchange/settlement/SettlementEntity.ts"
 import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
@@ -43,7 +47,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   // first markets) is made before any entity runs.
   const services = Layer.mergeAll(
     ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer, DemoWorld.layer,
-    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer))
+    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)), ContentStoreLive.layer
   ).pipe(
     Layer.provideMerge(DevnetChains.layer),
     Layer.provideMerge(ChainsLive.layer),
@@ -53,7 +57,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
     exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer,
-    DeskLinkTokenLive, LinkedWalletLive, SocialLinkTokenLive, SignInChallengeLive
+    DeskLinkTokenLive, LinkedWalletLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

@@ -7,9 +7,12 @@ import { HealthGroup } from "./health.ts"
 import { SessionGroup } from "./session.ts"
 import { SignInGroup } from "./signin.ts"
 import { SocialLinkGroup } from "./walletLink.ts"
+import { ComposerGroup, PagesGroup, PublicContentGroup } from "./content.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
-export const SocialApi = withCommonErrors(HttpApi.make("social").add(HealthGroup).add(SessionGroup).add(SignInGroup).add(SocialLinkGroup))
+export const SocialApi = withCommonErrors(
+  HttpApi.make("social").add(HealthGroup).add(SessionGroup).add(SignInGroup).add(SocialLinkGroup).add(ComposerGroup).add(PublicContentGroup).add(PagesGroup)
+)
   .addError(Unauthorized)
   .annotateContext(apiDocumentation({
     title: "Shardline social API",

@@ -9,3 +9,35 @@ export class Unauthorized extends errorClass<Unauthorized>()(
   "Unauthorized", 401, ["invalid_session", "invalid_signature"],
   "The session token is missing, unknown, expired or revoked (invalid_session: Authorization: Bearer <token> or the session cookie), or a wallet signature does not verify (invalid_signature)"
 ) {}
+
+// Social content (issue 14; statuses where the spec says "not shown", docs/social.md).
+
+export class PaymentRequired extends errorClass<PaymentRequired>()(
+  "PaymentRequired", 402, ["insufficient_balance"], "The on-service balance does not cover this writing action"
+) {}
+
+export class Forbidden extends errorClass<Forbidden>()(
+  "Forbidden", 403, ["not_author", "no_service_key"], "Not this session's post (not_author), or an account whose keys the service does not hold (no_service_key)"
+) {}
+
+// Content's own 409 and 410 beside the common ones (wallet link, sign-in): one class per code family.
+export class ContentConflict extends errorClass<ContentConflict>()(
+  "ContentConflict", 409, ["post_closed", "countdown_exists", "no_countdown"],
+  "The post was taken down or pulled and cannot change (post_closed); a recovery countdown already runs or completed (countdown_exists), or none runs (no_countdown)"
+) {}
+
+export class ContentGone extends errorClass<ContentGone>()(
+  "ContentGone", 410, ["unpinned"], "The content was unpinned from the gateway (hosting ended, taken down or pulled); its CID and chain record survive"
+) {}
+
+export class ContentTooLarge extends errorClass<ContentTooLarge>()(
+  "ContentTooLarge", 413, ["content_too_large"], "The upload is over SHARDLINE_SOCIAL_CONTENT_BYTES_MAX"
+) {}
+
+export class UnsupportedMediaType extends errorClass<UnsupportedMediaType>()(
+  "UnsupportedMediaType", 415, ["unsupported_media_type"], "The upload's Content-Type is not one the gateway serves"
+) {}
+
+export class NotImplemented extends errorClass<NotImplemented>()(
+  "NotImplemented", 501, ["not_implemented"], "oEmbed format=xml (oEmbed 1.0 §2.2: a provider may answer 501 for a format it does not support)"
+) {}

@@ -12,7 +12,12 @@ export const Health = Schema.Struct({
   chain: Schema.String,
   height: Schema.Int.annotations({ description: "Tip block height" }),
   tipHash: Schema.optional(Schema.String).annotations({ description: "Tip block hash, hex" }),
-  kind: Schema.Literal("devnet", "rpc").annotations({ description: "An in-process devnet, or a real node over JSON-RPC" })
+  kind: Schema.Literal("devnet", "rpc").annotations({ description: "An in-process devnet, or a real node over JSON-RPC" }),
+  hotWallet: Schema.Struct({
+    address: Schema.String,
+    balance: Schema.NullOr(Schema.String).annotations({ description: "Coins, decimal; null until first read" })
+  }).annotations({ description: "The wallet that pays for stamps (the fee sponsor)" }),
+  topUpAddress: Schema.String.annotations({ description: "Members pay here to top up their on-service balance" })
 })
 export type Health = typeof Health.Type
 

@@ -226,3 +226,24 @@ export const findAddress = (
   }
   return ok(undefined)
 }
+
+/** The key at any path from a seed (social activity: m/44'/696969'/1101'/{post index}/0/0). */
+export const signingKeyAt = (seed: Uint8Array, path: string, params: UtxoChainParams = ledgerParams): Keyed<Omit<SigningKey, "branch" | "index">> =>
+  Either.flatMap(nodeAt(seed, path, params), (node) => {
+    const privateKey = node.privateKey
+    if (privateKey === undefined) return fail("the derived node has no private key")
+    return Either.map(addressOf(node.publicKey, params), (address) => ({ path, publicKey: node.publicKey, privateKey, wif: node.toWIF(), address }))
+  })
+
+/** The address `relative` non-hardened steps below an account-level xpub ([post index, 0, 0]). */
+export const addressBelow = (watch: WatchOnlyAccount, relative: ReadonlyArray<number>): Keyed<string> => {
+  if (!relative.every(isChildIndex)) return fail(`child indexes must be integers from 0 to ${CHILD_INDEX_MAX}`)
+  try {
+    // branches[0] is the account's child 0: derive from the account node itself for other first steps.
+    const account = bip32.fromBase58(watch.xpub, watch.params.network)
+    const node = relative.reduce((n, i) => n.derive(i), account)
+    return addressOf(node.publicKey, watch.params)
+  } catch (e) {
+    return fail(`cannot derive below the account: ${message(e)}`)
+  }
+}

@@ -1,36 +1,175 @@
-// social link-token --account ADDR [--json]
-// (Other social verbs, `account create`, `post`, …, belong here too.) A refusal is one line on
-// stderr and a non-zero exit (2 for usage).
-import { parseArgs } from "node:util"
+// social account create [--handle NAME] [--json]                          → {address, assetId, handle, wif}   (devnet)
+// social post --account ADDR --body TEXT [--kind story] [--tags a,b] [--media FILE]… [--json]
+//                                                                        → {postId, shortId, metadataCid, mediaCids, txHash, opReturn}
+// social takedown --post ID [--json] / social moderate --post ID --reason TEXT [--json] → {postId, state, paidUntil, txid, opReturn}
+// social timeline --address ADDR [--xpub XPUB] [--json]                   → the author's stamps, rebuilt from the chain
+// social live add --stream ID --wallet ADDR --title TEXT [--json]         → {streamId, wallet, title, embed}
+// social link-token --account ADDR [--json]                               → {token, url, expiresAt}  (the wallet-link QR)
+// The CLI does what the composer does: media go into the content store from here (streamed from
+// the file), then the Post entity, in the running node, charges, stamps and answers.
+import { randomUUID } from "node:crypto"
+import { createReadStream } from "node:fs"
+import { extname } from "node:path"
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Stream } from "effect"
+import { Change, Post, type PostRefused, Publish } from "../../schemas/social/post.ts"
+import { AppConfig } from "../platform/Config.ts"
+import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
+import { createAccount } from "../social/accounts/Accounts.ts"
+import { SHORT_ID } from "../social/accounts/socialKeys.ts"
+import { ContentStore } from "../social/content/ContentStore.ts"
+import * as ContentStoreLive from "../social/content/ContentStoreLive.ts"
 import { issueSocialLinkToken } from "../social/identity/issueLinkToken.ts"
-import { runCommand } from "./runtime.ts"
+import { parseOrUsage } from "./args.ts"
+import { printJsonOr, runCommand, UsageError } from "./runtime.ts"
 
-const usage = "usage: social link-token --account ADDR [--json]"
+const usage = [
+  "usage: social account create [--handle NAME] [--json]",
+  "       social post --account ADDR --body TEXT [--kind story|photo|video|text] [--tags a,b] [--media FILE]... [--json]",
+  "       social takedown --post ID [--json]",
+  "       social moderate --post ID --reason TEXT [--json]",
+  "       social timeline --address ADDR [--xpub XPUB] [--json]",
+  "       social live add --stream ID --wallet ADDR --title TEXT [--json]",
+  "       social link-token --account ADDR [--json]"
+].join("\n")
 
-const refuse = (reason: string, code = 2): number => {
-  console.error(`${reason.replace(/\n/g, " ")} (${usage})`)
-  return code
+const replyTimeout = Duration.seconds(60)
+const typesByExtension: Record<string, string> = {
+  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+  ".mp4": "video/mp4", ".webm": "video/webm", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".txt": "text/plain"
 }
+const kinds = ["story", "photo", "video", "text"] as const
 
-const linkToken = (args: ReadonlyArray<string>): Promise<number> | number => {
-  let parsed
-  try {
-    parsed = parseArgs({ args: args as Array<string>, options: { account: { type: "string" }, json: { type: "boolean", default: false } }, strict: true })
-  } catch (e) {
-    return refuse((e as Error).message)
+const noAnswer = () => new Error("the node did not answer in time: is it running with the same SHARDLINE_DATABASE_URL or SHARDLINE_DATA_DIR?")
+const ask = <A, E>(effect: Effect.Effect<A, E>) => effect.pipe(Effect.timeoutFail({ duration: replyTimeout, onTimeout: noAnswer }))
+const refusalText = (e: PostRefused) => new Error(`refused (${e.code}): ${e.message}`)
+
+/** A post's long id from either id form. */
+const postIdOf = (id: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = SHORT_ID.test(id)
+      ? yield* sql<{ id: string }>`SELECT id::text AS id FROM social_posts WHERE short_id = ${id}`
+      : /^[0-9a-f-]{36}$/.test(id) ? yield* sql<{ id: string }>`SELECT id::text AS id FROM social_posts WHERE id = ${id}` : []
+    if (rows[0] === undefined) return yield* Effect.fail(new UsageError(`no post ${id.slice(0, 64)}`))
+    return rows[0].id
+  })
+
+const upload = (file: string) =>
+  Effect.gen(function*() {
+    const type = typesByExtension[extname(file).toLowerCase()]
+    if (type === undefined) return yield* Effect.fail(new UsageError(`--media ${file}: unsupported file type (${Object.keys(typesByExtension).join(" ")})`))
+    const store = yield* ContentStore
+    const bytes = Stream.fromAsyncIterable(createReadStream(file) as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${(e as Error).message}`))
+    return (yield* store.put(bytes, type)).cid
+  })
+
+/** `social link-token`: the wallet-link QR of an account (src/social/identity). */
+const linkToken = (account: string | undefined, json: boolean): Promise<number> | number => {
+  const a = account?.trim()
+  if (a === undefined || a === "") {
+    console.error(`social link-token needs --account ADDR\n${usage}`)
+    return 2
   }
-  const account = parsed.values.account?.trim()
-  if (account === undefined || account === "") return refuse("social link-token needs --account ADDR")
-  return runCommand(issueSocialLinkToken(account), (r) =>
-    console.log(parsed.values.json === true ? JSON.stringify(r) : `url:       ${r.url}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
+  return runCommand(issueSocialLinkToken(a), (r) =>
+    console.log(json ? JSON.stringify(r) : `url:       ${r.url}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
 }
 
 export const run = async (args: ReadonlyArray<string>): Promise<number> => {
-  const [verb, ...rest] = args
-  switch (verb) {
-    case "link-token":
-      return linkToken(rest)
-    default:
-      return refuse(`unknown social command: ${String(verb ?? "")}`)
+  const [group, ...rest0] = args
+  const nested = group === "account" || group === "live"
+  const verb = nested ? rest0[0] : group
+  const rest = nested ? rest0.slice(1) : rest0
+  const parsed = parseOrUsage(rest, {
+    handle: { type: "string" }, account: { type: "string" }, body: { type: "string" }, kind: { type: "string" }, tags: { type: "string" },
+    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, address: { type: "string" }, xpub: { type: "string" },
+    json: { type: "boolean", default: false }
+  }, usage)
+  if (parsed === undefined) return 2
+  const v = parsed.values
+  const print = printJsonOr(v.json, (a) => JSON.stringify(a, null, 2))
+
+  if (verb === "link-token") return linkToken(v.account, v.json === true)
+
+  if (group === "account" && verb === "create") {
+    return runCommand(Effect.gen(function*() {
+      const config = yield* AppConfig
+      const setting = realNodeSetting(config, "ledger")
+      if (setting !== undefined) return yield* Effect.fail(realNodeRefusal("social account create", "ledger", setting))
+      return yield* createAccount(v.handle)
+    }), print)
   }
+  if (verb === "post") {
+    if (v.account === undefined || v.body === undefined) {
+      console.error(`--account and --body are required\n${usage}`)
+      return 2
+    }
+    const kind = (v.kind ?? "story") as typeof kinds[number]
+    if (!kinds.includes(kind)) {
+      console.error(`--kind must be one of ${kinds.join(", ")}`)
+      return 2
+    }
+    const tags = v.tags === undefined ? [] : v.tags.split(",").map((t) => t.trim()).filter((t) => t !== "")
+    return runCommand(Effect.gen(function*() {
+      const mediaCids: Array<string> = []
+      for (const file of v.media ?? []) mediaCids.push(yield* upload(file))
+      const postId = randomUUID()
+      const client = (yield* Post.client)(postId)
+      return yield* ask(client.Publish(new Publish({ postId, author: v.account!, kind, body: v.body!, tags, mediaCids }))).pipe(
+        Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
+    }).pipe(Effect.provide(ContentStoreLive.layer)), print)
+  }
+  if (verb === "takedown" || verb === "moderate") {
+    if (v.post === undefined || (verb === "moderate" && v.reason === undefined)) {
+      console.error(`--post${verb === "moderate" ? " and --reason are" : " is"} required\n${usage}`)
+      return 2
+    }
+    return runCommand(Effect.gen(function*() {
+      const postId = yield* postIdOf(v.post!)
+      const client = (yield* Post.client)(postId)
+      return yield* ask(client.Change(new Change({ postId, action: verb, ...(v.reason === undefined ? {} : { reason: v.reason }), requestId: randomUUID() }))).pipe(
+        Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
+    }), print)
+  }
+  if (group === "live" && verb === "add") {
+    if (v.stream === undefined || v.wallet === undefined || v.title === undefined) {
+      console.error(`--stream, --wallet and --title are required\n${usage}`)
+      return 2
+    }
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(v.stream) || !/^[A-Za-z0-9]{20,90}$/.test(v.wallet) || v.title.length > 200) {
+      console.error("--stream is 1 to 64 of A-Z a-z 0-9 _ -, --wallet a chain address, --title at most 200 characters")
+      return 2
+    }
+    return runCommand(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const config = yield* AppConfig
+      yield* sql`INSERT INTO social_live_channels (stream_id, wallet, title) VALUES (${v.stream!}, ${v.wallet!}, ${v.title!})
+        ON CONFLICT (stream_id) DO UPDATE SET wallet = EXCLUDED.wallet, title = EXCLUDED.title`
+      return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${config.socialHttpPort}/embed/live/${v.stream!}` }
+    }), print)
+  }
+  if (verb === "timeline") {
+    if (v.address === undefined) {
+      console.error(`--address is required\n${usage}`)
+      return 2
+    }
+    // The node holds the chain (an in-process devnet, or its node's adapter): its public endpoint
+    // rebuilds the timeline from the chain, the same code anyone can run.
+    return runCommand(Effect.gen(function*() {
+      const config = yield* AppConfig
+      const host = config.httpHost === "0.0.0.0" ? "127.0.0.1" : config.httpHost
+      const query = v.xpub === undefined ? "" : `?xpub=${encodeURIComponent(v.xpub)}`
+      const r = yield* Effect.tryPromise({
+        try: () => fetch(`http://${host}:${config.socialHttpPort}/api/public/timeline/${encodeURIComponent(v.address!)}${query}`),
+        catch: () => noAnswer()
+      })
+      const body = yield* Effect.promise(() => r.json() as Promise<Record<string, unknown>>)
+      if (r.status !== 200) return yield* Effect.fail(new Error(`refused: ${JSON.stringify(body)}`))
+      return body
+    }), print)
+  }
+  console.error(usage)
+  return 2
 }
+
+

@@ -80,6 +80,20 @@ export interface AppConfigShape {
   readonly rewardsSampleMs: number
   /** The Omni property whose balance rewards sample (the desk's dollar token; 3 = the devnet's DUSD). */
   readonly deskTokenProperty: number
+  /** Social content store backend (docs/social.md, "Storage"). */
+  readonly socialContentStore: "postgres" | "filesystem"
+  /** Largest content item (upload), bytes. */
+  readonly socialContentBytesMax: number
+  /** What one writing action (a post) costs from the member's on-service balance, base units. */
+  readonly socialPostPriceBase: bigint
+  /** Balance a devnet account starts with (`social account create`), base units. */
+  readonly socialStarterBalanceBase: bigint
+  /** A post's paid hosting period, ms (docs/social.md, "Timers"). */
+  readonly socialHostingPeriodMs: number
+  /** After an unpaid period ends, how long the content is still served before it is unpinned, ms. */
+  readonly socialGraceMs: number
+  /** Account continuity: the recovery countdown from CHV1G to CHV1N, ms. */
+  readonly socialContinuityCountdownMs: number
 }
 
 export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -205,7 +219,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   deskPublicUrl: publicUrl("DESK_PUBLIC_URL"),
   socialPublicUrl: publicUrl("SOCIAL_PUBLIC_URL"),
   rewardsSampleMs: intIn("REWARDS_SAMPLE_MS", 3_600_000, 1_000, 86_400_000),
-  deskTokenProperty: intIn("DESK_TOKEN_PROPERTY", 3, 1, 0x7fffffff)
+  deskTokenProperty: intIn("DESK_TOKEN_PROPERTY", 3, 1, 0x7fffffff),
+  socialContentStore: Config.literal("postgres", "filesystem")(env("SOCIAL_CONTENT_STORE")).pipe(Config.withDefault("postgres" as const)),
+  socialContentBytesMax: intIn("SOCIAL_CONTENT_BYTES_MAX", 50 * 1024 * 1024, 1, 2 * 1024 * 1024 * 1024),
+  socialPostPriceBase: intIn("SOCIAL_POST_PRICE", 10_000, 0, 100_000_000_000).pipe(Config.map(BigInt)),
+  socialStarterBalanceBase: intIn("SOCIAL_STARTER_BALANCE", 100_000_000, 0, 100_000_000_000).pipe(Config.map(BigInt)),
+  socialHostingPeriodMs: intIn("SOCIAL_HOSTING_PERIOD_MS", 30 * 24 * 3_600_000, 1_000, 3650 * 24 * 3_600_000),
+  socialGraceMs: intIn("SOCIAL_GRACE_MS", 7 * 24 * 3_600_000, 0, 365 * 24 * 3_600_000),
+  socialContinuityCountdownMs: intIn("SOCIAL_CONTINUITY_COUNTDOWN_MS", 7 * 24 * 3_600_000, 1_000, 365 * 24 * 3_600_000)
 }).pipe(
   // A lock that expires before its next refresh would be lost by a healthy runner.
   Config.validate({

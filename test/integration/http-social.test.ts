@@ -36,7 +36,10 @@ describe("social listener", () => {
     expect(r.headers.get("access-control-allow-origin")).toBe("*")
     const body = (await r.json()) as Record<string, unknown>
     const tip = await node.run(Effect.flatMap(UtxoLedger, (l) => l.tip))
-    expect(body).toEqual({ chain: "ledger", height: expect.any(Number), tipHash: expect.stringMatching(/^[0-9a-f]{64}$/), kind: "devnet" })
+    expect(body).toEqual({
+      chain: "ledger", height: expect.any(Number), tipHash: expect.stringMatching(/^[0-9a-f]{64}$/), kind: "devnet",
+      hotWallet: { address: expect.stringMatching(/^T/), balance: expect.stringMatching(/^\d+(\.\d+)?$/) }, topUpAddress: expect.stringMatching(/^T/)
+    })
     expect(Math.abs((body.height as number) - tip.height)).toBeLessThanOrEqual(1)
     // Not on the exchange's port or the desk's.
     expect((await fetch(`${node.baseUrl}${healthPath}`)).status).toBe(404)
@@ -67,7 +70,10 @@ describe("social listener", () => {
     expect(body.servers.length).toBeGreaterThan(0)
     expect(Object.keys(body.paths).sort()).toEqual([
       "/api/public/auth/wallet-callback", "/api/public/auth/wallet-challenge", "/api/public/auth/wallet-exchange", "/api/public/auth/wallet-status",
-      "/api/public/ledger-health", "/api/public/v1/session", "/api/public/v1/wallet-link"
+      "/api/public/ledger-health", "/api/public/ledger-verify-message", "/api/public/oembed", "/api/public/post/{id}", "/api/public/timeline/{address}",
+      "/api/public/v1/session", "/api/public/v1/wallet-link", "/api/social/continuity", "/api/social/continuity/cancel", "/api/social/posts", "/api/social/posts/{id}/renew",
+      "/api/social/posts/{id}/takedown", "/api/social/upload", "/api/stream/{cid}",
+      "/embed/live/by-wallet/{wallet}", "/embed/live/{streamId}", "/embed/p/{id}", "/embed/{cid}", "/p/{id}"
     ])
     expect(body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
     expect(body.paths["/api/public/v1/session"].get.security).toEqual([{ bearer: [] }, { cookie: [] }])

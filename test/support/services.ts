@@ -1,22 +1,11 @@
 // Desk keys and social sessions made in a test database the way the CLI and the sign-in flow make
 // them (same store functions, same tables, same secret box).
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
-import { configFrom, testMasterKey } from "../../harness/config.ts"
+import { runWithDatabase } from "../../harness/withDatabase.ts"
 import { createMemberWithKey, type NewDeskKey, revokeKey } from "../../src/desk/keys/DeskKeyStore.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
-import { databaseLayer } from "../../src/platform/database/Database.ts"
-import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { mintSession, revokeSession } from "../../src/social/sessions/SessionStore.ts"
+import { createAccount } from "../../src/social/accounts/Accounts.ts"
 
-const run = <A, E>(databaseUrl: string, effect: Effect.Effect<A, E, SqlClient.SqlClient | SecretBox.SecretBox>) => {
-  const config = configFrom({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey })
-  const layer = SecretBox.layer.pipe(
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:test" })),
-    Layer.provide(Layer.succeed(AppConfig, config))
-  )
-  return Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))
-}
+const run = runWithDatabase
 
 export const createDeskKey = (databaseUrl: string, options: NewDeskKey) => run(databaseUrl, createMemberWithKey(options))
 export const revokeDeskKey = (databaseUrl: string, apiKey: string) => run(databaseUrl, revokeKey(apiKey))
@@ -24,3 +13,6 @@ export const revokeDeskKey = (databaseUrl: string, apiKey: string) => run(databa
 /** What wallet-exchange will do after a signed sign-in; a negative ttl makes an expired session. */
 export const createSession = (databaseUrl: string, address: string, ttlMs?: number) => run(databaseUrl, mintSession(address, ttlMs))
 export const revokeSocialSession = (databaseUrl: string, token: string) => run(databaseUrl, revokeSession(token))
+
+/** What `social account create` makes: a devnet account with a sealed seed and the starting balance. */
+export const createSocialAccount = (databaseUrl: string, handle?: string) => run(databaseUrl, createAccount(handle))

@@ -18,6 +18,7 @@ import m0011 from "./migrations/0011_settlement_legs_from_height.ts"
 import m0012 from "./migrations/0012_settlement_txid_unique.ts"
 import m0013 from "./migrations/0013_social_accounts.ts"
 import m0014 from "./migrations/0014_wallet_identity.ts"
+import m0015 from "./migrations/0015_social_content.ts"
 import m0016 from "./migrations/0016_market_data.ts"
 import m0018 from "./migrations/0018_desk_orders.ts"
 
@@ -35,6 +36,7 @@ export const migrations = {
   "0012_settlement_txid_unique": m0012,
   "0013_social_accounts": m0013,
   "0014_wallet_identity": m0014,
+  "0015_social_content": m0015,
   "0016_market_data": m0016,
   "0018_desk_orders": m0018
 }

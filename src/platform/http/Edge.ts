@@ -126,7 +126,7 @@ export const makeFront = (options: EdgeOptions) => {
       return true
     }
     const declared = Number(req.headers["content-length"] ?? 0)
-    if (declared > edge.bodyBytesMax) {
+    if (declared > (edge.bodyBytesMaxByRoute?.get(route.label) ?? edge.bodyBytesMax)) {
       refuseBody(req, res, edge.errors.bodyTooLarge, headers)
       done(edge.errors.bodyTooLarge.status)
       return true
@@ -144,6 +144,12 @@ export const makeFront = (options: EdgeOptions) => {
         const status = typeof out === "string" ? 200 : out.status
         send(res, status, typeof out === "string" ? out : out.body, headers)
         done(status)
+        return true
+      }
+      const cachedAnswer = edge.fastCached?.(path, req.headers.host)
+      if (cachedAnswer !== undefined) {
+        send(res, 200, cachedAnswer.body, { ...headers, ...cachedAnswer.headers })
+        done(200)
         return true
       }
       if (edge.cached.has(path)) {

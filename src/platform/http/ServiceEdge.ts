@@ -39,6 +39,12 @@ export type FastRender = (query: string) => string | Reply | undefined
  * fast-lane setting: it owns the response from here on. */
 export type StreamRoute = (req: IncomingMessage, res: ServerResponse, query: string, headers: Record<string, string>) => void
 
+/** A 200 JSON body kept by a service's own cache, with the headers its route adds (CORS). */
+export interface CachedAnswer {
+  readonly body: string
+  readonly headers: Record<string, string>
+}
+
 export interface ServiceEdge {
   /** Metrics label and log name: "exchange", "desk", "social". */
   readonly service: string
@@ -51,6 +57,8 @@ export interface ServiceEdge {
   readonly ipWeightPerMin: number
   /** Largest request body; a longer declared Content-Length is answered before it is read. */
   readonly bodyBytesMax: number
+  /** Routes (by label) with a larger body limit than bodyBytesMax: uploads that stream. */
+  readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>
@@ -58,6 +66,9 @@ export interface ServiceEdge {
   readonly streams?: ReadonlyMap<string, StreamRoute>
   /** Called when the listener starts closing: streams end themselves, or closing would wait for them. */
   readonly onClose?: () => void
+  /** GETs on parameterised paths answered from a node-local cache the handlers fill (social post
+   * lookup); undefined = not cached, the Effect app answers. Receives the path and Host header. */
+  readonly fastCached?: (path: string, host: string | undefined) => CachedAnswer | undefined
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>

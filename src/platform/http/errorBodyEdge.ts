@@ -43,6 +43,8 @@ export interface ErrorShapeEdgeOptions {
   readonly api: HttpApi.HttpApi.Any
   readonly ipWeightPerMin: number
   readonly bodyBytesMax: number
+  readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
+  readonly fastCached?: ServiceEdge["fastCached"]
 }
 
 /** The edge of a listener in the `{error: {code, message}}` shape: no rewrite, no fast lane. */
@@ -53,6 +55,8 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   usageHeaders: rateLimitHeaders,
   ipWeightPerMin: options.ipWeightPerMin,
   bodyBytesMax: options.bodyBytesMax,
+  ...(options.bodyBytesMaxByRoute === undefined ? {} : { bodyBytesMaxByRoute: options.bodyBytesMaxByRoute }),
+  ...(options.fastCached === undefined ? {} : { fastCached: options.fastCached }),
   routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
   fast: new Map(),
   cached: new Set(docsRoutes.map((r) => r.path))

@@ -1,7 +1,7 @@
 // The social network's HTTP service, ready for a listener (cluster/Listeners.ts composes it): the
 // API with its handlers and session middleware, and its edge.
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { ServiceUnavailable } from "../../../schemas/social/errors.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { Session } from "../../../schemas/social/security.ts"
@@ -12,20 +12,40 @@ import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
 import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { SessionAuthLive } from "../auth/SessionAuth.ts"
 import { SignInHandlers, SocialLinkHandlers } from "./SignInHandlers.ts"
+import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
+import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
+import { formatAmount } from "../../chain/units.ts"
+import { contentHandlers, uploadRoute } from "./ContentHttp.ts"
+import { topUpWalletName } from "../accounts/TopUps.ts"
+import { lookupCache } from "./LookupCache.ts"
+
 
 /** API bodies (verify-message, wallet-link, sign-in) are small; media goes through upload pages. */
 export const socialBodyBytesMax = 64 * 1024
 
-export const socialEdge = (ipWeightPerMin: number) =>
-  errorShapeEdge({ service: "social", api: SocialApi, ipWeightPerMin, bodyBytesMax: socialBodyBytesMax })
+export const socialEdge = (ipWeightPerMin: number, contentBytesMax: number) =>
+  errorShapeEdge({
+    service: "social", api: SocialApi, ipWeightPerMin, bodyBytesMax: socialBodyBytesMax,
+    // Post lookups answered by the edge from what the handler last answered (LookupCache.ts).
+    fastCached: lookupCache.get,
+    // Uploads stream into the content store, which enforces the same limit on bodies without a length.
+    bodyBytesMaxByRoute: new Map([[uploadRoute, contentBytesMax]])
+  })
 
 const HealthHandlers = HttpApiBuilder.group(SocialApi, "health", (handlers) =>
   Effect.gen(function*() {
     const ledger = yield* UtxoLedger
     const kind = ledgerKind(yield* AppConfig)
+    const sponsor = yield* FeeSponsor
+    const topUp = yield* systemWallet(topUpWalletName).pipe(Effect.orDie)
     return handlers.handle("health", () =>
       ledger.tip.pipe(
-        Effect.map((tip) => ({ chain: ledger.params.name, height: tip.height, tipHash: tip.hash, kind })),
+        Effect.zip(sponsor.latest),
+        Effect.map(([tip, hot]) => ({
+          chain: ledger.params.name, height: tip.height, tipHash: tip.hash, kind,
+          hotWallet: { address: hot.address, balance: hot.sats === null ? null : Either.getOrElse(formatAmount(BigInt(hot.sats), 8), () => null) },
+          topUpAddress: topUp.address
+        })),
         Effect.mapError(() => new ServiceUnavailable({ error: { code: "unavailable", message: "The ledger node did not answer." } }))
       ))
   }))
@@ -34,6 +54,6 @@ const SessionHandlers = HttpApiBuilder.group(SocialApi, "session", (handlers) =>
   handlers.handle("session", () => Effect.map(Session, (s) => ({ address: s.address, expiresAt: s.expiresAt.toISOString() }))))
 
 export const socialHandlers = HttpApiBuilder.api(SocialApi).pipe(
-  Layer.provide([HealthHandlers, SessionHandlers, SignInHandlers, SocialLinkHandlers]),
+  Layer.provide([HealthHandlers, SessionHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers]),
   Layer.provide([SessionAuthLive, OpenCorsLive])
 )

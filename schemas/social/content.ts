@@ -1,0 +1,166 @@
+// The social content routes (issue 14; docs/social.md): the composer's upload and post endpoints
+// behind the session, and the public reads: post lookup with its proof, oEmbed, message
+// verification, the chain-only timeline, media streaming, pages and embeds.
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { OpenCors } from "../common/OpenCors.ts"
+import { Weight } from "../common/Weight.ts"
+import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType } from "./errors.ts"
+import { chainSlug } from "./health.ts"
+import { PostKind, PostReceipt, PostState, PostStateReply } from "./post.ts"
+import { SessionAuth } from "./security.ts"
+import { ContinuityView } from "./continuity.ts"
+
+const Cid = Schema.String.pipe(Schema.maxLength(128))
+const Id = Schema.String.pipe(Schema.maxLength(64))
+
+export const UploadReceipt = Schema.Struct({ cid: Schema.String, size: Schema.Int, mediaType: Schema.String })
+
+export const NewPost = Schema.Struct({
+  body: Schema.String.pipe(Schema.maxLength(10_000)),
+  kind: Schema.optional(PostKind),
+  tags: Schema.optional(Schema.Array(Schema.String.pipe(Schema.maxLength(40))).pipe(Schema.maxItems(20))),
+  media: Schema.optional(Schema.Array(Cid).pipe(Schema.maxItems(20)))
+})
+
+export const PostLookup = Schema.Struct({
+  post: Schema.Struct({
+    shortId: Schema.String,
+    id: Schema.String.annotations({ description: "Long id (uuid)" }),
+    kind: Schema.String,
+    body: Schema.String,
+    tags: Schema.Array(Schema.String),
+    media: Schema.Array(Schema.String),
+    state: PostState,
+    createdAt: Schema.String
+  }),
+  author: Schema.Struct({ wallet: Schema.String, handle: Schema.NullOr(Schema.String), assetId: Schema.String }),
+  proof: Schema.Struct({
+    metadataCid: Schema.String,
+    ownerAddress: Schema.String,
+    derivationPath: Schema.String,
+    txHash: Schema.String,
+    opReturn: Schema.String.annotations({ description: "<tag>|<cid>|<suffix>; suffix = <author #asset id>.<stamp number on the address, base 36>" })
+  }),
+  links: Schema.Struct({ page: Schema.String, embed: Schema.String, oembed: Schema.String })
+})
+export type PostLookup = typeof PostLookup.Type
+
+export const OEmbed = Schema.Struct({
+  type: Schema.Literal("rich"),
+  version: Schema.Literal("1.0"),
+  provider_name: Schema.String,
+  provider_url: Schema.String,
+  title: Schema.String,
+  author_name: Schema.String,
+  html: Schema.String,
+  width: Schema.Int,
+  height: Schema.Int
+})
+
+export const VerifyRequest = Schema.Struct({
+  address: Schema.String.pipe(Schema.maxLength(128)),
+  signature: Schema.String.pipe(Schema.maxLength(256)),
+  message: Schema.String.pipe(Schema.maxLength(64 * 1024))
+})
+
+export const TimelineEntry = Schema.Struct({
+  txid: Schema.String,
+  tag: Schema.String,
+  cid: Schema.String,
+  suffix: Schema.String,
+  assetId: Schema.String,
+  seq: Schema.Int,
+  address: Schema.String,
+  derivationPath: Schema.String,
+  blockHeight: Schema.Int,
+  confirmations: Schema.Int
+})
+export const Timeline = Schema.Struct({
+  address: Schema.String,
+  xpub: Schema.String,
+  addressesScanned: Schema.Int,
+  events: Schema.Array(TimelineEntry)
+})
+
+const Html = HttpApiSchema.Text({ contentType: "text/html" })
+const Bytes = HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" })
+const postIdParam = Schema.Struct({ id: Id })
+
+export const ComposerGroup = HttpApiGroup.make("composer")
+  .add(HttpApiEndpoint.post("upload", "/api/social/upload").addSuccess(UploadReceipt, { status: 201 })
+    .addError(ContentTooLarge).addError(UnsupportedMediaType).addError(BadRequest).addError(ServiceUnavailable)
+    .annotate(Weight, 10)
+    .annotate(OpenApi.Description, "The raw bytes of one media item as the body, its Content-Type as the header (image/png, image/jpeg, image/gif, image/webp, video/mp4, video/webm, audio/mpeg, audio/ogg, text/plain); streamed into the content store and answered with its CID. Not charged: posting is.")
+    .annotate(OpenApi.Summary, "Upload media (session, weight 10)"))
+  .add(HttpApiEndpoint.post("post", "/api/social/posts").setPayload(NewPost).addSuccess(PostReceipt, { status: 201 })
+    .addError(PaymentRequired).addError(Forbidden).addError(BadRequest).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 10)
+    .annotate(OpenApi.Summary, "Publish a post: manifest pinned, own address derived, stamped, charged (session, weight 10)"))
+  .add(HttpApiEndpoint.post("takedown", "/api/social/posts/:id/takedown").setPath(postIdParam).addSuccess(PostStateReply)
+    .addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Author takedown: unpinned now, tag T (session, weight 5)"))
+  .add(HttpApiEndpoint.post("renew", "/api/social/posts/:id/renew").setPath(postIdParam).addSuccess(PostStateReply)
+    .addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Prepay another hosting period, tag R (session, weight 5)"))
+  .add(HttpApiEndpoint.post("continuityStart", "/api/social/continuity").setPayload(Schema.Struct({ newAddress: Schema.String.pipe(Schema.maxLength(64)) }))
+    .addSuccess(ContinuityView, { status: 201 }).addError(BadRequest).addError(ContentConflict).addError(Forbidden).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Start the account's recovery countdown to a new identity address: tag CHV1G now, CHV1N when it ends (session, weight 5)"))
+  .add(HttpApiEndpoint.post("continuityCancel", "/api/social/continuity/cancel").addSuccess(ContinuityView)
+    .addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Cancel a running recovery countdown: no CHV1N follows (session, weight 5)"))
+  .middleware(SessionAuth)
+  .annotate(OpenApi.Title, "Composer")
+
+export const PublicContentGroup = HttpApiGroup.make("content")
+  .add(HttpApiEndpoint.get("lookup", "/api/public/post/:id").setPath(postIdParam).addSuccess(PostLookup).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 1)
+    .annotate(OpenApi.Summary, "A post by short or long id, with its on-chain proof (no key)"))
+  .add(HttpApiEndpoint.get("oembed", "/api/public/oembed").setUrlParams(Schema.Struct({
+    url: Schema.String.pipe(Schema.maxLength(2048)),
+    maxwidth: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(200, 1200))),
+    maxheight: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(200, 2000))),
+    format: Schema.optional(Schema.String.pipe(Schema.maxLength(16)))
+  })).addSuccess(OEmbed).addError(NotFound).addError(NotImplemented).addError(BadRequest).addError(ServiceUnavailable)
+    .annotate(Weight, 1)
+    .annotate(OpenApi.Summary, "oEmbed 1.0 (rich) for a post URL of this service; 404 for other URLs, 501 for format=xml"))
+  .add(HttpApiEndpoint.post("verify", `/api/public/${chainSlug}-verify-message`).setPayload(VerifyRequest)
+    .addSuccess(Schema.Struct({ valid: Schema.Boolean })).addError(BadRequest)
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "BIP-137 message verification for any address form; a well-formed wrong signature is 200 {valid:false}"))
+  .add(HttpApiEndpoint.get("timeline", "/api/public/timeline/:address").setPath(Schema.Struct({ address: Id }))
+    .setUrlParams(Schema.Struct({ xpub: Schema.optional(Schema.String.pipe(Schema.maxLength(120))) }))
+    .addSuccess(Timeline).addError(NotFound).addError(BadRequest).addError(ServiceUnavailable)
+    .annotate(Weight, 20)
+    .annotate(OpenApi.Summary, "An author's lifecycle stamps rebuilt from the chain alone (their derived addresses' OP_RETURNs), weight 20"))
+  .add(HttpApiEndpoint.get("stream", "/api/stream/:cid").setPath(Schema.Struct({ cid: Cid })).addSuccess(Bytes)
+    .addError(BadRequest).addError(NotFound).addError(ContentGone).addError(ServiceUnavailable)
+    .annotate(Weight, 1)
+    .annotate(OpenApi.Description, "RFC 9110 ranges: single, suffix, open-ended and multiple (multipart/byteranges); 206, 416 with Content-Range: bytes */size; ETag is the quoted CID; If-Range; Accept-Ranges: bytes. 400 for a malformed CID, 404 unknown, 410 unpinned.")
+    .annotate(OpenApi.Summary, "Media bytes by CID, with HTTP Range"))
+  .add(HttpApiEndpoint.head("streamHead", "/api/stream/:cid").setPath(Schema.Struct({ cid: Cid })).addSuccess(Bytes)
+    .addError(BadRequest).addError(NotFound).addError(ContentGone).addError(ServiceUnavailable)
+    .annotate(Weight, 1)
+    .annotate(OpenApi.Summary, "Headers of /api/stream/{cid} without the body"))
+  .middleware(OpenCors)
+  .annotate(OpenApi.Title, "Content")
+
+export const PagesGroup = HttpApiGroup.make("pages")
+  .add(HttpApiEndpoint.get("page", "/p/:id").setPath(postIdParam).addSuccess(Html).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 1).annotate(OpenApi.Summary, "Post page: canonical, Open Graph, Twitter card, SocialMediaPosting JSON-LD, oEmbed discovery"))
+  .add(HttpApiEndpoint.get("embedPost", "/embed/p/:id").setPath(postIdParam).setUrlParams(Schema.Struct({ theme: Schema.optional(Schema.String.pipe(Schema.maxLength(16))) }))
+    .addSuccess(Html).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 1).annotate(OpenApi.Summary, "Iframe post card (dark; theme=light), frameable anywhere"))
+  .add(HttpApiEndpoint.get("embedMedia", "/embed/:cid").setPath(Schema.Struct({ cid: Cid }))
+    .setUrlParams(Schema.Struct({ autoplay: Schema.optional(Schema.String.pipe(Schema.maxLength(8))), muted: Schema.optional(Schema.String.pipe(Schema.maxLength(8))), t: Schema.optional(Schema.String.pipe(Schema.maxLength(16))) }))
+    .addSuccess(Html).addError(NotFound).addError(ServiceUnavailable).addError(BadRequest)
+    .annotate(Weight, 1).annotate(OpenApi.Summary, "Video player for a CID (autoplay=1, muted=1, t=<start seconds>)"))
+  .add(HttpApiEndpoint.get("embedLive", "/embed/live/:streamId").setPath(Schema.Struct({ streamId: Id })).addSuccess(Html).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 1).annotate(OpenApi.Summary, "Live channel player"))
+  .add(HttpApiEndpoint.get("embedLiveByWallet", "/embed/live/by-wallet/:wallet").setPath(Schema.Struct({ wallet: Id })).addSuccess(Html).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 1).annotate(OpenApi.Summary, "Live channel player by wallet"))
+  .annotate(OpenApi.Title, "Pages and embeds")

@@ -1,0 +1,79 @@
+// Messages of the Post entity, one per post (entity id: the post's long id, a uuid). It owns the
+// post's hosting (paid period, grace, unpin) on its own durable timers and its lifecycle stamps
+// (docs/social.md). Persisted: a publish, takedown or renewal is acknowledged after its commit.
+import { ClusterSchema, DeliverAt, Entity } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
+import { DateTime, PrimaryKey, Schema } from "effect"
+
+export const PostKind = Schema.Literal("story", "photo", "video", "text")
+export const PostState = Schema.Literal("hosted", "grace", "unpinned", "taken_down", "moderated")
+export type PostState = typeof PostState.Type
+
+export class PostRefused extends Schema.TaggedError<PostRefused>()("PostRefused", {
+  code: Schema.String,
+  message: Schema.String
+}) {}
+
+export const PostReceipt = Schema.Struct({
+  postId: Schema.String.annotations({ description: "Long id (uuid), valid forever" }),
+  shortId: Schema.String.annotations({ description: "6 characters of the post's own derived address" }),
+  metadataCid: Schema.String,
+  mediaCids: Schema.Array(Schema.String),
+  txHash: Schema.String.annotations({ description: "The CHV1P stamp's txid" }),
+  opReturn: Schema.String
+})
+export type PostReceipt = typeof PostReceipt.Type
+
+export const PostStateReply = Schema.Struct({
+  postId: Schema.String,
+  state: PostState,
+  paidUntil: Schema.String.annotations({ description: "ISO 8601: end of the paid hosting period" }),
+  txid: Schema.NullOr(Schema.String).annotations({ description: "The tag's transaction (T, D or R)" }),
+  opReturn: Schema.NullOr(Schema.String)
+})
+export type PostStateReply = typeof PostStateReply.Type
+
+export class Publish extends Schema.Class<Publish>("Post/Publish")({
+  postId: Schema.String,
+  author: Schema.String,
+  kind: PostKind,
+  body: Schema.String,
+  tags: Schema.Array(Schema.String),
+  mediaCids: Schema.Array(Schema.String)
+}) {
+  [PrimaryKey.symbol]() {
+    return `publish:${this.postId}`
+  }
+}
+
+/** Author takedown (T), moderator pull (D) or renewal (R); `requestId` makes a retry the same request. */
+export class Change extends Schema.Class<Change>("Post/Change")({
+  postId: Schema.String,
+  action: Schema.Literal("takedown", "moderate", "renew"),
+  reason: Schema.optional(Schema.String),
+  requestId: Schema.String
+}) {
+  [PrimaryKey.symbol]() {
+    return `change:${this.postId}:${this.requestId}`
+  }
+}
+
+/** The post's own hosting timer; `n` makes each schedule's key unique, a stale one is ignored. */
+export class HostingCheck extends Schema.Class<HostingCheck>("Post/HostingCheck")({
+  postId: Schema.String,
+  n: Schema.Number,
+  dueAtMs: Schema.Number
+}) {
+  [PrimaryKey.symbol]() {
+    return `hosting:${this.postId}:${this.n}`
+  }
+  [DeliverAt.symbol]() {
+    return DateTime.unsafeMake(this.dueAtMs)
+  }
+}
+
+export const Post = Entity.make("Post", [
+  Rpc.make("Publish", { payload: Publish, success: PostReceipt, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("Change", { payload: Change, success: PostStateReply, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("HostingCheck", { payload: HostingCheck }).annotate(ClusterSchema.Persisted, true)
+])

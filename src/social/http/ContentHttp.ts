@@ -1,0 +1,329 @@
+// Handlers of the social content routes (schemas/social/content.ts): the composer (session),
+// the public reads, media streaming with ranges, pages and embeds. Thin: the work is in
+// Composer/PostEntity, ContentStore, ranges.ts, pages/html.ts and Timeline.ts.
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { randomUUID } from "node:crypto"
+import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
+import { SocialApi } from "../../../schemas/social/api.ts"
+import {
+  BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
+} from "../../../schemas/social/errors.ts"
+import { Change, Post, type PostRefused, Publish } from "../../../schemas/social/post.ts"
+import { CancelCountdown, Continuity, type ContinuityRefused, StartCountdown } from "../../../schemas/social/continuity.ts"
+import { Session } from "../../../schemas/social/security.ts"
+import { parseRawCid } from "../../crypto/cid.ts"
+import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { verifyMessage } from "../../chain/message.ts"
+import { AppConfig } from "../../platform/Config.ts"
+import { findAccount } from "../accounts/Accounts.ts"
+import { SHORT_ID } from "../accounts/socialKeys.ts"
+import { ContentStore } from "../content/ContentStore.ts"
+import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
+import { servedCid } from "../content/served.ts"
+import { embedUrl, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
+import { findPost, type PostRow, postColumns, stampsOf } from "../posts/Composer.ts"
+import { isServed } from "../posts/hosting.ts"
+import { rebuildTimeline } from "../posts/Timeline.ts"
+import { lookupCache } from "./LookupCache.ts"
+import { PostLookup } from "../../../schemas/social/content.ts"
+
+/** Media types the gateway takes and serves (never text/html or SVG: they would run script on our origin). */
+export const uploadTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "video/mp4", "video/webm", "audio/mpeg", "audio/ogg", "text/plain"])
+export const uploadRoute = "/api/social/upload"
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/
+
+const notFound = (message: string) => new NotFound({ error: { code: "not_found", message } })
+const badRequest = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
+const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The service could not answer now; please retry." } })
+
+/** This service's own base URL as the client reached it (links, oEmbed). A Host that is not a host name is not echoed. */
+const baseOf = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean) => {
+  const host = request.headers.host !== undefined && HOST.test(request.headers.host) ? request.headers.host : "localhost"
+  const https = trustProxy && request.headers["x-forwarded-proto"] === "https"
+  return `${https ? "https" : "http"}://${host}`
+}
+
+/** A post by long id (uuid) or short id; none for anything else. */
+const postByAnyId = (id: string) =>
+  Effect.gen(function*() {
+    if (UUID.test(id)) return yield* findPost(id)
+    if (!SHORT_ID.test(id)) return Option.none<PostRow>()
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql.unsafe<PostRow>(`SELECT ${postColumns} FROM social_posts WHERE short_id = $1`, [id])
+    return Option.fromNullable(rows[0])
+  })
+
+/** Everything a page, an embed and a lookup show of a post. */
+const pagePostOf = (post: PostRow) =>
+  Effect.gen(function*() {
+    const store = yield* ContentStore
+    const account = Option.getOrThrow(yield* findAccount(post.author))
+    const stamps = yield* stampsOf(post.id)
+    const proof = stamps.find((s) => s.tag === "CHV1P")
+    const media: Array<{ cid: string; mediaType: string }> = []
+    for (const cid of post.media_cids) {
+      const stat = yield* store.stat(cid)
+      media.push({ cid, mediaType: Option.match(stat, { onNone: () => "application/octet-stream", onSome: (s) => s.mediaType }) })
+    }
+    const page: PagePost = {
+      id: post.id, shortId: post.short_id, kind: post.kind, body: post.body, tags: post.tags, media,
+      authorWallet: post.author, authorHandle: account.handle, assetId: account.asset_id, createdAt: new Date(post.created_at).toISOString(),
+      state: post.state, txHash: proof?.txid ?? ""
+    }
+    return { page, proof, account }
+  })
+
+const foundPost = (id: string) =>
+  Effect.flatMap(postByAnyId(id), Option.match({ onNone: () => Effect.fail(notFound(`No post ${id.slice(0, 64)}.`)), onSome: Effect.succeed }))
+
+type InfraTag = "SqlError" | "ContentStoreError" | "ContentCorrupt" | "ContentTooLarge"
+const infraTags: ReadonlySet<string> = new Set<InfraTag>(["SqlError", "ContentStoreError", "ContentCorrupt", "ContentTooLarge"])
+/** Database and store failures as 503 unavailable; the API's own errors pass through. */
+const orUnavailable = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    self,
+    (e): e is Extract<E, { readonly _tag: InfraTag }> => typeof e === "object" && e !== null && infraTags.has((e as { _tag?: string })._tag ?? ""),
+    () => Effect.fail(unavailable())
+  )
+
+const htmlResponse = (body: string) =>
+  HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: { "x-content-type-options": "nosniff" } })
+
+/** A refusal from the Post entity as the API's error. */
+const refusal = (e: PostRefused | ContinuityRefused) => {
+  const error = { code: e.code, message: e.message }
+  switch (e.code) {
+    case "insufficient_balance": return new PaymentRequired({ error: { code: "insufficient_balance", message: e.message } })
+    case "no_service_key": return new Forbidden({ error: { code: "no_service_key", message: e.message } })
+    case "post_closed": case "countdown_exists": case "no_countdown": return new ContentConflict({ error: { code: e.code, message: e.message } })
+    case "not_found": case "unknown_media": case "unknown_account": return notFound(e.message)
+    case "invalid_parameter": return badRequest(e.message)
+    default: return error.code === "unavailable" ? unavailable() : unavailable()
+  }
+}
+
+const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) =>
+  Effect.gen(function*() {
+    const store = yield* ContentStore
+    const posts = yield* Post.client
+    const continuity = yield* Continuity.client
+    const known = (e: unknown) => e instanceof PaymentRequired || e instanceof Forbidden || e instanceof ContentConflict || e instanceof NotFound || e instanceof BadRequest
+    const ownPost = (id: string) =>
+      Effect.gen(function*() {
+        const session = yield* Session
+        const post = yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
+        if (post.author !== session.address) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the author may do this." } }))
+        return post
+      })
+    const change = (id: string, action: "takedown" | "renew") =>
+      Effect.gen(function*() {
+        const post = yield* ownPost(id)
+        return yield* posts(post.id).Change(new Change({ postId: post.id, action, requestId: randomUUID() })).pipe(
+          Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+          Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof ContentConflict || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
+        )
+      })
+    return handlers
+      .handleRaw("upload", ({ request }) =>
+        Effect.gen(function*() {
+          const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+          if (!uploadTypes.has(type)) {
+            return yield* Effect.fail(new UnsupportedMediaType({ error: { code: "unsupported_media_type", message: `Content-Type must be one of ${[...uploadTypes].join(", ")}.` } }))
+          }
+          const stored = yield* store.put(request.stream, type).pipe(
+            Effect.catchTag("ContentTooLarge", (e) => Effect.fail(new ContentTooLarge({ error: { code: "content_too_large", message: `An item may be at most ${e.limit} bytes.` } }))),
+            Effect.catchTag("RequestError", () => Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The upload did not arrive whole." } }))),
+            Effect.catchTag("ContentStoreError", () => Effect.fail(unavailable()))
+          )
+          return { cid: stored.cid, size: stored.size, mediaType: stored.mediaType }
+        }))
+      .handle("post", ({ payload }) =>
+        Effect.gen(function*() {
+          const session = yield* Session
+          const postId = randomUUID()
+          const media: Array<string> = []
+          for (const cid of payload.media ?? []) {
+            const parsed = parseRawCid(cid)
+            if (Either.isLeft(parsed)) return yield* Effect.fail(badRequest(`media: ${parsed.left.message}`))
+            media.push(parsed.right.cid)
+          }
+          return yield* posts(postId).Publish(new Publish({
+            postId, author: session.address, kind: payload.kind ?? "story", body: payload.body, tags: payload.tags ?? [], mediaCids: media
+          })).pipe(
+            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
+          )
+        }))
+      .handle("takedown", ({ path }) => change(path.id, "takedown"))
+      .handle("renew", ({ path }) => change(path.id, "renew"))
+      .handle("continuityStart", ({ payload }) =>
+        Effect.flatMap(Session, (session) =>
+          continuity(session.address).Start(new StartCountdown({ account: session.address, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
+            Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(known(e) ? e as BadRequest | ContentConflict | Forbidden | NotFound : unavailable()))
+          )))
+      .handle("continuityCancel", () =>
+        Effect.flatMap(Session, (session) =>
+          continuity(session.address).Cancel(new CancelCountdown({ account: session.address, requestId: randomUUID() })).pipe(
+            Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(e instanceof ContentConflict || e instanceof NotFound ? e : unavailable()))
+          )))
+  }))
+
+const boundaryOf = (cid: string) => `shardline-${cid.slice(-16)}`
+
+/** /api/stream/{cid}: RFC 9110 ranges over the verified store (docs/social.md, "Streaming"). */
+const streamResponse = (cidText: string, head: boolean) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const store = yield* ContentStore
+    const parsed = parseRawCid(cidText)
+    if (Either.isLeft(parsed)) return yield* Effect.fail(badRequest(`cid: ${parsed.left.message}`))
+    const cid = parsed.right.cid
+    const stat = yield* store.stat(cid)
+    if (Option.isNone(stat)) return yield* Effect.fail(notFound(`No content ${cid}.`))
+    if (!(yield* servedCid(cid))) return yield* Effect.fail(new ContentGone({ error: { code: "unpinned", message: "This content was unpinned from the gateway; its CID and chain record remain." } }))
+    const { size, mediaType } = stat.value
+    const etag = `"${cid}"`
+    const common = {
+      etag,
+      "accept-ranges": "bytes",
+      // Content never changes under a CID.
+      "cache-control": "public, max-age=31536000, immutable",
+      "x-content-type-options": "nosniff",
+      "content-security-policy": "default-src 'none'; sandbox"
+    }
+    const inm = request.headers["if-none-match"]
+    if (inm !== undefined && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
+      return HttpServerResponse.empty({ status: 304, headers: common })
+    }
+    const range = ifRangeHolds(request.headers["if-range"], etag) ? parseRange(request.headers.range, size) : { _tag: "Whole" as const }
+    const body = (s: Stream.Stream<Uint8Array, unknown>) => (head ? Stream.empty : s)
+    if (range._tag === "Unsatisfiable") {
+      return HttpServerResponse.text("", { status: 416, headers: { ...common, "content-range": `bytes */${size}` } })
+    }
+    if (range._tag === "Whole") {
+      return HttpServerResponse.stream(body(store.read(cid)), { status: 200, contentType: mediaType, contentLength: size, headers: common })
+    }
+    if (range.ranges.length === 1) {
+      const r = range.ranges[0]!
+      return HttpServerResponse.stream(body(store.read(cid, r)), {
+        status: 206, contentType: mediaType, contentLength: r.end - r.start + 1, headers: { ...common, "content-range": contentRange(r, size) }
+      })
+    }
+    // Several ranges: multipart/byteranges (RFC 9110 §14.6), each part with its own headers.
+    const boundary = boundaryOf(cid)
+    const heads = range.ranges.map((r, i) => Buffer.from(`${i === 0 ? "" : "\r\n"}--${boundary}\r\nContent-Type: ${mediaType}\r\nContent-Range: ${contentRange(r, size)}\r\n\r\n`))
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
+    const length = heads.reduce((n, h) => n + h.length, 0) + range.ranges.reduce((n, r) => n + r.end - r.start + 1, 0) + tail.length
+    const parts = Stream.concatAll(Chunk.fromIterable([
+      ...range.ranges.flatMap((r, i) => [Stream.succeed(new Uint8Array(heads[i]!)), store.read(cid, r)]),
+      Stream.succeed(new Uint8Array(tail))
+    ]))
+    return HttpServerResponse.stream(body(parts), {
+      status: 206, contentType: `multipart/byteranges; boundary=${boundary}`, contentLength: length, headers: common
+    })
+  }).pipe(orUnavailable)
+
+const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const ledger = yield* UtxoLedger
+    const lookups = lookupCache
+    const encodeLookup = Schema.encode(PostLookup)
+    return handlers
+      .handle("lookup", ({ path }) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const base = baseOf(request, config.trustProxy)
+          const post = yield* foundPost(path.id)
+          const { page, proof, account } = yield* pagePostOf(post)
+          if (proof === undefined) return yield* Effect.fail(notFound(`Post ${path.id.slice(0, 64)} is not stamped yet.`))
+          const answer = yield* encodeLookup({
+            post: { shortId: post.short_id, id: post.id, kind: post.kind, body: post.body, tags: [...post.tags], media: [...post.media_cids], state: post.state, createdAt: page.createdAt },
+            author: { wallet: post.author, handle: account.handle, assetId: account.asset_id },
+            proof: { metadataCid: post.metadata_cid, ownerAddress: post.address, derivationPath: post.derivation_path, txHash: proof.txid, opReturn: proof.op_return },
+            links: { page: pageUrl(base, post.short_id), embed: embedUrl(base, post.short_id), oembed: oembedUrl(base, post.short_id) }
+          }).pipe(Effect.orDie)
+          // The same bytes the edge will answer from the cache for the next lookupCacheMs.
+          const body = JSON.stringify(answer)
+          lookups.put(path.id, request.headers.host, body)
+          return HttpServerResponse.text(body, { contentType: "application/json" })
+        }).pipe(orUnavailable))
+      .handle("oembed", ({ urlParams }) =>
+        Effect.gen(function*() {
+          if (urlParams.format !== undefined && urlParams.format !== "json") {
+            if (urlParams.format === "xml") return yield* Effect.fail(new NotImplemented({ error: { code: "not_implemented", message: "Only format=json is served." } }))
+            return yield* Effect.fail(badRequest("format must be json"))
+          }
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const base = baseOf(request, config.trustProxy)
+          const foreign = notFound("Not a post URL of this service.")
+          if (!URL.canParse(urlParams.url)) return yield* Effect.fail(foreign)
+          const url = new URL(urlParams.url)
+          const m = /^\/p\/([^/]+)$/.exec(url.pathname)
+          if (url.host !== new URL(base).host || m === null || !["http:", "https:"].includes(url.protocol)) return yield* Effect.fail(foreign)
+          const post = yield* foundPost(decodeURIComponent(m[1]!))
+          const { page } = yield* pagePostOf(post)
+          return oembedOf(base, page, urlParams.maxwidth, urlParams.maxheight)
+        }).pipe(orUnavailable))
+      .handle("verify", ({ payload }) =>
+        Effect.gen(function*() {
+          const sig = Buffer.from(payload.signature, "base64")
+          if (!/^[A-Za-z0-9+/]+={0,2}$/.test(payload.signature) || sig.length !== 65) return yield* Effect.fail(badRequest("signature must be base64 of 65 bytes"))
+          if (!/^[A-Za-z0-9]{20,90}$/.test(payload.address)) return yield* Effect.fail(badRequest("address is not a chain address"))
+          return { valid: verifyMessage({ address: payload.address, message: payload.message, signature: payload.signature }, ledger.params).valid }
+        }))
+      .handle("timeline", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const account = yield* findAccount(path.address)
+          const xpub = urlParams.xpub ?? Option.getOrUndefined(account)?.xpub ?? undefined
+          if (xpub === undefined) return yield* Effect.fail(notFound("No xpub for this address: link a wallet or pass ?xpub=."))
+          const built = yield* rebuildTimeline(ledger, path.address, xpub).pipe(
+            Effect.catchAll((e) => Effect.fail("_tag" in e && e._tag === "BadXpub" ? badRequest(`xpub: ${e.message}`) : unavailable()))
+          )
+          return { address: path.address, xpub, addressesScanned: built.addressesScanned, events: built.events }
+        }).pipe(orUnavailable))
+      .handle("stream", ({ path }) => streamResponse(path.cid, false))
+      .handle("streamHead", ({ path }) => streamResponse(path.cid, true))
+  }))
+
+const PagesHandlers = HttpApiBuilder.group(SocialApi, "pages", (handlers) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const store = yield* ContentStore
+    const sql = yield* SqlClient.SqlClient
+    const base = Effect.map(HttpServerRequest.HttpServerRequest, (r) => baseOf(r, config.trustProxy))
+    const channel = (rows: ReadonlyArray<{ stream_id: string; wallet: string; title: string }>) =>
+      rows[0] === undefined ? Effect.fail(notFound("No such live channel.")) : Effect.map(base, (b) => htmlResponse(livePlayer(b, { streamId: rows[0]!.stream_id, title: rows[0]!.title, wallet: rows[0]!.wallet })))
+    return handlers
+      .handle("page", ({ path }) => Effect.gen(function*() {
+        const { page } = yield* pagePostOf(yield* foundPost(path.id))
+        return htmlResponse(postPage(yield* base, page))
+      }).pipe(orUnavailable))
+      .handle("embedPost", ({ path, urlParams }) => Effect.gen(function*() {
+        const { page } = yield* pagePostOf(yield* foundPost(path.id))
+        return htmlResponse(postEmbed(yield* base, page, urlParams.theme === "light" ? "light" : "dark"))
+      }).pipe(orUnavailable))
+      .handle("embedMedia", ({ path, urlParams }) => Effect.gen(function*() {
+        const parsed = parseRawCid(path.cid)
+        if (Either.isLeft(parsed)) return yield* Effect.fail(badRequest(`cid: ${parsed.left.message}`))
+        const stat = yield* store.stat(parsed.right.cid)
+        if (Option.isNone(stat)) return yield* Effect.fail(notFound(`No content ${parsed.right.cid}.`))
+        const t = urlParams.t === undefined ? undefined : Number(urlParams.t)
+        return htmlResponse(mediaPlayer(yield* base, parsed.right.cid, stat.value.mediaType, {
+          autoplay: urlParams.autoplay === "1", muted: urlParams.muted === "1", startSeconds: t !== undefined && Number.isFinite(t) && t >= 0 ? Math.floor(t) : undefined
+        }))
+      }).pipe(orUnavailable))
+      .handle("embedLive", ({ path }) =>
+        sql<{ stream_id: string; wallet: string; title: string }>`SELECT stream_id, wallet, title FROM social_live_channels WHERE stream_id = ${path.streamId}`.pipe(Effect.flatMap(channel), orUnavailable))
+      .handle("embedLiveByWallet", ({ path }) =>
+        sql<{ stream_id: string; wallet: string; title: string }>`SELECT stream_id, wallet, title FROM social_live_channels WHERE wallet = ${path.wallet}
+          ORDER BY created_at DESC LIMIT 1`.pipe(Effect.flatMap(channel), orUnavailable))
+  }))
+
+export const contentHandlers = [ComposerHandlers, ContentHandlers, PagesHandlers] as const
+export { isServed }

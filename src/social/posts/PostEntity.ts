@@ -1,0 +1,117 @@
+// The Post entity, one per post (entity id: its long id). It publishes the post (Composer.ts),
+// runs its hosting on its own durable timer (HostingCheck at the end of the paid period, then at
+// the end of the grace window: hosted → grace → unpinned), and applies author takedown (T),
+// moderator pull (D) and renewal (R), each with its stamp. State is in social_posts; `timer_n`
+// there names the one live timer, so a stale or redelivered HostingCheck does nothing.
+import { Entity } from "@effect/cluster"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { HostingCheck, Post, PostRefused, type PostStateReply } from "../../../schemas/social/post.ts"
+import { AppConfig } from "../../platform/Config.ts"
+import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
+import { findAccount } from "../accounts/Accounts.ts"
+import { ensureStamps, findPost, type PostRow, publish, stampPost } from "./Composer.ts"
+import { hostingAt, isClosed, renewed } from "./hosting.ts"
+import { forgetServed } from "../content/served.ts"
+import { lookupCache } from "../http/LookupCache.ts"
+
+/** This node's caches of the post (lookup answers, served CIDs) are dropped after a change. */
+const forgetCached = (post: PostRow) => Effect.sync(() => {
+  lookupCache.forget(post.id)
+  lookupCache.forget(post.short_id)
+  forgetServed([post.metadata_cid, ...post.media_cids])
+})
+
+const metrics = entityMetrics("Post")
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** Anything but a refusal (database, ledger, sponsor) is reported as one, with its message. */
+const asRefusal = (e: unknown): PostRefused =>
+  e instanceof PostRefused ? e : new PostRefused({
+    code: (e as { code?: string })?.code ?? "unavailable",
+    message: (e as { message?: string })?.message ?? String(e)
+  })
+
+export const PostLive = Post.toLayer(Effect.gen(function*() {
+  const address = yield* Entity.CurrentAddress
+  const sql = yield* SqlClient.SqlClient
+  const config = yield* AppConfig
+  const self = (yield* Post.client)(address.entityId)
+  const postId = address.entityId
+  yield* metrics.activated
+
+  const load = Effect.flatMap(findPost(postId), Option.match({
+    onNone: () => Effect.fail(new PostRefused({ code: "not_found", message: `no post ${postId}` })),
+    onSome: Effect.succeed
+  }))
+
+  /** Moves hosting to where it stands now and schedules the next look (a new timer_n). */
+  const schedule = (post: PostRow) =>
+    Effect.gen(function*() {
+      const now = hostingAt({ state: post.state, paidUntilMs: Number(post.paid_until_ms) }, config.socialGraceMs, Date.now())
+      const n = Number(post.timer_n) + 1
+      yield* sql`UPDATE social_posts SET state = ${now.state}, timer_n = ${n} WHERE id = ${postId}`
+      if (now.state !== post.state) yield* forgetCached(post)
+      if (now.state !== post.state) yield* Effect.logInfo(`post ${postId}: ${post.state} → ${now.state}`)
+      if (now.dueAtMs !== undefined) yield* self.HostingCheck(new HostingCheck({ postId, n, dueAtMs: now.dueAtMs }), { discard: true })
+    })
+
+  const reply = (post: PostRow, stamp: { readonly txid: string; readonly opReturn: string } | undefined): PostStateReply => ({
+    postId, state: post.state, paidUntil: new Date(Number(post.paid_until_ms)).toISOString(), txid: stamp?.txid ?? null, opReturn: stamp?.opReturn ?? null
+  })
+
+  return Post.of({
+    Publish: ({ payload }) =>
+      Effect.gen(function*() {
+        if (!UUID.test(postId) || payload.postId !== postId) return yield* new PostRefused({ code: "invalid_parameter", message: "a post id is a lowercase uuid" })
+        const done = yield* publish(payload)
+        if (done.created) yield* schedule(done.post)
+        return done.receipt
+      }).pipe(Effect.mapError(asRefusal), metrics.guard),
+
+    Change: ({ payload }) =>
+      Effect.gen(function*() {
+        const post = yield* load
+        const account = Option.getOrThrow(yield* findAccount(post.author))
+        // A retried request (same requestId) answers what the first one did.
+        const [done] = yield* sql<{ txid: string; op_return: string }>`SELECT txid, op_return FROM social_stamps
+          WHERE post_id = ${postId} AND tag = ${payload.action === "takedown" ? "T" : payload.action === "moderate" ? "D" : "R"}
+          AND txid IN (SELECT txid FROM social_stamps WHERE post_id = ${postId}) ORDER BY seq DESC LIMIT 1`
+        if (isClosed(post.state)) {
+          if ((payload.action === "takedown" && post.state === "taken_down") || (payload.action === "moderate" && post.state === "moderated")) {
+            return reply(post, done === undefined ? undefined : { txid: done.txid, opReturn: done.op_return })
+          }
+          return yield* new PostRefused({ code: "post_closed", message: `the post is ${post.state.replace("_", " ")}; it cannot change any more` })
+        }
+        yield* ensureStamps(post, account)
+        if (payload.action === "renew") {
+          const price = config.socialPostPriceBase
+          const next = renewed({ state: post.state, paidUntilMs: Number(post.paid_until_ms) }, config.socialHostingPeriodMs, Date.now())
+          const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}
+            WHERE address = ${post.author} AND balance_base >= ${price.toString()} RETURNING 1`
+          if (charged.length === 0) return yield* new PostRefused({ code: "insufficient_balance", message: `a renewal costs ${price} base units` })
+          yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${post.author}, ${price.toString()}, 'renewal', ${postId})`
+          yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${next.paidUntilMs} WHERE id = ${postId}`
+          yield* forgetCached(post)
+          const s = yield* stampPost(post, account, "R", post.metadata_cid)
+          const now = Option.getOrThrow(yield* findPost(postId))
+          yield* schedule(now)
+          return reply(Option.getOrThrow(yield* findPost(postId)), s)
+        }
+        // Takedown and moderation unpin at once; the chain record stays.
+        const state = payload.action === "takedown" ? "taken_down" : "moderated"
+        yield* sql`UPDATE social_posts SET state = ${state}, moderation_reason = ${payload.reason ?? null}, timer_n = timer_n + 1 WHERE id = ${postId}`
+        yield* forgetCached(post)
+        const s = yield* stampPost(post, account, payload.action === "takedown" ? "T" : "D", post.metadata_cid)
+        return reply(Option.getOrThrow(yield* findPost(postId)), s)
+      }).pipe(Effect.mapError(asRefusal), metrics.guard),
+
+    HostingCheck: ({ payload }) =>
+      Effect.gen(function*() {
+        yield* metrics.timerFired(payload.dueAtMs)
+        const post = yield* findPost(postId)
+        if (Option.isNone(post) || payload.n !== Number(post.value.timer_n)) return
+        yield* schedule(post.value)
+      }).pipe(Effect.orDie, metrics.guard)
+  })
+}), { maxIdleTime: "1 minute", concurrency: 1 })

@@ -1,0 +1,100 @@
+// Stamping: a real ledger transaction from a derived address (a post's, or an account's identity
+// address) whose only other output is change back to the same address, with one OP_RETURN
+// `<tag>|<cid>|<suffix>` (opReturn.ts). The first stamp of an address spends a coin the fee
+// sponsor pays it; each later one spends the previous stamp's change, so an address's stamps
+// form one chain anyone can walk back from its unspent coin (Timeline.ts).
+//
+// Per address, stamps are serialised by a transaction-scoped advisory lock; each row is written
+// (social_stamps) before its transaction is broadcast, so a stamp the ledger lost is sent again
+// with the same bytes before the next one is built on it.
+import { SqlClient } from "@effect/sql"
+import { Transaction } from "bitcoinjs-lib"
+import { Effect, Either, Schema } from "effect"
+import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { addressScript, buildStamp } from "../../chain/txBuilder.ts"
+import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
+import { encodeStamp, type StampTag } from "./opReturn.ts"
+
+/** What the sponsor pays an address for its stamps, sats: about 300 stamps at 1 sat/vB. */
+export const stampFloatSats = 100_000n
+/** Below this the change cannot pay another stamp and stay above dust: fund again. */
+const STAMP_FEE_HEADROOM_SATS = 1_000n
+
+export class StampFailed extends Schema.TaggedError<StampFailed>()("StampFailed", { message: Schema.String }) {}
+
+export interface StampRequest {
+  readonly address: string
+  readonly privateKey: Uint8Array
+  readonly account: string
+  readonly assetId: string
+  readonly postId: string | null
+  readonly tag: StampTag
+  readonly cid: string
+}
+
+export interface Stamp {
+  readonly txid: string
+  readonly opReturn: string
+  readonly seq: number
+}
+
+interface StampRow {
+  readonly txid: string
+  readonly seq: number
+  readonly tx_hex: string
+  readonly change_vout: number | null
+  readonly change_value: string | null
+}
+
+const failed = (e: unknown) =>
+  new StampFailed({ message: `stamp: ${typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)}` })
+
+export const stamp = (req: StampRequest) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ledger = yield* UtxoLedger
+    const sponsor = yield* FeeSponsor
+    const params = ledger.params
+    const script = Either.getOrThrow(addressScript(req.address, params))
+    const rows = sql<StampRow>`SELECT txid, seq, tx_hex, change_vout, change_value::text AS change_value FROM social_stamps
+      WHERE address = ${req.address} ORDER BY seq`
+
+    const signed = yield* Effect.gen(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`social-stamp:${req.address}`}))`
+      const chain = yield* rows
+      const last = chain.at(-1)
+      const seq = last === undefined ? 0 : last.seq + 1
+      const opReturn = encodeStamp({ tag: req.tag, cid: req.cid, assetId: req.assetId, seq })
+      let input = last !== undefined && last.change_vout !== null && BigInt(last.change_value!) >= params.dustSats + STAMP_FEE_HEADROOM_SATS
+        ? { txid: last.txid, vout: last.change_vout, value: BigInt(last.change_value!), script, prevTxHex: last.tx_hex }
+        : undefined
+      if (input === undefined) {
+        const funding = yield* sponsor.fund(req.address, 1, stampFloatSats)
+        input = { txid: funding.txid, vout: 0, value: stampFloatSats, script, prevTxHex: funding.hex }
+      }
+      const built = buildStamp(params, { inputs: [input], signer: { privateKey: req.privateKey }, changeAddress: req.address, data: Buffer.from(opReturn, "ascii") })
+      if (Either.isLeft(built)) return yield* new StampFailed({ message: `stamp: ${built.left.message}` })
+      const outs = Transaction.fromHex(built.right.hex).outs
+      const change = outs[1]
+      yield* sql`INSERT INTO social_stamps (txid, address, seq, post_id, account, tag, cid, op_return, tx_hex, change_vout, change_value)
+        VALUES (${built.right.txid}, ${req.address}, ${seq}, ${req.postId}, ${req.account}, ${req.tag}, ${req.cid}, ${opReturn},
+          ${built.right.hex}, ${change === undefined ? null : 1}, ${change === undefined ? null : change.value.toString()})`
+      return { txid: built.right.txid, hex: built.right.hex, opReturn, seq }
+    }).pipe(sql.withTransaction)
+
+    /** Sends the stamp; when a parent is missing, the address's earlier stamps (and the sponsor's fundings) go again first. */
+    const send = ledger.broadcast(signed.hex).pipe(
+      Effect.catchTag("LedgerTxRejected", (e) =>
+        e.code !== "missing-inputs" ? Effect.fail(e) : Effect.gen(function*() {
+          yield* sponsor.repair
+          for (const row of yield* rows) {
+            if (row.txid === signed.txid) break
+            yield* ledger.broadcast(row.tx_hex).pipe(Effect.ignore)
+          }
+          return yield* ledger.broadcast(signed.hex)
+        })),
+      Effect.catchTag("LedgerTxRejected", (e) => (e.code === "already-known" ? Effect.succeed(signed.txid) : Effect.fail(e)))
+    )
+    yield* send.pipe(Effect.tapError(() => sql`DELETE FROM social_stamps WHERE txid = ${signed.txid}`.pipe(Effect.ignore)))
+    return { txid: signed.txid, opReturn: signed.opReturn, seq: signed.seq } satisfies Stamp
+  }).pipe(Effect.mapError((e) => (e instanceof StampFailed ? e : failed(e))))

@@ -1,0 +1,387 @@
+// Social content through a real node on a real database: account, upload, post (charged,
+// stamped on the ledger devnet), lookup with proof, ranged streaming, pages, embeds, oEmbed,
+// verification, the chain-only timeline, takedown, and the Post entity's hosting timers.
+import { Transaction, payments } from "bitcoinjs-lib"
+import { ECPairFactory } from "ecpair"
+import { Effect, Either } from "effect"
+import * as ecc from "tiny-secp256k1"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
+import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
+import { topUpConfirmations } from "../../src/social/accounts/TopUps.ts"
+import { signMessage } from "../../src/chain/message.ts"
+import { ledgerParams } from "../../src/chain/params.ts"
+import { rawCid } from "../../src/crypto/cid.ts"
+import type { NewAccount } from "../../src/social/accounts/Accounts.ts"
+import { chunkBytes } from "../../src/social/content/ContentStore.ts"
+import { decodeStamp } from "../../src/social/posts/opReturn.ts"
+import { startNode, type RunningNode } from "../support/node.ts"
+import { createSession, createSocialAccount } from "../support/services.ts"
+
+const ECPair = ECPairFactory(ecc)
+const hostingMs = 8_000
+const graceMs = 4_000
+const countdownMs = 3_000
+
+let db: TestDatabase
+let node: RunningNode
+let alice: NewAccount
+let bob: NewAccount
+let aliceSession: string
+let bobSession: string
+
+beforeAll(async () => {
+  db = await createTestDatabase("socialcontent")
+  node = await startNode(db.url, {
+    SHARDLINE_SOCIAL_RATE_LIMIT_IP_WEIGHT: "10000000",
+    SHARDLINE_MESSAGE_POLL_MS: "100",
+    SHARDLINE_DEVNET_BLOCK_MS: "0",
+    SHARDLINE_SOCIAL_HOSTING_PERIOD_MS: String(hostingMs),
+    SHARDLINE_SOCIAL_GRACE_MS: String(graceMs),
+    SHARDLINE_SOCIAL_POST_PRICE: "25000",
+    SHARDLINE_SOCIAL_CONTENT_BYTES_MAX: String(3 * chunkBytes),
+    SHARDLINE_SOCIAL_CONTINUITY_COUNTDOWN_MS: String(countdownMs)
+  })
+  alice = await createSocialAccount(db.url, "alice")
+  bob = await createSocialAccount(db.url)
+  aliceSession = (await createSession(db.url, alice.address)).token
+  bobSession = (await createSession(db.url, bob.address)).token
+}, 60_000)
+afterAll(async () => {
+  await node?.stop()
+  await db?.drop()
+})
+
+const url = (path: string) => `${node.socialUrl}${path}`
+const auth = (token: string) => ({ authorization: `Bearer ${token}` })
+const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
+const upload = (bytes: Uint8Array, type: string, token = aliceSession) =>
+  fetch(url("/api/social/upload"), { method: "POST", headers: { ...auth(token), "content-type": type }, body: bytes })
+const publish = (body: Record<string, unknown>, token = aliceSession) =>
+  fetch(url("/api/social/posts"), { method: "POST", headers: { ...auth(token), "content-type": "application/json" }, body: JSON.stringify(body) })
+
+const media = Buffer.alloc(chunkBytes + 5000)
+for (let i = 0; i < media.length; i++) media[i] = (i * 7 + (i >> 9)) & 0xff
+const mediaCid = rawCid(media)
+const hostile = "<script>alert(1)</script>\u2028</script><img src=x onerror=alert(2)> \"quoted\" & 'single' " + "é".repeat(3000)
+
+let post: { postId: string; shortId: string; metadataCid: string; mediaCids: string[]; txHash: string; opReturn: string }
+
+describe("composer", () => {
+  it("needs a session to upload or post", async () => {
+    expect((await fetch(url("/api/social/upload"), { method: "POST", body: "x", headers: { "content-type": "text/plain" } })).status).toBe(401)
+    expect((await fetch(url("/api/social/posts"), { method: "POST", body: "{}" })).status).toBe(401)
+  })
+
+  it("uploads media by streaming into the store: the CID of the bytes, again the same", async () => {
+    const first = await json(await upload(media, "video/mp4"))
+    expect(first).toEqual({ status: 201, body: { cid: mediaCid, size: media.length, mediaType: "video/mp4" } })
+    expect((await json(await upload(media, "video/mp4"))).body.cid).toBe(mediaCid)
+  })
+
+  it("refuses a wrong content type (415) and an oversized upload (413), never 5xx", async () => {
+    const html = await json(await upload(Buffer.from("<html>"), "text/html"))
+    expect(html).toMatchObject({ status: 415, body: { error: { code: "unsupported_media_type" } } })
+    const big = await upload(Buffer.alloc(3 * chunkBytes + 1), "video/mp4")
+    expect(big.status).toBe(413)
+  })
+
+  it("publishes a post: charged, manifest by CID, short id from its own address, stamped CHV1P on the ledger", async () => {
+    const before = await db.query<{ balance_base: string }>("SELECT balance_base::text AS balance_base FROM social_accounts WHERE address = $1", [alice.address])
+    const r = await json(await publish({ body: hostile, kind: "story", tags: ["news", "x_y"], media: [mediaCid] }))
+    expect(r.status).toBe(201)
+    post = r.body
+    expect(post.postId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(post.shortId).toMatch(/^[1-9A-HJ-NP-Za-km-z]{6}$/)
+    expect(post.mediaCids).toEqual([mediaCid])
+    expect(post.opReturn).toBe(`CHV1P|${post.metadataCid}|${alice.assetId}.${post.opReturn.split(".").at(-1)}`)
+    expect(Buffer.byteLength(post.opReturn)).toBeLessThanOrEqual(80)
+    const after = await db.query<{ balance_base: string }>("SELECT balance_base::text AS balance_base FROM social_accounts WHERE address = $1", [alice.address])
+    expect(BigInt(before[0]!.balance_base) - BigInt(after[0]!.balance_base)).toBe(25000n)
+    // The transaction is on the ledger, from the post's own address, and its OP_RETURN says it.
+    const [row] = await db.query<{ address: string }>("SELECT address FROM social_posts WHERE id = $1", [post.postId])
+    expect(post.shortId).toBe(row!.address.slice(-6))
+    const tx = await node.run(Effect.flatMap(UtxoLedger, (l) => l.getTx(post.txHash)))
+    const decoded = Transaction.fromHex(tx.hex)
+    const data = payments.embed({ output: decoded.outs[0]!.script }).data![0]!
+    expect(Buffer.from(data).toString()).toBe(post.opReturn)
+    expect(decoded.outs[1] && payments.p2pkh({ output: decoded.outs[1].script, network: ledgerParams.network }).address).toBe(row!.address)
+    // The manifest is stored under its CID and names the post.
+    const manifest = await json(await fetch(url(`/api/stream/${post.metadataCid}`)))
+    expect(manifest.body).toMatchObject({ version: 1, kind: "story", body: hostile, tags: ["news", "x_y"], media: [mediaCid], author: alice.address, address: row!.address })
+  })
+
+  it("stamps C for the media, CHV1P for the manifest and P for the period, each ≤ 80 bytes", async () => {
+    const stamps = await db.query<{ tag: string; cid: string; op_return: string }>("SELECT tag, cid, op_return FROM social_stamps WHERE post_id = $1 ORDER BY seq", [post.postId])
+    expect(stamps.map((s) => [s.tag, s.cid])).toEqual([["C", mediaCid], ["CHV1P", post.metadataCid], ["P", post.metadataCid]])
+    for (const s of stamps) {
+      expect(Buffer.byteLength(s.op_return)).toBeLessThanOrEqual(80)
+      expect(Either.getOrThrow(decodeStamp(Buffer.from(s.op_return))).assetId).toBe(alice.assetId)
+    }
+  })
+
+  it("refuses a post the balance cannot pay (402) and unknown media (404)", async () => {
+    await db.query("UPDATE social_accounts SET balance_base = 100 WHERE address = $1", [bob.address])
+    expect(await json(await publish({ body: "hi" }, bobSession))).toMatchObject({ status: 402, body: { error: { code: "insufficient_balance" } } })
+    await db.query("UPDATE social_accounts SET balance_base = 100000000 WHERE address = $1", [bob.address])
+    const unknown = rawCid(Buffer.from("never uploaded"))
+    expect((await publish({ body: "hi", media: [unknown] }, bobSession)).status).toBe(404)
+    expect((await publish({ body: "hi", media: ["not-a-cid"] }, bobSession)).status).toBe(400)
+  })
+})
+
+describe("reading", () => {
+  it("looks a post up by short and long id, with its proof and links", async () => {
+    for (const id of [post.shortId, post.postId]) {
+      const r = await json(await fetch(url(`/api/public/post/${id}`)))
+      expect(r.status).toBe(200)
+      expect(r.body.post).toMatchObject({ shortId: post.shortId, kind: "story", body: hostile, tags: ["news", "x_y"] })
+      expect(r.body.author).toEqual({ wallet: alice.address, handle: "alice", assetId: alice.assetId })
+      expect(r.body.proof).toMatchObject({ metadataCid: post.metadataCid, txHash: post.txHash, opReturn: post.opReturn })
+      expect(r.body.proof.derivationPath).toMatch(/^m\/44'\/696969'\/1101'\/\d+\/0\/0$/)
+      expect(r.body.links.page).toBe(`${node.socialUrl}/p/${post.shortId}`)
+      expect(r.body.links.embed).toBe(`${node.socialUrl}/embed/p/${post.shortId}`)
+    }
+    expect((await fetch(url("/api/public/post/zzzzzz"))).status).toBe(404)
+    expect((await fetch(url("/api/public/post/../../etc"))).status).toBe(404)
+  })
+
+  it("streams media with RFC 9110 ranges: 200, 206, suffix, open, multipart, 416, If-Range, HEAD, ETag", async () => {
+    const path = url(`/api/stream/${mediaCid}`)
+    const whole = await fetch(path)
+    expect(whole.status).toBe(200)
+    expect(whole.headers.get("accept-ranges")).toBe("bytes")
+    expect(whole.headers.get("etag")).toBe(`"${mediaCid}"`)
+    expect(whole.headers.get("content-type")).toBe("video/mp4")
+    expect(Buffer.from(await whole.arrayBuffer()).equals(media)).toBe(true)
+    const probe = await fetch(path, { headers: { range: "bytes=0-1" } })
+    expect(probe.status).toBe(206)
+    expect(probe.headers.get("content-range")).toBe(`bytes 0-1/${media.length}`)
+    expect(Buffer.from(await probe.arrayBuffer()).equals(media.subarray(0, 2))).toBe(true)
+    const across = await fetch(path, { headers: { range: `bytes=${chunkBytes - 10}-${chunkBytes + 9}` } })
+    expect(Buffer.from(await across.arrayBuffer()).equals(media.subarray(chunkBytes - 10, chunkBytes + 10))).toBe(true)
+    const suffix = await fetch(path, { headers: { range: "bytes=-100" } })
+    expect(suffix.headers.get("content-range")).toBe(`bytes ${media.length - 100}-${media.length - 1}/${media.length}`)
+    expect(Buffer.from(await suffix.arrayBuffer()).equals(media.subarray(-100))).toBe(true)
+    const open = await fetch(path, { headers: { range: `bytes=${media.length - 5}-` } })
+    expect((await open.arrayBuffer()).byteLength).toBe(5)
+    const multi = await fetch(path, { headers: { range: "bytes=0-9,100-109" } })
+    expect(multi.status).toBe(206)
+    const boundary = multi.headers.get("content-type")!.match(/^multipart\/byteranges; boundary=(.+)$/)![1]!
+    const text = Buffer.from(await multi.arrayBuffer()).toString("latin1")
+    expect(text).toContain(`--${boundary}\r\nContent-Type: video/mp4\r\nContent-Range: bytes 0-9/${media.length}\r\n\r\n${media.subarray(0, 10).toString("latin1")}`)
+    expect(text).toContain(`Content-Range: bytes 100-109/${media.length}\r\n\r\n${media.subarray(100, 110).toString("latin1")}`)
+    expect(text.endsWith(`--${boundary}--\r\n`)).toBe(true)
+    const past = await fetch(path, { headers: { range: `bytes=${media.length}-` } })
+    expect(past.status).toBe(416)
+    expect(past.headers.get("content-range")).toBe(`bytes */${media.length}`)
+    // A reversed range is invalid and ignored (the whole item); a stale If-Range too.
+    expect((await fetch(path, { headers: { range: "bytes=9-0" } })).status).toBe(200)
+    expect((await fetch(path, { headers: { range: "bytes=0-1", "if-range": "\"other\"" } })).status).toBe(200)
+    expect((await fetch(path, { headers: { range: "bytes=0-1", "if-range": `"${mediaCid}"` } })).status).toBe(206)
+    expect((await fetch(path, { headers: { "if-none-match": `"${mediaCid}"` } })).status).toBe(304)
+    const head = await fetch(path, { method: "HEAD" })
+    expect(head.status).toBe(200)
+    expect(head.headers.get("content-length")).toBe(String(media.length))
+    expect((await head.arrayBuffer()).byteLength).toBe(0)
+    expect((await fetch(url("/api/stream/not-a-cid"))).status).toBe(400)
+    expect((await fetch(url(`/api/stream/${rawCid(Buffer.from("nope"))}`))).status).toBe(404)
+  })
+
+  it("serves the post page with canonical, Open Graph, Twitter, escaped JSON-LD and oEmbed discovery", async () => {
+    const r = await fetch(url(`/p/${post.shortId}`))
+    expect(r.status).toBe(200)
+    expect(r.headers.get("content-type")).toMatch(/^text\/html/)
+    const html = await r.text()
+    expect(html).toContain(`<link rel="canonical" href="${node.socialUrl}/p/${post.shortId}">`)
+    expect(html).toContain(`<meta property="og:title"`)
+    expect(html).toContain(`<meta name="twitter:card"`)
+    expect(html).toContain(`type="application/json+oembed"`)
+    expect(html).not.toContain("<script>alert")
+    expect(html).not.toContain("<img src=x")
+    expect(html).not.toContain("\u2028")
+    const ld = html.match(/<script type="application\/ld\+json">(.*?)<\/script>/s)![1]!
+    expect(ld).not.toMatch(/<|>|\u2028/)
+    const parsed = JSON.parse(ld)
+    expect(parsed).toMatchObject({ "@type": "SocialMediaPosting", articleBody: hostile, url: `${node.socialUrl}/p/${post.shortId}` })
+    expect(html.match(/<\/script>/g)).toHaveLength(1)
+  })
+
+  it("serves embeds frameable anywhere: post card dark by default and light on request, the video player", async () => {
+    const dark = await fetch(url(`/embed/p/${post.postId}`))
+    expect(dark.status).toBe(200)
+    expect(dark.headers.get("x-frame-options")).toBeNull()
+    expect(await dark.text()).toContain(`data-theme="dark"`)
+    expect(await (await fetch(url(`/embed/p/${post.shortId}?theme=light`))).text()).toContain(`data-theme="light"`)
+    const player = await (await fetch(url(`/embed/${mediaCid}?autoplay=1&muted=1&t=12`))).text()
+    expect(player).toContain(`/api/stream/${mediaCid}#t=12`)
+    expect(player).toMatch(/ autoplay muted>/)
+    expect((await fetch(url("/embed/not-a-cid"))).status).toBe(400)
+    expect((await fetch(url("/embed/live/nochannel"))).status).toBe(404)
+    await db.query("INSERT INTO social_live_channels (stream_id, wallet, title) VALUES ('chan1', $1, '<b>Live</b>')", [alice.address])
+    const live = await (await fetch(url(`/embed/live/by-wallet/${alice.address}`))).text()
+    expect(live).toContain("&lt;b&gt;Live&lt;/b&gt;")
+    expect((await fetch(url("/embed/live/chan1"))).status).toBe(200)
+  })
+
+  it("answers oEmbed 1.0 rich within maxwidth/maxheight; 404 foreign, 501 xml, 400 out of range", async () => {
+    const page = `${node.socialUrl}/p/${post.shortId}`
+    const r = await json(await fetch(url(`/api/public/oembed?url=${encodeURIComponent(page)}&maxwidth=300&maxheight=200`)))
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ type: "rich", version: "1.0", author_name: "@alice" })
+    expect(r.body.width).toBeLessThanOrEqual(300)
+    expect(r.body.height).toBeLessThanOrEqual(200)
+    expect(r.body.html).toMatch(/^<iframe src="[^"<>]+\/embed\/p\/[^"]+"/)
+    expect((await fetch(url(`/api/public/oembed?url=${encodeURIComponent(`https://evil.example/p/${post.shortId}`)}`))).status).toBe(404)
+    expect((await fetch(url(`/api/public/oembed?url=${encodeURIComponent(`${node.socialUrl}/p/zzzzzz`)}`))).status).toBe(404)
+    expect((await fetch(url(`/api/public/oembed?url=${encodeURIComponent(page)}&format=xml`))).status).toBe(501)
+    expect((await fetch(url(`/api/public/oembed?url=${encodeURIComponent(page)}&maxwidth=100`))).status).toBe(400)
+    expect((await fetch(url(`/api/public/oembed?url=${encodeURIComponent(page)}&maxheight=2001`))).status).toBe(400)
+  })
+
+  it("verifies messages: valid, well-formed wrong → 200 false, malformed → 400", async () => {
+    const key = ECPair.makeRandom({ network: ledgerParams.network })
+    const address = payments.p2pkh({ pubkey: key.publicKey, network: ledgerParams.network }).address!
+    const signature = Either.getOrThrow(signMessage("hello", new Uint8Array(key.privateKey!)))
+    const verify = (body: unknown) => fetch(url("/api/public/ledger-verify-message"), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+    expect(await json(await verify({ address, signature, message: "hello" }))).toEqual({ status: 200, body: { valid: true } })
+    expect(await json(await verify({ address, signature, message: "hellO" }))).toEqual({ status: 200, body: { valid: false } })
+    expect(await json(await verify({ address: alice.address, signature, message: "hello" }))).toEqual({ status: 200, body: { valid: false } })
+    expect((await verify({ address, signature: "!!", message: "hello" })).status).toBe(400)
+    expect((await verify({ address, message: "hello" })).status).toBe(400)
+  })
+
+  it("reports health: tip height, chain, hot wallet balance, top-up address", async () => {
+    const r = await json(await fetch(url("/api/public/ledger-health")))
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ chain: "ledger", height: expect.any(Number), topUpAddress: expect.stringMatching(/^T/), hotWallet: { address: expect.stringMatching(/^T/) } })
+  })
+
+  it("credits a ledger payment to the top-up address to the paying account's balance, once", async () => {
+    const dave = await createSocialAccount(db.url)
+    const { topUpAddress } = (await json(await fetch(url("/api/public/ledger-health")))).body
+    const balance = async () => BigInt((await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [dave.address]))[0]!.b)
+    const before = await balance()
+    const key = new Uint8Array(ECPair.fromWIF(dave.wif, ledgerParams.network).privateKey!)
+    await node.run(Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const faucet = devnetFaucet(ledger)
+      yield* faucet.pay(dave.address, 1_000_000n)
+      // A payment from an address that is no account: seen, not credited.
+      yield* faucet.pay(topUpAddress, 50_000n)
+      yield* ledger.mine(1, faucet.address)
+      yield* makeKeyWallet(ledger, key).pay(topUpAddress, 300_000n)
+      yield* ledger.mine(topUpConfirmations, faucet.address)
+    }))
+    const deadline = Date.now() + 15_000
+    while ((await balance()) === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    expect((await balance()) - before).toBe(300_000n)
+    const rows = await db.query<{ account: string; amount_base: string }>("SELECT account, amount_base::text AS amount_base FROM social_topups")
+    expect(rows).toEqual([{ account: dave.address, amount_base: "300000" }])
+    // Later rounds look at later blocks only: the credit stays single.
+    await node.run(Effect.flatMap(UtxoLedger, (l) => l.mine(2, alice.address)))
+    await new Promise((r) => setTimeout(r, 4_500))
+    expect((await balance()) - before).toBe(300_000n)
+  }, 40_000)
+
+  it("lists every route in the OpenAPI document, both <chain> paths included", async () => {
+    const paths = Object.keys((await json(await fetch(url("/openapi.json")))).body.paths)
+    for (const p of ["/api/public/ledger-verify-message", "/api/public/ledger-health", "/api/public/post/{id}", "/api/public/oembed", "/api/stream/{cid}", "/api/social/upload", "/api/social/posts", "/p/{id}", "/embed/p/{id}", "/embed/{cid}", "/embed/live/{streamId}", "/embed/live/by-wallet/{wallet}", "/api/public/timeline/{address}"]) {
+      expect(paths).toContain(p)
+    }
+  })
+})
+
+describe("chain record and lifecycle", () => {
+  it("rebuilds the author's timeline from the chain alone", async () => {
+    await node.run(Effect.flatMap(UtxoLedger, (l) => l.mine(1, alice.address)))
+    const r = await json(await fetch(url(`/api/public/timeline/${alice.address}`)))
+    expect(r.status).toBe(200)
+    const mine = r.body.events.filter((e: any) => e.assetId === alice.assetId)
+    expect(mine.map((e: any) => [e.tag, e.cid])).toEqual([["C", mediaCid], ["CHV1P", post.metadataCid], ["P", post.metadataCid]])
+    expect(mine[1].txid).toBe(post.txHash)
+    expect(mine.every((e: any) => e.confirmations >= 1)).toBe(true)
+  })
+
+  it("only the author takes a post down; T is stamped, the content is 410, the lookup keeps its proof", async () => {
+    const other = await json(await fetch(url(`/api/social/posts/${post.shortId}/takedown`), { method: "POST", headers: auth(bobSession) }))
+    expect(other).toMatchObject({ status: 403, body: { error: { code: "not_author" } } })
+    const r = await json(await fetch(url(`/api/social/posts/${post.shortId}/takedown`), { method: "POST", headers: auth(aliceSession) }))
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ postId: post.postId, state: "taken_down", opReturn: expect.stringMatching(new RegExp(`^T\\|${post.metadataCid}\\|${alice.assetId}\\.`)) })
+    const stream = await json(await fetch(url(`/api/stream/${mediaCid}`)))
+    expect(stream).toMatchObject({ status: 410, body: { error: { code: "unpinned" } } })
+    const lookup = await json(await fetch(url(`/api/public/post/${post.shortId}`)))
+    expect(lookup.status).toBe(200)
+    expect(lookup.body.post.state).toBe("taken_down")
+    expect(lookup.body.proof.txHash).toBe(post.txHash)
+    const gone = await (await fetch(url(`/p/${post.shortId}`))).text()
+    expect(gone).not.toContain("alert(")
+    expect(gone).toContain("This post is taken down")
+    // Closed for good: a renewal is refused.
+    expect((await fetch(url(`/api/social/posts/${post.shortId}/renew`), { method: "POST", headers: auth(aliceSession) })).status).toBe(409)
+  })
+
+  it("runs hosting on the entity's own timers: hosted, then grace (still served), then unpinned; a renewal stamps R", async () => {
+    const p = (await json(await publish({ body: "timed", kind: "text" }, bobSession))).body
+    const state = async () => (await db.query<{ state: string }>("SELECT state FROM social_posts WHERE id = $1", [p.postId]))[0]!.state
+    const served = async () => (await fetch(url(`/api/stream/${p.metadataCid}`))).status
+    expect(await state()).toBe("hosted")
+    const renewed = await json(await fetch(url(`/api/social/posts/${p.postId}/renew`), { method: "POST", headers: auth(bobSession) }))
+    expect(renewed.body).toMatchObject({ state: "hosted", opReturn: expect.stringMatching(/^R\|/) })
+    const paidUntil = Date.parse(renewed.body.paidUntil)
+    expect(paidUntil - Date.now()).toBeGreaterThan(hostingMs)
+    const waitFor = async (want: string) => {
+      const deadline = Date.now() + 4 * hostingMs + graceMs
+      while ((await state()) !== want && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+      return state()
+    }
+    expect(await waitFor("grace")).toBe("grace")
+    expect(Date.now()).toBeGreaterThanOrEqual(paidUntil)
+    expect(await served()).toBe(200)
+    expect(await waitFor("unpinned")).toBe("unpinned")
+    expect(Date.now()).toBeGreaterThanOrEqual(paidUntil + graceMs)
+    expect(await served()).toBe(410)
+    const tags = await db.query<{ tag: string }>("SELECT tag FROM social_stamps WHERE post_id = $1 ORDER BY seq", [p.postId])
+    expect(tags.map((t) => t.tag)).toEqual(["CHV1P", "P", "R"])
+  }, 60_000)
+
+  it("account continuity: CHV1G now, CHV1N when the countdown ends on its own timer; a cancelled one never completes", async () => {
+    const successor = (await createSocialAccount(db.url)).address
+    const started = await json(await fetch(url("/api/social/continuity"), {
+      method: "POST", headers: { ...auth(aliceSession), "content-type": "application/json" }, body: JSON.stringify({ newAddress: successor })
+    }))
+    expect(started.status).toBe(201)
+    expect(started.body).toMatchObject({ account: alice.address, newAddress: successor, state: "counting", startedTxid: expect.stringMatching(/^[0-9a-f]{64}$/), completedTxid: null })
+    const again = await json(await fetch(url("/api/social/continuity"), {
+      method: "POST", headers: { ...auth(aliceSession), "content-type": "application/json" }, body: JSON.stringify({ newAddress: successor })
+    }))
+    expect(again).toMatchObject({ status: 409, body: { error: { code: "countdown_exists" } } })
+    const bobStarted = await json(await fetch(url("/api/social/continuity"), {
+      method: "POST", headers: { ...auth(bobSession), "content-type": "application/json" }, body: JSON.stringify({ newAddress: successor })
+    }))
+    expect(bobStarted.status).toBe(201)
+    expect((await json(await fetch(url("/api/social/continuity/cancel"), { method: "POST", headers: auth(bobSession) }))).body.state).toBe("cancelled")
+    const row = async (a: string) => (await db.query<{ state: string; completed_txid: string | null; completes_at_ms: string }>(
+      "SELECT state, completed_txid, completes_at_ms::text AS completes_at_ms FROM social_continuity WHERE account = $1", [a]))[0]!
+    const deadline = Date.now() + countdownMs + 10_000
+    while ((await row(alice.address)).state === "counting" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    const done = await row(alice.address)
+    expect(done.state).toBe("completed")
+    expect(Date.now()).toBeGreaterThanOrEqual(Number(done.completes_at_ms))
+    expect((await row(bob.address)).state).toBe("cancelled")
+    // Both tags are on the chain, from the identity address, naming the same continuity manifest.
+    await node.run(Effect.flatMap(UtxoLedger, (l) => l.mine(1, alice.address)))
+    const timeline = await json(await fetch(url(`/api/public/timeline/${alice.address}`)))
+    const account = timeline.body.events.filter((e: any) => e.address === alice.address)
+    expect(account.map((e: any) => e.tag)).toEqual(["CHV1G", "CHV1N"])
+    expect(account[0].cid).toBe(started.body.manifestCid)
+    expect(account[1].txid).toBe(done.completed_txid)
+    const manifest = await json(await fetch(url(`/api/stream/${started.body.manifestCid}`)))
+    expect(manifest.body).toMatchObject({ type: "continuity", account: alice.address, newAddress: successor })
+    const bobTimeline = await json(await fetch(url(`/api/public/timeline/${bob.address}`)))
+    expect(bobTimeline.body.events.filter((e: any) => e.address === bob.address).map((e: any) => e.tag)).toEqual(["CHV1G"])
+  }, 30_000)
+})
