@@ -22,14 +22,14 @@ export const WebhookBody = Schema.Struct({
   chain: Schema.optional(text(32)),
   txid: Schema.optional(text(128)),
   data: Schema.optional(Schema.Unknown).annotations({ description: "Anything the partner adds; stored as sent (the spec leaves its structure open)" })
-})
+}).annotations({ identifier: "PartnerWebhookEvent" })
 export type WebhookBody = typeof WebhookBody.Type
 
 export const WebhookAck = Schema.Struct({
   ok: Schema.Boolean,
   recorded: Schema.Boolean.annotations({ description: "false: the same event (same partner, same body) was recorded before; it is not recorded twice" }),
   order: Schema.optional(Schema.String).annotations({ description: "The order's short reference, when order_id named one of ours" })
-})
+}).annotations({ identifier: "PartnerWebhookAck" })
 export type WebhookAck = typeof WebhookAck.Type
 
 const endpoint = <P extends Partner>(partner: P) =>
