@@ -55,6 +55,9 @@ export interface AppConfigShape {
   readonly opsToken: Option.Option<Redacted.Redacted>
   /** Unset: the in-process ledger devnet. Set: a bitcoind-compatible JSON-RPC node (credentials in the URL). */
   readonly ledgerRpcUrl: Option.Option<Redacted.Redacted>
+  /** The wrap desk's coin chains: unset = an in-process regtest devnet; set = a bitcoind-compatible node. */
+  readonly btcRpcUrl: Option.Option<Redacted.Redacted>
+  readonly ltcRpcUrl: Option.Option<Redacted.Redacted>
   /** Unset: in-process EVM devnets for ethereum, base and bsc. Set: these chains only, each over its node. */
   readonly evmRpcUrls: Option.Option<ReadonlyArray<EvmRpcUrl>>
   /** The EVM hot wallet's key (0x + 64 hex). Required with evmRpcUrls; for devnets generated when unset. */
@@ -147,6 +150,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   opsToken: optionalRedacted("OPS_TOKEN"),
   // Checked where it is used (src/chain/ChainsLive.ts), before the node starts anything.
   ledgerRpcUrl: optionalRedacted("LEDGER_RPC_URL"),
+  btcRpcUrl: optionalRedacted("BTC_RPC_URL"),
+  ltcRpcUrl: optionalRedacted("LTC_RPC_URL"),
   evmRpcUrls: optionalRedacted("EVM_RPC_URLS").pipe(
     Config.mapOrFail((text): Either.Either<Option.Option<ReadonlyArray<EvmRpcUrl>>, ConfigError.ConfigError> =>
       Option.isNone(text)

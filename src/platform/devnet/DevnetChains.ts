@@ -11,10 +11,12 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
 import { validateLedgerAddress } from "../../chain/address.ts"
 import { type EvmLedger, EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
+import { coinChains, type CoinChain } from "../../chain/params.ts"
 import { devnetFaucet } from "../../chain/ledger/devnetFaucet.ts"
 import { syncOnce } from "../../chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../chain/ledger/keyWallet.ts"
-import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { sumValues, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { OmniIndexer } from "../../chain/omni/indexer.ts"
 import { formatAmount, parseAmount } from "../../chain/units.ts"
 import { DevnetRefused, type DevnetChainName } from "../../../schemas/devnet.ts"
@@ -70,6 +72,7 @@ export const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const utxo = yield* UtxoLedger
   const evm = yield* EvmLedgers
+  const coins = yield* CoinLedgers
   const sql = yield* SqlClient.SqlClient
   const box = yield* SecretBox
   const faucet = devnetFaucet(utxo)
@@ -109,7 +112,21 @@ export const make = Effect.gen(function*() {
       return { asset: resolved, decimals: property.divisible ? 8 : 0 }
     })
 
-  const evmLedger = (chain: Exclude<DevnetChainName, "ledger">) => refuse(evm.get(chain))
+  const evmLedger = (chain: Exclude<DevnetChainName, "ledger" | CoinChain>) => refuse(evm.get(chain))
+
+  // BTC and LTC: native coin only, paid by that chain's own faucet (the same fixed key).
+  const isCoin = (chain: DevnetChainName): chain is CoinChain => chain === "btc" || chain === "ltc"
+  const coinFaucets = new Map(coins.chains.map((c) => [c, devnetFaucet(coins.get(c))]))
+  const coinAsset = (chain: CoinChain, asset: string | undefined) => {
+    const { symbol } = coinChains[chain]
+    return asset === undefined || asset.trim().toUpperCase() === symbol
+      ? Effect.succeed(coinChains[chain].decimals)
+      : Effect.fail(new DevnetRefused({ message: `unknown asset "${asset}" on ${chain}: only its native coin, ${symbol}` }))
+  }
+  const coinAddress = (chain: CoinChain, address: string) => {
+    const check = validateLedgerAddress(address, coins.get(chain).params)
+    return check.valid ? Effect.void : Effect.fail(new DevnetRefused({ message: `address ${address} on ${chain}: ${check.error}` }))
+  }
 
   const evmToken = (ledger: EvmLedger, asset: string | undefined, command: string) =>
     Effect.gen(function*() {
@@ -136,6 +153,11 @@ export const make = Effect.gen(function*() {
         }
         return yield* oneAtATime(refuse(faucet.omni({ type: "simpleSend", property: resolved.property, amount: base }, to)))
       }
+      if (isCoin(chain)) {
+        yield* coinAddress(chain, to)
+        const base = yield* fromResult(parseAmount(amount, yield* coinAsset(chain, asset)))
+        return yield* oneAtATime(refuse(coinFaucets.get(chain)!.pay(to, base)))
+      }
       const ledger = yield* evmLedger(chain)
       const { decimals, token } = yield* evmToken(ledger, asset, "pay")
       const base = yield* fromResult(parseAmount(amount, decimals))
@@ -148,6 +170,11 @@ export const make = Effect.gen(function*() {
       if (chain === "ledger") {
         yield* refuse(utxo.mine(blocks, faucet.address))
         return (yield* refuse(utxo.tip)).height
+      }
+      if (isCoin(chain)) {
+        const coin = coins.get(chain)
+        yield* refuse(coin.mine(blocks, coinFaucets.get(chain)!.address))
+        return (yield* refuse(coin.tip)).height
       }
       const ledger = yield* evmLedger(chain)
       yield* refuse(ledger.mine(blocks))
@@ -164,6 +191,11 @@ export const make = Effect.gen(function*() {
           ? (yield* refuse(utxo.listUnspent([address]))).reduce((n, u) => n + u.value, 0n)
           : (yield* synced).balance(address, resolved.property)
         return yield* fromResult(formatAmount(base, decimals))
+      }
+      if (isCoin(chain)) {
+        yield* coinAddress(chain, address)
+        const decimals = yield* coinAsset(chain, asset)
+        return yield* fromResult(formatAmount(sumValues(yield* refuse(coins.get(chain).listUnspent([address]))), decimals))
       }
       const ledger = yield* evmLedger(chain)
       const { decimals, token } = yield* evmToken(ledger, asset, "balance")
@@ -229,4 +261,4 @@ export const make = Effect.gen(function*() {
   return DevnetChains.of({ pay, mine, balance, issueAsset, propertyCreatedBy, reissueAssets, fundFromDemo })
 })
 
-export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers | SqlClient.SqlClient | SecretBox> = Layer.effect(DevnetChains, make)
+export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers | CoinLedgers | SqlClient.SqlClient | SecretBox> = Layer.effect(DevnetChains, make)
