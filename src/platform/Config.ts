@@ -46,6 +46,8 @@ export interface AppConfigShape {
   /** Desk and social listeners: request weight per client IP per minute. */
   readonly deskIpWeightPerMin: number
   readonly socialIpWeightPerMin: number
+  /** HMAC key of the desk's reserve attestations; unset: generated once, sealed with the master key in desk_secrets. */
+  readonly attestationKey: Option.Option<Redacted.Redacted>
   /** Desk callback URLs may be http:// (tests, local demos); https only otherwise. */
   readonly callbackAllowHttp: boolean
   readonly pruneMessagesOlderThan: Duration.Duration
@@ -143,6 +145,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   socialIpWeightPerMin: intIn("SOCIAL_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
+  attestationKey: optionalRedacted("ATTESTATION_KEY"),
   callbackAllowHttp: Config.boolean(env("CALLBACK_ALLOW_HTTP")).pipe(Config.withDefault(false)),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),

@@ -9,7 +9,8 @@ import { databaseLayer } from "../../src/platform/database/Database.ts"
 import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { mintSession, revokeSession } from "../../src/social/sessions/SessionStore.ts"
 
-const run = <A, E>(databaseUrl: string, effect: Effect.Effect<A, E, SqlClient.SqlClient | SecretBox.SecretBox>) => {
+/** Runs `effect` against the test database with the app's own connection (migrated) and secret box. */
+export const runWithDb = <A, E>(databaseUrl: string, effect: Effect.Effect<A, E, SqlClient.SqlClient | SecretBox.SecretBox>) => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey })
   const layer = SecretBox.layer.pipe(
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:test" })),
@@ -18,9 +19,9 @@ const run = <A, E>(databaseUrl: string, effect: Effect.Effect<A, E, SqlClient.Sq
   return Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))
 }
 
-export const createDeskKey = (databaseUrl: string, options: NewDeskKey) => run(databaseUrl, createMemberWithKey(options))
-export const revokeDeskKey = (databaseUrl: string, apiKey: string) => run(databaseUrl, revokeKey(apiKey))
+export const createDeskKey = (databaseUrl: string, options: NewDeskKey) => runWithDb(databaseUrl, createMemberWithKey(options))
+export const revokeDeskKey = (databaseUrl: string, apiKey: string) => runWithDb(databaseUrl, revokeKey(apiKey))
 
 /** What wallet-exchange will do after a signed sign-in; a negative ttl makes an expired session. */
-export const createSession = (databaseUrl: string, address: string, ttlMs?: number) => run(databaseUrl, mintSession(address, ttlMs))
-export const revokeSocialSession = (databaseUrl: string, token: string) => run(databaseUrl, revokeSession(token))
+export const createSession = (databaseUrl: string, address: string, ttlMs?: number) => runWithDb(databaseUrl, mintSession(address, ttlMs))
+export const revokeSocialSession = (databaseUrl: string, token: string) => runWithDb(databaseUrl, revokeSession(token))

@@ -17,6 +17,7 @@ import m0010 from "./migrations/0010_settlement.ts"
 import m0011 from "./migrations/0011_settlement_legs_from_height.ts"
 import m0012 from "./migrations/0012_settlement_txid_unique.ts"
 import m0013 from "./migrations/0013_social_accounts.ts"
+import m0017 from "./migrations/0017_desk_ledger.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
@@ -30,7 +31,8 @@ export const migrations = {
   "0010_settlement": m0010,
   "0011_settlement_legs_from_height": m0011,
   "0012_settlement_txid_unique": m0012,
-  "0013_social_accounts": m0013
+  "0013_social_accounts": m0013,
+  "0017_desk_ledger": m0017
 }
 
 const runMigrator = Migrator.make({})({
