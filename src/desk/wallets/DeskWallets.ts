@@ -1,5 +1,5 @@
-// The desk's wallets, all from one HD seed (paths.ts has the tree): the issuer of its Omni
-// properties, a cold and a hot vault and a relayer per chain, and the deposit addresses handed
+// The desk's wallets, all from one HD seed (paths.ts has the tree): a cold and a hot vault and
+// a relayer per chain, and the deposit addresses handed
 // to members (one permanent address per member and chain) and to orders (a fresh one per
 // order). The seed is made on the first start and kept sealed with the master key
 // (desk_secrets "hd-seed"); keys are derived in memory and never stored or logged.
@@ -16,7 +16,7 @@ import * as ecc from "tiny-secp256k1"
 import type { SecretBox } from "../../platform/SecretBox.ts"
 import { deskSecret } from "./DeskSecrets.ts"
 import { type DeskKey, deriveDeskKey } from "./hdTree.ts"
-import { DEPOSIT_INDEX_MAX, type DeskChain, deskChains, depositPath, type DeskRole, rolePath, rolesOf } from "./paths.ts"
+import { DEPOSIT_INDEX_MAX, type DeskChain, deskChains, depositPath, type DeskRole, rolePath } from "./paths.ts"
 
 const bip32 = BIP32Factory(ecc)
 
@@ -54,7 +54,7 @@ export interface VaultAddress {
 export interface DeskWalletsShape {
   /** BIP-32 fingerprint of the seed's master key (hex), for operators to tell seeds apart. */
   readonly fingerprint: string
-  /** A role wallet (index 0 of its account); the issuer exists on the ledger only. */
+  /** A role wallet (index 0 of its account). The Omni issuer is the system wallet "desk-issuer". */
   readonly wallet: (chain: DeskChain, role: Exclude<DeskRole, "deposits">) => DeskKey
   /** Every cold and hot vault, per chain. */
   readonly vaults: ReadonlyArray<VaultAddress>
@@ -90,7 +90,6 @@ export const walletsOf = (seed: Uint8Array) => {
   }
   const cache = new Map<string, DeskKey>()
   const wallet = (chain: DeskChain, role: Exclude<DeskRole, "deposits">): DeskKey => {
-    if (!rolesOf(chain).includes(role)) throw new Error(`the desk has no ${role} wallet on ${chain}`)
     const path = rolePath(chain, role)
     const id = `${chain}:${path}`
     let key = cache.get(id)

@@ -29,6 +29,11 @@ import { type AssetsMismatch, issue, type IssuerDeps, reissue, type RegisteredAs
 
 /** The system wallet that issues the market assets. */
 export const assetIssuerWallet = "asset-issuer"
+/**
+ * The system wallet that issues the token desk's Omni properties (its dollar tokens and wBTC,
+ * wLTC, wETH) and alone grants and revokes them; their supply is never granted to the faucet.
+ */
+export const deskIssuerWallet = "desk-issuer"
 
 export interface DevnetChainsShape {
   /** Pays `amount` (decimal, the asset's own unit) to `to`; the txid. */
@@ -39,6 +44,8 @@ export interface DevnetChainsShape {
   readonly balance: (chain: DevnetChainName, address: string, asset: string | undefined) => Effect.Effect<string, DevnetRefused>
   /** Ledger devnet: issues market asset `code` as a new Omni property; its id and creating txid. */
   readonly issueAsset: (code: string) => Effect.Effect<{ readonly propertyId: number; readonly txid: string }, DevnetRefused>
+  /** Ledger devnet: issues desk token `code` as a new managed property of the desk issuer, nothing granted. */
+  readonly issueDeskToken: (code: string) => Effect.Effect<{ readonly propertyId: number; readonly txid: string }, DevnetRefused>
   /** Ledger devnet: the property a creating transaction made on this devnet, if it is there. */
   readonly propertyCreatedBy: (txid: string, code: string) => Effect.Effect<number | undefined, DevnetRefused>
   /** Ledger devnet at start: re-issues every asset of `exchange_assets` so each gets its id back; how many. */
@@ -96,15 +103,23 @@ export const make = Effect.gen(function*() {
 
   const dbRefused = (e: { readonly message: string }) => new DevnetRefused({ message: `the database did not answer: ${e.message}` })
 
-  const registered: Effect.Effect<ReadonlyArray<RegisteredAsset>, DevnetRefused> = sql<{ code: string; property_id: string }>`
-    SELECT code, property_id::text AS property_id FROM exchange_assets ORDER BY property_id`.pipe(
-    Effect.map((rows) => rows.map((r) => ({ code: r.code, propertyId: Number(r.property_id) }))),
+  // The market assets and the desk's tokens share the ledger's property ids, so they are
+  // re-issued together, in id order, each by its own issuer.
+  const registered: Effect.Effect<ReadonlyArray<RegisteredAsset>, DevnetRefused> = sql<{ code: string; property_id: string; desk: boolean }>`
+    SELECT code, property_id::text AS property_id, false AS desk FROM exchange_assets
+    UNION ALL SELECT code, property_id::text, true FROM desk_tokens WHERE property_id IS NOT NULL
+    ORDER BY property_id`.pipe(
+    Effect.map((rows) => rows.map((r) => ({
+      code: r.code,
+      propertyId: Number(r.property_id),
+      ...(r.desk ? { issuer: deskIssuerWallet, grantToFaucet: false } : {})
+    }))),
     Effect.mapError(dbRefused)
   )
 
   const ledgerAsset = (asset: string | undefined) =>
     Effect.gen(function*() {
-      const codes = needsRegistry(asset) ? new Map((yield* registered).map((a) => [a.code, a.propertyId])) : undefined
+      const codes = needsRegistry(asset) ? new Map((yield* registered).map((a) => [a.code.toUpperCase(), a.propertyId])) : undefined
       const resolved: LedgerAsset = yield* fromResult(resolveLedgerAsset(asset, codes))
       if (resolved.kind === "native") return { asset: resolved, decimals: ledgerNative.decimals }
       const property = (yield* synced).property(resolved.property)
@@ -202,20 +217,33 @@ export const make = Effect.gen(function*() {
       return yield* fromResult(formatAmount(yield* refuse(ledger.tokenBalance(token, address)), decimals))
     })
 
-  // The issuer's wallet, made once per node (it remembers the coins its pending payments spent).
-  let issuerWallet: IssuerDeps | undefined
-  const issuerDeps: Effect.Effect<IssuerDeps, DevnetRefused> = Effect.suspend(() =>
-    issuerWallet !== undefined ? Effect.succeed(issuerWallet) : systemWallet(assetIssuerWallet).pipe(
+  // Each issuer's wallet, made once per node (it remembers the coins its pending payments spent).
+  const issuerWallets = new Map<string, IssuerDeps>()
+  const depsOf = (name: string): Effect.Effect<IssuerDeps, DevnetRefused> => Effect.suspend(() => {
+    const known = issuerWallets.get(name)
+    return known !== undefined ? Effect.succeed(known) : systemWallet(name).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.provideService(SecretBox, box),
       Effect.mapError(dbRefused),
-      Effect.map((key) => (issuerWallet = { ledger: utxo, faucet, issuer: makeKeyWallet(utxo, key.privateKey), synced }))
-    ))
+      Effect.map((key) => {
+        const deps = { ledger: utxo, faucet, issuer: makeKeyWallet(utxo, key.privateKey), synced }
+        issuerWallets.set(name, deps)
+        return deps
+      })
+    )
+  })
+  const issuerDeps = depsOf(assetIssuerWallet)
 
   const issueAsset: DevnetChainsShape["issueAsset"] = (code) =>
     Effect.gen(function*() {
       yield* devnetOnly("issue", "ledger")
       return yield* oneAtATime(refuse(Effect.flatMap(issuerDeps, (deps) => issue(deps, code))))
+    })
+
+  const issueDeskToken: DevnetChainsShape["issueDeskToken"] = (code) =>
+    Effect.gen(function*() {
+      yield* devnetOnly("issue", "ledger")
+      return yield* oneAtATime(refuse(Effect.flatMap(depsOf(deskIssuerWallet), (deps) => issue(deps, code, undefined, false))))
     })
 
   const propertyCreatedBy: DevnetChainsShape["propertyCreatedBy"] = (txid, code) =>
@@ -224,8 +252,9 @@ export const make = Effect.gen(function*() {
   const reissueAssets: DevnetChainsShape["reissueAssets"] = Effect.gen(function*() {
     yield* devnetOnly("issue", "ledger")
     const rows = yield* registered
-    return yield* oneAtATime(Effect.flatMap(issuerDeps, (deps) =>
-      Effect.mapError(reissue(deps, rows), (e) => (e._tag === "AssetsMismatch" ? e : refused(e)))))
+    return yield* oneAtATime(
+      Effect.mapError(reissue((issuer) => depsOf(issuer ?? assetIssuerWallet), rows), (e) => (e._tag === "AssetsMismatch" ? e : refused(e)))
+    )
   })
 
   const demoWallet = (userId: number) =>
@@ -258,7 +287,7 @@ export const make = Effect.gen(function*() {
       return { txid, balance: yield* fromResult(formatAmount(after, decimals)) }
     })
 
-  return DevnetChains.of({ pay, mine, balance, issueAsset, propertyCreatedBy, reissueAssets, fundFromDemo })
+  return DevnetChains.of({ pay, mine, balance, issueAsset, issueDeskToken, propertyCreatedBy, reissueAssets, fundFromDemo })
 })
 
 export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers | CoinLedgers | SqlClient.SqlClient | SecretBox> = Layer.effect(DevnetChains, make)
