@@ -12,6 +12,7 @@ import { databaseLayer } from "../src/platform/database/Database.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
 import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
+import { makeDeskWorld } from "../src/desk/tokens/DeskWorld.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
@@ -46,7 +47,9 @@ export const nodeLayer = (config: AppConfigShape) => {
   // beside the other services, for entities to use. The demo world (a devnet's market assets and
   // first markets) is made before any entity runs.
   const services = Layer.mergeAll(
-    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer, DemoWorld.layer,
+    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer,
+    // The exchange's demo world, then the desk's tokens: one after the other, so property ids are handed out in one order.
+    Layer.effectDiscard(Effect.zipRight(DemoWorld.makeDemoWorld, makeDeskWorld)),
     MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)), ContentStoreLive.layer
   ).pipe(
     Layer.provideMerge(DevnetChains.layer),

@@ -6,8 +6,8 @@ import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { PrimaryKey, Schema } from "effect"
 
-/** Chains the devnet commands serve today; btc and ltc arrive with the wrap desk. */
-export const DevnetChainName = Schema.Literal("ledger", "ethereum", "base", "bsc")
+/** Chains the devnet commands serve: the token ledger, the EVM chains, the wrap desk's BTC and LTC. */
+export const DevnetChainName = Schema.Literal("ledger", "ethereum", "base", "bsc", "btc", "ltc")
 export type DevnetChainName = typeof DevnetChainName.Type
 
 /** A one-line reason for the operator: unknown asset, bad amount or address, a real node, no funds. */

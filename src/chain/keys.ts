@@ -107,6 +107,15 @@ export const extendedKeysAt = (
 ): Keyed<{ readonly xpub: string; readonly xprv: string }> =>
   Either.map(nodeAt(seed, path, params), (node) => ({ xpub: node.neutered().toBase58(), xprv: node.toBase58() }))
 
+/** The key pair at any hardened or plain path from a seed (a service's own HD tree: the desk's vaults and deposits). */
+export const keyPairAt = (
+  seed: Uint8Array,
+  path: string,
+  params: UtxoChainParams = ledgerParams
+): Keyed<{ readonly publicKey: Uint8Array; readonly privateKey: Uint8Array }> =>
+  Either.flatMap(nodeAt(seed, path, params), (node) =>
+    node.privateKey === undefined ? fail(`${path}: no private key`) : ok({ publicKey: new Uint8Array(node.publicKey), privateKey: new Uint8Array(node.privateKey) }))
+
 /**
  * Watch-only account from an account-level xpub (depth 3, e.g. "Tpub…" for the ledger). A
  * private extended key is refused rather than silently neutered: nobody should paste one.

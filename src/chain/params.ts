@@ -55,3 +55,33 @@ export const litecoinRegtestParams: UtxoChainParams = {
   opReturnMaxBytes: 80,
   coinbaseMaturity: 100
 }
+
+/**
+ * bitcoind -regtest: the BTC chain of the wrap desk (an in-process devnet by default, or a node
+ * at SHARDLINE_BTC_RPC_URL). Bitcoin Core's regtest prefixes and policy: dust 546 sat for P2PKH.
+ */
+export const bitcoinRegtestParams: UtxoChainParams = {
+  name: "bitcoin-regtest",
+  network: {
+    messagePrefix: "\x18Bitcoin Signed Message:\n",
+    bech32: "bcrt",
+    bip32: { public: 0x043587cf, private: 0x04358394 },
+    pubKeyHash: 0x6f,
+    scriptHash: 0xc4,
+    wif: 0xef
+  },
+  coinType: 1,
+  dustSats: 546n,
+  minFeeRateSatPerVb: 1n,
+  opReturnMaxBytes: 80,
+  coinbaseMaturity: 100
+}
+
+/** The wrap desk's coin chains (BTC, LTC) and their regtest rules: LTC is litecoind -regtest's. */
+export const coinChainNames = ["btc", "ltc"] as const
+export type CoinChain = (typeof coinChainNames)[number]
+
+export const coinChains: { readonly [C in CoinChain]: { readonly chain: C; readonly symbol: string; readonly decimals: number; readonly params: UtxoChainParams } } = {
+  btc: { chain: "btc", symbol: "BTC", decimals: 8, params: bitcoinRegtestParams },
+  ltc: { chain: "ltc", symbol: "LTC", decimals: 8, params: litecoinRegtestParams }
+}

@@ -1,6 +1,9 @@
 // desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json]
 // desk keys revoke <apiKey> [--json]
 // desk link-token [--member ID] [--allow-rebind] [--json]
+// desk tokens list [--json]
+// desk tokens set --code C [--min DEC] [--max DEC] [--mint-fee-bps N] [--redeem-fee-bps N]
+//   [--wrap-fee-bps N] [--unwrap-fee-bps N] [--confirmations N] [--property ID] [--live true|false] [--json]
 // A refusal is one line on stderr and a non-zero exit (2 for usage).
 import { parseArgs } from "node:util"
 import { Effect, Either } from "effect"
@@ -8,9 +11,14 @@ import { issueDeskLinkToken } from "../desk/identity/issueLinkToken.ts"
 import { createMemberWithKey, revokeKey } from "../desk/keys/DeskKeyStore.ts"
 import { checkCallbackUrl, parseFeeBps, parseScopes } from "../desk/keys/policy.ts"
 import { appConfig } from "../platform/Config.ts"
-import { runCommand } from "./runtime.ts"
+import { applyChange, registryView } from "../desk/tokens/registry.ts"
+import { findToken, listTokens, saveToken } from "../desk/tokens/tokenStore.ts"
+import { runCommand, UsageError } from "./runtime.ts"
 
-const usage = "usage: desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json] | desk keys revoke <apiKey> [--json] | desk link-token [--member ID] [--allow-rebind] [--json]"
+const usage = "usage: desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json] | desk keys revoke <apiKey> [--json] | " +
+  "desk link-token [--member ID] [--allow-rebind] [--json] | " +
+  "desk tokens list [--json] | desk tokens set --code C [--min DEC] [--max DEC] [--mint-fee-bps N] [--redeem-fee-bps N] [--wrap-fee-bps N] [--unwrap-fee-bps N] " +
+  "[--confirmations N] [--property ID] [--live true|false] [--json]"
 
 const refuse = (reason: string, code = 2): number => {
   console.error(`${reason.replace(/\n/g, " ")} (${usage})`)
@@ -21,7 +29,13 @@ const parse = (args: ReadonlyArray<string>) => {
   try {
     return parseArgs({
       args: args as Array<string>,
-      options: { member: { type: "string" }, "allow-rebind": { type: "boolean", default: false }, scopes: { type: "string" }, "callback-url": { type: "string" }, "fee-bps": { type: "string" }, json: { type: "boolean", default: false } },
+      options: {
+        member: { type: "string" }, "allow-rebind": { type: "boolean", default: false },
+        scopes: { type: "string" }, "callback-url": { type: "string" }, "fee-bps": { type: "string" }, json: { type: "boolean", default: false },
+        code: { type: "string" }, min: { type: "string" }, max: { type: "string" }, "mint-fee-bps": { type: "string" }, "redeem-fee-bps": { type: "string" },
+        "wrap-fee-bps": { type: "string" }, "unwrap-fee-bps": { type: "string" }, confirmations: { type: "string" }, property: { type: "string" },
+        live: { type: "string" }
+      },
       allowPositionals: true,
       strict: true
     })
@@ -50,6 +64,38 @@ const revoke = (apiKey: string | undefined, json: boolean): Promise<number> | nu
   return runCommand(revoked, () => console.log(json ? JSON.stringify({ revoked: true }) : "revoked"))
 }
 
+type TokenFlags = { code?: string; min?: string; max?: string; "mint-fee-bps"?: string; "redeem-fee-bps"?: string; "wrap-fee-bps"?: string; "unwrap-fee-bps"?: string; confirmations?: string; property?: string; live?: string }
+
+const showToken = (t: ReturnType<typeof registryView>) =>
+  `${t.code.padEnd(6)} ${t.kind.padEnd(8)} property ${String(t.propertyId ?? "-").padEnd(6)} ${t.minAmount}..${t.maxAmount} ` +
+  ("mintFeeBps" in t ? `mint ${t.mintFeeBps} bps, redeem ${t.redeemFeeBps} bps` : `wrap ${t.wrapFeeBps} bps, unwrap ${t.unwrapFeeBps} bps, ${t.requiredConfirmations} conf`) +
+  (t.live ? " live" : " paused")
+
+const listTokensCommand = (json: boolean) =>
+  runCommand(listTokens, (tokens) => {
+    const views = tokens.map(registryView)
+    console.log(json ? JSON.stringify({ tokens: views }) : views.map(showToken).join("\n"))
+  })
+
+const setToken = (v: TokenFlags, json: boolean): Promise<number> | number => {
+  if (v.code === undefined) return refuse("desk tokens set needs --code")
+  const change = Effect.gen(function*() {
+    const token = yield* findToken(v.code!)
+    if (token === undefined) return yield* new UsageError(`no desk token ${v.code}; desk tokens list shows them`)
+    const wrongFees = token.kind === "dollar" ? ["wrap-fee-bps", "unwrap-fee-bps", "confirmations"] : ["mint-fee-bps", "redeem-fee-bps"]
+    const wrong = wrongFees.find((f) => v[f as keyof TokenFlags] !== undefined)
+    if (wrong !== undefined) return yield* new UsageError(`--${wrong} is not a setting of ${token.kind} token ${token.code}`)
+    const changed = applyChange(token, {
+      minAmount: v.min, maxAmount: v.max, feeInBps: v["mint-fee-bps"] ?? v["wrap-fee-bps"], feeOutBps: v["redeem-fee-bps"] ?? v["unwrap-fee-bps"],
+      requiredConfirmations: v.confirmations, propertyId: v.property, live: v.live
+    })
+    if (Either.isLeft(changed)) return yield* new UsageError(changed.left)
+    yield* saveToken(changed.right)
+    return registryView(changed.right)
+  })
+  return runCommand(change, (t) => console.log(json ? JSON.stringify(t) : showToken(t)))
+}
+
 export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const parsed = parse(args)
   if (typeof parsed === "string") return refuse(parsed)
@@ -59,6 +105,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     if (verb !== undefined) return refuse(`unexpected argument: ${verb}`)
     return runCommand(issueDeskLinkToken({ memberId: parsed.values.member, allowRebind: parsed.values["allow-rebind"] === true }), (r) =>
       console.log(json ? JSON.stringify(r) : `url:       ${r.url}\nmemberId:  ${r.memberId}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
+  }
+  if (group === "tokens") {
+    if (verb === "list" && rest.length === 0) return listTokensCommand(json)
+    if (verb === "set" && rest.length === 0) return setToken(parsed.values, json)
+    return refuse(`unknown desk tokens command: ${[verb, ...rest].join(" ")}`)
   }
   if (group !== "keys") return refuse(`unknown desk command: ${String(group ?? "")}`)
   switch (verb) {

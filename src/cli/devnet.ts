@@ -15,9 +15,9 @@ import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts
 import { runCommand } from "./runtime.ts"
 
 const usage = [
-  "usage: devnet pay --chain ledger|ethereum|base|bsc --to ADDR --amount DEC [--asset CODE] [--json]",
-  "       devnet mine [--chain ledger|ethereum|base|bsc] [--blocks N] [--json]",
-  "       devnet balance --chain ledger|ethereum|base|bsc --address ADDR [--asset CODE] [--json]"
+  "usage: devnet pay --chain ledger|ethereum|base|bsc|btc|ltc --to ADDR --amount DEC [--asset CODE] [--json]",
+  "       devnet mine [--chain ledger|ethereum|base|bsc|btc|ltc] [--blocks N] [--json]",
+  "       devnet balance --chain ledger|ethereum|base|bsc|btc|ltc --address ADDR [--asset CODE] [--json]"
 ].join("\n")
 
 /** How long the CLI waits for the node to answer before giving up. */
@@ -37,8 +37,7 @@ type Chain = typeof DevnetChainName.Type
 
 const chainOf = (name: string | undefined, fallback?: Chain): Chain | string => {
   if (name === undefined) return fallback ?? "--chain is required"
-  if (name === "btc" || name === "ltc") return `--chain ${name}: btc and ltc arrive with the wrap desk; not available yet`
-  return (DevnetChainName.literals as ReadonlyArray<string>).includes(name) ? (name as Chain) : `unknown chain "${name}": one of ledger, ethereum, base, bsc`
+  return (DevnetChainName.literals as ReadonlyArray<string>).includes(name) ? (name as Chain) : `unknown chain "${name}": one of ${DevnetChainName.literals.join(", ")}`
 }
 const isChain = (c: string): c is Chain => (DevnetChainName.literals as ReadonlyArray<string>).includes(c)
 

@@ -13,16 +13,22 @@ import { SecretBox, type SecretBoxShape } from "./SecretBox.ts"
 import { layerDevnet as evmDevnet } from "../chain/evm/devnet.ts"
 import { evmChainNames, type EvmChain, type EvmChainMismatch, type EvmInvalidInput, EvmLedgers, type EvmRpcError } from "../chain/evm/EvmLedger.ts"
 import { layerViem } from "../chain/evm/viemLedger.ts"
-import { layerDevnet as ledgerDevnet } from "../chain/ledger/devnet.ts"
-import { devnetFaucetAddress, fundDevnetFaucet } from "../chain/ledger/devnetFaucet.ts"
-import { layerRpc, rpcEndpoint } from "../chain/ledger/rpcLedger.ts"
-import { UtxoLedger } from "../chain/ledger/UtxoLedger.ts"
-import { ledgerParams } from "../chain/params.ts"
+import { CoinLedgers } from "../chain/ledger/CoinLedgers.ts"
+import { layerDevnet as ledgerDevnet, makeUtxoDevnet } from "../chain/ledger/devnet.ts"
+import { devnetFaucetAddress, fundCoinFaucet, fundDevnetFaucet } from "../chain/ledger/devnetFaucet.ts"
+import { layerRpc, makeRpcLedger, rpcEndpoint } from "../chain/ledger/rpcLedger.ts"
+import { UtxoLedger, type UtxoLedgerShape } from "../chain/ledger/UtxoLedger.ts"
+import { type CoinChain, coinChainNames, coinChains, ledgerParams } from "../chain/params.ts"
 
 export type ChainKind = "devnet" | "rpc"
 
 export const ledgerKind = (config: AppConfigShape): ChainKind => (Option.isSome(config.ledgerRpcUrl) ? "rpc" : "devnet")
 export const evmKind = (config: AppConfigShape): ChainKind => (Option.isSome(config.evmRpcUrls) ? "rpc" : "devnet")
+
+/** The setting naming a coin chain's node, and its value. */
+export const coinRpcSetting = (chain: CoinChain) => (chain === "btc" ? "BTC_RPC_URL" : "LTC_RPC_URL")
+export const coinRpcUrl = (config: AppConfigShape, chain: CoinChain) => (chain === "btc" ? config.btcRpcUrl : config.ltcRpcUrl)
+export const coinKind = (config: AppConfigShape, chain: CoinChain): ChainKind => (Option.isSome(coinRpcUrl(config, chain)) ? "rpc" : "devnet")
 
 /** How often the token ledger is expected to make a block, ms: the setting, else the devnet's clock (1 s when it mines on demand), else Litecoin's 150 s. */
 export const expectedBlockMs = (config: AppConfigShape): number =>
@@ -53,6 +59,14 @@ export const checkChainSettings = (config: AppConfigShape): Effect.Effect<void, 
     const endpoint = rpcEndpoint(Redacted.value(config.ledgerRpcUrl.value).trim())
     if (Either.isLeft(endpoint)) {
       return Effect.fail(invalidSetting("LEDGER_RPC_URL", `${endpoint.left.message} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:19443/)`))
+    }
+  }
+  for (const chain of coinChainNames) {
+    const url = coinRpcUrl(config, chain)
+    if (Option.isNone(url)) continue
+    const endpoint = rpcEndpoint(Redacted.value(url.value).trim())
+    if (Either.isLeft(endpoint)) {
+      return Effect.fail(invalidSetting(coinRpcSetting(chain), `${endpoint.left.message} (expected a bitcoind-compatible JSON-RPC URL such as http://user:password@127.0.0.1:18443/)`))
     }
   }
   const devnets = [...(ledgerKind(config) === "devnet" ? ["the ledger (SHARDLINE_LEDGER_RPC_URL unset)"] : []), ...(evmKind(config) === "devnet" ? ["EVM (SHARDLINE_EVM_RPC_URLS unset)"] : [])]
@@ -101,6 +115,34 @@ const ledgerLayer = (config: AppConfigShape): Layer.Layer<UtxoLedger, ConfigErro
       )
   })
 
+/**
+ * BTC and LTC: a devnet with that chain's regtest params (the clock pays its faucet, which gets
+ * mature coinbases at start), or the node at its URL. Coin devnets on a socket-topology node are
+ * per node like the others would be; they are not refused (nothing of the wrap desk moves coins
+ * yet), only logged.
+ */
+const coinLayer = (config: AppConfigShape): Layer.Layer<CoinLedgers> =>
+  Layer.scoped(CoinLedgers, Effect.gen(function*() {
+    const ledgers = new Map<CoinChain, UtxoLedgerShape>()
+    for (const chain of coinChainNames) {
+      const { params } = coinChains[chain]
+      const url = coinRpcUrl(config, chain)
+      if (Option.isSome(url)) {
+        // checkChainSettings has refused a URL the adapter cannot use.
+        ledgers.set(chain, makeRpcLedger({ url: Redacted.value(url.value).trim(), params, nodeParams: params }))
+        continue
+      }
+      const clock = { blockIntervalMs: config.devnetBlockMs, clockMineTo: devnetFaucetAddress(params) }
+      const handle = yield* Effect.acquireRelease(
+        Effect.sync(() => makeUtxoDevnet({ params, ...(config.devnetBlockMs > 0 ? clock : {}) })),
+        (h) => Effect.sync(() => h.close())
+      )
+      yield* fundCoinFaucet(handle.ledger)
+      ledgers.set(chain, handle.ledger)
+    }
+    return CoinLedgers.of({ chains: coinChainNames, get: (chain) => ledgers.get(chain)! })
+  }))
+
 type EvmStartError = ConfigError.ConfigError | EvmInvalidInput | EvmRpcError | EvmChainMismatch
 
 /** Why the EVM ledgers did not start, as the setting to fix. */
@@ -134,19 +176,20 @@ const evmLayer = (config: AppConfigShape): Layer.Layer<EvmLedgers, ConfigError.C
       })
   }).pipe(Layer.mapError(evmRefusal))
 
-/** UtxoLedger and EvmLedgers for a node, as its config says. */
-export const layer: Layer.Layer<UtxoLedger | EvmLedgers, ConfigError.ConfigError, AppConfig | SecretBox> = Layer.unwrapEffect(
+/** UtxoLedger, CoinLedgers and EvmLedgers for a node, as its config says. */
+export const layer: Layer.Layer<UtxoLedger | EvmLedgers | CoinLedgers, ConfigError.ConfigError, AppConfig | SecretBox> = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     yield* checkChainSettings(config)
     const clock = config.devnetBlockMs > 0 ? `a block every ${config.devnetBlockMs} ms` : "blocks on demand"
     yield* Effect.logInfo(
       `chains: ledger ${ledgerKind(config) === "rpc" ? "over JSON-RPC" : `devnet (${clock})`}; ` +
-        `EVM ${evmChainsOf(config).join(", ")} ${evmKind(config) === "rpc" ? "over JSON-RPC" : `devnets (${clock})`}`
+        `EVM ${evmChainsOf(config).join(", ")} ${evmKind(config) === "rpc" ? "over JSON-RPC" : `devnets (${clock})`}; ` +
+        coinChainNames.map((c) => `${c} ${coinKind(config, c) === "rpc" ? "over JSON-RPC" : "devnet"}`).join(", ")
     )
     if (config.topology === "socket" && (ledgerKind(config) === "devnet" || evmKind(config) === "devnet")) {
       yield* Effect.logWarning("SHARDLINE_DEVNET_PER_NODE: this node's devnet chains are its own; other nodes cannot see them")
     }
-    return Layer.merge(ledgerLayer(config), evmLayer(config))
+    return Layer.mergeAll(ledgerLayer(config), evmLayer(config), coinLayer(config))
   })
 )

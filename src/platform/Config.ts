@@ -46,6 +46,8 @@ export interface AppConfigShape {
   /** Desk and social listeners: request weight per client IP per minute. */
   readonly deskIpWeightPerMin: number
   readonly socialIpWeightPerMin: number
+  /** HMAC key of the desk's reserve attestations; unset: generated once, sealed with the master key in desk_secrets. */
+  readonly attestationKey: Option.Option<Redacted.Redacted>
   /** Desk callback URLs may be http:// (tests, local demos); https only otherwise. */
   readonly callbackAllowHttp: boolean
   readonly pruneMessagesOlderThan: Duration.Duration
@@ -58,6 +60,9 @@ export interface AppConfigShape {
   readonly webhookSecretPartnerB: Option.Option<Redacted.Redacted>
   /** Unset: the in-process ledger devnet. Set: a bitcoind-compatible JSON-RPC node (credentials in the URL). */
   readonly ledgerRpcUrl: Option.Option<Redacted.Redacted>
+  /** The wrap desk's coin chains: unset = an in-process regtest devnet; set = a bitcoind-compatible node. */
+  readonly btcRpcUrl: Option.Option<Redacted.Redacted>
+  readonly ltcRpcUrl: Option.Option<Redacted.Redacted>
   /** Unset: in-process EVM devnets for ethereum, base and bsc. Set: these chains only, each over its node. */
   readonly evmRpcUrls: Option.Option<ReadonlyArray<EvmRpcUrl>>
   /** The EVM hot wallet's key (0x + 64 hex). Required with evmRpcUrls; for devnets generated when unset. */
@@ -176,6 +181,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   socialIpWeightPerMin: intIn("SOCIAL_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
+  attestationKey: optionalRedacted("ATTESTATION_KEY"),
   callbackAllowHttp: Config.boolean(env("CALLBACK_ALLOW_HTTP")).pipe(Config.withDefault(false)),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
@@ -185,6 +191,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   webhookSecretPartnerB: optionalRedacted("WEBHOOK_SECRET_PARTNER_B"),
   // Checked where it is used (src/chain/ChainsLive.ts), before the node starts anything.
   ledgerRpcUrl: optionalRedacted("LEDGER_RPC_URL"),
+  btcRpcUrl: optionalRedacted("BTC_RPC_URL"),
+  ltcRpcUrl: optionalRedacted("LTC_RPC_URL"),
   evmRpcUrls: optionalRedacted("EVM_RPC_URLS").pipe(
     Config.mapOrFail((text): Either.Either<Option.Option<ReadonlyArray<EvmRpcUrl>>, ConfigError.ConfigError> =>
       Option.isNone(text)

@@ -8,6 +8,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Devnet, Pay } from "../../schemas/devnet.ts"
 import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
+import { type CoinChain, coinChains } from "../../src/chain/params.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
@@ -39,6 +40,12 @@ const freshLedgerAddress = (): string => {
   if (Either.isLeft(a)) throw new Error(a.left.message)
   return a.right
 }
+/** A fresh P2PKH address in a coin chain's own regtest format. */
+const freshCoinAddress = (chain: CoinChain): string => {
+  const a = p2pkhAddressOfPubkey(ECPair.makeRandom().publicKey, coinChains[chain].params)
+  if (Either.isLeft(a)) throw new Error(a.left.message)
+  return a.right
+}
 const freshEvmAddress = (): string => privateKeyToAccount(generatePrivateKey()).address
 
 const json = cliJson
@@ -66,6 +73,29 @@ describe("devnet CLI against a running node", () => {
     expect(await balance("ledger", to, "dusd")).toEqual({ balance: "12.345" })
   })
 
+  it("btc and ltc: each its own regtest devnet; pays native coin, mines, reads the balance back", { timeout: 240_000 }, async () => {
+    const [toBtc, toLtc] = [freshCoinAddress("btc"), freshCoinAddress("ltc")]
+    // Regtest prefixes: BTC m/n (0x6f), LTC the same byte; both differ from the ledger's T.
+    expect(toBtc).toMatch(/^[mn]/)
+    const [btc, ltc] = await Promise.all([pay("btc", toBtc, "0.75"), pay("ltc", toLtc, "2.5", "LTC")])
+    expect(json(btc).txid).toMatch(/^[0-9a-f]{64}$/)
+    expect(json(ltc).txid).toMatch(/^[0-9a-f]{64}$/)
+    expect(await balance("btc", toBtc)).toEqual({ balance: "0" })
+    const [minedBtc, minedLtc] = await Promise.all([
+      cli(["devnet", "mine", "--chain", "btc", "--json"], env),
+      cli(["devnet", "mine", "--chain", "ltc", "--blocks", "3", "--json"], env)
+    ])
+    expect(json(minedBtc)).toEqual({ chain: "btc", height: 121 })
+    expect(json(minedLtc)).toEqual({ chain: "ltc", height: 123 })
+    expect(await balance("btc", toBtc, "BTC")).toEqual({ balance: "0.75" })
+    expect(await balance("ltc", toLtc)).toEqual({ balance: "2.5" })
+    // The chains are apart: the LTC payment is not on BTC, and a ledger address is not a BTC one.
+    expect(await balance("btc", toLtc)).toEqual({ balance: "0" })
+    const [ledgerOnBtc, token] = await Promise.all([pay("btc", freshLedgerAddress(), "1"), pay("ltc", toLtc, "1", "DUSD")])
+    expect(refused(ledgerOnBtc)).toMatch(/is not a bitcoin-regtest address/)
+    expect(refused(token)).toMatch(/unknown asset "DUSD" on ltc: only its native coin, LTC/)
+  })
+
   it("EVM: USDC on ethereum (6 decimals), USDC on bsc (18) and DAI, exact to the last unit", { timeout: 240_000 }, async () => {
     const a = freshEvmAddress()
     const b = freshEvmAddress()
@@ -83,14 +113,14 @@ describe("devnet CLI against a running node", () => {
     expect(await balance("bsc", b, "USDT")).toEqual({ balance: "0" })
   })
 
-  it("refuses bad amounts, too many decimals, unknown assets and chains, btc/ltc", { timeout: 240_000 }, async () => {
+  it("refuses bad amounts, too many decimals, unknown assets and chains", { timeout: 240_000 }, async () => {
     const to = freshEvmAddress()
     // Refused by the CLI itself, before it reaches the node.
     const [negative, word, zero, btc] = await Promise.all([
       pay("ethereum", to, "-1", "USDC"),
       pay("ethereum", to, "abc", "USDC"),
       pay("ledger", freshLedgerAddress(), "0"),
-      pay("btc", "bc1qxyz", "1")
+      pay("doge", "D7xyz", "1")
     ])
     for (const r of [negative, word, zero, btc]) expect(r.code).toBe(2)
     // Refused by the node, which knows each asset's decimals.
@@ -106,7 +136,7 @@ describe("devnet CLI against a running node", () => {
     expect(refused(tooPrecise)).toMatch(/more than 6 decimal places/)
     expect(refused(unknown)).toMatch(/unknown asset "DOGE" on base/)
     expect(refused(native)).toMatch(/native coin is not supported yet/)
-    expect(refused(btc)).toMatch(/btc and ltc arrive with the wrap desk/)
+    expect(refused(btc)).toMatch(/unknown chain "doge": one of ledger, ethereum, base, bsc, btc, ltc/)
     expect(refused(unknownLedger)).toMatch(/unknown asset "NOPE" on the ledger/)
     // The refusals paid nothing.
     expect(await balance("ethereum", to, "USDC")).toEqual({ balance: "0" })

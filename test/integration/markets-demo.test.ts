@@ -89,7 +89,8 @@ describe("markets and the demo world", () => {
   it("markets add issues a new asset on the devnet, lists between known assets, and refuses bad input", { timeout: 240_000 }, async () => {
     const added = json<MarketView>(await cli(["markets", "add", "--symbol", "SILVDUSD", "--base", "SILV", "--quote", "DUSD", "--tick", "0.001", "--lot", "0.1", "--min-notional", "5", "--json"], env))
     expect(added).toEqual({ symbol: "SILVDUSD", base: "SILV", quote: "DUSD", tickSize: "0.001", stepSize: "0.1", minNotional: "5", status: "TRADING" })
-    expect(await db.query("SELECT property_id::int AS id FROM exchange_assets WHERE code = 'SILV'")).toEqual([{ id: 6 }])
+    // 6..10 are the desk's tokens, issued right after the demo world (docs/desk.md).
+    expect(await db.query("SELECT property_id::int AS id FROM exchange_assets WHERE code = 'SILV'")).toEqual([{ id: 11 }])
     // Every market asset is a --asset of the devnet commands (the faucet holds the supply).
     const faucet = devnetFaucetAddress(ledgerParams)
     expect(Number(await balance(faucet, "SILV"))).toBeGreaterThan(0)
@@ -179,7 +180,7 @@ describe("markets and the demo world", () => {
     const restartVars = { ...nodeVars, SHARDLINE_DATA_DIR: node.config.dataDir }
     await node.stop()
     node = await startNode(db.url, restartVars)
-    expect(await devnetProperties(node)).toMatchObject({ 3: "Devnet Dollar", 4: "SHRD", 5: "GOLD", 6: "SILV" })
+    expect(await devnetProperties(node)).toMatchObject({ 3: "Devnet Dollar", 4: "SHRD", 5: "GOLD", 6: "SUSD", 7: "XUSD", 8: "wBTC", 9: "wETH", 10: "wLTC", 11: "SILV" })
     expect((await db.query("SELECT count(*)::int AS n FROM markets"))[0]).toEqual({ n: 4 })
     // The restarted devnet serves the assets (and a new trader) at once.
     const t = json<Trader>(await cli(["demo", "trader", "--fund", "SILV:3", "--json"], env))

@@ -6,9 +6,11 @@ import { mintSession, revokeSession } from "../../src/social/sessions/SessionSto
 import { createAccount } from "../../src/social/accounts/Accounts.ts"
 
 const run = runWithDatabase
+/** Runs `effect` against the test database with the app's own connection (migrated) and secret box. */
+export const runWithDb = runWithDatabase
 
-export const createDeskKey = (databaseUrl: string, options: NewDeskKey) => run(databaseUrl, createMemberWithKey(options))
-export const revokeDeskKey = (databaseUrl: string, apiKey: string) => run(databaseUrl, revokeKey(apiKey))
+export const createDeskKey = (databaseUrl: string, options: NewDeskKey) => runWithDb(databaseUrl, createMemberWithKey(options))
+export const revokeDeskKey = (databaseUrl: string, apiKey: string) => runWithDb(databaseUrl, revokeKey(apiKey))
 
 /** What wallet-exchange will do after a signed sign-in; a negative ttl makes an expired session. */
 export const createSession = (databaseUrl: string, address: string, ttlMs?: number) => run(databaseUrl, mintSession(address, ttlMs))

@@ -151,6 +151,8 @@ export interface EvmLedger {
   /** `decimals()` of the token contract. */
   readonly tokenDecimals: (token: string) => Effect.Effect<number, EvmInvalidInput | EvmCallFailed | EvmRpcError>
   readonly tokenBalance: (token: string, holder: string) => Effect.Effect<bigint, EvmInvalidInput | EvmCallFailed | EvmRpcError>
+  /** The chain's native coin (ETH, BNB) `holder` holds, in wei. */
+  readonly nativeBalance: (holder: string) => Effect.Effect<bigint, EvmInvalidInput | EvmRpcError>
   /**
    * Pays `amount` (smallest unit) of `token` from the hot wallet to `to`: checked against the
    * balance, dry-run, signed locally, sent raw. Returns the hash (keccak of the signed bytes).

@@ -49,6 +49,7 @@ const devnetBackend = (chain: EvmChain, engine: DevnetEngine, automine: boolean)
   return {
     chainId: Effect.sync(() => engine.chainId),
     blockNumber: Effect.sync(() => engine.blockNumber()),
+    nativeBalance: (address) => Effect.promise(() => engine.balance(address)),
     call: (request, block) =>
       Effect.map(Effect.promise(() => engine.call(request, block)), (o) =>
         Either.isRight(o) ? { ok: true, data: o.right.data } : { ok: false, reason: failureReason(o.left) }),

@@ -98,6 +98,7 @@ const viemBackend = (options: ViemLedgerOptions): EvmBackend => {
     chainId: rpc("eth_chainId", () => client.getChainId()),
     // viem caches the block number for its polling interval; confirmations need the current one.
     blockNumber: rpc("eth_blockNumber", () => client.getBlockNumber({ cacheTime: 0 })),
+    nativeBalance: (address) => rpc("eth_getBalance", () => client.getBalance({ address })),
     call: (request, block) =>
       Effect.tryPromise({
         try: () => client.call({ ...(request.from === undefined ? {} : { account: request.from }), to: request.to, data: request.data, blockTag: block }),

@@ -32,6 +32,10 @@ export const devnetFaucet = (ledger: UtxoLedgerShape): KeyWallet => makeKeyWalle
 /** The faucet's address, without a ledger (the devnet's block clock pays it). */
 export const devnetFaucetAddress = (params: UtxoChainParams): string => keyWalletAddress(devnetFaucetKey, params)
 
+/** A coin devnet (BTC, LTC): mature coinbases for the faucet, nothing else. */
+export const fundCoinFaucet = (ledger: UtxoLedgerShape): Effect.Effect<void> =>
+  Effect.asVoid(ledger.mine(ledger.params.coinbaseMaturity + faucetMatureCoinbases, devnetFaucet(ledger).address)).pipe(Effect.orDie)
+
 /**
  * Funds the faucet on a fresh devnet and issues DUSD. Runs once, at devnet start; anything that
  * fails here is a bug in the devnet, so it dies.

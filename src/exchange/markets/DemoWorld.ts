@@ -13,6 +13,7 @@ import { devnetDollar } from "../../chain/ledger/devnetFaucet.ts"
 import { AppConfig, invalidSetting } from "../../platform/Config.ts"
 import { DevnetChains } from "../../platform/devnet/DevnetChains.ts"
 import { realNodeSetting } from "../../platform/devnet/realNode.ts"
+import { withDevnetWorldLock } from "../../platform/devnet/worldLock.ts"
 import { checkMasterKey, SecretBox } from "../../platform/SecretBox.ts"
 import { ASSET_DECIMALS, type NewMarket } from "./marketSpec.ts"
 import { addAsset, addMarket, listAssets, listMarkets } from "./marketStore.ts"
@@ -36,20 +37,9 @@ export const demoFundingOther = "1000"
 /** Native coin (TOK) a demo wallet gets for its own fees. */
 export const demoNativeCoin = "1"
 
-/** The session advisory lock of the demo world: its own keyspace ("DEMO"), apart from migrations. */
-export const DEMO_WORLD_LOCK = [0x44454d4f, 1] as const
-
-const withDemoLock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const conn = yield* Effect.orDie(sql.reserve)
-    const [a, b] = DEMO_WORLD_LOCK
-    yield* Effect.acquireRelease(
-      Effect.orDie(conn.executeRaw(`select pg_advisory_lock(${a}, ${b})`, [])),
-      () => conn.executeRaw(`select pg_advisory_unlock(${a}, ${b})`, []).pipe(Effect.ignore)
-    )
-    return yield* effect
-  }))
+/** The session advisory lock of the demo world, shared with the desk's tokens (worldLock.ts). */
+export { DEMO_WORLD_LOCK } from "../../platform/devnet/worldLock.ts"
+const withDemoLock = withDevnetWorldLock
 
 /** Re-issues the registered assets on this node's devnet, then makes the demo world if none exists. */
 export const makeDemoWorld: Effect.Effect<void, ConfigError.ConfigError, AppConfig | SqlClient.SqlClient | SecretBox | DevnetChains> = Effect.gen(function*() {

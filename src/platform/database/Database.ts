@@ -20,6 +20,7 @@ import m0013 from "./migrations/0013_social_accounts.ts"
 import m0014 from "./migrations/0014_wallet_identity.ts"
 import m0015 from "./migrations/0015_social_content.ts"
 import m0016 from "./migrations/0016_market_data.ts"
+import m0017 from "./migrations/0017_desk_ledger.ts"
 import m0018 from "./migrations/0018_desk_orders.ts"
 
 export const migrations = {
@@ -38,6 +39,7 @@ export const migrations = {
   "0014_wallet_identity": m0014,
   "0015_social_content": m0015,
   "0016_market_data": m0016,
+  "0017_desk_ledger": m0017,
   "0018_desk_orders": m0018
 }
 

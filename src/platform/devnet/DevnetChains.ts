@@ -11,10 +11,12 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
 import { validateLedgerAddress } from "../../chain/address.ts"
 import { type EvmLedger, EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
+import { coinChains, type CoinChain } from "../../chain/params.ts"
 import { devnetFaucet } from "../../chain/ledger/devnetFaucet.ts"
 import { syncOnce } from "../../chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../chain/ledger/keyWallet.ts"
-import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { sumValues, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { OmniIndexer } from "../../chain/omni/indexer.ts"
 import { formatAmount, parseAmount } from "../../chain/units.ts"
 import { DevnetRefused, type DevnetChainName } from "../../../schemas/devnet.ts"
@@ -27,6 +29,11 @@ import { type AssetsMismatch, issue, type IssuerDeps, reissue, type RegisteredAs
 
 /** The system wallet that issues the market assets. */
 export const assetIssuerWallet = "asset-issuer"
+/**
+ * The system wallet that issues the token desk's Omni properties (its dollar tokens and wBTC,
+ * wLTC, wETH) and alone grants and revokes them; their supply is never granted to the faucet.
+ */
+export const deskIssuerWallet = "desk-issuer"
 
 export interface DevnetChainsShape {
   /** Pays `amount` (decimal, the asset's own unit) to `to`; the txid. */
@@ -37,6 +44,8 @@ export interface DevnetChainsShape {
   readonly balance: (chain: DevnetChainName, address: string, asset: string | undefined) => Effect.Effect<string, DevnetRefused>
   /** Ledger devnet: issues market asset `code` as a new Omni property; its id and creating txid. */
   readonly issueAsset: (code: string) => Effect.Effect<{ readonly propertyId: number; readonly txid: string }, DevnetRefused>
+  /** Ledger devnet: issues desk token `code` as a new managed property of the desk issuer, nothing granted. */
+  readonly issueDeskToken: (code: string) => Effect.Effect<{ readonly propertyId: number; readonly txid: string }, DevnetRefused>
   /** Ledger devnet: the property a creating transaction made on this devnet, if it is there. */
   readonly propertyCreatedBy: (txid: string, code: string) => Effect.Effect<number | undefined, DevnetRefused>
   /** Ledger devnet at start: re-issues every asset of `exchange_assets` so each gets its id back; how many. */
@@ -70,6 +79,7 @@ export const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const utxo = yield* UtxoLedger
   const evm = yield* EvmLedgers
+  const coins = yield* CoinLedgers
   const sql = yield* SqlClient.SqlClient
   const box = yield* SecretBox
   const faucet = devnetFaucet(utxo)
@@ -93,15 +103,23 @@ export const make = Effect.gen(function*() {
 
   const dbRefused = (e: { readonly message: string }) => new DevnetRefused({ message: `the database did not answer: ${e.message}` })
 
-  const registered: Effect.Effect<ReadonlyArray<RegisteredAsset>, DevnetRefused> = sql<{ code: string; property_id: string }>`
-    SELECT code, property_id::text AS property_id FROM exchange_assets ORDER BY property_id`.pipe(
-    Effect.map((rows) => rows.map((r) => ({ code: r.code, propertyId: Number(r.property_id) }))),
+  // The market assets and the desk's tokens share the ledger's property ids, so they are
+  // re-issued together, in id order, each by its own issuer.
+  const registered: Effect.Effect<ReadonlyArray<RegisteredAsset>, DevnetRefused> = sql<{ code: string; property_id: string; desk: boolean }>`
+    SELECT code, property_id::text AS property_id, false AS desk FROM exchange_assets
+    UNION ALL SELECT code, property_id::text, true FROM desk_tokens WHERE property_id IS NOT NULL
+    ORDER BY property_id`.pipe(
+    Effect.map((rows) => rows.map((r) => ({
+      code: r.code,
+      propertyId: Number(r.property_id),
+      ...(r.desk ? { issuer: deskIssuerWallet, grantToFaucet: false } : {})
+    }))),
     Effect.mapError(dbRefused)
   )
 
   const ledgerAsset = (asset: string | undefined) =>
     Effect.gen(function*() {
-      const codes = needsRegistry(asset) ? new Map((yield* registered).map((a) => [a.code, a.propertyId])) : undefined
+      const codes = needsRegistry(asset) ? new Map((yield* registered).map((a) => [a.code.toUpperCase(), a.propertyId])) : undefined
       const resolved: LedgerAsset = yield* fromResult(resolveLedgerAsset(asset, codes))
       if (resolved.kind === "native") return { asset: resolved, decimals: ledgerNative.decimals }
       const property = (yield* synced).property(resolved.property)
@@ -109,7 +127,21 @@ export const make = Effect.gen(function*() {
       return { asset: resolved, decimals: property.divisible ? 8 : 0 }
     })
 
-  const evmLedger = (chain: Exclude<DevnetChainName, "ledger">) => refuse(evm.get(chain))
+  const evmLedger = (chain: Exclude<DevnetChainName, "ledger" | CoinChain>) => refuse(evm.get(chain))
+
+  // BTC and LTC: native coin only, paid by that chain's own faucet (the same fixed key).
+  const isCoin = (chain: DevnetChainName): chain is CoinChain => chain === "btc" || chain === "ltc"
+  const coinFaucets = new Map(coins.chains.map((c) => [c, devnetFaucet(coins.get(c))]))
+  const coinAsset = (chain: CoinChain, asset: string | undefined) => {
+    const { symbol } = coinChains[chain]
+    return asset === undefined || asset.trim().toUpperCase() === symbol
+      ? Effect.succeed(coinChains[chain].decimals)
+      : Effect.fail(new DevnetRefused({ message: `unknown asset "${asset}" on ${chain}: only its native coin, ${symbol}` }))
+  }
+  const coinAddress = (chain: CoinChain, address: string) => {
+    const check = validateLedgerAddress(address, coins.get(chain).params)
+    return check.valid ? Effect.void : Effect.fail(new DevnetRefused({ message: `address ${address} on ${chain}: ${check.error}` }))
+  }
 
   const evmToken = (ledger: EvmLedger, asset: string | undefined, command: string) =>
     Effect.gen(function*() {
@@ -136,6 +168,11 @@ export const make = Effect.gen(function*() {
         }
         return yield* oneAtATime(refuse(faucet.omni({ type: "simpleSend", property: resolved.property, amount: base }, to)))
       }
+      if (isCoin(chain)) {
+        yield* coinAddress(chain, to)
+        const base = yield* fromResult(parseAmount(amount, yield* coinAsset(chain, asset)))
+        return yield* oneAtATime(refuse(coinFaucets.get(chain)!.pay(to, base)))
+      }
       const ledger = yield* evmLedger(chain)
       const { decimals, token } = yield* evmToken(ledger, asset, "pay")
       const base = yield* fromResult(parseAmount(amount, decimals))
@@ -148,6 +185,11 @@ export const make = Effect.gen(function*() {
       if (chain === "ledger") {
         yield* refuse(utxo.mine(blocks, faucet.address))
         return (yield* refuse(utxo.tip)).height
+      }
+      if (isCoin(chain)) {
+        const coin = coins.get(chain)
+        yield* refuse(coin.mine(blocks, coinFaucets.get(chain)!.address))
+        return (yield* refuse(coin.tip)).height
       }
       const ledger = yield* evmLedger(chain)
       yield* refuse(ledger.mine(blocks))
@@ -165,25 +207,43 @@ export const make = Effect.gen(function*() {
           : (yield* synced).balance(address, resolved.property)
         return yield* fromResult(formatAmount(base, decimals))
       }
+      if (isCoin(chain)) {
+        yield* coinAddress(chain, address)
+        const decimals = yield* coinAsset(chain, asset)
+        return yield* fromResult(formatAmount(sumValues(yield* refuse(coins.get(chain).listUnspent([address]))), decimals))
+      }
       const ledger = yield* evmLedger(chain)
       const { decimals, token } = yield* evmToken(ledger, asset, "balance")
       return yield* fromResult(formatAmount(yield* refuse(ledger.tokenBalance(token, address)), decimals))
     })
 
-  // The issuer's wallet, made once per node (it remembers the coins its pending payments spent).
-  let issuerWallet: IssuerDeps | undefined
-  const issuerDeps: Effect.Effect<IssuerDeps, DevnetRefused> = Effect.suspend(() =>
-    issuerWallet !== undefined ? Effect.succeed(issuerWallet) : systemWallet(assetIssuerWallet).pipe(
+  // Each issuer's wallet, made once per node (it remembers the coins its pending payments spent).
+  const issuerWallets = new Map<string, IssuerDeps>()
+  const depsOf = (name: string): Effect.Effect<IssuerDeps, DevnetRefused> => Effect.suspend(() => {
+    const known = issuerWallets.get(name)
+    return known !== undefined ? Effect.succeed(known) : systemWallet(name).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.provideService(SecretBox, box),
       Effect.mapError(dbRefused),
-      Effect.map((key) => (issuerWallet = { ledger: utxo, faucet, issuer: makeKeyWallet(utxo, key.privateKey), synced }))
-    ))
+      Effect.map((key) => {
+        const deps = { ledger: utxo, faucet, issuer: makeKeyWallet(utxo, key.privateKey), synced }
+        issuerWallets.set(name, deps)
+        return deps
+      })
+    )
+  })
+  const issuerDeps = depsOf(assetIssuerWallet)
 
   const issueAsset: DevnetChainsShape["issueAsset"] = (code) =>
     Effect.gen(function*() {
       yield* devnetOnly("issue", "ledger")
       return yield* oneAtATime(refuse(Effect.flatMap(issuerDeps, (deps) => issue(deps, code))))
+    })
+
+  const issueDeskToken: DevnetChainsShape["issueDeskToken"] = (code) =>
+    Effect.gen(function*() {
+      yield* devnetOnly("issue", "ledger")
+      return yield* oneAtATime(refuse(Effect.flatMap(depsOf(deskIssuerWallet), (deps) => issue(deps, code, undefined, false))))
     })
 
   const propertyCreatedBy: DevnetChainsShape["propertyCreatedBy"] = (txid, code) =>
@@ -192,8 +252,9 @@ export const make = Effect.gen(function*() {
   const reissueAssets: DevnetChainsShape["reissueAssets"] = Effect.gen(function*() {
     yield* devnetOnly("issue", "ledger")
     const rows = yield* registered
-    return yield* oneAtATime(Effect.flatMap(issuerDeps, (deps) =>
-      Effect.mapError(reissue(deps, rows), (e) => (e._tag === "AssetsMismatch" ? e : refused(e)))))
+    return yield* oneAtATime(
+      Effect.mapError(reissue((issuer) => depsOf(issuer ?? assetIssuerWallet), rows), (e) => (e._tag === "AssetsMismatch" ? e : refused(e)))
+    )
   })
 
   const demoWallet = (userId: number) =>
@@ -226,7 +287,7 @@ export const make = Effect.gen(function*() {
       return { txid, balance: yield* fromResult(formatAmount(after, decimals)) }
     })
 
-  return DevnetChains.of({ pay, mine, balance, issueAsset, propertyCreatedBy, reissueAssets, fundFromDemo })
+  return DevnetChains.of({ pay, mine, balance, issueAsset, issueDeskToken, propertyCreatedBy, reissueAssets, fundFromDemo })
 })
 
-export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers | SqlClient.SqlClient | SecretBox> = Layer.effect(DevnetChains, make)
+export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers | CoinLedgers | SqlClient.SqlClient | SecretBox> = Layer.effect(DevnetChains, make)

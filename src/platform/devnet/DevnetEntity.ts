@@ -20,7 +20,7 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
   const tagged = <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.tagMetrics(e, "type", "Devnet")
   yield* tagged(Metric.increment(entityActivations))
   const chainOf = Schema.decodeUnknown(DevnetChainName)(address.entityId).pipe(
-    Effect.mapError(() => new DevnetRefused({ message: `no devnet chain "${address.entityId}": one of ledger, ethereum, base, bsc` }))
+    Effect.mapError(() => new DevnetRefused({ message: `no devnet chain "${address.entityId}": one of ${DevnetChainName.literals.join(", ")}` }))
   )
   const ledgerOnly = (what: string) =>
     Effect.flatMap(chainOf, (chain) =>

@@ -12,10 +12,16 @@ import { ECOSYSTEM_MAIN } from "../../chain/omni/codec.ts"
 import { FIRST_MAIN_PROPERTY_ID, FIRST_TEST_PROPERTY_ID, type OmniIndexer } from "../../chain/omni/indexer.ts"
 import { devnetDollar } from "../../chain/ledger/devnetFaucet.ts"
 
-/** A registered market asset: its code and Omni property id. */
+/**
+ * A registered Omni property: its code and id, the system wallet that issues it, and whether
+ * its supply is granted to the faucet at issue (market assets) or left for the issuer to grant
+ * (the desk's tokens, whose circulating supply is what the desk itself granted).
+ */
 export interface RegisteredAsset {
   readonly code: string
   readonly propertyId: number
+  readonly issuer?: string
+  readonly grantToFaucet?: boolean
 }
 
 /** Whole tokens of a new market asset granted to the faucet. */
@@ -54,7 +60,7 @@ const fundIssuer = (deps: IssuerDeps) =>
   })
 
 /** Creates a managed property named `name`, mines it in, and answers the id the ledger gave it. */
-const create = (deps: IssuerDeps, name: string) =>
+const create = (deps: IssuerDeps, name: string, subcategory = "Market asset") =>
   Effect.gen(function*() {
     yield* fundIssuer(deps)
     const txid = yield* deps.issuer.omni({
@@ -63,7 +69,7 @@ const create = (deps: IssuerDeps, name: string) =>
       divisible: true,
       previousPropertyId: 0,
       category: "Exchange",
-      subcategory: name === placeholderName ? "Placeholder" : "Market asset",
+      subcategory: name === placeholderName ? "Placeholder" : subcategory,
       name,
       url: "",
       data: "devnet only"
@@ -78,12 +84,13 @@ const create = (deps: IssuerDeps, name: string) =>
  * Issues market asset `code` (8 decimals) and grants its supply to the faucet. With `expected`,
  * the id the ledger gives it must be that one (a re-issue after a devnet restart).
  */
-export const issue = (deps: IssuerDeps, code: string, expected?: number) =>
+export const issue = (deps: IssuerDeps, code: string, expected?: number, grantToFaucet = true) =>
   Effect.gen(function*() {
-    const created = yield* create(deps, code)
+    const created = yield* create(deps, code, grantToFaucet ? "Market asset" : "Desk token")
     if (expected !== undefined && created.propertyId !== expected) {
-      return yield* new AssetsMismatch({ message: `the devnet re-issued ${code} as property ${created.propertyId}, but exchange_assets says ${expected}` })
+      return yield* new AssetsMismatch({ message: `the devnet re-issued ${code} as property ${created.propertyId}, but the registry says ${expected}` })
     }
+    if (!grantToFaucet) return created
     yield* deps.issuer.omni({ type: "grant", property: created.propertyId, amount: assetSupplyWhole * 10n ** 8n, memo: "devnet supply" }, deps.faucet.address)
     yield* mineOne(deps)
     return created
@@ -96,12 +103,17 @@ export const issue = (deps: IssuerDeps, code: string, expected?: number) =>
  * cannot be matched (an id the devnet already gave to another property, a test-ecosystem id, a
  * gap over `reissueGapMax`); answers how many assets it issued.
  */
-export const reissue = (deps: IssuerDeps, registered: ReadonlyArray<RegisteredAsset>) =>
+export const reissue = (
+  issuers: IssuerDeps | ((issuer: string | undefined) => Effect.Effect<IssuerDeps, DevnetRefused>),
+  registered: ReadonlyArray<RegisteredAsset>
+) =>
   Effect.gen(function*() {
     const mismatch = (message: string) =>
       new AssetsMismatch({ message: `exchange_assets does not match the ledger devnet: ${message}` })
     let issued = 0
     for (const row of [...registered].sort((a, b) => a.propertyId - b.propertyId)) {
+      // One issuer for every row, or each row's own (market assets and desk tokens).
+      const deps = typeof issuers === "function" ? yield* issuers(row.issuer) : issuers
       const indexer = yield* deps.synced
       const next = nextMainId(indexer)
       if (row.propertyId < next) {
@@ -115,7 +127,7 @@ export const reissue = (deps: IssuerDeps, registered: ReadonlyArray<RegisteredAs
         return yield* mismatch(`${row.code} is property ${row.propertyId}, ${row.propertyId - next} ids past the devnet's next (${next}); more than ${reissueGapMax} to skip`)
       }
       for (let id = next; id < row.propertyId; id++) yield* create(deps, placeholderName)
-      yield* issue(deps, row.code, row.propertyId)
+      yield* issue(deps, row.code, row.propertyId, row.grantToFaucet ?? true)
       issued++
     }
     return issued

@@ -8,6 +8,10 @@ import type { AppConfigShape } from "../Config.ts"
 export const realNodeSetting = (config: AppConfigShape, chain: DevnetChainName): string | undefined =>
   chain === "ledger"
     ? (Option.isSome(config.ledgerRpcUrl) ? "SHARDLINE_LEDGER_RPC_URL" : undefined)
+    : chain === "btc"
+    ? (Option.isSome(config.btcRpcUrl) ? "SHARDLINE_BTC_RPC_URL" : undefined)
+    : chain === "ltc"
+    ? (Option.isSome(config.ltcRpcUrl) ? "SHARDLINE_LTC_RPC_URL" : undefined)
     : (Option.isSome(config.evmRpcUrls) ? "SHARDLINE_EVM_RPC_URLS" : undefined)
 
 /** The one-line refusal of a devnet-only command on a real node. */

@@ -2,11 +2,13 @@
 // following the ledger in the background, shared by everything on the node that needs a
 // confirmed Omni balance (the Market's funded check, the Authorization's sweep, the devnet CLI).
 import { Context, type Effect } from "effect"
-import type { OmniTxRecord } from "../../chain/omni/indexer.ts"
+import type { OmniProperty, OmniTxRecord } from "../../chain/omni/indexer.ts"
 
 export interface OmniViewShape {
   /** Confirmed balance (base units) of `address` in `property`, as of `height`. */
   readonly balance: (address: string, property: number) => Effect.Effect<bigint>
+  /** A property as of the view's height (issuer, total tokens in base units), if it exists. */
+  readonly property: (id: number) => Effect.Effect<OmniProperty | undefined>
   /** The last block the view has applied. */
   readonly height: Effect.Effect<number>
   /** Catches up with the ledger's tip now (one sync at a time); the height reached. */

@@ -59,6 +59,7 @@ export const make = Effect.gen(function*() {
 
   return OmniView.of({
     balance: (address, property) => Effect.sync(() => indexer.balance(address, property)),
+    property: (id) => Effect.sync(() => indexer.property(id)),
     height,
     sync,
     tx: (txid) => Effect.sync(() => records.get(txid))

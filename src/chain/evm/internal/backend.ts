@@ -48,6 +48,8 @@ export interface LogFilter {
 export interface EvmBackend {
   readonly chainId: Effect.Effect<number, EvmRpcError>
   readonly blockNumber: Effect.Effect<bigint, EvmRpcError>
+  /** The native coin (wei) an account holds at the head block. */
+  readonly nativeBalance: (address: Address) => Effect.Effect<bigint, EvmRpcError>
   /** eth_call on the head block, or on top of the mempool ("pending"). */
   readonly call: (
     request: { readonly from?: Address; readonly to: Address; readonly data: Hex },

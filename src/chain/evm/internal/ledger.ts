@@ -153,6 +153,8 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
           readCall(token, "decimals", encodeFunctionData({ abi: erc20Abi, functionName: "decimals" }), (data) =>
             decodeFunctionResult({ abi: erc20Abi, functionName: "decimals", data }))),
 
+      nativeBalance: (holderInput) => Effect.flatMap(parseAddress("holder", holderInput), backend.nativeBalance),
+
       tokenBalance: (tokenInput, holderInput) =>
         Effect.gen(function*() {
           const token = yield* parseAddress("token", tokenInput)
