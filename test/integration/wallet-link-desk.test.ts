@@ -185,7 +185,12 @@ describe("desk wallet-link POST", () => {
     const issued = await issue()
     const wallet = makeWallet()
     const good = await envelopeFor(issued.url, wallet)
-    for (let i = 0; i < 5; i++) expect((await post(issued.url, { ...good, signature: wallet.sign(`guess ${i}`) })).status).toBe(401)
+    // Signed correctly, but naming another token's link as its callback.
+    const elsewhere = { ...good.payload, callback_url: `${node.deskUrl}${v1}/wallet-link?token=${newLinkToken()}` }
+    const redirected = await post(issued.url, { payload: elsewhere, signature: wallet.signJson(elsewhere), address: good.address })
+    expect(redirected.status).toBe(401)
+    expect(redirected.body.error.message).toContain("callback_url")
+    for (let i = 1; i < 5; i++) expect((await post(issued.url, { ...good, signature: wallet.sign(`guess ${i}`) })).status).toBe(401)
     expect((await post(issued.url, good)).status).toBe(410)
     expect(await tokenStatus(issued.token)).toEqual({ status: "spent", failures: 5 })
   })
