@@ -288,7 +288,10 @@ describe("LinkedWallet and rewards/balance", () => {
     expect((await rewards(wallet.derived(19))).body.matched).toBe("derived_address")
     expect((await rewards(wallet.derived(35))).body.matched).toBe("derived_address")
     expect((await rewards(linked.body.usdc_payout_address.toLowerCase())).body.matched).toBe("evm_address")
-    expect((await rewards(makeWallet().addresses.p2pkh)).status).toBe(404)
+    const inbox = makeWallet().addresses.p2pkh
+    expect((await rewards(inbox)).status).toBe(404)
+    await query(`UPDATE desk_members SET token_inbox_address = '${inbox}' WHERE id = '${memberId}'`)
+    expect((await rewards(inbox)).body).toMatchObject({ matched: "token_inbox", currentBalance: "3.75" })
     expect((await rewards(wallet.addresses.p2pkh, "0")).status).toBe(400)
     expect((await rewards(wallet.addresses.p2pkh, "x")).status).toBe(400)
     // Another member's key does not read this wallet; a key without the rewards scope is refused.
