@@ -185,7 +185,12 @@ describe("desk wallet-link POST", () => {
     const issued = await issue()
     const wallet = makeWallet()
     const good = await envelopeFor(issued.url, wallet)
-    for (let i = 0; i < 5; i++) expect((await post(issued.url, { ...good, signature: wallet.sign(`guess ${i}`) })).status).toBe(401)
+    // Signed correctly, but naming another token's link as its callback.
+    const elsewhere = { ...good.payload, callback_url: `${node.deskUrl}${v1}/wallet-link?token=${newLinkToken()}` }
+    const redirected = await post(issued.url, { payload: elsewhere, signature: wallet.signJson(elsewhere), address: good.address })
+    expect(redirected.status).toBe(401)
+    expect(redirected.body.error.message).toContain("callback_url")
+    for (let i = 1; i < 5; i++) expect((await post(issued.url, { ...good, signature: wallet.sign(`guess ${i}`) })).status).toBe(401)
     expect((await post(issued.url, good)).status).toBe(410)
     expect(await tokenStatus(issued.token)).toEqual({ status: "spent", failures: 5 })
   })
@@ -283,7 +288,10 @@ describe("LinkedWallet and rewards/balance", () => {
     expect((await rewards(wallet.derived(19))).body.matched).toBe("derived_address")
     expect((await rewards(wallet.derived(35))).body.matched).toBe("derived_address")
     expect((await rewards(linked.body.usdc_payout_address.toLowerCase())).body.matched).toBe("evm_address")
-    expect((await rewards(makeWallet().addresses.p2pkh)).status).toBe(404)
+    const inbox = makeWallet().addresses.p2pkh
+    expect((await rewards(inbox)).status).toBe(404)
+    await query(`UPDATE desk_members SET token_inbox_address = '${inbox}' WHERE id = '${memberId}'`)
+    expect((await rewards(inbox)).body).toMatchObject({ matched: "token_inbox", currentBalance: "3.75" })
     expect((await rewards(wallet.addresses.p2pkh, "0")).status).toBe(400)
     expect((await rewards(wallet.addresses.p2pkh, "x")).status).toBe(400)
     // Another member's key does not read this wallet; a key without the rewards scope is refused.

@@ -18,7 +18,7 @@ import {
 } from "../../platform/identity/linkTokens.ts"
 import { replaceMemberKeys } from "../keys/DeskKeyStore.ts"
 import { deskBaseUrl, deskOrigin } from "./urls.ts"
-import { checkEnvelope, type LinkTokenFacts, manifestOf, type VerifiedLink } from "./walletLink.ts"
+import { checkEnvelope, type LinkTokenFacts, linkUrl, manifestOf, type VerifiedLink } from "./walletLink.ts"
 
 const metrics = entityMetrics("DeskLinkToken")
 
@@ -33,10 +33,9 @@ export const factsOf = (row: LinkTokenRow): LinkTokenFacts => ({
  * The callback URL this token's manifest names. The entity knows only the token's hash, so the
  * URL the envelope claims is accepted when it is this desk's link URL with a token of that hash.
  */
-const callbackUrlOf = (base: string, tokenHash: string, claimed: string, hash: (token: string) => string): string | undefined => {
-  const prefix = `${base}/api/public/v1/wallet-link?token=`
-  if (!claimed.startsWith(prefix)) return undefined
-  return hash(claimed.slice(prefix.length)) === tokenHash ? claimed : undefined
+const callbackUrlOf = (base: string, tokenHash: string, claimed: string): string | undefined => {
+  const prefix = linkUrl(base, "")
+  return claimed.startsWith(prefix) && sha256Hex(claimed.slice(prefix.length)) === tokenHash ? claimed : undefined
 }
 
 export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
@@ -101,8 +100,9 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
       Effect.gen(function*() {
         const row = yield* usableLinkToken(tokenHash, "desk")
         const base = deskBaseUrl(config)
-        const claimed = callbackUrlOf(base, tokenHash, payload.envelope.payload.callback_url, sha256Hex)
-        const manifest = manifestOf(factsOf(row), { from: deskOrigin(config), callbackUrl: claimed ?? `${base}/api/public/v1/wallet-link` })
+        // A claimed URL that is not this token's link leaves the manifest's callback_url unmatched: 401.
+        const claimed = callbackUrlOf(base, tokenHash, payload.envelope.payload.callback_url)
+        const manifest = manifestOf(factsOf(row), { from: deskOrigin(config), callbackUrl: claimed ?? linkUrl(base, "<this token>") })
         const checked = checkEnvelope(payload.envelope, manifest)
         const result = Either.isLeft(checked) ? Effect.fail(checked.left) : link(row, checked.right)
         const done = yield* result.pipe(Effect.tapError((e) => e._tag === "LinkRefused" ? countLinkFailure(tokenHash)(e) : Effect.void))
