@@ -17,6 +17,7 @@ import * as ApiKeys from "../../src/exchange/auth/ApiKeys.ts"
 import type { OpsView } from "../../src/platform/ops/OpsView.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { clusterClientLayer } from "../support/clusterClient.ts"
+import { shardOwners } from "../support/faults.ts"
 import { testMasterKey } from "../support/node.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 
@@ -58,16 +59,6 @@ const clientLayer = (databaseUrl: string) => clusterClientLayer(databaseUrl, "sh
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Shard number → owning node, read from the advisory locks each runner's connection holds. */
-const shardOwners = async (): Promise<Map<number, string>> => {
-  const rows = await db.query<{ shard: number; node: string }>(`
-    SELECT (l.objid::bigint - 1000000)::int AS shard, a.application_name AS node
-    FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-    WHERE l.locktype = 'advisory' AND l.granted
-      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-      AND l.objid::bigint BETWEEN 1000001 AND ${1_000_000 + shardsTotal}`)
-  return new Map(rows.map((r) => [r.shard, r.node]))
-}
 
 const countByNode = (owners: Map<number, string>) => {
   const counts: Record<string, number> = {}
@@ -143,7 +134,7 @@ describe("three runner processes", () => {
 
   it("share the 300 shards 100/100/100, as pg_locks and GET /ops both show", async () => {
     await waitFor("100 shards on each node", 30_000, async () => {
-      const counts = countByNode(await shardOwners())
+      const counts = countByNode(await shardOwners(db, shardsTotal))
       return nodes.every((n) => counts[n.name] === 100)
     })
     const ops = (await (await fetch(`${nodes[0]!.baseUrl}/ops`)).json()) as OpsView
@@ -173,7 +164,7 @@ describe("three runner processes", () => {
 
     // Owner of each entity: its shard's lock holder. The runner that committed the grant must
     // agree (it owned the shard at grant time, and nothing has moved since).
-    const owners = await shardOwners()
+    const owners = await shardOwners(db, shardsTotal)
     const ownerOf = new Map(grants.map((g) => [g.grantId, owners.get(g.shard)!]))
     const grantedBy = await db.query<{ grant_id: string; runner: string }>(
       `SELECT grant_id, runner FROM authorization_events WHERE kind = 'granted'`)
@@ -200,13 +191,13 @@ describe("three runner processes", () => {
     // Failover: from the kill until the survivors hold every shard; also when they took the first.
     let firstTakenAt: number | undefined
     const reownedAt = await waitFor("all 300 shards re-owned by the survivors", 30_000, async () => {
-      const counts = countByNode(await shardOwners())
+      const counts = countByNode(await shardOwners(db, shardsTotal))
       const held = survivors.reduce((sum, n) => sum + (counts[n.name] ?? 0), 0)
       if (held > shardsTotal - victimShards && firstTakenAt === undefined) firstTakenAt = Date.now()
       return held === shardsTotal
     })
     const failoverMs = reownedAt - killedAt
-    const after = await shardOwners()
+    const after = await shardOwners(db, shardsTotal)
     const shuffled = [...owners].filter(([shard, node]) => node !== victim.name && after.get(shard) !== node).length
     console.log(`FAILOVER_MS=${failoverMs} (first of the dead node's shards re-owned after ${firstTakenAt! - killedAt} ms; ` +
       `${shuffled} shards also moved between the survivors)`)
@@ -267,7 +258,7 @@ describe("three runner processes", () => {
     const termAt = Date.now()
     leaving.child.kill("SIGTERM")
     const takeoverAt = waitFor("300 shards on the last node", drainExitMaxMs + drainTakeoverMaxMs, async () =>
-      countByNode(await shardOwners())[last.name] === shardsTotal)
+      countByNode(await shardOwners(db, shardsTotal))[last.name] === shardsTotal)
     const exit = await Promise.race([leaving.exited, sleep(drainExitMaxMs + 5_000).then(() => undefined)])
     expect(exit, `${leaving.name} still running ${drainExitMaxMs + 5_000} ms after SIGTERM`).toBeDefined()
     const tookOver = await takeoverAt

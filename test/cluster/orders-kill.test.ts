@@ -17,15 +17,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EntityId } from "@effect/cluster"
-import { Effect, Either, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { Market } from "../../schemas/exchange/market.ts"
-import { type BlockConsumer, syncOnce } from "../../src/chain/ledger/follower.ts"
+import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
 import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { OmniIndexer, type OmniTxRecord } from "../../src/chain/omni/indexer.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
@@ -35,6 +34,7 @@ import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { signedGet, signedQuery, type Key } from "../../harness/signed.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { clusterClientLayer } from "../support/clusterClient.ts"
+import { chainIndex, shardOwners, sleep, waitFor } from "../support/faults.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
 
@@ -49,7 +49,6 @@ const KILL_AFTER_ACKS = Math.floor(((SELLERS + BUYERS) * ORDERS_PER_CLIENT) / 3)
 const ORDER_DEADLINE_MS = 90_000
 /** Whole units each trader is granted and funded with. */
 const FUNDS_WHOLE = 1_000n
-const shardsTotal = 300
 
 let litecoind: Litecoind
 let db: TestDatabase
@@ -58,39 +57,8 @@ const nodes: Array<NodeProcess> = []
 let client: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof clientLayer>>, never> | undefined
 
 const clientLayer = (databaseUrl: string) => clusterClientLayer(databaseUrl, "shardline:orders-kill-test")
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const waitFor = async <A>(what: string, timeoutMs: number, probe: () => Promise<A | undefined>, everyMs = 200): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(everyMs)
-  }
-}
 
-/** Our own indexer over the shared chain, keeping every Omni transaction it applied. */
-const chainIndex = () => {
-  const indexer = new OmniIndexer({ params: ledgerParams })
-  const records: OmniTxRecord[] = []
-  const consumer: BlockConsumer = {
-    tip: () => indexer.tip(),
-    apply: (b) => Either.map(indexer.apply(b), (rs) => { records.push(...rs); return rs }),
-    rollback: () => indexer.rollback()
-  }
-  return { indexer, records, consumer }
-}
 
-/** Shard number → owning node name, from the advisory locks each runner's connection holds. */
-const shardOwners = async (): Promise<Map<number, string>> => {
-  const rows = await db.query<{ shard: number; node: string }>(`
-    SELECT (l.objid::bigint - 1000000)::int AS shard, a.application_name AS node
-    FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-    WHERE l.locktype = 'advisory' AND l.granted
-      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-      AND l.objid::bigint BETWEEN 1000001 AND ${1_000_000 + shardsTotal}`)
-  return new Map(rows.map((r) => [r.shard, r.node]))
-}
 
 type Trader = Key & { readonly userId: number; readonly address: string; readonly side: "BUY" | "SELL"; readonly delegated: string; readonly grantId: string }
 
@@ -209,7 +177,7 @@ describe("orders across kill -9 of the market's owner", () => {
 
       // Which node owns the market?
       const shard = await client.runPromise(Market.getShardId(EntityId.make(SYMBOL)))
-      const ownerName = await waitFor("the market's shard owner", 30_000, async () => (await shardOwners()).get(shard.id))
+      const ownerName = await waitFor("the market's shard owner", 30_000, async () => (await shardOwners(db)).get(shard.id))
       const owner = nodes.find((n) => n.name === ownerName)
       expect(owner, `owner ${ownerName} is one of ${nodes.map((n) => n.name).join(", ")}`).toBeDefined()
       const survivor = nodes.find((n) => n !== owner)!

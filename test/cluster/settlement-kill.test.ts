@@ -7,21 +7,21 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Either, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { Follow, Settlement } from "../../schemas/exchange/settlement.ts"
-import { type BlockConsumer, syncOnce } from "../../src/chain/ledger/follower.ts"
+import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
 import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { OmniIndexer, type OmniTxRecord } from "../../src/chain/omni/indexer.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
 import * as ApiKeys from "../../src/exchange/auth/ApiKeys.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { clusterClientLayer } from "../support/clusterClient.ts"
+import { chainIndex, waitFor } from "../support/faults.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { testMasterKey } from "../support/node.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
@@ -38,28 +38,7 @@ let client: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof 
 
 const clientLayer = (databaseUrl: string) => clusterClientLayer(databaseUrl, "shardline:settlement-kill-test")
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const waitFor = async <A>(what: string, timeoutMs: number, probe: () => Promise<A | undefined>, everyMs = 200): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(everyMs)
-  }
-}
 
-/** Our indexer over the node's chain, keeping every Omni transaction it applied. */
-const chainIndex = () => {
-  const indexer = new OmniIndexer({ params: ledgerParams })
-  const records: OmniTxRecord[] = []
-  const consumer: BlockConsumer = {
-    tip: () => indexer.tip(),
-    apply: (b) => Either.map(indexer.apply(b), (rs) => { records.push(...rs); return rs }),
-    rollback: () => indexer.rollback()
-  }
-  return { indexer, records, consumer }
-}
 
 beforeAll(async () => {
   litecoind = await startLitecoind()
