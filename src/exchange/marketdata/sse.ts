@@ -127,6 +127,9 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     if (streams === undefined) return refuse(res, headers, -1100, "Illegal characters found in parameter 'streams'; legal range is 'ticker,depth,trade'.")
     const feed = data.feed(market.id)
 
+    // The body ends with the connection (connection: close), so it needs no chunked framing:
+    // each write goes to the socket as it is, one buffer instead of three.
+    res.useChunkedEncodingByDefault = false
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no",
       // The connection is the stream's: when the stream ends (close, cut off) the socket goes too.
       connection: "close", ...headers })
