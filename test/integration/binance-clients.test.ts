@@ -67,7 +67,7 @@ const ccxtClient = (key: { apiKey: string; secretKey: string }) =>
     apiKey: key.apiKey,
     secret: key.secretKey,
     urls: { api: { public: `${node.baseUrl}${v1}`, private: `${node.baseUrl}${v1}` } },
-    options: { fetchMarkets: { types: ["spot"] }, fetchCurrencies: false, fetchMargins: false, fetchTradesMethod: "publicGetTrades" },
+    options: { fetchMarkets: { types: ["spot"] }, fetchCurrencies: false, fetchMargins: false },
     rateLimit: 250
   })
 
