@@ -13,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { signedQuery } from "../../harness/signed.ts"
 import { MarketData } from "../../src/exchange/marketdata/MarketData.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
+import { withTableRenamed } from "../support/pg.ts"
 import { DUSD, newTraders, type Trader } from "../support/tradingWorld.ts"
 
 let db: TestDatabase
@@ -164,6 +165,21 @@ describe("market data served from every node's memory", () => {
     for (const path of [`/depth?symbol=${symbol}`, `/trades?symbol=${symbol}`, `/aggTrades?symbol=${symbol}`, `/ticker/price`, `/ticker/bookTicker`, `/klines?symbol=${symbol}&interval=1h&limit=3`]) {
       expect((await get(a, prefix + path)).text, path).toBe((await get(b, prefix + path)).text)
     }
+  })
+
+  it("answers public reads from memory: the same bodies while the tables behind them are renamed away", async () => {
+    const end = Date.now()
+    const paths = [`/depth?symbol=${symbol}`, `/trades?symbol=${symbol}`, `/aggTrades?symbol=${symbol}`, `/ticker/24hr`, `/ticker/price`,
+      `/ticker/bookTicker?symbol=${symbol}`, `/klines?symbol=${symbol}&interval=1m&limit=3&endTime=${end}`]
+    const before = await Promise.all(paths.map((p) => get(b, prefix + p)))
+    await withTableRenamed(db, "trades", () =>
+      withTableRenamed(db, "market_klines", () =>
+        withTableRenamed(db, "market_data_snapshots", async () => {
+          const during = await Promise.all(paths.map((p) => get(b, prefix + p)))
+          // ticker/24hr carries the clock (openTime, closeTime); everything else is byte for byte.
+          const still = (r: { status: number; text: string }) => [r.status, r.text.replace(/"(openTime|closeTime)":\d+/g, "")]
+          expect(during.map(still)).toEqual(before.map(still))
+        })))
   })
 
   it("reads klines older than memory from Postgres, filling quiet minutes with the previous close", async () => {
