@@ -155,7 +155,7 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
           // Too slow: what is queued stays bounded; the client reconnects with Last-Event-ID.
           const msg = `Client too slow: more than ${options.bufferBytes} bytes waiting; reconnect with Last-Event-ID.`
           end()
-          res.end(`event: error\ndata: ${JSON.stringify({ code: -1008, msg })}\n\n`)
+          res.end(event("error", data.feed(market.id)?.seq ?? 0, { code: -1008, msg }))
           setTimeout(() => res.destroy(), 1_000).unref()
           return
         }
