@@ -180,13 +180,22 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     const resumeFrom = Number(req.headers["last-event-id"])
     const missed = Number.isSafeInteger(resumeFrom) && req.headers["last-event-id"] !== undefined ? data.since(market.id, resumeFrom) : undefined
     const mask = maskOf(streams)
-    const send = (d: Delta, f: Feed) => conn.write(bytesOf(render(market, d, f), mask))
-    if (missed !== undefined && feed !== undefined) for (const d of missed) send(d, feed)
-    else if (feed !== undefined) conn.write(snapshotOf(market, feed, streams))
-    const listener: FeedListener = {
-      delta: send,
-      reset: (f) => conn.write(snapshotOf(market, f, streams))
+    // What this connection has seen: a delta at or below it is already in what it was sent.
+    let seen = 0
+    const send = (d: Delta, f: Feed) => {
+      if (d.seq <= seen) return
+      seen = d.seq
+      conn.write(bytesOf(render(market, d, f), mask))
     }
+    const snapshot = (f: Feed) => {
+      seen = f.seq
+      conn.write(snapshotOf(market, f, streams))
+    }
+    if (missed !== undefined && feed !== undefined) {
+      seen = resumeFrom
+      for (const d of missed) send(d, feed)
+    } else if (feed !== undefined) snapshot(feed)
+    const listener: FeedListener = { delta: send, reset: snapshot }
     if (open) unsubscribe = data.subscribe(market.id, listener)
   }
 
