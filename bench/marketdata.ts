@@ -17,8 +17,8 @@
 // level changes), BENCH_MD_PARTS ("rest,sse").
 import { fork } from "node:child_process"
 import { createServer, request } from "node:http"
-import { writeFileSync } from "node:fs"
-import { cpus } from "node:os"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
@@ -69,12 +69,16 @@ const restCases = async (rows: Array<Row>) => {
   const db = await createTestDatabase("benchmd")
   const stops: Array<() => Promise<void>> = []
   try {
-    const first = await spawnNode(nodeVars(db.url, true))
+    // One data dir for both starts: the second start needs the first's key-epochs file.
+    const dataDir = mkdtempSync(join(tmpdir(), "sl-benchmd-"))
+    stops.push(async () => rmSync(dataDir, { recursive: true, force: true }))
+    const vars = { ...nodeVars(db.url, true), SHARDLINE_DATA_DIR: dataDir }
+    const first = await spawnNode(vars)
     first.child.kill("SIGTERM")
     await first.exited
     await first.dispose()
     await seedBook(db)
-    const node = await spawnNode(nodeVars(db.url, true))
+    const node = await spawnNode(vars)
     stops.push(async () => {
       writeFileSync(nodeLog, node.output())
       if (node.child.exitCode !== null) console.error(`the node exited (code ${node.child.exitCode}) during the run; its output: ${nodeLog}`)
@@ -111,7 +115,8 @@ const restCases = async (rows: Array<Row>) => {
         rows.push({
           endpoint, server, requests: m.requests, errors: m.errors, "req/s": Math.round(m.rps),
           "p50 ms": Number(m.p50Ms.toFixed(2)), "p99 ms": Number(m.p99Ms.toFixed(2)), "CPU µs/req": Math.round(m.cpuUsPerRequest),
-          "req/s ours/bare": server === "shardline" ? Number((ours.rps / theirs.rps).toFixed(3)) : ""
+          "req/s ours/bare": server === "shardline" ? Number((ours.rps / theirs.rps).toFixed(3)) : "",
+          "CPU bare/ours": server === "shardline" ? Number((theirs.cpuUsPerRequest / ours.cpuUsPerRequest).toFixed(3)) : ""
         })
       }
     }

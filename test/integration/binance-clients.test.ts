@@ -67,7 +67,7 @@ const ccxtClient = (key: { apiKey: string; secretKey: string }) =>
     apiKey: key.apiKey,
     secret: key.secretKey,
     urls: { api: { public: `${node.baseUrl}${v1}`, private: `${node.baseUrl}${v1}` } },
-    options: { fetchMarkets: { types: ["spot"] }, fetchCurrencies: false, fetchMargins: false, fetchTradesMethod: "publicGetTrades" },
+    options: { fetchMarkets: { types: ["spot"] }, fetchCurrencies: false, fetchMargins: false },
     rateLimit: 250
   })
 
@@ -186,6 +186,24 @@ describe("ccxt (unchanged library, README recipe)", () => {
     // Spent 5 of the cap; nothing held any more.
     const after = await settled(() => ex.fetchBalance(), (b) => (b["DUSD"] as { free?: number } | undefined)?.free === 95)
     expect(after["DUSD"]).toEqual({ free: 95, used: 0, total: 95 })
+  })
+
+  it("reads market data as ccxt does by default: fetchOrderBook, fetchTicker, fetchTrades (aggTrades), fetchOHLCV (klines)", async () => {
+    const ex = ccxtClient(reader)
+    await ex.loadMarkets()
+    await makerAsks("3.00", "1")
+    const book = await settled(() => ex.fetchOrderBook("TST/DUSD", 5), (b) => b.asks.length > 0)
+    expect(book.asks[0]).toEqual([3, 1])
+    expect(book.nonce).toBeGreaterThan(0)
+    const ticker = await ex.fetchTicker("TST/DUSD")
+    expect(ticker).toMatchObject({ symbol: "TST/DUSD", last: 2.5, open: 2.5, high: 2.5, low: 2.5, baseVolume: 2, quoteVolume: 5, ask: 3, askVolume: 1 })
+    const trades = await ex.fetchTrades("TST/DUSD")
+    expect(trades.map((t) => [t.price, t.amount, t.side])).toEqual([[2.5, 2, "buy"]])
+    const candles = await ex.fetchOHLCV("TST/DUSD", "1m", undefined, 3)
+    // The trade's candle, or flat candles at its close after it when the minute has turned.
+    expect(candles.length).toBeGreaterThan(0)
+    expect(candles.at(-1)![4]).toBe(2.5)
+    expect(candles.reduce((v, c) => v + (c[5] ?? 0), 0)).toBeLessThanOrEqual(2)
   })
 })
 

@@ -31,7 +31,8 @@ export const CATCH_UP_TRADES = 100_000
 
 /** What a stream connection hears from one market on this node. */
 export interface FeedListener {
-  /** A delta was applied (in sequence order). */
+  /** A delta was applied (in sequence order; told after the turn that applied it, so a listener
+   * that subscribed in between may hear of a delta its snapshot already holds). */
   readonly delta: (d: Delta, feed: Feed) => void
   /** The copy was replaced (refill or a new owner): deltas before it cannot be resumed. */
   readonly reset: (feed: Feed) => void
@@ -113,14 +114,29 @@ export const make = Effect.gen(function*() {
     return r
   }
 
-  /** A listener that throws is a bug in it; the others and the copy go on. */
+  // Listeners (stream connections) hear of a change after the current turn of the event loop, in
+  // order: the owner's commit loop answers its batch first instead of writing to thousands of
+  // sockets inside it. A listener that throws is a bug in it; the others and the copy go on.
+  const told: Array<() => void> = []
+  let telling = false
+  const flushTold = () => {
+    telling = false
+    for (const f of told.splice(0)) f()
+  }
   const tell = (r: Replica, f: (l: FeedListener) => void) => {
-    for (const l of r.listeners) {
-      try {
-        f(l)
-      } catch (e) {
-        Effect.runFork(Effect.logError("market data listener failed", e))
+    if (r.listeners.size === 0) return
+    told.push(() => {
+      for (const l of r.listeners) {
+        try {
+          f(l)
+        } catch (e) {
+          Effect.runFork(Effect.logError("market data listener failed", e))
+        }
       }
+    })
+    if (!telling) {
+      telling = true
+      setImmediate(flushTold)
     }
   }
 

@@ -59,9 +59,11 @@ export const upsertKlines = (marketId: number, rows: ReadonlyArray<readonly [Int
 export const loadSeries = (marketId: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<KlineRowDb>`SELECT ${klineColumns(sql)} FROM (
-        SELECT *, row_number() OVER (PARTITION BY interval ORDER BY open_time DESC) AS rn FROM market_klines WHERE market_id = ${marketId}
-      ) k WHERE rn <= ${KLINES_IN_MEMORY} ORDER BY interval, open_time`
+    // One index range per interval (the primary key), however long the history.
+    const rows = yield* sql<KlineRowDb>`SELECT ${klineColumns(sql)} FROM unnest(${[...INTERVALS]}::text[]) AS iv(name)
+      CROSS JOIN LATERAL (SELECT * FROM market_klines WHERE market_id = ${marketId} AND interval = iv.name
+        ORDER BY open_time DESC LIMIT ${KLINES_IN_MEMORY}) k
+      ORDER BY interval, open_time`
     const series = new Map<Interval, Series>(INTERVALS.map((iv) => [iv, newSeries()]))
     for (const r of rows) series.get(r.interval)!.klines.push(klineOf(r))
     // A full window may have older candles in Postgres: reads that reach past it go there.

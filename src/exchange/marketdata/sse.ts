@@ -127,6 +127,9 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     if (streams === undefined) return refuse(res, headers, -1100, "Illegal characters found in parameter 'streams'; legal range is 'ticker,depth,trade'.")
     const feed = data.feed(market.id)
 
+    // The body ends with the connection (connection: close), so it needs no chunked framing:
+    // each write goes to the socket as it is, one buffer instead of three.
+    res.useChunkedEncodingByDefault = false
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no",
       // The connection is the stream's: when the stream ends (close, cut off) the socket goes too.
       connection: "close", ...headers })
@@ -152,7 +155,7 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
           // Too slow: what is queued stays bounded; the client reconnects with Last-Event-ID.
           const msg = `Client too slow: more than ${options.bufferBytes} bytes waiting; reconnect with Last-Event-ID.`
           end()
-          res.end(`event: error\ndata: ${JSON.stringify({ code: -1008, msg })}\n\n`)
+          res.end(event("error", data.feed(market.id)?.seq ?? 0, { code: -1008, msg }))
           setTimeout(() => res.destroy(), 1_000).unref()
           return
         }
@@ -177,13 +180,22 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     const resumeFrom = Number(req.headers["last-event-id"])
     const missed = Number.isSafeInteger(resumeFrom) && req.headers["last-event-id"] !== undefined ? data.since(market.id, resumeFrom) : undefined
     const mask = maskOf(streams)
-    const send = (d: Delta, f: Feed) => conn.write(bytesOf(render(market, d, f), mask))
-    if (missed !== undefined && feed !== undefined) for (const d of missed) send(d, feed)
-    else if (feed !== undefined) conn.write(snapshotOf(market, feed, streams))
-    const listener: FeedListener = {
-      delta: send,
-      reset: (f) => conn.write(snapshotOf(market, f, streams))
+    // What this connection has seen: a delta at or below it is already in what it was sent.
+    let seen = 0
+    const send = (d: Delta, f: Feed) => {
+      if (d.seq <= seen) return
+      seen = d.seq
+      conn.write(bytesOf(render(market, d, f), mask))
     }
+    const snapshot = (f: Feed) => {
+      seen = f.seq
+      conn.write(snapshotOf(market, f, streams))
+    }
+    if (missed !== undefined && feed !== undefined) {
+      seen = resumeFrom
+      for (const d of missed) send(d, feed)
+    } else if (feed !== undefined) snapshot(feed)
+    const listener: FeedListener = { delta: send, reset: snapshot }
     if (open) unsubscribe = data.subscribe(market.id, listener)
   }
 
