@@ -84,6 +84,22 @@ export const spawnNode = async (vars: Record<string, string>, options: SpawnOpti
     await exited
     rmSync(dataDir, { recursive: true, force: true })
   }
+  /** Each service has its own listener and they come up independently: started = all three answer. */
+  const answers = async (url: string) => {
+    try {
+      return (await fetch(url)).status
+    } catch {
+      return 0 // not listening yet
+    }
+  }
+  const allListening = async () => {
+    const [exchange, desk, social] = await Promise.all([
+      answers(`http://127.0.0.1:${httpPort}/api/public/v1/ping`),
+      answers(`http://127.0.0.1:${env["SHARDLINE_DESK_HTTP_PORT"]}/`),
+      answers(`http://127.0.0.1:${env["SHARDLINE_SOCIAL_HTTP_PORT"]}/`)
+    ])
+    return exchange === 200 && desk > 0 && social > 0
+  }
   const node: NodeProcess = {
     name: `shardline:127.0.0.1:${runnerPort}`,
     pid: child.pid!,
@@ -97,11 +113,7 @@ export const spawnNode = async (vars: Record<string, string>, options: SpawnOpti
   const deadline = Date.now() + startTimeoutMs
   for (;;) {
     if (!isRunning()) throw new Error(`${node.name} exited during start:\n${out}`)
-    try {
-      if ((await fetch(`${node.baseUrl}/api/public/v1/ping`)).status === 200) return node
-    } catch {
-      // not listening yet
-    }
+    if (await allListening()) return node
     if (Date.now() > deadline) {
       await dispose()
       throw new Error(`${node.name} did not answer /ping within ${startTimeoutMs} ms:\n${out}`)

@@ -51,13 +51,22 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
   })))
   const baseUrl = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
-  for (;;) {
+  // Each service has its own listener, and they come up independently: the node is started when
+  // all three answer (any status: the desk and social roots are 404s in their own shape).
+  const answers = async (url: string) => {
     try {
-      const r = await fetch(`${baseUrl}/api/public/v1/ping`)
-      if (r.status === 200) break
+      return (await fetch(url)).status
     } catch {
-      // not listening yet
+      return 0 // not listening yet
     }
+  }
+  for (;;) {
+    const [exchange, desk, social] = await Promise.all([
+      answers(`${baseUrl}/api/public/v1/ping`),
+      answers(`http://127.0.0.1:${config.deskHttpPort}/`),
+      answers(`http://127.0.0.1:${config.socialHttpPort}/`)
+    ])
+    if (exchange === 200 && desk > 0 && social > 0) break
     if (fiber.unsafePoll() !== null) throw new Error(`node exited during start: ${JSON.stringify(fiber.unsafePoll())}`)
     if (Date.now() > deadline) throw new Error("node did not start within 30 s")
     await new Promise((r) => setTimeout(r, 100))
