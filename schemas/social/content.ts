@@ -14,6 +14,8 @@ import { ContinuityView } from "./continuity.ts"
 const Cid = Schema.String.pipe(Schema.maxLength(128))
 const Id = Schema.String.pipe(Schema.maxLength(64))
 
+export const ContinuityStartBody = Schema.Struct({ newAddress: Schema.String.pipe(Schema.maxLength(64)) })
+
 export const UploadReceipt = Schema.Struct({ cid: Schema.String, size: Schema.Int, mediaType: Schema.String })
 
 export const NewPost = Schema.Struct({
@@ -105,7 +107,7 @@ export const ComposerGroup = HttpApiGroup.make("composer")
     .addError(PaymentRequired).addError(Forbidden).addError(Conflict).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Prepay another hosting period, tag R (session, weight 5)"))
-  .add(HttpApiEndpoint.post("continuityStart", "/api/social/continuity").setPayload(Schema.Struct({ newAddress: Schema.String.pipe(Schema.maxLength(64)) }))
+  .add(HttpApiEndpoint.post("continuityStart", "/api/social/continuity").setPayload(ContinuityStartBody)
     .addSuccess(ContinuityView, { status: 201 }).addError(BadRequest).addError(Conflict).addError(Forbidden).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Start the account's recovery countdown to a new identity address: tag CHV1G now, CHV1N when it ends (session, weight 5)"))

@@ -251,6 +251,13 @@ describe("reading", () => {
     expect(await json(await verify({ address: alice.address, signature, message: "hello" }))).toEqual({ status: 200, body: { valid: false } })
     expect((await verify({ address, signature: "!!", message: "hello" })).status).toBe(400)
     expect((await verify({ address, message: "hello" })).status).toBe(400)
+    // An empty or truncated multipart body used to hang the request (platform multipart parser).
+    for (const body of ["", "--x\r\n", "garbage"]) {
+      const r = await fetch(url("/api/public/ledger-verify-message"), { method: "POST", headers: { "content-type": "multipart/form-data; boundary=x" }, body, signal: AbortSignal.timeout(5_000) })
+      expect(r.status).toBe(400)
+      const p = await fetch(url("/api/social/posts"), { method: "POST", headers: { ...auth(aliceSession), "content-type": "multipart/form-data; boundary=x" }, body, signal: AbortSignal.timeout(5_000) })
+      expect(p.status).toBe(400)
+    }
   })
 
   it("reports health: tip height, chain, hot wallet balance, top-up address", async () => {

@@ -51,13 +51,20 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
   })))
   const baseUrl = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
-  for (;;) {
+  // Up when the exchange answers ping and the desk and social listeners accept connections
+  // (each listener is built by its own layer; the social one reads its system wallet first).
+  const listening = async () => {
     try {
-      const r = await fetch(`${baseUrl}/api/public/v1/ping`)
-      if (r.status === 200) break
+      if ((await fetch(`${baseUrl}/api/public/v1/ping`)).status !== 200) return false
+      await fetch(`http://127.0.0.1:${config.deskHttpPort}/openapi.json`)
+      await fetch(`http://127.0.0.1:${config.socialHttpPort}/openapi.json`)
+      return true
     } catch {
-      // not listening yet
+      return false
     }
+  }
+  for (;;) {
+    if (await listening()) break
     if (fiber.unsafePoll() !== null) throw new Error(`node exited during start: ${JSON.stringify(fiber.unsafePoll())}`)
     if (Date.now() > deadline) throw new Error("node did not start within 30 s")
     await new Promise((r) => setTimeout(r, 100))

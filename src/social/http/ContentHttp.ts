@@ -26,7 +26,10 @@ import { findPost, type PostRow, postColumns, stampsOf } from "../posts/Composer
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
 import { lookupCache } from "./LookupCache.ts"
-import { PostLookup } from "../../../schemas/social/content.ts"
+import { ContinuityStartBody, NewPost, PostLookup, VerifyRequest } from "../../../schemas/social/content.ts"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { ArrayFormatter } from "effect/ParseResult"
+import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
 
 /** Media types the gateway takes and serves (never text/html or SVG: they would run script on our origin). */
 export const uploadTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "video/mp4", "video/webm", "audio/mpeg", "audio/ogg", "text/plain"])
@@ -89,6 +92,23 @@ const orUnavailable = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     () => Effect.fail(unavailable())
   )
 
+/**
+ * A JSON body read as text and decoded here, whatever its Content-Type: HttpApi's own payload
+ * decoding follows the Content-Type, and @effect/platform's multipart parser waits forever on an
+ * empty or truncated `multipart/form-data` body (found by the hostile-input test). The edge caps
+ * the body at 64 KB first.
+ */
+const jsonPayload = <A, I>(schema: Schema.Schema<A, I>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const text = yield* Effect.mapError(request.text, () => new BadRequest({ error: { code: "invalid_request", message: "The body did not arrive whole." } }))
+    const parsed = Either.try(() => JSON.parse(text) as unknown)
+    if (Either.isLeft(parsed)) return yield* Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The body must be JSON." } }))
+    return yield* Schema.decodeUnknown(schema)(parsed.right).pipe(
+      Effect.mapError((e) => decodeErrorShape(new HttpApiDecodeError({ issues: ArrayFormatter.formatErrorSync(e), message: e.message })))
+    )
+  })
+
 const htmlResponse = (body: string) =>
   HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: { "x-content-type-options": "nosniff" } })
 
@@ -140,8 +160,9 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           )
           return { cid: stored.cid, size: stored.size, mediaType: stored.mediaType }
         }))
-      .handle("post", ({ payload }) =>
+      .handleRaw("post", () =>
         Effect.gen(function*() {
+          const payload = yield* jsonPayload(NewPost)
           const session = yield* Session
           const postId = randomUUID()
           const media: Array<string> = []
@@ -159,8 +180,8 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
         }))
       .handle("takedown", ({ path }) => change(path.id, "takedown"))
       .handle("renew", ({ path }) => change(path.id, "renew"))
-      .handle("continuityStart", ({ payload }) =>
-        Effect.flatMap(Session, (session) =>
+      .handleRaw("continuityStart", () =>
+        Effect.flatMap(Effect.zip(Session, jsonPayload(ContinuityStartBody)), ([session, payload]) =>
           continuity(session.address).Start(new StartCountdown({ account: session.address, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
             Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
             Effect.catchAll((e) => Effect.fail(known(e) ? e as BadRequest | Conflict | Forbidden | NotFound : unavailable()))
@@ -270,8 +291,9 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
           const { page } = yield* pagePostOf(post)
           return oembedOf(base, page, urlParams.maxwidth, urlParams.maxheight)
         }).pipe(orUnavailable))
-      .handle("verify", ({ payload }) =>
+      .handleRaw("verify", () =>
         Effect.gen(function*() {
+          const payload = yield* jsonPayload(VerifyRequest)
           const sig = Buffer.from(payload.signature, "base64")
           if (!/^[A-Za-z0-9+/]+={0,2}$/.test(payload.signature) || sig.length !== 65) return yield* Effect.fail(badRequest("signature must be base64 of 65 bytes"))
           if (!/^[A-Za-z0-9]{20,90}$/.test(payload.address)) return yield* Effect.fail(badRequest("address is not a chain address"))
