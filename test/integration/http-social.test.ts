@@ -70,7 +70,7 @@ describe("social listener", () => {
     expect(body.servers.length).toBeGreaterThan(0)
     expect(Object.keys(body.paths).sort()).toEqual([
       "/api/public/ledger-health", "/api/public/ledger-verify-message", "/api/public/oembed", "/api/public/post/{id}", "/api/public/timeline/{address}",
-      "/api/public/v1/session", "/api/social/continuity", "/api/social/continuity/cancel", "/api/social/posts", "/api/social/posts/{id}/renew", "/api/social/posts/{id}/takedown", "/api/social/upload", "/api/stream/{cid}",
+      "/api/public/v1/session", "/api/social/continuity", "/api/social/continuity/cancel", "/api/social/posts", "/api/social/posts/{id}/comments", "/api/social/posts/{id}/metadata", "/api/social/posts/{id}/renew", "/api/social/posts/{id}/takedown", "/api/social/upload", "/api/stream/{cid}",
       "/embed/live/by-wallet/{wallet}", "/embed/live/{streamId}", "/embed/p/{id}", "/embed/{cid}", "/p/{id}"
     ])
     expect(body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })

@@ -312,6 +312,26 @@ describe("chain record and lifecycle", () => {
     expect(mine.every((e: any) => e.confirmations >= 1)).toBe(true)
   })
 
+  it("updates a post's metadata (M, author only) and takes comments (X, charged to the commenter)", async () => {
+    const post2 = (path: string, token: string, body: unknown) =>
+      fetch(url(`/api/social/posts/${post.shortId}/${path}`), { method: "POST", headers: { ...auth(token), "content-type": "application/json" }, body: JSON.stringify(body) })
+    expect((await json(await post2("metadata", bobSession, { tags: ["x"] }))).status).toBe(403)
+    const m = await json(await post2("metadata", aliceSession, { tags: ["edited"] }))
+    expect(m.status).toBe(200)
+    expect(m.body.opReturn).toMatch(new RegExp(`^M\\|bafkrei[a-z2-7]{52}\\|${alice.assetId}\\.`))
+    const newManifest = m.body.opReturn.split("|")[1]
+    expect((await json(await fetch(url(`/api/stream/${newManifest}`)))).body).toMatchObject({ tags: ["edited"], previous: post.metadataCid, body: hostile })
+    expect((await json(await fetch(url(`/api/public/post/${post.postId}`)))).body.post.tags).toEqual(["edited"])
+    const bobBefore = (await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [bob.address]))[0]!.b
+    const c = await json(await post2("comments", bobSession, { body: "nice <b>post</b>" }))
+    expect(c.status).toBe(201)
+    expect(c.body.opReturn).toBe(`X|${rawCid(Buffer.from("nice <b>post</b>"))}|${alice.assetId}.${c.body.opReturn.split(".").at(-1)}`)
+    const bobAfter = (await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [bob.address]))[0]!.b
+    expect(BigInt(bobBefore) - BigInt(bobAfter)).toBe(25000n)
+    expect(await db.query("SELECT author FROM social_comments WHERE post_id = $1", [post.postId])).toEqual([{ author: bob.address }])
+    expect((await post2("comments", bobSession, { body: "" })).status).toBe(400)
+  })
+
   it("only the author takes a post down; T is stamped, the content is 410, the lookup keeps its proof", async () => {
     const other = await json(await fetch(url(`/api/social/posts/${post.shortId}/takedown`), { method: "POST", headers: auth(bobSession) }))
     expect(other).toMatchObject({ status: 403, body: { error: { code: "not_author" } } })

@@ -26,7 +26,7 @@ import { findPost, type PostRow, postColumns, stampsOf } from "../posts/Composer
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
 import { lookupCache } from "./LookupCache.ts"
-import { ContinuityStartBody, NewPost, PostLookup, VerifyRequest } from "../../../schemas/social/content.ts"
+import { CommentBody, ContinuityStartBody, MetadataBody, NewPost, PostLookup, VerifyRequest } from "../../../schemas/social/content.ts"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { ArrayFormatter } from "effect/ParseResult"
 import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
@@ -138,10 +138,18 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
         if (post.author !== session.address) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the author may do this." } }))
         return post
       })
-    const change = (id: string, action: "takedown" | "renew") =>
+    const change = (id: string, action: "takedown" | "renew" | "metadata" | "comment", fields: { body?: string; tags?: ReadonlyArray<string> } = {}) =>
       Effect.gen(function*() {
-        const post = yield* ownPost(id)
-        return yield* posts(post.id).Change(new Change({ postId: post.id, action, requestId: randomUUID() })).pipe(
+        const session = yield* Session
+        const post = action === "comment"
+          ? yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
+          : yield* ownPost(id)
+        if (action === "comment" && Option.isNone(yield* Effect.catchAll(findAccount(session.address), () => Effect.fail(unavailable())))) {
+          return yield* Effect.fail(notFound("The session's address has no social account."))
+        }
+        return yield* posts(post.id).Change(new Change({
+          postId: post.id, action, requestId: randomUUID(), ...fields, ...(action === "comment" ? { author: session.address } : {})
+        })).pipe(
           Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
           Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof Conflict || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
         )
@@ -180,6 +188,8 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
         }))
       .handle("takedown", ({ path }) => change(path.id, "takedown"))
       .handle("renew", ({ path }) => change(path.id, "renew"))
+      .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(path.id, "metadata", p)))
+      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(path.id, "comment", p)))
       .handleRaw("continuityStart", () =>
         Effect.flatMap(Effect.zip(Session, jsonPayload(ContinuityStartBody)), ([session, payload]) =>
           continuity(session.address).Start(new StartCountdown({ account: session.address, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(

@@ -10,7 +10,7 @@ import { HostingCheck, Post, PostRefused, type PostStateReply } from "../../../s
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
-import { ensureStamps, findPost, type PostRow, publish, stampPost } from "./Composer.ts"
+import { comment, ensureStamps, findPost, type PostRow, publish, stampPost, updateMetadata } from "./Composer.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
 import { forgetServed } from "../content/served.ts"
 import { lookupCache } from "../http/LookupCache.ts"
@@ -73,10 +73,8 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
       Effect.gen(function*() {
         const post = yield* load
         const account = Option.getOrThrow(yield* findAccount(post.author))
-        // A retried request (same requestId) answers what the first one did.
         const [done] = yield* sql<{ txid: string; op_return: string }>`SELECT txid, op_return FROM social_stamps
-          WHERE post_id = ${postId} AND tag = ${payload.action === "takedown" ? "T" : payload.action === "moderate" ? "D" : "R"}
-          AND txid IN (SELECT txid FROM social_stamps WHERE post_id = ${postId}) ORDER BY seq DESC LIMIT 1`
+          WHERE post_id = ${postId} AND tag = ${payload.action === "takedown" ? "T" : "D"} ORDER BY seq DESC LIMIT 1`
         if (isClosed(post.state)) {
           if ((payload.action === "takedown" && post.state === "taken_down") || (payload.action === "moderate" && post.state === "moderated")) {
             return reply(post, done === undefined ? undefined : { txid: done.txid, opReturn: done.op_return })
@@ -84,6 +82,11 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
           return yield* new PostRefused({ code: "post_closed", message: `the post is ${post.state.replace("_", " ")}; it cannot change any more` })
         }
         yield* ensureStamps(post, account)
+        if (payload.action === "metadata" || payload.action === "comment") {
+          const s = yield* (payload.action === "metadata" ? updateMetadata(post, account, payload) : comment(post, account, payload))
+          yield* forgetCached(post)
+          return reply(Option.getOrThrow(yield* findPost(postId)), s)
+        }
         if (payload.action === "renew") {
           const price = config.socialPostPriceBase
           const next = renewed({ state: post.state, paidUntilMs: Number(post.paid_until_ms) }, config.socialHostingPeriodMs, Date.now())
