@@ -114,14 +114,14 @@ const htmlResponse = (body: string) =>
 
 /** A refusal from the Post entity as the API's error. */
 const refusal = (e: PostRefused | ContinuityRefused) => {
-  const error = { code: e.code, message: e.message }
   switch (e.code) {
     case "insufficient_balance": return new PaymentRequired({ error: { code: "insufficient_balance", message: e.message } })
     case "no_service_key": return new Forbidden({ error: { code: "no_service_key", message: e.message } })
     case "post_closed": case "countdown_exists": case "no_countdown": return new Conflict({ error: { code: e.code, message: e.message } })
     case "not_found": case "unknown_media": case "unknown_account": return notFound(e.message)
     case "invalid_parameter": return badRequest(e.message)
-    default: return error.code === "unavailable" ? unavailable() : unavailable()
+    // The database, the ledger or the fee sponsor did not answer (the entity logged it): retry.
+    default: return unavailable()
   }
 }
 

@@ -198,11 +198,13 @@ export const comment = (post: PostRow, account: AccountRow, change: Change) =>
     }
     if (post.state !== "hosted" && post.state !== "grace") return yield* refuse("post_closed", `the post is ${post.state.replace("_", " ")}`)
     const price = config.socialPostPriceBase
-    const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}
-      WHERE address = ${change.author} AND balance_base >= ${price.toString()} RETURNING 1`
-    if (charged.length === 0) return yield* refuse("insufficient_balance", `a comment costs ${price} base units`)
     const stored = yield* store.put(Stream.succeed(Buffer.from(body, "utf8")), "text/plain")
-    yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${change.author}, ${price.toString()}, 'comment', ${post.id})`
+    yield* Effect.gen(function*() {
+      const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}
+        WHERE address = ${change.author!} AND balance_base >= ${price.toString()} RETURNING 1`
+      if (charged.length === 0) return yield* refuse("insufficient_balance", `a comment costs ${price} base units`)
+      yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${change.author!}, ${price.toString()}, 'comment', ${post.id})`
+    }).pipe(sql.withTransaction)
     const s = yield* stampPost(post, account, "X", stored.cid)
     yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, txid) VALUES (${change.requestId}, ${post.id}, ${change.author}, ${stored.cid}, ${s.txid})`
     return s
