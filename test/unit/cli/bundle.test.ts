@@ -19,7 +19,7 @@ describe("the CLI bundle", () => {
   it("answers from a bundle, and rebuilds it when a source file is newer", async () => {
     const usage = await cli([])
     expect(usage.code).toBe(2)
-    expect(usage.stderr).toMatch(/^usage: cli <keys\|authorizations\|ops\|address\|message\|devnet\|desk\|markets\|demo> \.\.\./)
+    expect(usage.stderr).toMatch(/^usage: cli <keys\|authorizations\|ops\|address\|message\|devnet\|desk\|markets\|demo\|social> \.\.\./)
     const first = current()
     expect(await cli([])).toMatchObject({ code: 2 })
     expect(current()).toBe(first) // nothing changed: no rebuild
