@@ -186,6 +186,17 @@ describe("reading", () => {
     expect(head.status).toBe(200)
     expect(head.headers.get("content-length")).toBe(String(media.length))
     expect((await head.arrayBuffer()).byteLength).toBe(0)
+    // The second read of a range is answered by the edge from verified chunks in memory: the same
+    // status, headers and bytes as the handler's answer.
+    const shape = async (r: Response) => ({
+      status: r.status,
+      headers: [...r.headers.entries()].filter(([k]) => !["date", "ratelimit-remaining", "ratelimit-reset", "keep-alive", "connection"].includes(k)).sort(),
+      body: Buffer.from(await r.arrayBuffer()).toString("hex")
+    })
+    const cold = await shape(await fetch(path, { headers: { range: "bytes=300000-300099" } }))
+    const warm = await shape(await fetch(path, { headers: { range: "bytes=300000-300099" } }))
+    expect(warm).toEqual(cold)
+    expect(cold.body).toBe(media.subarray(300000, 300100).toString("hex"))
     expect((await fetch(url("/api/stream/not-a-cid"))).status).toBe(400)
     expect((await fetch(url(`/api/stream/${rawCid(Buffer.from("nope"))}`))).status).toBe(404)
   })

@@ -1,7 +1,7 @@
 // What the shared HTTP edge needs to know about one service: its error shape, its routes and
 // weights, its rate-limit headers, what it answers before Effect (the fast lane), and its limits.
 // Each service defines one in its own folder; nothing here knows a service.
-import type { IncomingMessage } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { HttpServerRequest } from "@effect/platform"
 import type { Usage } from "../RateLimiter.ts"
@@ -59,6 +59,9 @@ export interface ServiceEdge {
   /** GETs on parameterised paths answered from a node-local cache the handlers fill (social post
    * lookup); undefined = not cached, the Effect app answers. Receives the path and Host header. */
   readonly fastCached?: (path: string, host: string | undefined) => CachedAnswer | undefined
+  /** GETs a service can answer from memory by writing the response itself (hot media ranges);
+   * returns the status it answered, or undefined to leave the request to the Effect app. */
+  readonly fastRaw?: (req: IncomingMessage, res: ServerResponse, path: string, headers: Record<string, string>) => number | undefined
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>

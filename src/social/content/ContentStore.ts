@@ -72,6 +72,13 @@ export interface ContentStoreShape {
   readonly read: (cid: string, range?: ByteRange) => Stream.Stream<Uint8Array, ContentCorrupt | ContentStoreError>
   /** A small item whole (manifests): read and verified. */
   readonly readAll: (cid: string, max: number) => Effect.Effect<Option.Option<Uint8Array>, ContentCorrupt | ContentStoreError | ContentTooLarge>
+  /**
+   * Without I/O: the item's metadata and the bytes of `range` when every chunk of it is in memory
+   * already verified; undefined otherwise (the HTTP edge then leaves the request to `read`).
+   */
+  readonly hotRange: (cid: string, range: ByteRange) => { readonly meta: StoredContent; readonly parts: ReadonlyArray<Uint8Array> } | undefined
+  /** Without I/O: the item's metadata if this node has it in memory. */
+  readonly knownMeta: (cid: string) => StoredContent | undefined
 }
 
 export class ContentStore extends Context.Tag("shardline/social/ContentStore")<ContentStore, ContentStoreShape>() {}
@@ -243,7 +250,25 @@ export const makeContentStore = (blobs: Blobs, limitDefault: number, hotBytesMax
       return Option.some(new Uint8Array(Buffer.concat([...chunks])))
     })
 
-  return { put, stat, read, readAll }
+  const knownMeta: ContentStoreShape["knownMeta"] = (cid) => {
+    const m = metas.get(cid)
+    return m === undefined ? undefined : { cid, size: m.size, mediaType: m.mediaType }
+  }
+
+  const hotRange: ContentStoreShape["hotRange"] = (cid, range) => {
+    const m = metas.get(cid)
+    if (m === undefined || range.start > range.end || range.end >= m.size) return undefined
+    const parts: Array<Uint8Array> = []
+    for (let n = Math.floor(range.start / m.chunkBytes); n <= Math.floor(range.end / m.chunkBytes); n++) {
+      const hit = hot.get(`${cid}:${n}`)
+      if (hit === undefined) return undefined
+      const base = n * m.chunkBytes
+      parts.push(hit.subarray(Math.max(0, range.start - base), Math.min(hit.length, range.end - base + 1)))
+    }
+    return { meta: { cid, size: m.size, mediaType: m.mediaType }, parts }
+  }
+
+  return { put, stat, read, readAll, hotRange, knownMeta }
 }
 
 /** A stream over one in-memory buffer (small items the service writes itself: manifests). */

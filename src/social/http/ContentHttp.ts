@@ -26,6 +26,7 @@ import { findPost, type PostRow, postColumns, stampsOf } from "../posts/Composer
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
 import { lookupCache } from "./LookupCache.ts"
+import { streamHeaders } from "./fastStream.ts"
 import { CommentBody, ContinuityStartBody, MetadataBody, NewPost, PostLookup, VerifyRequest } from "../../../schemas/social/content.ts"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { ArrayFormatter } from "effect/ParseResult"
@@ -219,14 +220,7 @@ const streamResponse = (cidText: string, head: boolean) =>
     if (!(yield* servedCid(cid))) return yield* Effect.fail(new Gone({ error: { code: "unpinned", message: "This content was unpinned from the gateway; its CID and chain record remain." } }))
     const { size, mediaType } = stat.value
     const etag = `"${cid}"`
-    const common = {
-      etag,
-      "accept-ranges": "bytes",
-      // Content never changes under a CID.
-      "cache-control": "public, max-age=31536000, immutable",
-      "x-content-type-options": "nosniff",
-      "content-security-policy": "default-src 'none'; sandbox"
-    }
+    const common = streamHeaders(cid)
     const inm = request.headers["if-none-match"]
     if (inm !== undefined && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
       return HttpServerResponse.empty({ status: 304, headers: common })
