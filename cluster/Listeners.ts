@@ -18,6 +18,7 @@ import { SocialApi } from "../schemas/social/api.ts"
 import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
+import { ContentStore } from "../src/social/content/ContentStore.ts"
 
 export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData]), ([config, registry, data]) => {
   const view = marketDataView(registry, data)
@@ -57,9 +58,9 @@ export const deskListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
   })))
 
 /** The social network: the desk's error shape, session auth, health open to any origin. */
-export const socialListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, ContentStore]), ([config, store]) =>
   listener({
-    edge: socialEdge(config.socialIpWeightPerMin, config.socialContentBytesMax),
+    edge: socialEdge(config.socialIpWeightPerMin, config.socialContentBytesMax, store),
     api: SocialApi,
     handlers: socialHandlers,
     decodeError: decodeErrorShape,

@@ -14,6 +14,14 @@ import { ContinuityView } from "./continuity.ts"
 const Cid = Schema.String.pipe(Schema.maxLength(128))
 const Id = Schema.String.pipe(Schema.maxLength(64))
 
+export const MetadataBody = Schema.Struct({
+  body: Schema.optional(Schema.String.pipe(Schema.maxLength(10_000))),
+  tags: Schema.optional(Schema.Array(Schema.String.pipe(Schema.maxLength(40))).pipe(Schema.maxItems(20)))
+})
+export const CommentBody = Schema.Struct({ body: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)) })
+
+export const ContinuityStartBody = Schema.Struct({ newAddress: Schema.String.pipe(Schema.maxLength(64)) })
+
 export const UploadReceipt = Schema.Struct({ cid: Schema.String, size: Schema.Int, mediaType: Schema.String })
 
 export const NewPost = Schema.Struct({
@@ -105,7 +113,15 @@ export const ComposerGroup = HttpApiGroup.make("composer")
     .addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Prepay another hosting period, tag R (session, weight 5)"))
-  .add(HttpApiEndpoint.post("continuityStart", "/api/social/continuity").setPayload(Schema.Struct({ newAddress: Schema.String.pipe(Schema.maxLength(64)) }))
+  .add(HttpApiEndpoint.post("metadata", "/api/social/posts/:id/metadata").setPath(postIdParam).setPayload(MetadataBody).addSuccess(PostStateReply)
+    .addError(BadRequest).addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Author: a new body or tags; a new manifest naming the previous one, tag M (session, weight 5)"))
+  .add(HttpApiEndpoint.post("comment", "/api/social/posts/:id/comments").setPath(postIdParam).setPayload(CommentBody).addSuccess(PostStateReply, { status: 201 })
+    .addError(BadRequest).addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Comment on a post: the body stored by CID, charged, tag X (session, weight 5)"))
+  .add(HttpApiEndpoint.post("continuityStart", "/api/social/continuity").setPayload(ContinuityStartBody)
     .addSuccess(ContinuityView, { status: 201 }).addError(BadRequest).addError(ContentConflict).addError(Forbidden).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Start the account's recovery countdown to a new identity address: tag CHV1G now, CHV1N when it ends (session, weight 5)"))

@@ -46,11 +46,17 @@ export class Publish extends Schema.Class<Publish>("Post/Publish")({
   }
 }
 
-/** Author takedown (T), moderator pull (D) or renewal (R); `requestId` makes a retry the same request. */
+/**
+ * Author takedown (T), moderator pull (D), renewal (R), metadata update (M: a new body or tags) or
+ * a comment (X: `author` comments `body`); `requestId` makes a retry the same request.
+ */
 export class Change extends Schema.Class<Change>("Post/Change")({
   postId: Schema.String,
-  action: Schema.Literal("takedown", "moderate", "renew"),
+  action: Schema.Literal("takedown", "moderate", "renew", "metadata", "comment"),
   reason: Schema.optional(Schema.String),
+  body: Schema.optional(Schema.String),
+  tags: Schema.optional(Schema.Array(Schema.String)),
+  author: Schema.optional(Schema.String),
   requestId: Schema.String
 }) {
   [PrimaryKey.symbol]() {

@@ -152,6 +152,11 @@ export const makeFront = (options: EdgeOptions) => {
         done(200)
         return true
       }
+      const rawStatus = edge.fastRaw?.(req, res, path, headers)
+      if (rawStatus !== undefined) {
+        done(rawStatus)
+        return true
+      }
       if (edge.cached.has(path)) {
         const page = pages.get(path)
         if (page !== undefined) {

@@ -69,6 +69,9 @@ export interface ServiceEdge {
   /** GETs on parameterised paths answered from a node-local cache the handlers fill (social post
    * lookup); undefined = not cached, the Effect app answers. Receives the path and Host header. */
   readonly fastCached?: (path: string, host: string | undefined) => CachedAnswer | undefined
+  /** GETs a service can answer from memory by writing the response itself (hot media ranges);
+   * returns the status it answered, or undefined to leave the request to the Effect app. */
+  readonly fastRaw?: (req: IncomingMessage, res: ServerResponse, path: string, headers: Record<string, string>) => number | undefined
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>

@@ -45,6 +45,7 @@ export interface ErrorShapeEdgeOptions {
   readonly bodyBytesMax: number
   readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
   readonly fastCached?: ServiceEdge["fastCached"]
+  readonly fastRaw?: ServiceEdge["fastRaw"]
 }
 
 /** The edge of a listener in the `{error: {code, message}}` shape: no rewrite, no fast lane. */
@@ -57,6 +58,7 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   bodyBytesMax: options.bodyBytesMax,
   ...(options.bodyBytesMaxByRoute === undefined ? {} : { bodyBytesMaxByRoute: options.bodyBytesMaxByRoute }),
   ...(options.fastCached === undefined ? {} : { fastCached: options.fastCached }),
+  ...(options.fastRaw === undefined ? {} : { fastRaw: options.fastRaw }),
   routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
   fast: new Map(),
   cached: new Set(docsRoutes.map((r) => r.path))

@@ -17,6 +17,8 @@ import { parseRawCid } from "../../crypto/cid.ts"
 
 /** Chunk size of both backends, bytes: one Postgres row, one verified unit of a range read. */
 export const chunkBytes = 256 * 1024
+/** Chunks one backend read brings at most (1 MiB): a bound on memory per stream, and one round trip per MiB. */
+export const chunksPerReadMax = 4
 const DIGEST_BYTES = 32
 
 export class ContentTooLarge extends Data.TaggedError("ContentTooLarge")<{ readonly limit: number }> {}
@@ -51,7 +53,8 @@ export interface Staging {
 export interface Blobs {
   readonly stage: Effect.Effect<Staging, ContentStoreError>
   readonly meta: (cid: string) => Effect.Effect<Option.Option<BlobMeta>, ContentStoreError>
-  readonly chunk: (cid: string, n: number, meta: BlobMeta) => Effect.Effect<Uint8Array, ContentStoreError>
+  /** Chunks `from`..`to` (inclusive, at most chunksPerReadMax), in order. */
+  readonly chunks: (cid: string, from: number, to: number, meta: BlobMeta) => Effect.Effect<ReadonlyArray<Uint8Array>, ContentStoreError>
 }
 
 /** Inclusive byte range, already checked against the size. */
@@ -69,6 +72,13 @@ export interface ContentStoreShape {
   readonly read: (cid: string, range?: ByteRange) => Stream.Stream<Uint8Array, ContentCorrupt | ContentStoreError>
   /** A small item whole (manifests): read and verified. */
   readonly readAll: (cid: string, max: number) => Effect.Effect<Option.Option<Uint8Array>, ContentCorrupt | ContentStoreError | ContentTooLarge>
+  /**
+   * Without I/O: the item's metadata and the bytes of `range` when every chunk of it is in memory
+   * already verified; undefined otherwise (the HTTP edge then leaves the request to `read`).
+   */
+  readonly hotRange: (cid: string, range: ByteRange) => { readonly meta: StoredContent; readonly parts: ReadonlyArray<Uint8Array> } | undefined
+  /** Without I/O: the item's metadata if this node has it in memory. */
+  readonly knownMeta: (cid: string) => StoredContent | undefined
 }
 
 export class ContentStore extends Context.Tag("shardline/social/ContentStore")<ContentStore, ContentStoreShape>() {}
@@ -104,9 +114,38 @@ class Chunker {
 
 /** Metadata kept per node: an item never changes under its CID, so a hit never goes stale. */
 export const metaCacheEntriesMax = 10_000
+/** Chunks kept in memory per node once verified (hot media: a gateway's working set), bytes. */
+export const verifiedChunksBytesMax = 64 * 1024 * 1024
 
-export const makeContentStore = (blobs: Blobs, limitDefault: number): ContentStoreShape => {
+/** A bounded, least-recently-used map of verified chunks. */
+const chunkCache = (bytesMax: number) => {
+  const entries = new Map<string, Uint8Array>()
+  let bytes = 0
+  return {
+    get: (key: string) => {
+      const hit = entries.get(key)
+      if (hit !== undefined) {
+        entries.delete(key)
+        entries.set(key, hit)
+      }
+      return hit
+    },
+    put: (key: string, chunk: Uint8Array) => {
+      if (chunk.length > bytesMax || entries.has(key)) return
+      entries.set(key, chunk)
+      bytes += chunk.length
+      while (bytes > bytesMax) {
+        const [oldest, value] = entries.entries().next().value!
+        entries.delete(oldest)
+        bytes -= value.length
+      }
+    }
+  }
+}
+
+export const makeContentStore = (blobs: Blobs, limitDefault: number, hotBytesMax = verifiedChunksBytesMax): ContentStoreShape => {
   const metas = new Map<string, BlobMeta>()
+  const hot = chunkCache(hotBytesMax)
   const metaOf = (cid: string) =>
     Effect.suspend(() => {
       const hit = metas.get(cid)
@@ -165,19 +204,41 @@ export const makeContentStore = (blobs: Blobs, limitDefault: number): ContentSto
       const lastChunk = Math.floor(end / m.chunkBytes)
       const whole = range === undefined || (start === 0 && end === m.size - 1) ? createHash("sha256") : undefined
       const expected = Either.getOrUndefined(parseRawCid(cid))?.sha256
-      const one = (n: number) =>
+      const slice = (n: number, chunk: Uint8Array) => {
+        const base = n * m.chunkBytes
+        return chunk.subarray(Math.max(0, start - base), Math.min(chunk.length, end - base + 1))
+      }
+      const verify = (n: number, chunk: Uint8Array) =>
         Effect.gen(function*() {
-          const chunk = yield* blobs.chunk(cid, n, m)
           const digest = sha(chunk)
           if (!digest.equals(m.digests.subarray(n * DIGEST_BYTES, (n + 1) * DIGEST_BYTES))) return yield* new ContentCorrupt({ cid, chunk: n })
           whole?.update(chunk)
           if (n === lastChunk && whole !== undefined && (expected === undefined || !whole.digest().equals(expected))) {
             return yield* new ContentCorrupt({ cid, chunk: n })
           }
-          const base = n * m.chunkBytes
-          return chunk.subarray(Math.max(0, start - base), Math.min(chunk.length, end - base + 1))
+          hot.put(`${cid}:${n}`, chunk)
+          return slice(n, chunk)
         })
-      return Stream.range(first, lastChunk).pipe(Stream.mapEffect(one))
+      const batch = (from: number) =>
+        Effect.gen(function*() {
+          const to = Math.min(lastChunk, from + chunksPerReadMax - 1)
+          // A range read serves chunks verified earlier from memory; a whole read hashes every
+          // chunk again for its check against the CID, so it always goes to the backend.
+          if (whole === undefined) {
+            const kept: Array<Uint8Array> = []
+            for (let n = from; n <= to; n++) {
+              const hit = hot.get(`${cid}:${n}`)
+              if (hit === undefined) break
+              kept.push(slice(n, hit))
+            }
+            if (kept.length === to - from + 1) return kept
+          }
+          const got = yield* blobs.chunks(cid, from, to, m)
+          if (got.length !== to - from + 1) return yield* new ContentStoreError({ message: `chunks ${from}..${to} of ${cid}: ${got.length} found` })
+          return yield* Effect.forEach(got, (chunk, i) => verify(from + i, chunk))
+        })
+      const starts = Array.from({ length: Math.ceil((lastChunk - first + 1) / chunksPerReadMax) }, (_, i) => first + i * chunksPerReadMax)
+      return Stream.fromIterable(starts).pipe(Stream.mapEffect(batch), Stream.flattenIterables)
     }))
 
   const readAll: ContentStoreShape["readAll"] = (cid, max) =>
@@ -189,7 +250,25 @@ export const makeContentStore = (blobs: Blobs, limitDefault: number): ContentSto
       return Option.some(new Uint8Array(Buffer.concat([...chunks])))
     })
 
-  return { put, stat, read, readAll }
+  const knownMeta: ContentStoreShape["knownMeta"] = (cid) => {
+    const m = metas.get(cid)
+    return m === undefined ? undefined : { cid, size: m.size, mediaType: m.mediaType }
+  }
+
+  const hotRange: ContentStoreShape["hotRange"] = (cid, range) => {
+    const m = metas.get(cid)
+    if (m === undefined || range.start > range.end || range.end >= m.size) return undefined
+    const parts: Array<Uint8Array> = []
+    for (let n = Math.floor(range.start / m.chunkBytes); n <= Math.floor(range.end / m.chunkBytes); n++) {
+      const hit = hot.get(`${cid}:${n}`)
+      if (hit === undefined) return undefined
+      const base = n * m.chunkBytes
+      parts.push(hit.subarray(Math.max(0, range.start - base), Math.min(hit.length, range.end - base + 1)))
+    }
+    return { meta: { cid, size: m.size, mediaType: m.mediaType }, parts }
+  }
+
+  return { put, stat, read, readAll, hotRange, knownMeta }
 }
 
 /** A stream over one in-memory buffer (small items the service writes itself: manifests). */

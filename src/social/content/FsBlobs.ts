@@ -66,15 +66,20 @@ export const makeFsBlobs = (dir: string): Blobs => {
         const m = JSON.parse(await readFile(path, "utf8")) as MetaFile
         return Option.some({ size: m.size, mediaType: m.mediaType, chunkBytes: m.chunkBytes, digests: Buffer.from(m.digests, "base64") })
       }),
-    chunk: (cid, n, m) =>
+    chunks: (cid, from, to, m) =>
       io(async () => {
+        // One open per batch of chunks, read in order.
         const handle = await open(place(cid), "r")
         try {
-          const start = n * m.chunkBytes
-          const length = Math.max(0, Math.min(m.chunkBytes, m.size - start))
-          const buffer = Buffer.alloc(length)
-          const { bytesRead } = await handle.read(buffer, 0, length, start)
-          return buffer.subarray(0, bytesRead)
+          const out: Array<Uint8Array> = []
+          for (let n = from; n <= to; n++) {
+            const start = n * m.chunkBytes
+            const length = Math.max(0, Math.min(m.chunkBytes, m.size - start))
+            const buffer = Buffer.alloc(length)
+            const { bytesRead } = await handle.read(buffer, 0, length, start)
+            out.push(buffer.subarray(0, bytesRead))
+          }
+          return out
         } finally {
           await handle.close()
         }

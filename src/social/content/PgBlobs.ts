@@ -41,9 +41,10 @@ export const makePgBlobs = Effect.map(SqlClient.SqlClient, (sql): Blobs => ({
       })))),
       Effect.mapError(storeError)
     ),
-  chunk: (cid, n, _meta) =>
-    sql<{ bytes: Uint8Array }>`SELECT c.bytes FROM social_blob_chunks c JOIN social_blobs b USING (blob_id) WHERE b.cid = ${cid} AND c.n = ${n}`.pipe(
-      Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail({ message: `chunk ${n} of ${cid} is missing` }) : Effect.succeed(rows[0].bytes)),
+  chunks: (cid, from, to, _meta) =>
+    sql<{ bytes: Uint8Array }>`SELECT c.bytes FROM social_blob_chunks c JOIN social_blobs b USING (blob_id)
+      WHERE b.cid = ${cid} AND c.n BETWEEN ${from} AND ${to} ORDER BY c.n`.pipe(
+      Effect.map((rows) => rows.map((r) => r.bytes)),
       Effect.mapError(storeError)
     )
 }))

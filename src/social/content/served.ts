@@ -30,3 +30,9 @@ export const servedCid = (cid: string) =>
 export const forgetServed = (cids: ReadonlyArray<string>): void => {
   for (const cid of cids) servedSeen.delete(cid)
 }
+
+/** Without I/O: the last answer for this CID if it is still fresh; undefined otherwise. */
+export const servedNow = (cid: string): boolean | undefined => {
+  const hit = servedSeen.get(cid)
+  return hit !== undefined && Date.now() - hit.at < servedCacheMs ? hit.served : undefined
+}

@@ -18,16 +18,20 @@ import { formatAmount } from "../../chain/units.ts"
 import { contentHandlers, uploadRoute } from "./ContentHttp.ts"
 import { topUpWalletName } from "../accounts/TopUps.ts"
 import { lookupCache } from "./LookupCache.ts"
+import { fastStream } from "./fastStream.ts"
+import type { ContentStoreShape } from "../content/ContentStore.ts"
 
 
 /** API bodies (verify-message, wallet-link, sign-in) are small; media goes through upload pages. */
 export const socialBodyBytesMax = 64 * 1024
 
-export const socialEdge = (ipWeightPerMin: number, contentBytesMax: number) =>
+export const socialEdge = (ipWeightPerMin: number, contentBytesMax: number, store: ContentStoreShape) =>
   errorShapeEdge({
     service: "social", api: SocialApi, ipWeightPerMin, bodyBytesMax: socialBodyBytesMax,
     // Post lookups answered by the edge from what the handler last answered (LookupCache.ts).
     fastCached: lookupCache.get,
+    // Hot media ranges from verified chunks in memory (fastStream.ts).
+    fastRaw: fastStream(store),
     // Uploads stream into the content store, which enforces the same limit on bodies without a length.
     bodyBytesMaxByRoute: new Map([[uploadRoute, contentBytesMax]])
   })

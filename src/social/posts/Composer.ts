@@ -6,7 +6,7 @@
 // a retry after a crash finishes the same post rather than making another.
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Stream } from "effect"
-import { PostRefused, type PostReceipt, type PostState, type Publish } from "../../../schemas/social/post.ts"
+import { type Change, PostRefused, type PostReceipt, type PostState, type Publish } from "../../../schemas/social/post.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { accountKey, type AccountRow, findAccount } from "../accounts/Accounts.ts"
@@ -95,13 +95,18 @@ const accountOf = (address: string) =>
     onSome: Effect.succeed
   }))
 
+const checkText = (body: string, tags: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    if (body.length > bodyCharsMax) return yield* refuse("invalid_parameter", `body is over ${bodyCharsMax} characters`)
+    if (tags.length > tagsMax || tags.some((t) => !/^[\p{L}\p{N}_-]{1,40}$/u.test(t))) {
+      return yield* refuse("invalid_parameter", `tags: at most ${tagsMax}, each 1 to 40 letters, digits, _ or -`)
+    }
+  })
+
 /** Checks what a publish asks for before anything is charged. */
 export const checkPublish = (p: Publish) =>
   Effect.gen(function*() {
-    if (p.body.length > bodyCharsMax) return yield* refuse("invalid_parameter", `body is over ${bodyCharsMax} characters`)
-    if (p.tags.length > tagsMax || p.tags.some((t) => !/^[\p{L}\p{N}_-]{1,40}$/u.test(t))) {
-      return yield* refuse("invalid_parameter", `tags: at most ${tagsMax}, each 1 to 40 letters, digits, _ or -`)
-    }
+    yield* checkText(p.body, p.tags)
     if (p.mediaCids.length > mediaMax) return yield* refuse("invalid_parameter", `at most ${mediaMax} media items`)
     const store = yield* ContentStore
     for (const cid of p.mediaCids) {
@@ -159,4 +164,48 @@ export const publish = (p: Publish) =>
     }).pipe(sql.withTransaction)
     const account = yield* accountOf(post.author)
     return { post, receipt: receiptOf(post, yield* ensureStamps(post, account)), created: true }
+  })
+
+/** M: a new manifest naming the previous one, with the new body or tags; the post shows them. */
+export const updateMetadata = (post: PostRow, account: AccountRow, change: Change) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* ContentStore
+    const body = change.body ?? post.body
+    const tags = change.tags ?? post.tags
+    yield* checkText(body, tags)
+    const [latest] = yield* sql<{ cid: string }>`SELECT cid FROM social_stamps WHERE post_id = ${post.id} AND tag IN ('CHV1P', 'M') ORDER BY seq DESC LIMIT 1`
+    const manifest = canonicalJson({
+      version: 1, kind: post.kind, body, tags: [...tags], media: [...post.media_cids], author: post.author, address: post.address,
+      derivationPath: post.derivation_path, createdAt: new Date(post.created_at).toISOString(), previous: latest?.cid ?? post.metadata_cid,
+      updatedAt: new Date().toISOString()
+    })
+    const stored = yield* store.put(Stream.succeed(Buffer.from(manifest, "utf8")), "application/json")
+    yield* sql`UPDATE social_posts SET body = ${body}, tags = ${JSON.stringify(tags)}::jsonb WHERE id = ${post.id}`
+    yield* sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${post.id}, ${stored.cid}) ON CONFLICT DO NOTHING`
+    return yield* stampPost(post, account, "M", stored.cid)
+  })
+
+/** X: `change.author` comments; the body is stored by CID, charged to the commenter, stamped from the post's address. */
+export const comment = (post: PostRow, account: AccountRow, change: Change) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const store = yield* ContentStore
+    const body = change.body ?? ""
+    if (change.author === undefined || body.length === 0 || body.length > bodyCharsMax) {
+      return yield* refuse("invalid_parameter", `a comment has an author and a body of 1 to ${bodyCharsMax} characters`)
+    }
+    if (post.state !== "hosted" && post.state !== "grace") return yield* refuse("post_closed", `the post is ${post.state.replace("_", " ")}`)
+    const price = config.socialPostPriceBase
+    const stored = yield* store.put(Stream.succeed(Buffer.from(body, "utf8")), "text/plain")
+    yield* Effect.gen(function*() {
+      const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}
+        WHERE address = ${change.author!} AND balance_base >= ${price.toString()} RETURNING 1`
+      if (charged.length === 0) return yield* refuse("insufficient_balance", `a comment costs ${price} base units`)
+      yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${change.author!}, ${price.toString()}, 'comment', ${post.id})`
+    }).pipe(sql.withTransaction)
+    const s = yield* stampPost(post, account, "X", stored.cid)
+    yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, txid) VALUES (${change.requestId}, ${post.id}, ${change.author}, ${stored.cid}, ${s.txid})`
+    return s
   })

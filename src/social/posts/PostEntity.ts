@@ -10,7 +10,7 @@ import { HostingCheck, Post, PostRefused, type PostStateReply } from "../../../s
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
-import { ensureStamps, findPost, type PostRow, publish, stampPost } from "./Composer.ts"
+import { comment, ensureStamps, findPost, type PostRow, publish, stampPost, updateMetadata } from "./Composer.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
 import { forgetServed } from "../content/served.ts"
 import { lookupCache } from "../http/LookupCache.ts"
@@ -73,25 +73,35 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
       Effect.gen(function*() {
         const post = yield* load
         const account = Option.getOrThrow(yield* findAccount(post.author))
-        // A retried request (same requestId) answers what the first one did.
         const [done] = yield* sql<{ txid: string; op_return: string }>`SELECT txid, op_return FROM social_stamps
-          WHERE post_id = ${postId} AND tag = ${payload.action === "takedown" ? "T" : payload.action === "moderate" ? "D" : "R"}
-          AND txid IN (SELECT txid FROM social_stamps WHERE post_id = ${postId}) ORDER BY seq DESC LIMIT 1`
+          WHERE post_id = ${postId} AND tag = ${payload.action === "takedown" ? "T" : "D"} ORDER BY seq DESC LIMIT 1`
         if (isClosed(post.state)) {
           if ((payload.action === "takedown" && post.state === "taken_down") || (payload.action === "moderate" && post.state === "moderated")) {
-            return reply(post, done === undefined ? undefined : { txid: done.txid, opReturn: done.op_return })
+            // The same request again: its stamp, sent now if the first attempt stopped before it.
+            const s = done === undefined
+              ? yield* stampPost(post, account, payload.action === "takedown" ? "T" : "D", post.metadata_cid)
+              : { txid: done.txid, opReturn: done.op_return }
+            return reply(post, s)
           }
           return yield* new PostRefused({ code: "post_closed", message: `the post is ${post.state.replace("_", " ")}; it cannot change any more` })
         }
         yield* ensureStamps(post, account)
+        if (payload.action === "metadata" || payload.action === "comment") {
+          const s = yield* (payload.action === "metadata" ? updateMetadata(post, account, payload) : comment(post, account, payload))
+          yield* forgetCached(post)
+          return reply(Option.getOrThrow(yield* findPost(postId)), s)
+        }
         if (payload.action === "renew") {
           const price = config.socialPostPriceBase
           const next = renewed({ state: post.state, paidUntilMs: Number(post.paid_until_ms) }, config.socialHostingPeriodMs, Date.now())
-          const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}
-            WHERE address = ${post.author} AND balance_base >= ${price.toString()} RETURNING 1`
-          if (charged.length === 0) return yield* new PostRefused({ code: "insufficient_balance", message: `a renewal costs ${price} base units` })
-          yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${post.author}, ${price.toString()}, 'renewal', ${postId})`
-          yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${next.paidUntilMs} WHERE id = ${postId}`
+          // The charge and the new period commit together.
+          yield* Effect.gen(function*() {
+            const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}
+              WHERE address = ${post.author} AND balance_base >= ${price.toString()} RETURNING 1`
+            if (charged.length === 0) return yield* new PostRefused({ code: "insufficient_balance", message: `a renewal costs ${price} base units` })
+            yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${post.author}, ${price.toString()}, 'renewal', ${postId})`
+            yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${next.paidUntilMs} WHERE id = ${postId}`
+          }).pipe(sql.withTransaction)
           yield* forgetCached(post)
           const s = yield* stampPost(post, account, "R", post.metadata_cid)
           const now = Option.getOrThrow(yield* findPost(postId))

@@ -69,6 +69,16 @@ export default Effect.gen(function*() {
     created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     UNIQUE (address, seq)
   )`
+  // Comments: the body is content (text/plain) addressed by CID, stamped X from the post's address.
+  yield* sql`CREATE TABLE social_comments (
+    id UUID PRIMARY KEY,
+    post_id UUID NOT NULL REFERENCES social_posts (id),
+    author TEXT NOT NULL REFERENCES social_accounts (address),
+    body_cid TEXT NOT NULL,
+    txid TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  )`
+  yield* sql`CREATE INDEX social_comments_post ON social_comments (post_id, created_at)`
   yield* sql`CREATE TABLE social_charges (
     id BIGSERIAL PRIMARY KEY,
     account TEXT NOT NULL REFERENCES social_accounts (address),
