@@ -75,6 +75,17 @@ describe("inbound partner webhooks", () => {
       expect(r.status, JSON.stringify(bad)).toBe(400)
       expect(r.body.error.code).toMatch(/^invalid_(request|parameter)$/)
     }
+    // A multipart body, empty or cut short, is refused at once (the platform's parser would wait forever).
+    for (const body of ["", "--x\r\nContent-Disposition: form-data; name=\"event\"\r\n\r\nabc"]) {
+      const r = await fetch(hook("partner-a"), {
+        method: "POST",
+        headers: { authorization: `Bearer ${secretA}`, "content-type": "multipart/form-data; boundary=x" },
+        body,
+        signal: AbortSignal.timeout(5_000)
+      })
+      expect(r.status).toBe(400)
+      expect(((await r.json()) as any).error.code).toBe("invalid_request")
+    }
     expect(await events()).toBe(before)
   })
 })

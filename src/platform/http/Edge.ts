@@ -131,6 +131,11 @@ export const makeFront = (options: EdgeOptions) => {
       done(edge.errors.bodyTooLarge.status)
       return true
     }
+    if (edge.refusesMultipart === true && /^\s*multipart\//i.test(String(req.headers["content-type"] ?? ""))) {
+      refuseBody(req, res, edge.errors.multipartRefused ?? edge.errors.malformed, headers)
+      done((edge.errors.multipartRefused ?? edge.errors.malformed).status)
+      return true
+    }
     const stream = method === "GET" ? edge.streams?.get(path) : undefined
     if (stream !== undefined) {
       stream(req, res, q < 0 ? "" : url.slice(q + 1), headers)

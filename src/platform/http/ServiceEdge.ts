@@ -27,6 +27,8 @@ export interface ErrorReplies {
   /** The safety net: something unexpected failed (never a 500, never a stack trace). */
   readonly internal: Reply
   readonly rateLimited: (limit: number) => Reply
+  /** A multipart body where the service takes none (see ServiceEdge.refusesMultipart). */
+  readonly multipartRefused?: Reply
 }
 
 /** A GET answered in node:http, before Effect: the body comes from the same pure function and
@@ -59,6 +61,9 @@ export interface ServiceEdge {
   readonly bodyBytesMax: number
   /** Routes (by label) with a larger body limit than bodyBytesMax: uploads that stream. */
   readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
+  /** Refuse `multipart/*` request bodies before any parser sees them: no route of the service takes
+   * them, and @effect/platform's multipart parser waits forever on an empty or truncated one. */
+  readonly refusesMultipart?: boolean
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>

@@ -13,6 +13,7 @@ const reply = (status: number, code: string, message: string): Reply => ({ statu
 export const errorShapeReplies: ErrorReplies = {
   notFound: reply(404, "not_found", "No such route."),
   malformed: reply(400, "invalid_request", "Malformed request."),
+  multipartRefused: reply(400, "invalid_request", "Multipart bodies are not accepted here: send application/json (uploads take the raw bytes)."),
   headersTooLarge: reply(431, "headers_too_large", "Request line or headers too large."),
   bodyTooLarge: reply(413, "body_too_large", "Request body is too large."),
   timeout: reply(408, "request_timeout", "Timeout waiting for the request."),
@@ -56,6 +57,7 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   usageHeaders: rateLimitHeaders,
   ipWeightPerMin: options.ipWeightPerMin,
   bodyBytesMax: options.bodyBytesMax,
+  refusesMultipart: true,
   ...(options.bodyBytesMaxByRoute === undefined ? {} : { bodyBytesMaxByRoute: options.bodyBytesMaxByRoute }),
   ...(options.fastCached === undefined ? {} : { fastCached: options.fastCached }),
   ...(options.fastRaw === undefined ? {} : { fastRaw: options.fastRaw }),
