@@ -262,6 +262,46 @@ describe("market data served from every node's memory", () => {
     }
   })
 
+  it("refills a copy that missed deltas while its LISTEN was cut, and the copy then agrees with the owner's", async () => {
+    const seqOf = (node: RunningNode) => node.run(Effect.map(MarketData, (md) => md.feed(marketId)?.seq ?? -1))
+    const tradeIds = async (node: RunningNode) => ((await json(node, `${prefix}/trades?symbol=${symbol}&limit=1000`)) as Array<{ id: number }>).map((t) => t.id)
+    const before = await seqOf(b)
+    // Cut every LISTEN connection of the database, and keep cutting the new ones, while the owner
+    // trades: B hears none of the deltas those trades publish.
+    let cutting = true
+    let cuts = 0
+    const cutter = (async () => {
+      while (cutting) {
+        const [r] = await db.query<{ n: number }>(`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`)
+        cuts += r!.n
+        await new Promise((res) => setTimeout(res, 20))
+      }
+    })()
+    await new Promise((res) => setTimeout(res, 100))
+    await order(seller, { side: "SELL", price: "1.3000", quantity: "2", newClientOrderId: "md-gap-ask" })
+    await order(buyer, { side: "BUY", price: "1.3000", quantity: "2", newClientOrderId: "md-gap-bid" })
+    const ownerSeq = await seqOf(a)
+    const missed = await seqOf(b)
+    cutting = false
+    await cutter
+    expect(cuts, "LISTEN connections were cut").toBeGreaterThan(0)
+    expect(ownerSeq).toBeGreaterThan(before)
+    expect(missed, "B did not hear the deltas while its LISTEN was cut").toBeLessThan(ownerSeq)
+    // LISTEN comes back within a second or so; the copy refills from the owner's snapshot.
+    const deadline = Date.now() + 15_000
+    while ((await seqOf(b)) < ownerSeq && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100))
+    expect(await seqOf(b)).toBeGreaterThanOrEqual(ownerSeq)
+    expect(await tradeIds(b)).toEqual(await tradeIds(a))
+    expect(await json(b, `${prefix}/depth?symbol=${symbol}`)).toEqual(await json(a, `${prefix}/depth?symbol=${symbol}`))
+    // And it goes on from there: the next trade arrives as a delta again.
+    await order(seller, { side: "SELL", price: "1.3100", quantity: "1", newClientOrderId: "md-gap-ask-2" })
+    await order(buyer, { side: "BUY", price: "1.3100", quantity: "1", newClientOrderId: "md-gap-bid-2" })
+    const after = Date.now() + 5_000
+    while ((await tradeIds(b)).length < (await tradeIds(a)).length && Date.now() < after) await new Promise((res) => setTimeout(res, 50))
+    expect(await tradeIds(b)).toEqual(await tradeIds(a))
+  }, 60_000)
+
   it("a thousand streams opened and dropped leave no listener, socket or memory behind", async () => {
     const listeners = () => b.run(Effect.map(MarketData, (d) => d.listeners()))
     const fds = () => readdirSync("/proc/self/fd").length
