@@ -4,10 +4,10 @@ import { HttpApi } from "@effect/platform"
 import { withCommonErrors } from "../common/ErrorBody.ts"
 import { Forbidden, Unauthorized } from "./errors.ts"
 import { KeyGroup } from "./key.ts"
-import { TransparencyGroup } from "./transparency.ts"
+import { RegistryGroup, TransparencyGroup } from "./transparency.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
-export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup))
+export const DeskApi = withCommonErrors(HttpApi.make("desk").add(TransparencyGroup).add(RegistryGroup).add(KeyGroup))
   .addError(Unauthorized)
   .addError(Forbidden)
   .annotateContext(apiDocumentation({

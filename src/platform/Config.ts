@@ -48,6 +48,8 @@ export interface AppConfigShape {
   readonly socialIpWeightPerMin: number
   /** HMAC key of the desk's reserve attestations; unset: generated once, sealed with the master key in desk_secrets. */
   readonly attestationKey: Option.Option<Redacted.Redacted>
+  /** Stablecoin contracts the desk's reserves scan reads on real EVM nodes: `ethereum:USDC=0x…,base:DAI=0x…` (devnets: their own tokens). */
+  readonly deskStablecoins: Option.Option<string>
   /** Desk callback URLs may be http:// (tests, local demos); https only otherwise. */
   readonly callbackAllowHttp: boolean
   readonly pruneMessagesOlderThan: Duration.Duration
@@ -146,6 +148,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   socialIpWeightPerMin: intIn("SOCIAL_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   attestationKey: optionalRedacted("ATTESTATION_KEY"),
+  deskStablecoins: Config.option(Config.string(env("DESK_STABLECOINS"))).pipe(Config.map(Option.filter((v) => v.trim() !== ""))),
   callbackAllowHttp: Config.boolean(env("CALLBACK_ALLOW_HTTP")).pipe(Config.withDefault(false)),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),

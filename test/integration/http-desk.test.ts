@@ -31,7 +31,8 @@ describe("desk listener", () => {
     expect(status).toBe(200)
     expect(body).toMatchObject({ service: "token-desk", status: "ok" })
     expect(Math.abs(body.serverTime - Date.now())).toBeLessThan(5000)
-    expect(body.notYetLive).toEqual(expect.arrayContaining(["reserves", "cashout"]))
+    expect(body.notYetLive).toEqual(expect.arrayContaining(["cashout", "stables/orders"]))
+    expect(body.notYetLive).not.toContain("reserves")
     // The exchange's routes are not on the desk's port, and the desk's are not on the exchange's.
     expect((await fetch(`${node.deskUrl}${v1}/ping`)).status).toBe(404)
     expect((await fetch(`${node.baseUrl}/api/public/status`)).status).toBe(404)
@@ -53,7 +54,9 @@ describe("desk listener", () => {
     expect(body.openapi).toMatch(/^3\.1\./)
     expect(body.info).toMatchObject({ title: "Shardline token desk API", version: "1.0.0" })
     expect(body.servers.length).toBeGreaterThan(0)
-    expect(Object.keys(body.paths).sort()).toEqual(["/api/public/status", `${v1}/key`])
+    expect(Object.keys(body.paths).sort()).toEqual([
+      "/api/public/reserves", "/api/public/reserves/history", "/api/public/status", "/api/public/supply", `${v1}/key`, `${v1}/stables/assets`, `${v1}/wrap/assets`
+    ])
     expect(body.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" })
     expect(body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
     const keyOp = body.paths[`${v1}/key`].get

@@ -8,7 +8,8 @@ import { DeskMember } from "../../../schemas/desk/security.ts"
 import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
 import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
-import { deskStatus } from "./statusBody.ts"
+import { PublicCacheLive } from "./publicCache.ts"
+import { Transparency } from "./Transparency.ts"
 
 /** Partner bodies (orders, wallet-link envelopes) are a few hundred bytes. */
 export const deskBodyBytesMax = 32 * 1024
@@ -17,13 +18,21 @@ export const deskEdge = (ipWeightPerMin: number) =>
   errorShapeEdge({ service: "desk", api: DeskApi, ipWeightPerMin, bodyBytesMax: deskBodyBytesMax })
 
 const TransparencyHandlers = HttpApiBuilder.group(DeskApi, "transparency", (handlers) =>
-  handlers.handle("status", () => Effect.sync(() => deskStatus(Date.now()))))
+  Effect.map(Transparency, (t) =>
+    handlers
+      .handle("reserves", () => t.reserves)
+      .handle("reservesHistory", ({ urlParams }) => t.history(urlParams.range ?? "24h"))
+      .handle("supply", () => t.supply)
+      .handle("status", () => t.status)))
+
+const RegistryHandlers = HttpApiBuilder.group(DeskApi, "registry", (handlers) =>
+  Effect.map(Transparency, (t) => handlers.handle("stables", () => t.stables).handle("wrap", () => t.wrap)))
 
 const KeyHandlers = HttpApiBuilder.group(DeskApi, "key", (handlers) =>
   handlers.handle("key", () =>
     Effect.map(DeskMember, (m) => ({ memberId: m.memberId, scopes: m.scopes, feeBps: m.feeBps, callbackUrl: m.callbackUrl }))))
 
 export const deskHandlers = HttpApiBuilder.api(DeskApi).pipe(
-  Layer.provide([TransparencyHandlers, KeyHandlers]),
-  Layer.provide([DeskKeyAuthLive, OpenCorsLive])
+  Layer.provide([TransparencyHandlers, RegistryHandlers, KeyHandlers]),
+  Layer.provide([DeskKeyAuthLive, OpenCorsLive, PublicCacheLive])
 )
