@@ -17,13 +17,17 @@ export class Attest extends Schema.Class<Attest>("Attestor/Attest")({
   }
 }
 
-/** The hourly timer: attest, then schedule tick n + 1. A tick older than the schedule's is stale. */
+/**
+ * The hourly timer: attest, then schedule tick n + 1. A tick older than the schedule's is stale.
+ * Its key carries the due time too: a tick sent again for another time (an operator's nudge, a
+ * test) is a new message, and whichever of the two runs second is stale.
+ */
 export class Tick extends Schema.Class<Tick>("Attestor/Tick")({
   n: Schema.Number,
   dueAtMs: Schema.Number
 }) {
   [PrimaryKey.symbol]() {
-    return `tick:${this.n}`
+    return `tick:${this.n}:${this.dueAtMs}`
   }
   [DeliverAt.symbol]() {
     return DateTime.unsafeMake(this.dueAtMs)

@@ -5,7 +5,11 @@
 // input is a 4xx in the desk's error shape; the attestation table refuses UPDATE, DELETE and
 // TRUNCATE through the app's own connection.
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { Attestor, attestorId, Tick } from "../../schemas/desk/attestor.ts"
+import { AppConfig } from "../../src/platform/Config.ts"
+import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { storageClient } from "../../src/platform/ShardingSettings.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
@@ -158,6 +162,32 @@ describe("desk transparency", () => {
     expect((await cli(["desk", "verify", "--url", "ftp://x"], {})).code).toBe(1)
   })
 
+  it("the hourly timer is a persisted DeliverAt message; a stale tick does nothing, the expected one attests and schedules the next", { timeout: 120_000 }, async () => {
+    const [schedule] = await db.query<{ tick_n: string; due_at_ms: string }>("SELECT tick_n::text AS tick_n, due_at_ms::text AS due_at_ms FROM desk_attestor")
+    const n = Number(schedule!.tick_n)
+    // The pending tick waits in cluster storage (it survives the runner) for the top of the hour.
+    const pending = await db.query<{ deliver_at: string; processed: boolean }>(
+      "SELECT deliver_at::text AS deliver_at, processed FROM cluster_messages WHERE entity_type = 'Attestor' AND tag = 'Tick' AND message_id LIKE $1", [`%tick:${n}:%`])
+    expect(pending).toEqual([{ deliver_at: schedule!.due_at_ms, processed: false }])
+    const client = storageClient(node.config).pipe(
+      Layer.provideMerge(databaseLayer({ applicationName: "test:attestor" })),
+      Layer.provide(Layer.succeed(AppConfig, node.config))
+    )
+    const tick = (k: number) =>
+      Effect.runPromise(Effect.scoped(Effect.provide(Effect.flatMap(Attestor.client, (c) => c(attestorId).Tick(new Tick({ n: k, dueAtMs: Date.now() }))), client)))
+    const rows = async () => Number((await db.query("SELECT count(*)::int AS n FROM desk_attestations"))[0]!["n"])
+    const before = await rows()
+    await tick(n - 1)
+    expect(await rows()).toBe(before)
+    await tick(n)
+    expect(await rows()).toBe(before + 1)
+    const [next] = await db.query<{ tick_n: string; due_at_ms: string }>("SELECT tick_n::text AS tick_n, due_at_ms::text AS due_at_ms FROM desk_attestor")
+    expect(Number(next!.tick_n)).toBe(n + 1)
+    expect(Number(next!.due_at_ms) % 3_600_000).toBe(0)
+    const [heartbeat] = await db.query<{ detail: string }>("SELECT detail FROM desk_heartbeats WHERE job = 'attestor'")
+    expect(heartbeat!.detail).toMatch(new RegExp(`^attestation ${before + 1} `))
+  })
+
   it("an attestation row cannot be changed or removed, even through the app's own connection", { timeout: 60_000 }, async () => {
     const attempt = (statement: string) =>
       runWithDb(db.url, Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.either(sql.unsafe(statement))))
@@ -170,6 +200,6 @@ describe("desk transparency", () => {
       expect(r._tag).toBe("Left")
       expect(String((r as any).left?.cause?.message ?? (r as any).left)).toMatch(/desk_attestations is append-only: (UPDATE|DELETE|TRUNCATE) refused/)
     }
-    expect((await db.query("SELECT count(*)::int AS n FROM desk_attestations"))[0]).toEqual({ n: 2 })
+    expect((await db.query("SELECT count(*)::int AS n FROM desk_attestations"))[0]).toEqual({ n: 3 })
   })
 })
