@@ -39,7 +39,7 @@ interface Canned {
   /** null: a fresh `{"serverTime":<now>}` per request, as /time does. */
   readonly body: string | null
 }
-type BareSpec = Record<string, Canned>
+export type BareSpec = Record<string, Canned>
 
 // --- the bare server (runs as its own process, like the node, so neither shares the load generator's CPU) ---
 
@@ -58,7 +58,8 @@ const serveBare = (port: number, spec: BareSpec) => {
   server.listen(port, "127.0.0.1")
 }
 
-const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; child: ChildProcess; pid: number }> => {
+/** The bare server in its own process; ready once `readyPath` (one of the spec's) answers 200. */
+export const startBare = async (spec: BareSpec, readyPath = timePath): Promise<{ baseUrl: string; child: ChildProcess; pid: number }> => {
   const port = await freePort()
   const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--bare-server"], {
     env: { ...process.env, BENCH_BARE_PORT: String(port), BENCH_BARE_SPEC: JSON.stringify(spec) },
@@ -68,7 +69,7 @@ const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; child: Chil
   const deadline = Date.now() + startTimeoutMs
   for (;;) {
     try {
-      if ((await fetch(`${baseUrl}${timePath}`)).status === 200) return { baseUrl, child, pid: child.pid! }
+      if ((await fetch(`${baseUrl}${readyPath}`)).status === 200) return { baseUrl, child, pid: child.pid! }
     } catch {
       // not listening yet
     }
@@ -92,7 +93,7 @@ const cpuMs = (pid: number): number => {
 
 // --- the load generator ---
 
-interface Target {
+export interface Target {
   readonly baseUrl: string
   /** The server's process, for CPU per request. */
   readonly pid: number
@@ -100,7 +101,7 @@ interface Target {
   readonly next: () => { path: string; headers: OutgoingHttpHeaders }
 }
 
-interface Measured {
+export interface Measured {
   readonly requests: number
   readonly errors: number
   readonly rps: number
@@ -121,7 +122,7 @@ const get = (agent: Agent, url: URL, path: string, headers: OutgoingHttpHeaders)
   })
 
 /** N keep-alive workers in a closed loop for a fixed time; warmup requests are not recorded. */
-const load = async (target: Target): Promise<Measured> => {
+export const load = async (target: Target): Promise<Measured> => {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
   const url = new URL(target.baseUrl)
   const latencies: Array<number> = []
@@ -157,7 +158,7 @@ const load = async (target: Target): Promise<Measured> => {
 
 // --- the run ---
 
-const capture = async (baseUrl: string, path: string, headers: Record<string, string>, fresh: boolean): Promise<Canned> => {
+export const capture = async (baseUrl: string, path: string, headers: Record<string, string>, fresh: boolean): Promise<Canned> => {
   const res = await fetch(`${baseUrl}${path}`, { headers })
   const body = await res.text()
   if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${body}`)
@@ -169,7 +170,7 @@ const capture = async (baseUrl: string, path: string, headers: Record<string, st
 }
 
 /** The bare server must answer what we answer: status, header names and values, body shape. */
-const sameBytes = async (ours: string, bare: string, path: string, headers: Record<string, string>) => {
+export const sameBytes = async (ours: string, bare: string, path: string, headers: Record<string, string>) => {
   const [a, b] = await Promise.all([fetch(`${ours}${path}`, { headers }), fetch(`${bare}${path}`, { headers })])
   const shape = async (r: Response) => ({
     status: r.status,

@@ -123,6 +123,9 @@ export const WrapAsset = Schema.Struct({
   collateralization: Ratio
 })
 
+export const StablesBody = Schema.Struct({ assets: Schema.Array(StableAsset) })
+export const WrapBody = Schema.Struct({ assets: Schema.Array(WrapAsset) })
+
 export const TransparencyGroup = HttpApiGroup.make("transparency")
   .add(HttpApiEndpoint.get("reserves", "/api/public/reserves").addSuccess(ReservesBody)
     .annotate(Weight, 1).annotate(OpenApi.Summary, "Current reserves: the latest attestation, or a live scan before the first (no key, any origin)"))
@@ -137,9 +140,9 @@ export const TransparencyGroup = HttpApiGroup.make("transparency")
   .annotate(OpenApi.Title, "Transparency")
 
 export const RegistryGroup = HttpApiGroup.make("registry")
-  .add(HttpApiEndpoint.get("stables", "/api/public/v1/stables/assets").addSuccess(Schema.Struct({ assets: Schema.Array(StableAsset) }))
+  .add(HttpApiEndpoint.get("stables", "/api/public/v1/stables/assets").addSuccess(StablesBody)
     .annotate(Weight, 1).annotate(OpenApi.Summary, "Dollar token registry (no key): disable submit when a token is not live"))
-  .add(HttpApiEndpoint.get("wrap", "/api/public/v1/wrap/assets").addSuccess(Schema.Struct({ assets: Schema.Array(WrapAsset) }))
+  .add(HttpApiEndpoint.get("wrap", "/api/public/v1/wrap/assets").addSuccess(WrapBody)
     .annotate(Weight, 1).annotate(OpenApi.Summary, "Wrappable assets with live reserves, wrapped supply and collateralization (no key)"))
   .middleware(OpenCors)
   .middleware(PublicCache)

@@ -92,6 +92,10 @@ describe("desk transparency", () => {
     expect(maxAge).toBeGreaterThanOrEqual(15)
     expect(maxAge).toBeLessThanOrEqual(120)
     expect(reserves.body["source"]).toBe("attestation")
+    // The next read comes from the node-local cache in the fast lane: the same bytes and headers.
+    const again = await get("/api/public/reserves")
+    expect(again.body).toEqual(reserves.body)
+    expect([again.headers.get("access-control-allow-origin"), again.headers.get("cache-control")]).toEqual(["*", reserves.headers.get("cache-control")])
     expect(reserves.body["attestation"]).toMatchObject({ seq: 2, payload_hash: attested["payload_hash"] })
     const r = reserves.body["reserves"]
     expect(r).toMatchObject({

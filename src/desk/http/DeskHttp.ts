@@ -9,13 +9,27 @@ import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
 import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
 import { PublicCacheLive } from "./publicCache.ts"
-import { Transparency } from "./Transparency.ts"
+import { fastPaths, Transparency, type TransparencyShape } from "./Transparency.ts"
+import { corsHeaders } from "../../platform/http/openCors.ts"
+import { publicCacheHeaders } from "./publicCache.ts"
 
 /** Partner bodies (orders, wallet-link envelopes) are a few hundred bytes. */
 export const deskBodyBytesMax = 32 * 1024
 
-export const deskEdge = (ipWeightPerMin: number) =>
-  errorShapeEdge({ service: "desk", api: DeskApi, ipWeightPerMin, bodyBytesMax: deskBodyBytesMax })
+/**
+ * The desk's edge. With the node's Transparency service, the cached transparency and registry
+ * bodies are answered in node:http before Effect (the fast lane), with the same headers.
+ */
+export const deskEdge = (ipWeightPerMin: number, transparency?: TransparencyShape) =>
+  errorShapeEdge({
+    service: "desk", api: DeskApi, ipWeightPerMin, bodyBytesMax: deskBodyBytesMax,
+    ...(transparency === undefined ? {} : {
+      fast: new Map(fastPaths.map((path) => [path, () => {
+        const body = transparency.fastBody(path)
+        return body === undefined ? undefined : { body, headers: { ...corsHeaders, ...publicCacheHeaders } }
+      }]))
+    })
+  })
 
 const TransparencyHandlers = HttpApiBuilder.group(DeskApi, "transparency", (handlers) =>
   Effect.map(Transparency, (t) =>

@@ -6,8 +6,8 @@
 // latest attestation's payload. The wrap registry always shows live reserves (spec: "live
 // reserves").
 import { SqlClient } from "@effect/sql"
-import { Context, Duration, Effect, Layer } from "effect"
-import type { DeskStatus, ReservesBody } from "../../../schemas/desk/transparency.ts"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { type DeskStatus, ReservesBody, StablesBody, SupplyBody, WrapBody } from "../../../schemas/desk/transparency.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import type { AttestationPoint } from "../attestation/attestation.ts"
 import { Attestations, type HistoryRange } from "../attestation/Attestations.ts"
@@ -20,13 +20,19 @@ import { stableAssets, statusBody, supplyBody, wrapAssets } from "./transparency
 export const cacheTtlSec = 30
 const cacheTtl = Duration.seconds(cacheTtlSec)
 
+/** The routes the fast lane may answer: one body per path, no query, no clock in it. */
+export const fastPaths = ["/api/public/reserves", "/api/public/supply", "/api/public/v1/stables/assets", "/api/public/v1/wrap/assets"] as const
+type FastPath = (typeof fastPaths)[number]
+
 export interface TransparencyShape {
+  /** The JSON last built for a fast path, while younger than the cache age (else undefined). */
+  readonly fastBody: (path: string) => string | undefined
   readonly reserves: Effect.Effect<ReservesBody>
   readonly history: (range: HistoryRange) => Effect.Effect<{ readonly range: HistoryRange; readonly points: ReadonlyArray<AttestationPoint> }>
-  readonly supply: Effect.Effect<ReturnType<typeof supplyBody>>
+  readonly supply: Effect.Effect<typeof SupplyBody.Type>
   readonly status: Effect.Effect<DeskStatus>
-  readonly stables: Effect.Effect<ReturnType<typeof stableAssets>>
-  readonly wrap: Effect.Effect<ReturnType<typeof wrapAssets>>
+  readonly stables: Effect.Effect<typeof StablesBody.Type>
+  readonly wrap: Effect.Effect<typeof WrapBody.Type>
 }
 
 export class Transparency extends Context.Tag("shardline/desk/Transparency")<Transparency, TransparencyShape>() {}
@@ -73,13 +79,25 @@ export const make = Effect.gen(function*() {
     })
   })
 
+  // What the Effect handlers built last, encoded as they encode it, for the fast lane.
+  const built = new Map<string, { readonly body: string; readonly at: number }>()
+  const keep = <A, I>(path: FastPath, schema: Schema.Schema<A, I>, effect: Effect.Effect<A>): Effect.Effect<A> => {
+    const encode = Schema.encodeSync(schema)
+    return Effect.tap(effect, (body) => Effect.sync(() => built.set(path, { body: JSON.stringify(encode(body)), at: Date.now() })))
+  }
+  const fastBody: TransparencyShape["fastBody"] = (path) => {
+    const hit = built.get(path)
+    return hit !== undefined && Date.now() - hit.at < cacheTtlSec * 1000 ? hit.body : undefined
+  }
+
   return Transparency.of({
-    reserves,
+    fastBody,
+    reserves: keep("/api/public/reserves", ReservesBody, reserves),
     history: (range) => Effect.map(ranges.get(range)!, (points) => ({ range, points })),
-    supply: Effect.flatMap(current, ({ report }) => Effect.map(tokens, (list) => supplyBody(list, report))),
+    supply: keep("/api/public/supply", SupplyBody, Effect.flatMap(current, ({ report }) => Effect.map(tokens, (list) => supplyBody(list, report)))),
     status,
-    stables: Effect.flatMap(current, ({ report }) => Effect.map(tokens, (list) => stableAssets(list, report))),
-    wrap: Effect.flatMap(liveReport, (report) => Effect.map(tokens, (list) => wrapAssets(list, report)))
+    stables: keep("/api/public/v1/stables/assets", StablesBody, Effect.flatMap(current, ({ report }) => Effect.map(tokens, (list) => stableAssets(list, report)))),
+    wrap: keep("/api/public/v1/wrap/assets", WrapBody, Effect.flatMap(liveReport, (report) => Effect.map(tokens, (list) => wrapAssets(list, report))))
   })
 })
 

@@ -6,10 +6,12 @@ import { PublicCache } from "../../../schemas/desk/transparency.ts"
 import { edgeStateOf } from "../../platform/http/ServiceEdge.ts"
 import { cacheTtlSec } from "./Transparency.ts"
 
+export const publicCacheHeaders = { "cache-control": `public, max-age=${cacheTtlSec}` } as const
+
 export const PublicCacheLive = Layer.succeed(
   PublicCache,
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     const state = edgeStateOf(request)
-    state.headers = { ...state.headers, "cache-control": `public, max-age=${cacheTtlSec}` }
+    state.headers = { ...state.headers, ...publicCacheHeaders }
   })
 )

@@ -132,9 +132,10 @@ export const makeFront = (options: EdgeOptions) => {
       return true
     }
     if (method === "GET" && options.fastLane) {
-      const render = edge.fast.get(path)
-      if (render !== undefined) {
-        send(res, 200, render(), headers)
+      const rendered = edge.fast.get(path)?.()
+      if (rendered !== undefined) {
+        if (typeof rendered === "string") send(res, 200, rendered, headers)
+        else send(res, 200, rendered.body, { ...headers, ...rendered.headers })
         done(200)
         return true
       }

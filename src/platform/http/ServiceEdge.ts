@@ -30,8 +30,10 @@ export interface ErrorReplies {
 }
 
 /** A GET answered in node:http, before Effect: the body comes from the same pure function and
- * schema as the Effect handler of that route, so both paths give the same bytes. */
-export type FastRender = () => string
+ * schema as the Effect handler of that route, so both paths give the same bytes. A render may
+ * add headers (the desk's CORS and Cache-Control), or answer undefined to let the request go
+ * through Effect (a body not built yet, or too old). */
+export type FastRender = () => string | { readonly body: string; readonly headers: Record<string, string> } | undefined
 
 export interface ServiceEdge {
   /** Metrics label and log name: "exchange", "desk", "social". */
