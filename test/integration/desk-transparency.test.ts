@@ -20,7 +20,7 @@ import { deskIssuerWallet } from "../../src/platform/devnet/DevnetChains.ts"
 import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { cli, cliJson } from "../support/cli.ts"
-import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { cliEnvOf, startNode, type RunningNode } from "../support/node.ts"
 import { runWithDb } from "../support/services.ts"
 
 let db: TestDatabase
@@ -30,7 +30,7 @@ let env: Record<string, string>
 beforeAll(async () => {
   db = await createTestDatabase("desktransp")
   node = await startNode(db.url, { SHARDLINE_DEVNET_BLOCK_MS: "0" })
-  env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: node.config.dataDir }
+  env = cliEnvOf(db.url, node)
 }, 120_000)
 afterAll(async () => {
   await node?.stop()

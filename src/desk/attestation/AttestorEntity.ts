@@ -13,6 +13,7 @@ import { Attestor, attestorId, AttestFailed, Kick, Tick } from "../../../schemas
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { HOUR_MS, type Payload } from "./attestation.ts"
 import { Attestations } from "./Attestations.ts"
+import { beat } from "../heartbeats.ts"
 import { ReserveScanner } from "../reserves/ReserveScanner.ts"
 
 const metrics = entityMetrics("Attestor")
@@ -31,8 +32,7 @@ export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
   const attest = Effect.gen(function*() {
     const { report, ms } = yield* scanner.scan
     const point = yield* attestations.append(report as unknown as Payload)
-    yield* sql`INSERT INTO desk_heartbeats (job, beat_at, ok, detail) VALUES ('attestor', now(), true, ${`attestation ${point.seq} (scan ${ms} ms)`})
-      ON CONFLICT (job) DO UPDATE SET beat_at = now(), ok = true, detail = EXCLUDED.detail`
+    yield* beat("attestor", `attestation ${point.seq} (scan ${ms} ms)`).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     yield* Effect.logInfo(`attestation ${point.seq}: ${point.payload_hash}`)
     const { payload: _payload, ...row } = point
     return row

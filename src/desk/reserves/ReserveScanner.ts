@@ -21,6 +21,7 @@ import { deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
+import { beat } from "../heartbeats.ts"
 import { listTokens } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
 import type { DeskChain } from "../wallets/paths.ts"
@@ -155,8 +156,7 @@ export const make = Effect.gen(function*() {
     const [holdings, supply] = yield* Effect.all([scanAddresses(list), supplies], { concurrency: 2 })
     const report = reservesReport(holdings, supply, new Date(), list.filter((a) => a.chain !== "ledger").length)
     const ms = Date.now() - started
-    yield* sql`INSERT INTO desk_heartbeats (job, beat_at, ok, detail) VALUES ('reserves-scan', now(), true, ${`${report.addressesScanned} addresses in ${ms} ms`})
-      ON CONFLICT (job) DO UPDATE SET beat_at = now(), ok = true, detail = EXCLUDED.detail`.pipe(Effect.orDie)
+    yield* beat("reserves-scan", `${report.addressesScanned} addresses in ${ms} ms`).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
     return { report, ms }
   })
 
