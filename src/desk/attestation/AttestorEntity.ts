@@ -3,13 +3,16 @@
 // storage), and on demand (`desk attest`). Its schedule is a row (desk_attestor: the tick it
 // expects next and when): a tick older than the row's is a stale duplicate and does nothing.
 // Every node sends a Kick at start; the Attestor schedules a tick only when none is pending (or
-// the pending one is overdue by more than an hour, i.e. its message was lost), attesting at once
-// when the last attestation is more than an hour old. Each attestation leaves a heartbeat.
+// the pending one is more than 10 minutes overdue, i.e. its message was lost), attesting at once
+// when the last attestation is older than the cadence. The cadence is hourly
+// (SHARDLINE_ATTESTATION_INTERVAL_MS shortens it for tests and demos). Each attestation leaves a
+// heartbeat.
 import { randomUUID } from "node:crypto"
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Schedule } from "effect"
 import { Attestor, attestorId, AttestFailed, Kick, Tick } from "../../../schemas/desk/attestor.ts"
+import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { HOUR_MS, type Payload } from "./attestation.ts"
 import { Attestations } from "./Attestations.ts"
@@ -18,8 +21,11 @@ import { ReserveScanner } from "../reserves/ReserveScanner.ts"
 
 const metrics = entityMetrics("Attestor")
 
-/** The next top of the hour after `ms`. */
-export const nextHour = (ms: number): number => (Math.floor(ms / HOUR_MS) + 1) * HOUR_MS
+/** The next whole multiple of `intervalMs` after `ms` (the next top of the hour by default). */
+export const nextSlot = (ms: number, intervalMs = HOUR_MS): number => (Math.floor(ms / intervalMs) + 1) * intervalMs
+
+/** How late a pending tick may be before a start's Kick takes it for lost and schedules another. */
+export const tickLostAfterMs = 10 * 60_000
 
 export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
@@ -27,6 +33,7 @@ export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
   const attestations = yield* Attestations
   const scanner = yield* ReserveScanner
   const self = (yield* Attestor.client)(address.entityId)
+  const intervalMs = (yield* AppConfig).attestationIntervalMs
   yield* metrics.activated
 
   const attest = Effect.gen(function*() {
@@ -64,15 +71,17 @@ export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
         const now = yield* state
         if (now !== undefined && payload.n < now.n) return
         yield* attest.pipe(Effect.catchAllCause((cause) => Effect.logError("attestor: this hour's attestation failed; the next tick tries again", cause)))
-        yield* schedule(payload.n + 1, nextHour(Date.now()))
+        yield* schedule(payload.n + 1, nextSlot(Date.now(), intervalMs))
       }).pipe(Effect.orDie, metrics.guard),
     Kick: () =>
       Effect.gen(function*() {
         const now = yield* state
-        if (now !== undefined && now.dueAtMs > Date.now() - HOUR_MS) return
+        // A pending tick is delivered by whichever runner owns the entity, late or not; only one
+        // far past its time is taken for lost.
+        if (now !== undefined && now.dueAtMs > Date.now() - tickLostAfterMs) return
         const latest = yield* attestations.latest
-        const stale = latest === undefined || Date.parse(latest.attestedAt) < Date.now() - HOUR_MS
-        yield* schedule((now?.n ?? 0) + 1, stale ? Date.now() : nextHour(Date.now()))
+        const stale = latest === undefined || Date.parse(latest.attestedAt) < Date.now() - intervalMs
+        yield* schedule((now?.n ?? 0) + 1, stale ? Date.now() : nextSlot(Date.now(), intervalMs))
       }).pipe(Effect.orDie, metrics.guard)
   })
 }), { maxIdleTime: "5 minutes", concurrency: 1 })
