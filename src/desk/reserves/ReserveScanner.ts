@@ -20,7 +20,6 @@ import { AppConfig, invalidSetting } from "../../platform/Config.ts"
 import { deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
-import { SecretBox } from "../../platform/SecretBox.ts"
 import { beat } from "../heartbeats.ts"
 import { listTokens } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
@@ -163,8 +162,5 @@ export const make = Effect.gen(function*() {
   return ReserveScanner.of({ scan, supplies, scanAddresses })
 })
 
-export const layer = Layer.effect(ReserveScanner, make).pipe(Layer.orDie) as Layer.Layer<
-  ReserveScanner,
-  never,
-  AppConfig | SqlClient.SqlClient | SecretBox | DeskWallets | CoinLedgers | EvmLedgers | OmniView
->
+/** A stablecoin setting the scan cannot use stops the node at start (it is a defect here: the setting is read by this layer). */
+export const layer = Layer.effect(ReserveScanner, make).pipe(Layer.orDie)
