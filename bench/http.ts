@@ -56,7 +56,8 @@ const serveBare = (port: number, spec: BareSpec) => {
   server.listen(port, "127.0.0.1")
 }
 
-export const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; child: ChildProcess; pid: number }> => {
+/** The bare server in its own process; ready once `readyPath` (one of the spec's) answers 200. */
+export const startBare = async (spec: BareSpec, readyPath = timePath): Promise<{ baseUrl: string; child: ChildProcess; pid: number }> => {
   const port = await freePort()
   const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--bare-server"], {
     env: { ...process.env, BENCH_BARE_PORT: String(port), BENCH_BARE_SPEC: JSON.stringify(spec) },
@@ -66,7 +67,7 @@ export const startBare = async (spec: BareSpec): Promise<{ baseUrl: string; chil
   const deadline = Date.now() + startTimeoutMs
   for (;;) {
     try {
-      if ((await fetch(`${baseUrl}${timePath}`)).status === 200) return { baseUrl, child, pid: child.pid! }
+      if ((await fetch(`${baseUrl}${readyPath}`)).status === 200) return { baseUrl, child, pid: child.pid! }
     } catch {
       // not listening yet
     }

@@ -16,6 +16,7 @@ import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
 import { SocialApi } from "../schemas/social/api.ts"
 import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
+import { Transparency } from "../src/desk/http/Transparency.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
 import { ContentStore } from "../src/social/content/ContentStore.ts"
@@ -43,9 +44,9 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
 }))
 
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
-export const deskListener = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Transparency]), ([config, transparency]) =>
   listener({
-    edge: deskEdge(config.deskIpWeightPerMin),
+    edge: deskEdge(config.deskIpWeightPerMin, transparency),
     api: DeskApi,
     handlers: deskHandlers,
     decodeError: decodeErrorShape,

@@ -13,6 +13,11 @@ import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
 import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
 import { makeDeskWorld } from "../src/desk/tokens/DeskWorld.ts"
+import * as Attestations from "../src/desk/attestation/Attestations.ts"
+import { AttestorKick, AttestorLive } from "../src/desk/attestation/AttestorEntity.ts"
+import * as Transparency from "../src/desk/http/Transparency.ts"
+import * as ReserveScanner from "../src/desk/reserves/ReserveScanner.ts"
+import * as DeskWallets from "../src/desk/wallets/DeskWallets.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
@@ -50,8 +55,12 @@ export const nodeLayer = (config: AppConfigShape) => {
     ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer,
     // The exchange's demo world, then the desk's tokens: one after the other, so property ids are handed out in one order.
     Layer.effectDiscard(Effect.zipRight(DemoWorld.makeDemoWorld, makeDeskWorld)),
-    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)), ContentStoreLive.layer
+    MarketRegistry.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)), ContentStoreLive.layer
   ).pipe(
+    // The desk's reserves, attestations and the transparency bodies, over its wallets and the Omni view.
+    Layer.provideMerge(Transparency.layer),
+    Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
+    Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),
     Layer.provideMerge(DevnetChains.layer),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
@@ -60,7 +69,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
     exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer,
-    DeskLinkTokenLive, LinkedWalletLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer
+    DeskLinkTokenLive, LinkedWalletLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, AttestorLive, AttestorKick
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

@@ -4,14 +4,14 @@ import { HttpApi } from "@effect/platform"
 import { withCommonErrors } from "../common/ErrorBody.ts"
 import { Forbidden, Unauthorized } from "./errors.ts"
 import { KeyGroup } from "./key.ts"
-import { TransparencyGroup } from "./transparency.ts"
+import { RegistryGroup, TransparencyGroup } from "./transparency.ts"
 import { WebhookGroup } from "./webhooks.ts"
 import { CallbacksGroup } from "./callbacks.ts"
 import { RewardsGroup, WalletLinkGroup } from "./walletLink.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
 export const DeskApi = withCommonErrors(
-  HttpApi.make("desk").add(TransparencyGroup).add(KeyGroup).add(WalletLinkGroup).add(RewardsGroup).add(CallbacksGroup).add(WebhookGroup)
+  HttpApi.make("desk").add(TransparencyGroup).add(RegistryGroup).add(KeyGroup).add(WalletLinkGroup).add(RewardsGroup).add(CallbacksGroup).add(WebhookGroup)
 )
   .addError(Unauthorized)
   .addError(Forbidden)

@@ -1,12 +1,17 @@
 // desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json]
 // desk keys revoke <apiKey> [--json]
 // desk link-token [--member ID] [--allow-rebind] [--json]
+// desk attest [--json]                                  → the new attestation row
+// desk verify --url DESK_URL [--public-key HEX] [--hmac-key KEY] [--json]
 // desk tokens list [--json]
 // desk tokens set --code C [--min DEC] [--max DEC] [--mint-fee-bps N] [--redeem-fee-bps N]
 //   [--wrap-fee-bps N] [--unwrap-fee-bps N] [--confirmations N] [--property ID] [--live true|false] [--json]
 // A refusal is one line on stderr and a non-zero exit (2 for usage).
+import { randomUUID } from "node:crypto"
 import { parseArgs } from "node:util"
-import { Effect, Either } from "effect"
+import { Duration, Effect, Either } from "effect"
+import { Attest, Attestor, attestorId } from "../../schemas/desk/attestor.ts"
+import { verifyDesk } from "../desk/attestation/verifyDesk.ts"
 import { issueDeskLinkToken } from "../desk/identity/issueLinkToken.ts"
 import { createMemberWithKey, revokeKey } from "../desk/keys/DeskKeyStore.ts"
 import { checkCallbackUrl, parseFeeBps, parseScopes } from "../desk/keys/policy.ts"
@@ -18,7 +23,7 @@ import { runCommand, UsageError } from "./runtime.ts"
 const usage = "usage: desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json] | desk keys revoke <apiKey> [--json] | " +
   "desk link-token [--member ID] [--allow-rebind] [--json] | " +
   "desk tokens list [--json] | desk tokens set --code C [--min DEC] [--max DEC] [--mint-fee-bps N] [--redeem-fee-bps N] [--wrap-fee-bps N] [--unwrap-fee-bps N] " +
-  "[--confirmations N] [--property ID] [--live true|false] [--json]"
+  "[--confirmations N] [--property ID] [--live true|false] [--json] | desk attest [--json] | desk verify --url DESK_URL [--public-key HEX] [--hmac-key KEY] [--json]"
 
 const refuse = (reason: string, code = 2): number => {
   console.error(`${reason.replace(/\n/g, " ")} (${usage})`)
@@ -34,7 +39,7 @@ const parse = (args: ReadonlyArray<string>) => {
         scopes: { type: "string" }, "callback-url": { type: "string" }, "fee-bps": { type: "string" }, json: { type: "boolean", default: false },
         code: { type: "string" }, min: { type: "string" }, max: { type: "string" }, "mint-fee-bps": { type: "string" }, "redeem-fee-bps": { type: "string" },
         "wrap-fee-bps": { type: "string" }, "unwrap-fee-bps": { type: "string" }, confirmations: { type: "string" }, property: { type: "string" },
-        live: { type: "string" }
+        live: { type: "string" }, url: { type: "string" }, "public-key": { type: "string" }, "hmac-key": { type: "string" }
       },
       allowPositionals: true,
       strict: true
@@ -96,6 +101,32 @@ const setToken = (v: TokenFlags, json: boolean): Promise<number> | number => {
   return runCommand(change, (t) => console.log(json ? JSON.stringify(t) : showToken(t)))
 }
 
+/** How long `desk attest` waits for the Attestor (a scan of every vault, then the write). */
+const attestTimeout = Duration.seconds(120)
+
+const attest = (json: boolean) =>
+  runCommand(
+    Effect.flatMap(Attestor.client, (client) => client(attestorId).Attest(new Attest({ requestId: randomUUID() }))).pipe(
+      Effect.timeoutFail({ duration: attestTimeout, onTimeout: () => new Error("the node did not answer in time: is it running with the same SHARDLINE_DATABASE_URL or SHARDLINE_DATA_DIR?") })
+    ),
+    (row) => console.log(json ? JSON.stringify(row) : `attestation ${row.seq} at ${row.attestedAt}: ${row.payload_hash}`)
+  )
+
+const verifyCommand = async (v: { url?: string; "public-key"?: string; "hmac-key"?: string }, json: boolean): Promise<number> => {
+  if (v.url === undefined) return refuse("desk verify needs --url")
+  const result = await verifyDesk({ url: v.url, ...(v["public-key"] === undefined ? {} : { publicKey: v["public-key"] }), ...(v["hmac-key"] === undefined ? {} : { hmacKey: v["hmac-key"] }) })
+  if (typeof result === "string") {
+    console.error(result)
+    return 1
+  }
+  console.log(json ? JSON.stringify(result) : [
+    `${result.ok ? "OK" : "NOT OK"}: ${result.rows} attestation(s) from ${result.first ?? "-"} to ${result.last ?? "-"}; Ed25519 key ${result.publicKey}; HMAC ${result.hmacChecked ? "checked" : "not checked (no --hmac-key)"}`,
+    ...result.problems,
+    ...(result.missingHours.length > 0 ? [`missing hours (${result.missingHours.length}): ${result.missingHours.join(", ")}`] : [])
+  ].join("\n"))
+  return result.ok ? 0 : 1
+}
+
 export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const parsed = parse(args)
   if (typeof parsed === "string") return refuse(parsed)
@@ -106,6 +137,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     return runCommand(issueDeskLinkToken({ memberId: parsed.values.member, allowRebind: parsed.values["allow-rebind"] === true }), (r) =>
       console.log(json ? JSON.stringify(r) : `url:       ${r.url}\nmemberId:  ${r.memberId}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
   }
+  if (group === "attest") return rest.length > 0 || verb !== undefined ? refuse(`unexpected argument: ${verb}`) : attest(json)
+  if (group === "verify") return verb !== undefined ? refuse(`unexpected argument: ${verb}`) : verifyCommand(parsed.values, json)
   if (group === "tokens") {
     if (verb === "list" && rest.length === 0) return listTokensCommand(json)
     if (verb === "set" && rest.length === 0) return setToken(parsed.values, json)

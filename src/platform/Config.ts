@@ -48,6 +48,10 @@ export interface AppConfigShape {
   readonly socialIpWeightPerMin: number
   /** HMAC key of the desk's reserve attestations; unset: generated once, sealed with the master key in desk_secrets. */
   readonly attestationKey: Option.Option<Redacted.Redacted>
+  /** The Attestor's cadence, ms: 3600000 (the spec's "at least hourly"); shorter only for tests and demos. */
+  readonly attestationIntervalMs: number
+  /** Stablecoin contracts the desk's reserves scan reads on real EVM nodes: `ethereum:USDC=0x…,base:DAI=0x…` (devnets: their own tokens). */
+  readonly deskStablecoins: Option.Option<string>
   /** Desk callback URLs may be http:// (tests, local demos); https only otherwise. */
   readonly callbackAllowHttp: boolean
   readonly pruneMessagesOlderThan: Duration.Duration
@@ -182,6 +186,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   socialIpWeightPerMin: intIn("SOCIAL_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   attestationKey: optionalRedacted("ATTESTATION_KEY"),
+  attestationIntervalMs: intIn("ATTESTATION_INTERVAL_MS", 3_600_000, 1_000, 3_600_000),
+  deskStablecoins: Config.option(Config.string(env("DESK_STABLECOINS"))).pipe(Config.map(Option.filter((v) => v.trim() !== ""))),
   callbackAllowHttp: Config.boolean(env("CALLBACK_ALLOW_HTTP")).pipe(Config.withDefault(false)),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),

@@ -13,7 +13,7 @@ import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { anvilDevKey, startAnvil, type Anvil } from "../support/anvil.ts"
 import { chainMetric, eventually, opsChains } from "../support/chainsOps.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { startLitecoind, type Litecoind, urlWithCredentials } from "../support/litecoind.ts"
 import { startAll } from "../support/processes.ts"
 import { configFrom, freePort, startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 
@@ -28,12 +28,7 @@ const regtestAddress = (() => {
 })()
 
 /** The litecoind URL with its credentials in it, as an operator would set it. */
-const ledgerUrl = () => {
-  const u = new URL(litecoind.url)
-  u.username = "u"
-  u.password = "p"
-  return u.toString()
-}
+const ledgerUrl = () => urlWithCredentials(litecoind)
 
 const anvilMine = (anvil: Anvil, blocks: number) =>
   fetch(anvil.url, {

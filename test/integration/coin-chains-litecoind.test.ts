@@ -15,7 +15,7 @@ import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
 import { cli, cliJson, cliRefused } from "../support/cli.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { startLitecoind, type Litecoind, urlWithCredentials } from "../support/litecoind.ts"
 
 const ECPair = ECPairFactory(ecc)
 let litecoind: Litecoind
@@ -27,12 +27,7 @@ const ltcAddress = (): string => {
   return a.right
 }
 
-const ltcUrl = () => {
-  const u = new URL(litecoind.url)
-  u.username = "u"
-  u.password = "p"
-  return u.toString()
-}
+const ltcUrl = () => urlWithCredentials(litecoind)
 
 beforeAll(async () => {
   litecoind = await startLitecoind()

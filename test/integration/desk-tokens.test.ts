@@ -11,7 +11,7 @@ import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import { deskIssuerWallet } from "../../src/platform/devnet/DevnetChains.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { cli, cliJson, cliRefused } from "../support/cli.ts"
-import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { cliEnvOf, startNode, type RunningNode } from "../support/node.ts"
 import { runWithDb } from "../support/services.ts"
 
 let db: TestDatabase
@@ -22,7 +22,7 @@ const vars = { SHARDLINE_DEVNET_BLOCK_MS: "0" }
 beforeAll(async () => {
   db = await createTestDatabase("desktokens")
   node = await startNode(db.url, vars)
-  env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: node.config.dataDir }
+  env = cliEnvOf(db.url, node)
 }, 120_000)
 afterAll(async () => {
   await node?.stop()

@@ -14,7 +14,7 @@ import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { cli, cliJson, cliRefused } from "../support/cli.ts"
-import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { cliEnvOf, startNode, type RunningNode } from "../support/node.ts"
 import { anvilDevKey, startAnvil } from "../support/anvil.ts"
 import { makeViemLedger } from "../../src/chain/evm/viemLedger.ts"
 import { deployMockUsdc, mintMockUsdc } from "../../src/chain/evm/MockUsdc.ts"
@@ -28,7 +28,7 @@ beforeAll(async () => {
   db = await createTestDatabase("devnetcli")
   // No clock: the ledger mines only when asked, EVM devnets mine a block per transaction.
   node = await startNode(db.url, { SHARDLINE_DEVNET_BLOCK_MS: "0" })
-  env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: node.config.dataDir }
+  env = cliEnvOf(db.url, node)
 }, 120_000)
 afterAll(async () => {
   await node?.stop()
@@ -197,6 +197,12 @@ describe("devnet balance against a real node (anvil)", () => {
         cli(["devnet", "pay", "--chain", "ethereum", "--to", holder, "--amount", "1", "--asset", token, "--json"], real)
       ])
       expect(json(read)).toEqual({ balance: "7.25" })
+      // ETH itself (what backs wETH), 18 decimals, read from the node.
+      await fetch(anvil.url, {
+        method: "POST", headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [holder, "0x14d1120d7b160000"] }) // 1.5 ETH
+      })
+      expect(json(await cli(["devnet", "balance", "--chain", "ethereum", "--address", holder, "--asset", "ETH", "--json"], real))).toEqual({ balance: "1.5" })
       expect(refused(byCode)).toMatch(/give the token's contract address/)
       expect(refused(payRefused)).toMatch(/real node/)
     } finally {

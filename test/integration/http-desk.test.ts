@@ -31,7 +31,8 @@ describe("desk listener", () => {
     expect(status).toBe(200)
     expect(body).toMatchObject({ service: "token-desk", status: "ok" })
     expect(Math.abs(body.serverTime - Date.now())).toBeLessThan(5000)
-    expect(body.notYetLive).toEqual(expect.arrayContaining(["reserves", "cashout"]))
+    expect(body.notYetLive).toEqual(expect.arrayContaining(["cashout", "stables/orders"]))
+    expect(body.notYetLive).not.toContain("reserves")
     // The exchange's routes are not on the desk's port, and the desk's are not on the exchange's.
     expect((await fetch(`${node.deskUrl}${v1}/ping`)).status).toBe(404)
     expect((await fetch(`${node.baseUrl}/api/public/status`)).status).toBe(404)
@@ -53,8 +54,10 @@ describe("desk listener", () => {
     expect(body.openapi).toMatch(/^3\.1\./)
     expect(body.info).toMatchObject({ title: "Shardline token desk API", version: "1.0.0" })
     expect(body.servers.length).toBeGreaterThan(0)
-    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(["/api/public/status", `${v1}/key`, `${v1}/rewards/balance`, `${v1}/wallet-link`,
-      `${v1}/callbacks`, `${v1}/webhooks/partner-a`, `${v1}/webhooks/partner-b`]))
+    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining([
+      "/api/public/reserves", "/api/public/reserves/history", "/api/public/status", "/api/public/supply", `${v1}/key`, `${v1}/stables/assets`, `${v1}/wrap/assets`,
+      `${v1}/rewards/balance`, `${v1}/wallet-link`, `${v1}/callbacks`, `${v1}/webhooks/partner-a`, `${v1}/webhooks/partner-b`
+    ]))
     // The webhooks are authenticated by their partner's secret, not by a partner key.
     expect(body.paths[`${v1}/webhooks/partner-a`].post.security ?? []).toEqual([])
     expect(body.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" })

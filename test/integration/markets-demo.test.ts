@@ -15,7 +15,7 @@ import { OmniIndexer } from "../../src/chain/omni/indexer.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { signedGet } from "../../harness/signed.ts"
 import { cli, cliJson, cliRefused } from "../support/cli.ts"
-import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { cliEnvOf, startNode, type RunningNode } from "../support/node.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -25,7 +25,7 @@ const nodeVars = { SHARDLINE_DEVNET_BLOCK_MS: "0" }
 beforeAll(async () => {
   db = await createTestDatabase("markets")
   node = await startNode(db.url, nodeVars)
-  env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: node.config.dataDir }
+  env = cliEnvOf(db.url, node)
 }, 120_000)
 afterAll(async () => {
   await node?.stop()

@@ -86,3 +86,11 @@ export const startLitecoind = async (binary = "litecoind"): Promise<Litecoind> =
     }
   }
 }
+
+/** The node's URL with its RPC credentials in it, as an operator sets SHARDLINE_*_RPC_URL. */
+export const urlWithCredentials = (node: Litecoind): string => {
+  const u = new URL(node.url)
+  u.username = "u"
+  u.password = "p"
+  return u.toString()
+}

@@ -83,3 +83,7 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
     stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined)
   }
 }
+
+/** The environment a CLI child process needs to reach this running node (same database, key, data dir). */
+export const cliEnvOf = (databaseUrl: string, node: RunningNode): Record<string, string> =>
+  ({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: node.config.dataDir })

@@ -10,7 +10,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
 import { validateLedgerAddress } from "../../chain/address.ts"
-import { type EvmLedger, EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { evmChains, type EvmLedger, EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
 import { coinChains, type CoinChain } from "../../chain/params.ts"
 import { devnetFaucet } from "../../chain/ledger/devnetFaucet.ts"
@@ -213,6 +213,9 @@ export const make = Effect.gen(function*() {
         return yield* fromResult(formatAmount(sumValues(yield* refuse(coins.get(chain).listUnspent([address]))), decimals))
       }
       const ledger = yield* evmLedger(chain)
+      // The native coin (ETH, BNB): 18 decimals on every EVM chain here.
+      const resolved = resolveEvmAsset(ledger.chain, asset, undefined)
+      if (Either.isRight(resolved) && resolved.right.kind === "native") return yield* fromResult(formatAmount(yield* refuse(ledger.nativeBalance(address)), evmChains[ledger.chain].nativeCurrency.decimals))
       const { decimals, token } = yield* evmToken(ledger, asset, "balance")
       return yield* fromResult(formatAmount(yield* refuse(ledger.tokenBalance(token, address)), decimals))
     })

@@ -146,8 +146,9 @@ export const makeFront = (options: EdgeOptions) => {
       const render = edge.fast.get(path)
       const out = render === undefined ? undefined : render(q < 0 ? "" : url.slice(q + 1))
       if (out !== undefined) {
-        const status = typeof out === "string" ? 200 : out.status
-        send(res, status, typeof out === "string" ? out : out.body, headers)
+        const status = typeof out === "string" || !("status" in out) ? 200 : out.status
+        const extra = typeof out !== "string" && "headers" in out ? out.headers : {}
+        send(res, status, typeof out === "string" ? out : out.body, { ...headers, ...extra })
         done(status)
         return true
       }

@@ -5,7 +5,7 @@ import type { HttpApi } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { BadRequest, errorBody } from "../../../schemas/common/ErrorBody.ts"
 import { docsRoutes, makeRouteTable, routesOf } from "./RouteTable.ts"
-import type { ErrorReplies, Reply, ServiceEdge } from "./ServiceEdge.ts"
+import type { ErrorReplies, FastRender, Reply, ServiceEdge } from "./ServiceEdge.ts"
 import type { Usage } from "../RateLimiter.ts"
 
 const reply = (status: number, code: string, message: string): Reply => ({ status, body: errorBody(code, message) })
@@ -47,9 +47,11 @@ export interface ErrorShapeEdgeOptions {
   readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
   readonly fastCached?: ServiceEdge["fastCached"]
   readonly fastRaw?: ServiceEdge["fastRaw"]
+  /** GET routes answered before Effect (none by default). */
+  readonly fast?: ReadonlyMap<string, FastRender>
 }
 
-/** The edge of a listener in the `{error: {code, message}}` shape: no rewrite, no fast lane. */
+/** The edge of a listener in the `{error: {code, message}}` shape: no rewrite. */
 export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => ({
   service: options.service,
   errors: errorShapeReplies,
@@ -62,6 +64,6 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   ...(options.fastCached === undefined ? {} : { fastCached: options.fastCached }),
   ...(options.fastRaw === undefined ? {} : { fastRaw: options.fastRaw }),
   routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
-  fast: new Map(),
+  fast: options.fast ?? new Map(),
   cached: new Set(docsRoutes.map((r) => r.path))
 })
