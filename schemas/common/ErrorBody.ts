@@ -72,3 +72,7 @@ export class ServiceUnavailable extends errorClass<ServiceUnavailable>()(
 export const withCommonErrors = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(api: HttpApi.HttpApi<Id, Groups, E, R>) =>
   api.addError(BadRequest).addError(NotFound).addError(MethodNotAllowed).addError(RequestTimeout)
     .addError(PayloadTooLarge).addError(TooManyRequests).addError(HeadersTooLarge).addError(ServiceUnavailable)
+
+/** Any JSON value, as one named schema: OpenAPI then defines it once and refers to it (an
+ * unnamed `Schema.Unknown` in two places gave the document two definitions with one `$id`). */
+export const JsonValue = Schema.Unknown.annotations({ identifier: "JsonValue", description: "Any JSON value" })

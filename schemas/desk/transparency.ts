@@ -5,6 +5,7 @@
 // Field names beyond the spec's words are ours (docs/desk.md, "Transparency").
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { JsonValue } from "../common/ErrorBody.ts"
 import { OpenCors } from "../common/OpenCors.ts"
 import { Weight } from "../common/Weight.ts"
 
@@ -37,7 +38,7 @@ export const ReservesReport = Schema.Struct({
 export const AttestationPoint = Schema.Struct({
   seq: Schema.Number,
   attestedAt: Schema.String,
-  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ description: "What was hashed: the reserves report plus version, seq, attestedAt, previousPayloadHash" }),
+  payload: Schema.Record({ key: Schema.String, value: JsonValue }).annotations({ description: "What was hashed: the reserves report plus version, seq, attestedAt, previousPayloadHash" }),
   payload_hash: Schema.String.annotations({ description: "hex sha256 of the canonical payload (keys sorted, numbers to 6 decimals, non-finite → null)" }),
   previousPayloadHash: Schema.NullOr(Schema.String),
   signature: Schema.String.annotations({ description: "hex HMAC-SHA256 of payload_hash with the issuer's secret" }),

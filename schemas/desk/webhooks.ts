@@ -4,7 +4,7 @@
 // `Authorization: Bearer <secret>` or `x-api-key`; unset, the endpoint answers 503.
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ServiceUnavailable } from "../common/ErrorBody.ts"
+import { JsonValue, ServiceUnavailable } from "../common/ErrorBody.ts"
 import { Weight } from "../common/Weight.ts"
 import { Unauthorized } from "./errors.ts"
 import { prefix } from "./key.ts"
@@ -21,7 +21,7 @@ export const WebhookBody = Schema.Struct({
   amount: Schema.optional(Schema.Number.pipe(Schema.finite())),
   chain: Schema.optional(text(32)),
   txid: Schema.optional(text(128)),
-  data: Schema.optional(Schema.Unknown).annotations({ description: "Anything the partner adds; stored as sent (the spec leaves its structure open)" })
+  data: Schema.optional(JsonValue).annotations({ description: "Anything the partner adds; stored as sent (the spec leaves its structure open)" })
 }).annotations({ identifier: "PartnerWebhookEvent" })
 export type WebhookBody = typeof WebhookBody.Type
 
