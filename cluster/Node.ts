@@ -34,6 +34,8 @@ import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
 import { DeskLinkTokenLive } from "../src/desk/identity/LinkTokenEntity.ts"
 import { LinkedWalletLive } from "../src/desk/identity/LinkedWalletEntity.ts"
+import { DeskOrderLive } from "../src/desk/orders/DeskOrderEntity.ts"
+import * as DeskWallets from "../src/desk/wallets/DeskWallets.ts"
 import { SocialLinkTokenLive } from "../src/social/identity/SocialLinkTokenEntity.ts"
 import { SignInChallengeLive } from "../src/social/signin/SignInChallengeEntity.ts"
 
@@ -50,7 +52,7 @@ export const nodeLayer = (config: AppConfigShape) => {
     ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer,
     // The exchange's demo world, then the desk's tokens: one after the other, so property ids are handed out in one order.
     Layer.effectDiscard(Effect.zipRight(DemoWorld.makeDemoWorld, makeDeskWorld)),
-    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)), ContentStoreLive.layer
+    MarketRegistry.layer, OmniViewIndexer.layer, FeeSponsor.layer, DeskWallets.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)), ContentStoreLive.layer
   ).pipe(
     Layer.provideMerge(DevnetChains.layer),
     Layer.provideMerge(ChainsLive.layer),
@@ -60,7 +62,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
     exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer,
-    DeskLinkTokenLive, LinkedWalletLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer
+    DeskLinkTokenLive, LinkedWalletLive, DeskOrderLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

@@ -1,0 +1,133 @@
+// Partner cash-out (spec: Cash-out): the member's account (settings, permanent deposit
+// addresses, saved payout address, coupons) and cash-out orders. Every route needs a key with
+// the cashout scope. Amounts are decimal strings in the token's unit at the answer; a request's
+// amount may be a JSON number or a decimal string (never more decimals than the token has).
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { BadRequest, NotFound } from "../common/ErrorBody.ts"
+import { text } from "../common/text.ts"
+import { Weight } from "../common/Weight.ts"
+import { Forbidden } from "./errors.ts"
+import { prefix } from "./key.ts"
+import { DeskKeyCashout } from "./security.ts"
+
+const fee = {
+  redeemFeeBps: Schema.Number.annotations({ description: "The fee this member's orders pay, in basis points (negotiated, else the desk's)" }),
+  defaultRedeemFeeBps: Schema.Number.annotations({ description: "The desk's global redemption fee, in basis points" }),
+  feePercent: Schema.Number.annotations({ description: "redeemFeeBps as a percentage (10 bps = 0.1)" })
+}
+
+/** Spec: "Deposit-address and payout-address responses". */
+export const CashoutAccount = Schema.Struct({
+  depositAddress: Schema.String.annotations({ description: "The member's permanent token-ledger deposit address (reusable, safe to cache)" }),
+  evmAddress: Schema.String.annotations({ description: "The member's permanent EVM address (the same on ethereum, base and bsc)" }),
+  payoutAddress: Schema.NullOr(Schema.String).annotations({ description: "The saved cash-out (USDC payout) address; null until saved or linked" }),
+  ...fee
+})
+export type CashoutAccount = typeof CashoutAccount.Type
+
+export const CashoutSettings = Schema.Struct({
+  live: Schema.Boolean.annotations({ description: "Cash-out takes orders (the token is live and issued)" }),
+  asset: Schema.String.annotations({ description: "The token cash-out redeems" }),
+  propertyId: Schema.NullOr(Schema.Int),
+  minAmount: Schema.String,
+  maxAmount: Schema.String,
+  redeemFeeBps: Schema.Number.annotations({ description: "The global redemption fee, in basis points" }),
+  chains: Schema.Array(Schema.String).annotations({ description: "Chains a USDC payout can go to" }),
+  account: CashoutAccount
+})
+
+export const PayoutAddressBody = Schema.Struct({ payoutAddress: text(200) })
+export const CouponBody = Schema.Struct({ code: text(100) })
+
+export const CouponValidation = Schema.Struct({
+  code: Schema.String,
+  valid: Schema.Boolean,
+  redeemFeeBps: Schema.Number.annotations({ description: "The fee an order with this code would pay (the member's fee when the code is invalid or not lower)" }),
+  feePercent: Schema.Number,
+  defaultRedeemFeeBps: Schema.Number,
+  reason: Schema.optional(Schema.String).annotations({ description: "Why the code is not valid" })
+})
+
+export const payoutChains = ["ethereum", "base", "bsc"] as const
+
+export const CashoutOrderBody = Schema.Struct({
+  amount: Schema.Union(Schema.Number, text(60)).annotations({ description: "Order size in the token's unit" }),
+  payoutAddress: Schema.optional(text(200)),
+  refundAddress: Schema.optional(text(200)),
+  chain: text(20).annotations({ description: "ethereum, base or bsc" }),
+  couponCode: Schema.optional(text(100)),
+  source: Schema.optional(text(200))
+})
+export type CashoutOrderBody = typeof CashoutOrderBody.Type
+
+export const OrderTxids = Schema.Struct({
+  depositTxid: Schema.NullOr(Schema.String),
+  burnTxid: Schema.NullOr(Schema.String),
+  payoutTxid: Schema.NullOr(Schema.String),
+  refundTxid: Schema.NullOr(Schema.String)
+})
+
+/** Spec: "Cash-out order response" and "Cash-out order poll response" (one shape for both). */
+export const CashoutOrder = Schema.Struct({
+  id: Schema.String.annotations({ description: "The order's uuid" }),
+  reference: Schema.String.annotations({ description: "TX- and 8 characters; reads the order as the uuid does" }),
+  status: Schema.String,
+  depositAddress: Schema.String.annotations({ description: "The order's own deposit address: show this one, not the account's" }),
+  address: Schema.String,
+  ledgerDepositAddress: Schema.String,
+  sendTo: Schema.String,
+  asset: Schema.String,
+  network: Schema.String,
+  memo: Schema.Null,
+  chain: Schema.String,
+  amount: Schema.String,
+  amountReceived: Schema.NullOr(Schema.String),
+  fee: Schema.String,
+  feeBps: Schema.Number,
+  payoutAmount: Schema.String,
+  payoutAddress: Schema.String,
+  refundAddress: Schema.String,
+  confirmations: Schema.Int,
+  requiredConfirmations: Schema.Int,
+  expiresAt: Schema.String,
+  createdAt: Schema.String,
+  txids: OrderTxids,
+  depositTxid: Schema.NullOr(Schema.String),
+  burnTxid: Schema.NullOr(Schema.String),
+  payoutTxid: Schema.NullOr(Schema.String),
+  refundTxid: Schema.NullOr(Schema.String),
+  failure: Schema.NullOr(Schema.String)
+})
+export type CashoutOrder = typeof CashoutOrder.Type
+
+const OrderIdPath = Schema.Struct({ id: text(64) })
+
+export const CashoutGroup = HttpApiGroup.make("cashout")
+  .add(HttpApiEndpoint.get("settings", `${prefix}/cashout/settings`).addSuccess(CashoutSettings)
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "Cash-out's live flag, limits and fee, and the calling member's account (scope cashout)"))
+  .add(HttpApiEndpoint.get("depositAddress", `${prefix}/cashout/deposit-address`).addSuccess(CashoutAccount)
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "The member's permanent deposit addresses, saved payout address and effective fee (scope cashout)"))
+  .add(HttpApiEndpoint.get("payoutAddress", `${prefix}/cashout/payout-address`).addSuccess(CashoutAccount)
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "The saved payout address with the deposit addresses and effective fee (scope cashout)"))
+  .add(HttpApiEndpoint.post("savePayoutAddress", `${prefix}/cashout/payout-address`).setPayload(PayoutAddressBody).addSuccess(CashoutAccount)
+    .addError(BadRequest)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Summary, "Saves the USDC payout address (EVM, EIP-55 checksum when mixed case) so later orders may omit payoutAddress (scope cashout)"))
+  .add(HttpApiEndpoint.post("coupon", `${prefix}/cashout/coupon`).setPayload(CouponBody).addSuccess(CouponValidation)
+    .addError(BadRequest)
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "Whether a coupon code is valid and the fee it would apply; never uses it (scope cashout)"))
+  .add(HttpApiEndpoint.post("createOrder", `${prefix}/cashout/orders`).setPayload(CashoutOrderBody).addSuccess(CashoutOrder, { status: 201 })
+    .addError(BadRequest)
+    .annotate(Weight, 10)
+    .annotate(OpenApi.Summary, "A cash-out order: send the token to its deposit address, USDC is paid on the chosen chain (scope cashout)"))
+  .add(HttpApiEndpoint.get("order", `${prefix}/cashout/orders/:id`).setPath(OrderIdPath).addSuccess(CashoutOrder)
+    .addError(NotFound).addError(Forbidden)
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "An order by uuid or TX- reference; only the creating key reads it; polling advances it (scope cashout)"))
+  .middleware(DeskKeyCashout)
+  .annotate(OpenApi.Title, "Cash-out")

@@ -1,0 +1,115 @@
+// The cash-out routes (scope cashout): the member's account, coupons, and cash-out orders.
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect, Either } from "effect"
+import { DeskApi } from "../../../schemas/desk/api.ts"
+import { payoutChains } from "../../../schemas/desk/cashout.ts"
+import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
+import { AdvanceOrder, DeskOrderEntity, WatchOrder } from "../../../schemas/desk/orders.ts"
+import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { usdcDecimals } from "../orders/DeskOrderEntity.ts"
+import { readOrder } from "../orders/orderStore.ts"
+import { cashoutView } from "../orders/orderView.ts"
+import { findToken } from "../tokens/tokenStore.ts"
+import { parseOrderRef } from "../webhooks/partnerWebhook.ts"
+import { createCashout } from "./createCashout.ts"
+import { DeskMember } from "../../../schemas/desk/security.ts"
+import { isLive } from "../tokens/registry.ts"
+import { DeskWallets } from "../wallets/DeskWallets.ts"
+import { accountView, cashoutToken, memberAccount, savePayoutAddress } from "./account.ts"
+import { findCoupon } from "./couponStore.ts"
+import { applyCoupon, evmAddressInput, feePercent, normalizeCouponCode } from "./policy.ts"
+import { showAmount } from "../tokens/registry.ts"
+
+const notFound = (id: string) => new NotFound({ error: { code: "not_found", message: `No order ${id.slice(0, 64)}: give its uuid or TX- reference.` } })
+const forbidden = () => new Forbidden({ error: { code: "insufficient_scope", message: "This order was created by another API key; only that key reads it." } })
+
+export const badParameter = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
+export const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The desk's records are unavailable right now; please retry." } })
+
+/** Database, chain and wallet failures are 503 (safe to retry); a refusal keeps its 4xx. */
+export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(effect, (e): e is Exclude<E, BadRequest | NotFound | Forbidden> => !(e instanceof BadRequest || e instanceof NotFound || e instanceof Forbidden), (e) =>
+    Effect.zipRight(Effect.logWarning("desk cash-out: unavailable", e), Effect.fail(unavailable())))
+
+export const CashoutHandlers = HttpApiBuilder.group(DeskApi, "cashout", (handlers) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const wallets = yield* DeskWallets
+    const provide = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | DeskWallets>) =>
+      e.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets))
+    const ledger = yield* UtxoLedger
+    const orders = yield* DeskOrderEntity.client
+    const account = Effect.flatMap(DeskMember, (m) => provide(memberAccount(m)))
+    const view = (id: string) =>
+      Effect.gen(function*() {
+        const row = yield* provide(readOrder({ _tag: "Uuid", id }))
+        if (row === undefined) return yield* Effect.dieMessage(`order ${id}: not found after it was read`)
+        const token = yield* provide(findToken(row.asset))
+        return cashoutView(row, usdcDecimals(row.chain ?? "ethereum"), token?.propertyId ?? null)
+      })
+    return handlers
+      .handle("settings", () =>
+        Effect.gen(function*() {
+          const token = yield* provide(cashoutToken)
+          return {
+            live: isLive(token),
+            asset: token.code,
+            propertyId: token.propertyId,
+            minAmount: showAmount(token.minBase),
+            maxAmount: showAmount(token.maxBase),
+            redeemFeeBps: token.feeOutBps,
+            chains: [...payoutChains],
+            account: accountView(yield* account)
+          }
+        }).pipe(orUnavailable))
+      .handle("depositAddress", () => Effect.map(account, accountView).pipe(orUnavailable))
+      .handle("payoutAddress", () => Effect.map(account, accountView).pipe(orUnavailable))
+      .handle("savePayoutAddress", ({ payload }) =>
+        Effect.gen(function*() {
+          const member = yield* DeskMember
+          const address = evmAddressInput("payoutAddress", payload.payoutAddress)
+          if (Either.isLeft(address)) return yield* Effect.fail(badParameter(address.left))
+          yield* provide(savePayoutAddress(member.memberId, address.right))
+          return accountView(yield* account)
+        }).pipe(orUnavailable))
+      .handle("coupon", ({ payload }) =>
+        Effect.gen(function*() {
+          const code = normalizeCouponCode(payload.code)
+          if (Either.isLeft(code)) return yield* Effect.fail(badParameter(`code: ${code.left}`))
+          const { defaultRedeemFeeBps, redeemFeeBps } = yield* account
+          const check = applyCoupon(yield* provide(findCoupon(code.right)), redeemFeeBps, new Date())
+          const fee = check.valid ? check.feeBps : redeemFeeBps
+          return {
+            code: code.right,
+            valid: check.valid,
+            redeemFeeBps: fee,
+            feePercent: feePercent(fee),
+            defaultRedeemFeeBps,
+            ...(check.valid ? {} : { reason: check.reason })
+          }
+        }).pipe(orUnavailable))
+      .handle("createOrder", ({ payload }) =>
+        Effect.gen(function*() {
+          const member = yield* DeskMember
+          const id = yield* createCashout(member, payload).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets), Effect.provideService(UtxoLedger, ledger))
+          // The entity starts watching; a lost Watch is made good by the first poll (Advance).
+          yield* orders(id).Watch(new WatchOrder(), { discard: true }).pipe(
+            Effect.catchAllCause((c) => Effect.logWarning(`order ${id}: created, but its DeskOrder was not told to watch`, c)))
+          return yield* view(id)
+        }).pipe(orUnavailable))
+      .handle("order", ({ path }) =>
+        Effect.gen(function*() {
+          const member = yield* DeskMember
+          const ref = parseOrderRef(path.id)
+          const row = ref === undefined ? undefined : yield* provide(readOrder(ref))
+          if (row === undefined || row.kind !== "cashout") return yield* Effect.fail(notFound(path.id))
+          if (row.key_id !== member.keyId) return yield* Effect.fail(forbidden())
+          // Polling advances the order (spec), so the answer is fresh.
+          yield* orders(row.id).Advance(new AdvanceOrder(), {}).pipe(
+            Effect.timeout("10 seconds"),
+            Effect.catchAllCause((c) => Effect.logWarning(`order ${row.id}: poll could not advance it`, c)))
+          return yield* view(row.id)
+        }).pipe(orUnavailable))
+  }))

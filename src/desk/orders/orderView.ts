@@ -1,0 +1,54 @@
+// An order row as the wire shows it (spec: "Cash-out order response" and "poll response"):
+// amounts as exact decimals in their asset's unit, every txid under its own name.
+import { Either } from "effect"
+import type { CashoutOrder } from "../../../schemas/desk/cashout.ts"
+import { formatAmount } from "../../chain/units.ts"
+import type { Milestone } from "./deskOrderState.ts"
+import type { OrderRow } from "./orderStore.ts"
+
+/** Decimals of the deposit asset (the desk's Omni tokens: 8). */
+export const DEPOSIT_DECIMALS = 8
+
+export const decimal = (base: string | bigint, decimals: number): string => Either.getOrThrow(formatAmount(BigInt(base), decimals))
+
+export const cashoutView = (r: OrderRow, payoutDecimals: number, propertyId: number | null): CashoutOrder => {
+  const txids = { depositTxid: r.deposit_txid, burnTxid: r.burn_txid, payoutTxid: r.payout_txid, refundTxid: r.refund_txid }
+  return {
+    id: r.id,
+    reference: r.short_ref,
+    status: r.status,
+    depositAddress: r.deposit_address,
+    address: r.deposit_address,
+    ledgerDepositAddress: r.deposit_address,
+    sendTo: r.deposit_address,
+    asset: r.asset,
+    network: `token ledger (Omni property ${propertyId ?? "not issued"})`,
+    memo: null,
+    chain: r.chain ?? "",
+    amount: decimal(r.amount, DEPOSIT_DECIMALS),
+    amountReceived: r.deposit_amount === null ? null : decimal(r.deposit_amount, DEPOSIT_DECIMALS),
+    fee: decimal(r.fee, DEPOSIT_DECIMALS),
+    feeBps: r.fee_bps,
+    payoutAmount: decimal(r.payout, payoutDecimals),
+    payoutAddress: r.payout_address ?? "",
+    refundAddress: r.refund_address ?? "",
+    confirmations: r.deposit_confirmations,
+    requiredConfirmations: r.required_confirmations,
+    expiresAt: new Date(r.expires_at).toISOString(),
+    createdAt: new Date(r.created_at).toISOString(),
+    txids,
+    ...txids,
+    failure: r.failure
+  }
+}
+
+/** What each milestone says to a partner. */
+export const milestoneMessage: Record<Milestone, string> = {
+  deposit_seen: "The deposit is on its chain, waiting for confirmations.",
+  deposit_confirmed: "The deposit has its confirmations.",
+  burned: "The received token's burn was sent.",
+  payout_sent: "The payout was sent.",
+  refund_sent: "The deposit did not match the order (or came after expiry); its refund was sent.",
+  expired: "No deposit came within the order's window.",
+  failed: "A leg was refused; an operator is looking."
+}
