@@ -17,7 +17,7 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { cli, cliJson, cliRefused } from "../support/cli.ts"
 import { deskCustomer } from "../support/deskCustomer.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
-import { until } from "../support/omniWorld.ts"
+import { mine, until } from "../support/omniWorld.ts"
 import { createDeskKey } from "../support/services.ts"
 
 let db: TestDatabase
@@ -179,7 +179,7 @@ describe("desk cash-out orders", () => {
     expect((await call("GET", `/cashout/orders/${order.id}`, other.apiKey)).status).toBe(403)
     expect((await call("GET", `/cashout/orders/${order.reference.toLowerCase()}`, key.apiKey)).body.id).toBe(order.id)
 
-    const customer = await deskCustomer(node, "SUSD", 2_550_000_000n)
+    const customer = await deskCustomer(node, db.url, "SUSD", 2_550_000_000n)
     const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
     const usdc = devnetTokenAddress(hot.hotWallet, "USDC")
     const paidBefore = await node.run(hot.tokenBalance(usdc, payout))
@@ -187,7 +187,10 @@ describe("desk cash-out orders", () => {
 
     const done = await until(async () => {
       const r = await call("GET", `/cashout/orders/${order.reference}`, key.apiKey)
-      if (r.body.status === "paying") await node.run(hot.mine(1))
+      if (r.body.status === "paying") {
+        await node.run(hot.mine(1))
+        await mine(node)
+      }
       return r.body.status === "released" ? r.body : undefined
     }, 60_000, "the order released")
     expect(done).toMatchObject({ depositTxid, amountReceived: "25.5", confirmations: 1, payoutAmount: "25.49235" })
@@ -204,15 +207,15 @@ describe("desk cash-out orders", () => {
       .toEqual(["sweep", "burn", "payout"])
     const events = (await db.query<{ event: string }>("SELECT event FROM desk_order_events WHERE order_id = $1 ORDER BY id", [order.id])).map((r) => r.event)
     expect(events).toEqual(["created", "deposit_seen", "deposit_confirmed", "burned", "payout_sent"])
-    const mine = await until(async () => {
+    const posted = await until(async () => {
       const got = received.filter((r) => JSON.parse(r.body).order?.id === order.id)
       return got.length >= 4 ? got : undefined
     }, 10_000, "four callbacks")
-    expect(mine.map((r) => r.headers["x-svc-event"]).sort()).toEqual(["burned", "deposit_confirmed", "deposit_seen", "payout_sent"])
-    for (const r of mine) {
+    expect(posted.map((r) => r.headers["x-svc-event"]).sort()).toEqual(["burned", "deposit_confirmed", "deposit_seen", "payout_sent"])
+    for (const r of posted) {
       expect(verifyCallback(key.signingSecret, { timestamp: r.headers["x-svc-timestamp"] as string, signature: r.headers["x-svc-signature"] as string }, r.body, Math.floor(Date.now() / 1000))).toBe("ok")
     }
-    const paidEvent = JSON.parse(mine.find((r) => r.headers["x-svc-event"] === "payout_sent")!.body)
+    const paidEvent = JSON.parse(posted.find((r) => r.headers["x-svc-event"] === "payout_sent")!.body)
     expect(paidEvent).toMatchObject({ type: "payout_sent", chain: "base", txid: done.payoutTxid, amount: 25.5, order: { id: order.id, payoutAmount: 25.49235 } })
   }, 120_000)
 })

@@ -5,11 +5,13 @@ import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { deskIssuerWallet } from "../../src/platform/devnet/DevnetChains.ts"
+import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import { findToken } from "../../src/desk/tokens/tokenStore.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import type { RunningNode } from "./node.ts"
+import { runWithDb } from "./services.ts"
 
 export interface DeskCustomer {
   readonly address: string
@@ -25,18 +27,18 @@ const mined = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   }))
 
 /** A customer holding `base` units of desk token `code`. */
-export const deskCustomer = async (node: RunningNode, code: string, base: bigint): Promise<DeskCustomer> => {
+export const deskCustomer = async (node: RunningNode, databaseUrl: string, code: string, base: bigint): Promise<DeskCustomer> => {
   const key = randomLedgerKey()
-  const property = await node.run(Effect.map(findToken(code), (t) => t!.propertyId!))
+  const property = await runWithDb(databaseUrl, Effect.map(findToken(code), (t) => t!.propertyId!))
+  const issuer = await runWithDb(databaseUrl, systemWallet(deskIssuerWallet))
+  // Fee coins from the fee sponsor (journaled and serialised, unlike a second faucet wallet beside the node's).
   await node.run(mined(Effect.gen(function*() {
-    const ledger = yield* UtxoLedger
-    const issuer = yield* systemWallet(deskIssuerWallet)
-    yield* devnetFaucet(ledger).pay(issuer.address, 1_000_000n)
-    yield* devnetFaucet(ledger).pay(key.address, 1_000_000n)
+    const sponsor = yield* FeeSponsor
+    yield* sponsor.fund(issuer.address, 2, 500_000n)
+    yield* sponsor.fund(key.address, 2, 500_000n)
   })))
   await node.run(mined(Effect.gen(function*() {
     const ledger = yield* UtxoLedger
-    const issuer = yield* systemWallet(deskIssuerWallet)
     yield* makeKeyWallet(ledger, issuer.privateKey).omni({ type: "grant", property, amount: base, memo: "" }, key.address)
   })))
   const wallet = node.run(Effect.map(UtxoLedger, (ledger) => makeKeyWallet(ledger, key.privateKey)))

@@ -166,7 +166,10 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         }
         const status = yield* ensureEvmSent(orderId, leg, l)
         if (status === "failed") return yield* apply(row, [{ _tag: "LegRefused", reason: `payout ${leg.txid} reverted` }])
-        return status === "mined" ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
+        // Released only once the burn is in a block too: until then a burn the ledger lost is sent again.
+        const burn = yield* readLeg(orderId, "burn")
+        const burned = burn === undefined ? true : (yield* ensureLedgerSent(burn)) >= 1
+        return status === "mined" && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
       }
       case "Refund": {
         const property = yield* propertyOf(row)
