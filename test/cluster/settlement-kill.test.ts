@@ -7,15 +7,14 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Either, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { Follow, Settlement } from "../../schemas/exchange/settlement.ts"
-import { type BlockConsumer, syncOnce } from "../../src/chain/ledger/follower.ts"
+import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
 import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { OmniIndexer, type OmniTxRecord } from "../../src/chain/omni/indexer.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
@@ -24,6 +23,7 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { clusterClientLayer } from "../support/clusterClient.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { testMasterKey } from "../support/node.ts"
+import { omniChainIndex } from "../support/omniChainIndex.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 
@@ -47,18 +47,6 @@ const waitFor = async <A>(what: string, timeoutMs: number, probe: () => Promise<
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await sleep(everyMs)
   }
-}
-
-/** Our indexer over the node's chain, keeping every Omni transaction it applied. */
-const chainIndex = () => {
-  const indexer = new OmniIndexer({ params: ledgerParams })
-  const records: OmniTxRecord[] = []
-  const consumer: BlockConsumer = {
-    tip: () => indexer.tip(),
-    apply: (b) => Either.map(indexer.apply(b), (rs) => { records.push(...rs); return rs }),
-    rollback: () => indexer.rollback()
-  }
-  return { indexer, records, consumer }
 }
 
 beforeAll(async () => {
@@ -102,7 +90,7 @@ describe("settlement across kill -9", () => {
     await run(ledger.mine(1, sponsor))
     await run(ledger.mine(1, issuer.address))
     await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
-    const chain = chainIndex()
+    const chain = omniChainIndex()
     const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
     const issue = async (name: string) => {
       const txid = await run(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name, url: "", data: "" }))
