@@ -218,4 +218,31 @@ describe("desk cash-out orders", () => {
     const paidEvent = JSON.parse(posted.find((r) => r.headers["x-svc-event"] === "payout_sent")!.body)
     expect(paidEvent).toMatchObject({ type: "payout_sent", chain: "base", txid: done.payoutTxid, amount: 25.5, order: { id: order.id, payoutAmount: 25.49235 } })
   }, 120_000)
+
+  it("refunds a deposit that is not the ordered amount in full, and expires an order that gets none", async () => {
+    const key = await createDeskKey(db.url, { scopes: ["cashout"], callbackUrl: receiverUrl })
+    const customer = await deskCustomer(node, db.url, "SUSD", 2_000_000_000n)
+    const property = Number((await db.query<{ p: string }>("SELECT property_id::text AS p FROM desk_tokens WHERE code = 'SUSD'"))[0]!.p)
+    const order = (await call("POST", "/cashout/orders", key.apiKey, { amount: 12, chain: "ethereum", payoutAddress: payout, refundAddress: customer.address })).body
+    await customer.send(order.depositAddress, 1_300_000_000n)
+    const refunded = await until(async () => {
+      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+      if (r.body.status === "refunding") await mine(node)
+      return r.body.status === "refunded" ? r.body : undefined
+    }, 60_000, "the refund")
+    expect(refunded).toMatchObject({ amountReceived: "13", payoutTxid: null, burnTxid: null })
+    expect(refunded.refundTxid).toMatch(/^[0-9a-f]{64}$/)
+    const sent = await node.run(Effect.flatMap(OmniView, (v) => Effect.zipRight(v.sync, v.tx(refunded.refundTxid))))
+    expect(sent).toMatchObject({ valid: true, sender: order.depositAddress, reference: customer.address, payload: { type: "simpleSend", property, amount: 1_300_000_000n } })
+    expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM desk_order_legs WHERE order_id = $1 AND leg <> 'refund'", [order.id]))[0]!.n).toBe(0)
+    const events = (await db.query<{ event: string }>("SELECT event FROM desk_order_events WHERE order_id = $1 ORDER BY id", [order.id])).map((r) => r.event)
+    expect(events).toEqual(["created", "deposit_seen", "deposit_confirmed", "refund_sent"])
+
+    // No deposit within the window: expired (the window's end moved into the past, as time would).
+    const idle = (await call("POST", "/cashout/orders", key.apiKey, { amount: 10, chain: "bsc", payoutAddress: payout })).body
+    expect(Date.parse(idle.expiresAt) - Date.parse(idle.createdAt)).toBe(60 * 60_000)
+    await db.query("UPDATE desk_orders SET expires_at = now() - interval '1 second' WHERE id = $1", [idle.id])
+    expect((await call("GET", `/cashout/orders/${idle.id}`, key.apiKey)).body.status).toBe("expired")
+    await until(async () => received.some((r) => r.headers["x-svc-event"] === "expired" && JSON.parse(r.body).order.id === idle.id) ? true : undefined, 10_000, "the expired callback")
+  }, 120_000)
 })

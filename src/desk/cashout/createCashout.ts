@@ -72,7 +72,7 @@ export const createCashout = (member: DeskCaller, body: CashoutOrderBody) =>
           deposit_address, payout_address, refund_address, source, required_confirmations, expires_at, deposit_from_height)
         VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'cashout', 'awaiting_deposit', ${token.code}, ${chain},
           ${amount.right.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${feeBps}, ${couponCode}, ${deposit.address}, ${payout.right},
-          ${refund.right}, ${body.source ?? null}, ${ledgerConfirmations(token.requiredConfirmations)}, ${new Date(Date.now() + ORDER_WINDOW_MS)},
+          ${refund.right}, ${body.source ?? null}, ${ledgerConfirmations(token.requiredConfirmations)}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond',
           ${tip.height})`
       yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "cashout", keyId: member.keyId })}::jsonb)`
       return id
