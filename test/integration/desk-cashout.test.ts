@@ -241,6 +241,9 @@ describe("desk cash-out orders", () => {
     // No deposit within the window: expired (the window's end moved into the past, as time would).
     const idle = (await call("POST", "/cashout/orders", key.apiKey, { amount: 10, chain: "bsc", payoutAddress: payout })).body
     expect(Date.parse(idle.expiresAt) - Date.parse(idle.createdAt)).toBe(60 * 60_000)
+    // USDC on bsc has 18 decimals: the payout is fixed in those.
+    expect(idle.payoutAmount).toBe("9.99")
+    expect((await db.query<{ p: string }>("SELECT payout::text AS p FROM desk_orders WHERE id = $1", [idle.id]))[0]!.p).toBe("9990000000000000000")
     await db.query("UPDATE desk_orders SET expires_at = now() - interval '1 second' WHERE id = $1", [idle.id])
     expect((await call("GET", `/cashout/orders/${idle.id}`, key.apiKey)).body.status).toBe("expired")
     await until(async () => received.some((r) => r.headers["x-svc-event"] === "expired" && JSON.parse(r.body).order.id === idle.id) ? true : undefined, 10_000, "the expired callback")

@@ -10,14 +10,13 @@ import type { DeskCaller } from "../../../schemas/desk/security.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { quote } from "../orders/deskOrderState.ts"
 import { newShortRef } from "../orders/orderStore.ts"
+import { usdcDecimals } from "../orders/orderView.ts"
 import { isLive, showAmount, TOKEN_DECIMALS } from "../tokens/registry.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { cashoutToken, memberAccount } from "./account.ts"
 import { findCoupon, useCoupon } from "./couponStore.ts"
 import { amountBase, applyCoupon, evmAddressInput, ledgerAddressInput, normalizeCouponCode } from "./policy.ts"
 
-/** USDC has 6 decimals on ethereum and base; the desk pays 6-decimal amounts on bsc too (scaled there). */
-export const USDC_DECIMALS = 6
 /** How long an order waits for its deposit (docs/desk-orders.md, "Expiry"). */
 export const ORDER_WINDOW_MS = 60 * 60_000
 /** A ledger deposit counts from its first block; the registry may ask for more. */
@@ -61,7 +60,7 @@ export const createCashout = (member: DeskCaller, body: CashoutOrderBody) =>
         couponCode = code.right
       }
     }
-    const q = quote(amount.right, feeBps, TOKEN_DECIMALS, USDC_DECIMALS)
+    const q = quote(amount.right, feeBps, TOKEN_DECIMALS, usdcDecimals(chain))
     if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be paid out"))
     const tip = yield* ledger.tip
     const id = randomUUID()

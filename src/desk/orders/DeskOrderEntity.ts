@@ -12,7 +12,7 @@ import { Transaction } from "bitcoinjs-lib"
 import { Effect, Either } from "effect"
 import { AdvanceOrder, DeskOrderEntity, TickOrder } from "../../../schemas/desk/orders.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
-import { devnetTokenAddress, devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
+import { devnetTokenAddress } from "../../chain/evm/devnetTokens.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
@@ -29,7 +29,7 @@ import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { type DeskOrder, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
 import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
-import { decimal, DEPOSIT_DECIMALS, milestoneMessage } from "./orderView.ts"
+import { decimal, DEPOSIT_DECIMALS, milestoneMessage, usdcDecimals } from "./orderView.ts"
 
 const metrics = entityMetrics("DeskOrder")
 
@@ -44,9 +44,6 @@ const STEPS_MAX = 8
 
 /** The next tick time after `nowMs`, on the ORDER_TICK_MS grid. */
 export const nextTickAt = (nowMs: number): number => (Math.floor(nowMs / ORDER_TICK_MS) + 1) * ORDER_TICK_MS
-
-/** The decimals of USDC on a payout chain (its mainnet contract's). */
-export const usdcDecimals = (chain: string): number => devnetTokenDecimals(chain as EvmChain, "USDC")
 
 export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress

@@ -2,9 +2,14 @@
 // amounts as exact decimals in their asset's unit, every txid under its own name.
 import { Either } from "effect"
 import type { CashoutOrder } from "../../../schemas/desk/cashout.ts"
+import type { EvmChain } from "../../chain/evm/chains.ts"
+import { devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
 import { formatAmount } from "../../chain/units.ts"
 import type { Milestone } from "./deskOrderState.ts"
 import type { OrderRow } from "./orderStore.ts"
+
+/** The decimals of USDC on a payout chain (its mainnet contract's: 6, 18 on bsc). */
+export const usdcDecimals = (chain: string): number => devnetTokenDecimals(chain as EvmChain, "USDC")
 
 /** Decimals of the deposit asset (the desk's Omni tokens: 8). */
 export const DEPOSIT_DECIMALS = 8
