@@ -9,7 +9,7 @@ import { text } from "../common/text.ts"
 import { Weight } from "../common/Weight.ts"
 import { Forbidden } from "./errors.ts"
 import { prefix } from "./key.ts"
-import { DeskKeyCashout } from "./security.ts"
+import { DeskKey, DeskKeyCashout, DeskKeyStables } from "./security.ts"
 
 const fee = {
   redeemFeeBps: Schema.Number.annotations({ description: "The fee this member's orders pay, in basis points (negotiated, else the desk's)" }),
@@ -78,6 +78,7 @@ export const CashoutOrder = Schema.Struct({
   ledgerDepositAddress: Schema.String,
   sendTo: Schema.String,
   asset: Schema.String,
+  kind: Schema.Literal("cashout", "mint", "redeem"),
   network: Schema.String,
   memo: Schema.Null,
   chain: Schema.String,
@@ -125,9 +126,57 @@ export const CashoutGroup = HttpApiGroup.make("cashout")
     .addError(BadRequest)
     .annotate(Weight, 10)
     .annotate(OpenApi.Summary, "A cash-out order: send the token to its deposit address, USDC is paid on the chosen chain (scope cashout)"))
+  .middleware(DeskKeyCashout)
+  .annotate(OpenApi.Title, "Cash-out")
+
+/** The poll of every desk order made through cash-out or stables (spec: "Orders are polled with the cash-out order endpoint"). */
+export const OrderPollGroup = HttpApiGroup.make("orderPoll")
   .add(HttpApiEndpoint.get("order", `${prefix}/cashout/orders/:id`).setPath(OrderIdPath).addSuccess(CashoutOrder)
     .addError(NotFound).addError(Forbidden)
     .annotate(Weight, 2)
-    .annotate(OpenApi.Summary, "An order by uuid or TX- reference; only the creating key reads it; polling advances it (scope cashout)"))
-  .middleware(DeskKeyCashout)
+    .annotate(OpenApi.Summary, "A cash-out, mint or redeem order by uuid or TX- reference; only the creating key reads it (any scope); polling advances it"))
+  .middleware(DeskKey)
   .annotate(OpenApi.Title, "Cash-out")
+
+export const stablecoins = ["USDC", "USDT", "PYUSD", "DAI"] as const
+
+/** Spec: "Dollar token registry entry". */
+export const DollarToken = Schema.Struct({
+  asset: Schema.String,
+  name: Schema.String,
+  propertyId: Schema.NullOr(Schema.Int),
+  acceptedDeposits: Schema.Array(Schema.String),
+  chains: Schema.Array(Schema.String),
+  minAmount: Schema.String,
+  maxAmount: Schema.String,
+  mintFeeBps: Schema.Number,
+  redeemFeeBps: Schema.Number,
+  circulatingSupply: Schema.String.annotations({ description: "Tokens outside the issuer's own address, decimal" }),
+  live: Schema.Boolean.annotations({ description: "Takes orders: disable submit when false" })
+})
+
+export const StablesOrderBody = Schema.Struct({
+  asset: text(20),
+  direction: text(10).annotations({ description: "mint or redeem" }),
+  chain: text(20).annotations({ description: "ethereum, base or bsc" }),
+  token: Schema.optional(text(10)).annotations({ description: "mint: the stablecoin sent (USDC, USDT, PYUSD, DAI)" }),
+  recipient: Schema.optional(text(200)).annotations({ description: "mint: the legacy token-ledger address that receives the token" }),
+  payoutAddress: Schema.optional(text(200)).annotations({ description: "redeem: the USDC destination" }),
+  refundAddress: Schema.optional(text(200)).annotations({ description: "redeem: where a mismatched deposit goes back (default: the member's ledger address)" }),
+  amount: Schema.Union(Schema.Number, text(60))
+})
+export type StablesOrderBody = typeof StablesOrderBody.Type
+
+export const StablesPublicGroup = HttpApiGroup.make("stablesPublic")
+  .add(HttpApiEndpoint.get("assets", `${prefix}/stables/assets`).addSuccess(Schema.Struct({ assets: Schema.Array(DollarToken) }))
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "Every dollar token the desk issues, with limits, fees, supply and live flag (no key)"))
+  .annotate(OpenApi.Title, "Dollar tokens")
+
+export const StablesGroup = HttpApiGroup.make("stables")
+  .add(HttpApiEndpoint.post("order", `${prefix}/stables/orders`).setPayload(StablesOrderBody).addSuccess(CashoutOrder, { status: 201 })
+    .addError(BadRequest)
+    .annotate(Weight, 10)
+    .annotate(OpenApi.Summary, "Mint (send a stablecoin to the order's fresh EVM address, the token is granted to recipient) or redeem (send the token, USDC is paid) (scope stables)"))
+  .middleware(DeskKeyStables)
+  .annotate(OpenApi.Title, "Dollar tokens")

@@ -3,15 +3,19 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { DeskApi } from "../../../schemas/desk/api.ts"
-import { payoutChains } from "../../../schemas/desk/cashout.ts"
+import { payoutChains, stablecoins } from "../../../schemas/desk/cashout.ts"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
 import { AdvanceOrder, DeskOrderEntity, WatchOrder } from "../../../schemas/desk/orders.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { readOrder } from "../orders/orderStore.ts"
-import { cashoutView, usdcDecimals } from "../orders/orderView.ts"
-import { findToken } from "../tokens/tokenStore.ts"
+import { cashoutView } from "../orders/orderView.ts"
+import { findToken, listTokens } from "../tokens/tokenStore.ts"
 import { parseOrderRef } from "../webhooks/partnerWebhook.ts"
-import { createCashout } from "./createCashout.ts"
+import { createLedgerDepositOrder, createMintOrder } from "./createCashout.ts"
+import { CASHOUT_TOKEN } from "./policy.ts"
+import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { OmniView } from "../../platform/ledger/OmniView.ts"
+import { circulating } from "./supply.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
 import { isLive } from "../tokens/registry.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
@@ -31,22 +35,38 @@ export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.catchIf(effect, (e): e is Exclude<E, BadRequest | NotFound | Forbidden> => !(e instanceof BadRequest || e instanceof NotFound || e instanceof Forbidden), (e) =>
     Effect.zipRight(Effect.logWarning("desk cash-out: unavailable", e), Effect.fail(unavailable())))
 
+/** What every desk order route needs, taken once per listener. */
+const orderServices = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const wallets = yield* DeskWallets
+  const ledger = yield* UtxoLedger
+  const evm = yield* EvmLedgers
+  const omni = yield* OmniView
+  const orders = yield* DeskOrderEntity.client
+  const provide = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | DeskWallets | UtxoLedger | EvmLedgers>) =>
+    e.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets), Effect.provideService(UtxoLedger, ledger),
+      Effect.provideService(EvmLedgers, evm))
+  const view = (id: string) =>
+    Effect.gen(function*() {
+      const row = yield* provide(readOrder({ _tag: "Uuid", id }))
+      if (row === undefined) return yield* Effect.dieMessage(`order ${id}: not found after it was read`)
+      const token = yield* provide(findToken(row.asset))
+      return cashoutView(row, token?.propertyId ?? null)
+    })
+  /** Writes nothing itself: the order was made; the entity starts watching (a lost Watch is made good by the first poll). */
+  const started = (id: string) =>
+    Effect.zipRight(
+      orders(id).Watch(new WatchOrder(), { discard: true }).pipe(
+        Effect.catchAllCause((c) => Effect.logWarning(`order ${id}: created, but its DeskOrder was not told to watch`, c))),
+      view(id)
+    )
+  return { provide, view, started, orders, omni }
+})
+
 export const CashoutHandlers = HttpApiBuilder.group(DeskApi, "cashout", (handlers) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const wallets = yield* DeskWallets
-    const provide = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | DeskWallets>) =>
-      e.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets))
-    const ledger = yield* UtxoLedger
-    const orders = yield* DeskOrderEntity.client
+    const { provide, started } = yield* orderServices
     const account = Effect.flatMap(DeskMember, (m) => provide(memberAccount(m)))
-    const view = (id: string) =>
-      Effect.gen(function*() {
-        const row = yield* provide(readOrder({ _tag: "Uuid", id }))
-        if (row === undefined) return yield* Effect.dieMessage(`order ${id}: not found after it was read`)
-        const token = yield* provide(findToken(row.asset))
-        return cashoutView(row, usdcDecimals(row.chain ?? "ethereum"), token?.propertyId ?? null)
-      })
     return handlers
       .handle("settings", () =>
         Effect.gen(function*() {
@@ -91,24 +111,63 @@ export const CashoutHandlers = HttpApiBuilder.group(DeskApi, "cashout", (handler
       .handle("createOrder", ({ payload }) =>
         Effect.gen(function*() {
           const member = yield* DeskMember
-          const id = yield* createCashout(member, payload).pipe(
-            Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets), Effect.provideService(UtxoLedger, ledger))
-          // The entity starts watching; a lost Watch is made good by the first poll (Advance).
-          yield* orders(id).Watch(new WatchOrder(), { discard: true }).pipe(
-            Effect.catchAllCause((c) => Effect.logWarning(`order ${id}: created, but its DeskOrder was not told to watch`, c)))
-          return yield* view(id)
-        }).pipe(orUnavailable))
-      .handle("order", ({ path }) =>
-        Effect.gen(function*() {
-          const member = yield* DeskMember
-          const ref = parseOrderRef(path.id)
-          const row = ref === undefined ? undefined : yield* provide(readOrder(ref))
-          if (row === undefined || row.kind !== "cashout") return yield* Effect.fail(notFound(path.id))
-          if (row.key_id !== member.keyId) return yield* Effect.fail(forbidden())
-          // Polling advances the order (spec), so the answer is fresh.
-          yield* orders(row.id).Advance(new AdvanceOrder(), {}).pipe(
-            Effect.timeout("10 seconds"),
-            Effect.catchAllCause((c) => Effect.logWarning(`order ${row.id}: poll could not advance it`, c)))
-          return yield* view(row.id)
+          const id = yield* provide(createLedgerDepositOrder(member, { kind: "cashout", tokenCode: CASHOUT_TOKEN, ...payload }))
+          return yield* started(id)
         }).pipe(orUnavailable))
   }))
+
+export const OrderPollHandlers = HttpApiBuilder.group(DeskApi, "orderPoll", (handlers) =>
+  Effect.gen(function*() {
+    const { orders, provide, view } = yield* orderServices
+    return handlers.handle("order", ({ path }) =>
+      Effect.gen(function*() {
+        const member = yield* DeskMember
+        const ref = parseOrderRef(path.id)
+        const row = ref === undefined ? undefined : yield* provide(readOrder(ref))
+        if (row === undefined || !(row.kind === "cashout" || row.kind === "mint" || row.kind === "redeem")) return yield* Effect.fail(notFound(path.id))
+        if (row.key_id !== member.keyId) return yield* Effect.fail(forbidden())
+        // Polling advances the order (spec), so the answer is fresh.
+        yield* orders(row.id).Advance(new AdvanceOrder(), {}).pipe(
+          Effect.timeout("10 seconds"),
+          Effect.catchAllCause((c) => Effect.logWarning(`order ${row.id}: poll could not advance it`, c)))
+        return yield* view(row.id)
+      }).pipe(orUnavailable))
+  }))
+
+export const StablesPublicHandlers = HttpApiBuilder.group(DeskApi, "stablesPublic", (handlers) =>
+  Effect.gen(function*() {
+    const { omni, provide } = yield* orderServices
+    return handlers.handle("assets", () =>
+      Effect.gen(function*() {
+        const tokens = (yield* provide(listTokens)).filter((t) => t.kind === "dollar")
+        const assets = []
+        for (const t of tokens) {
+          const property = t.propertyId === null ? undefined : yield* omni.property(t.propertyId)
+          assets.push({
+            asset: t.code, name: t.name, propertyId: t.propertyId, acceptedDeposits: [...stablecoins], chains: [...payoutChains],
+            minAmount: showAmount(t.minBase), maxAmount: showAmount(t.maxBase), mintFeeBps: t.feeInBps, redeemFeeBps: t.feeOutBps,
+            circulatingSupply: showAmount(property === undefined ? 0n : yield* circulating(omni, t.propertyId!, property)),
+            live: isLive(t)
+          })
+        }
+        return { assets }
+      }).pipe(orUnavailable))
+  }))
+
+export const StablesHandlers = HttpApiBuilder.group(DeskApi, "stables", (handlers) =>
+  Effect.gen(function*() {
+    const { provide, started } = yield* orderServices
+    return handlers.handle("order", ({ payload }) =>
+      Effect.gen(function*() {
+        const member = yield* DeskMember
+        const id = payload.direction === "mint"
+          ? yield* provide(createMintOrder(member, { tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, stablecoin: payload.token, recipient: payload.recipient }))
+          : payload.direction === "redeem"
+          ? yield* provide(createLedgerDepositOrder(member, {
+            kind: "redeem", tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, payoutAddress: payload.payoutAddress, refundAddress: payload.refundAddress
+          }))
+          : yield* Effect.fail(badParameter(`direction must be mint or redeem, got "${payload.direction.slice(0, 10)}"`))
+        return yield* started(id)
+      }).pipe(orUnavailable))
+  }))
+

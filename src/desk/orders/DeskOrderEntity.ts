@@ -12,7 +12,7 @@ import { Transaction } from "bitcoinjs-lib"
 import { Effect, Either } from "effect"
 import { AdvanceOrder, DeskOrderEntity, TickOrder } from "../../../schemas/desk/orders.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
-import { devnetTokenAddress } from "../../chain/evm/devnetTokens.ts"
+import { type DevnetTokenSymbol, devnetTokenAddress } from "../../chain/evm/devnetTokens.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
@@ -29,7 +29,7 @@ import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { type DeskOrder, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
 import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
-import { decimal, DEPOSIT_DECIMALS, milestoneMessage, usdcDecimals } from "./orderView.ts"
+import { decimal, milestoneMessage, orderDecimals } from "./orderView.ts"
 
 const metrics = entityMetrics("DeskOrder")
 
@@ -83,6 +83,18 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
       return undefined
     })
 
+  /** A mint's stablecoin at its deposit address: the first transfer in, and its confirmations. */
+  const sightEvmDeposit = (row: OrderRow) =>
+    Effect.gen(function*() {
+      const l = yield* evm.get(row.chain as EvmChain)
+      const head = yield* l.blockNumber
+      const from = BigInt((row.deposit_from_height ?? Number(head)) + 1)
+      if (head < from) return undefined
+      const scan = yield* l.transfers(devnetTokenAddress(l.hotWallet, (row.deposit_asset ?? "USDC") as DevnetTokenSymbol), from, head, { to: [row.deposit_address] })
+      const first = scan.logs[0]
+      return first === undefined ? undefined : { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
+    })
+
   /** Writes the step and posts its milestones; true when the order moved. */
   const apply = (row: OrderRow, events: ReadonlyArray<DeskOrderEvent>) =>
     Effect.gen(function*() {
@@ -103,11 +115,11 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         yield* Effect.forkDaemon(sendCallback(row.key_id, orderId, {
           type: m,
           message: milestoneMessage[m],
-          amount: { exact: decimal(order.deposit?.amount ?? order.amount, DEPOSIT_DECIMALS) },
-          chain: m === "payout_sent" ? row.chain ?? "" : "ledger",
+          amount: { exact: decimal(order.deposit?.amount ?? order.amount, orderDecimals(row).deposit) },
+          chain: (m === "payout_sent") === (row.kind === "mint") ? "ledger" : row.chain ?? "",
           txid: txidOf(order, m),
           occurredAt: new Date().toISOString(),
-          order: { id: orderId, reference: row.short_ref, status: order.status, payoutAmount: { exact: decimal(row.payout, usdcDecimals(row.chain ?? "ethereum")) } }
+          order: { id: orderId, reference: row.short_ref, status: order.status, payoutAmount: { exact: decimal(row.payout, orderDecimals(row).payout) } }
         }).pipe(Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: callback ${m} not sent`, c)), Effect.provide(services)))
       }
       return order.status !== before.status || milestones.length > 0 || order.payoutTxid !== before.payoutTxid
@@ -131,7 +143,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
     const nowMs = Date.now()
     switch (action._tag) {
       case "Watch": {
-        const deposit = yield* sightDeposit(row, yield* propertyOf(row))
+        const deposit = row.kind === "mint" ? yield* sightEvmDeposit(row) : yield* sightDeposit(row, yield* propertyOf(row))
         return yield* apply(row, [{ _tag: "DepositSighting", deposit, nowMs }, { _tag: "Tick", nowMs }])
       }
       case "Burn": {
@@ -147,11 +159,23 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         return yield* apply(row, [{ _tag: "BurnRecorded", txid: burn }])
       }
       case "Pay": {
+        if (row.kind === "mint") {
+          // The token granted by its issuer to the recipient, recorded before it is sent.
+          const issuer = yield* systemWallet(deskIssuerWallet)
+          const property = yield* propertyOf(row)
+          const txid = yield* ledgerOmniLeg(orderId, "payout", issuer, { type: "grant", property, amount: action.amount, memo: row.short_ref }, row.payout_address ?? "")
+          return yield* apply(row, [{ _tag: "PayoutRecorded", txid }])
+        }
         const { ledger: l, token } = yield* payoutLedger(row)
         const hash = yield* evmPayoutLeg(orderId, l, token, row.payout_address ?? "", action.amount)
         return yield* apply(row, [{ _tag: "PayoutRecorded", txid: hash }])
       }
       case "FollowPayout": {
+        if (row.kind === "mint") {
+          const grant = yield* readLeg(orderId, "payout")
+          if (grant === undefined) return false
+          return (yield* ensureLedgerSent(grant)) >= 1 ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
+        }
         const { ledger: l, token } = yield* payoutLedger(row)
         const leg = yield* readLeg(orderId, "payout")
         if (leg === undefined || leg.txid !== action.txid) {
@@ -169,6 +193,8 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         return status === "mined" && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
       }
       case "Refund": {
+        // A mint names no refund address (spec): its mismatched stablecoin stays at the order's address for an operator.
+        if (row.kind === "mint") return yield* apply(row, [{ _tag: "LegRefused", reason: "the stablecoin deposit was not the ordered amount (or came late); mint orders have no refund address: an operator returns it" }])
         const property = yield* propertyOf(row)
         const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "")
         return yield* apply(row, [{ _tag: "RefundRecorded", txid }])

@@ -3,7 +3,7 @@
 import { Either } from "effect"
 import type { CashoutOrder } from "../../../schemas/desk/cashout.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
-import { devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
+import { type DevnetTokenSymbol, devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
 import { formatAmount } from "../../chain/units.ts"
 import type { Milestone } from "./deskOrderState.ts"
 import type { OrderRow } from "./orderStore.ts"
@@ -16,7 +16,14 @@ export const DEPOSIT_DECIMALS = 8
 
 export const decimal = (base: string | bigint, decimals: number): string => Either.getOrThrow(formatAmount(BigInt(base), decimals))
 
-export const cashoutView = (r: OrderRow, payoutDecimals: number, propertyId: number | null): CashoutOrder => {
+/** Decimals of an order's deposit and payout: a mint takes a stablecoin and grants the token; the others take the token and pay USDC. */
+export const orderDecimals = (r: OrderRow): { readonly deposit: number; readonly payout: number } =>
+  r.kind === "mint"
+    ? { deposit: devnetTokenDecimals(r.chain as EvmChain, (r.deposit_asset ?? "USDC") as DevnetTokenSymbol), payout: DEPOSIT_DECIMALS }
+    : { deposit: DEPOSIT_DECIMALS, payout: usdcDecimals(r.chain ?? "ethereum") }
+
+export const cashoutView = (r: OrderRow, propertyId: number | null): CashoutOrder => {
+  const d = orderDecimals(r)
   const txids = { depositTxid: r.deposit_txid, burnTxid: r.burn_txid, payoutTxid: r.payout_txid, refundTxid: r.refund_txid }
   return {
     id: r.id,
@@ -27,14 +34,15 @@ export const cashoutView = (r: OrderRow, payoutDecimals: number, propertyId: num
     ledgerDepositAddress: r.deposit_address,
     sendTo: r.deposit_address,
     asset: r.asset,
-    network: `token ledger (Omni property ${propertyId ?? "not issued"})`,
+    kind: r.kind as CashoutOrder["kind"],
+    network: r.kind === "mint" ? `${r.chain} (${r.deposit_asset} ERC-20)` : `token ledger (Omni property ${propertyId ?? "not issued"})`,
     memo: null,
     chain: r.chain ?? "",
-    amount: decimal(r.amount, DEPOSIT_DECIMALS),
-    amountReceived: r.deposit_amount === null ? null : decimal(r.deposit_amount, DEPOSIT_DECIMALS),
-    fee: decimal(r.fee, DEPOSIT_DECIMALS),
+    amount: decimal(r.amount, d.deposit),
+    amountReceived: r.deposit_amount === null ? null : decimal(r.deposit_amount, d.deposit),
+    fee: decimal(r.fee, d.deposit),
     feeBps: r.fee_bps,
-    payoutAmount: decimal(r.payout, payoutDecimals),
+    payoutAmount: decimal(r.payout, d.payout),
     payoutAddress: r.payout_address ?? "",
     refundAddress: r.refund_address ?? "",
     confirmations: r.deposit_confirmations,

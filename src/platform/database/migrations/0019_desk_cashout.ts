@@ -14,12 +14,13 @@ export default Effect.gen(function*() {
     created_at TIMESTAMPTZ NOT NULL DEFAULT now()
   )`
   // The fee rate an order was quoted at (its fee is fixed in base units at creation too), the
-  // coupon it used, and the ledger height its deposit scan starts from (the tip at creation: the
-  // address is new, nothing older can pay it).
+  // coupon it used, the height its deposit scan starts from on the deposit's chain (the tip at
+  // creation: the address is new, nothing older can pay it), and what a mint takes in (USDC…).
   yield* sql`ALTER TABLE desk_orders
     ADD COLUMN fee_bps INT NOT NULL DEFAULT 0 CHECK (fee_bps BETWEEN 0 AND 10000),
     ADD COLUMN coupon_code TEXT REFERENCES desk_coupons(code),
-    ADD COLUMN deposit_from_height INT`
+    ADD COLUMN deposit_from_height INT,
+    ADD COLUMN deposit_asset TEXT`
   // Every leg an order sends, written BEFORE it is broadcast: the signed bytes (and the EVM
   // nonce in them), so a restart sends the same transaction again and never makes a second one.
   yield* sql`CREATE TABLE desk_order_legs (
