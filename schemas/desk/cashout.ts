@@ -9,7 +9,7 @@ import { text } from "../common/text.ts"
 import { Weight } from "../common/Weight.ts"
 import { Forbidden } from "./errors.ts"
 import { prefix } from "./key.ts"
-import { DeskKey, DeskKeyCashout, DeskKeyStables } from "./security.ts"
+import { DeskKey, DeskKeyCashout, DeskKeyStables, DeskKeyWrap } from "./security.ts"
 
 const fee = {
   redeemFeeBps: Schema.Number.annotations({ description: "The fee this member's orders pay, in basis points (negotiated, else the desk's)" }),
@@ -63,6 +63,7 @@ export type CashoutOrderBody = typeof CashoutOrderBody.Type
 
 export const OrderTxids = Schema.Struct({
   depositTxid: Schema.NullOr(Schema.String),
+  mintTxid: Schema.NullOr(Schema.String).annotations({ description: "The token's grant (mint and wrap orders)" }),
   burnTxid: Schema.NullOr(Schema.String),
   payoutTxid: Schema.NullOr(Schema.String),
   refundTxid: Schema.NullOr(Schema.String)
@@ -71,14 +72,15 @@ export const OrderTxids = Schema.Struct({
 /** Spec: "Cash-out order response" and "Cash-out order poll response" (one shape for both). */
 export const CashoutOrder = Schema.Struct({
   id: Schema.String.annotations({ description: "The order's uuid" }),
-  reference: Schema.String.annotations({ description: "TX- and 8 characters; reads the order as the uuid does" }),
+  shortRef: Schema.String.annotations({ description: "TX- and 8 characters; reads the order as the uuid does" }),
+  reference: Schema.NullOr(Schema.String).annotations({ description: "The caller's own reference (wrap orders), echoed on every poll" }),
   status: Schema.String,
   depositAddress: Schema.String.annotations({ description: "The order's own deposit address: show this one, not the account's" }),
   address: Schema.String,
   ledgerDepositAddress: Schema.String,
   sendTo: Schema.String,
   asset: Schema.String,
-  kind: Schema.Literal("cashout", "mint", "redeem"),
+  kind: Schema.Literal("cashout", "mint", "redeem", "wrap", "unwrap"),
   network: Schema.String,
   memo: Schema.Null,
   chain: Schema.String,
@@ -95,6 +97,7 @@ export const CashoutOrder = Schema.Struct({
   createdAt: Schema.String,
   txids: OrderTxids,
   depositTxid: Schema.NullOr(Schema.String),
+  mintTxid: Schema.NullOr(Schema.String),
   burnTxid: Schema.NullOr(Schema.String),
   payoutTxid: Schema.NullOr(Schema.String),
   refundTxid: Schema.NullOr(Schema.String),
@@ -180,3 +183,51 @@ export const StablesGroup = HttpApiGroup.make("stables")
     .annotate(OpenApi.Summary, "Mint (send a stablecoin to the order's fresh EVM address, the token is granted to recipient) or redeem (send the token, USDC is paid) (scope stables)"))
   .middleware(DeskKeyStables)
   .annotate(OpenApi.Title, "Dollar tokens")
+
+export const wrapBases = ["BTC", "LTC", "ETH"] as const
+
+/** Spec: "Wrappable asset entry". */
+export const WrappableAsset = Schema.Struct({
+  base: Schema.String,
+  wrapped: Schema.String,
+  network: Schema.String,
+  propertyId: Schema.NullOr(Schema.Int),
+  requiredConfirmations: Schema.Int,
+  minAmount: Schema.String,
+  maxAmount: Schema.String,
+  wrapFeeBps: Schema.Number,
+  unwrapFeeBps: Schema.Number,
+  live: Schema.Boolean,
+  wrappable: Schema.Boolean.annotations({ description: "This desk takes wrap orders of it now (ETH: not yet)" }),
+  reserves: Schema.String.annotations({ description: "Confirmed native coin received by released wrap orders, decimal" }),
+  wrappedSupply: Schema.String,
+  collateralization: Schema.NullOr(Schema.Number).annotations({ description: "reserves / wrappedSupply; null while nothing is wrapped" })
+})
+
+export const WrapOrderBody = Schema.Struct({
+  direction: text(10).annotations({ description: "wrap or unwrap" }),
+  asset: text(10).annotations({ description: "BTC, LTC or ETH" }),
+  amount: Schema.Union(Schema.Number, text(60)),
+  payoutAddress: text(200).annotations({ description: "wrap: the legacy token-ledger address; unwrap: the native address" }),
+  refundAddress: Schema.optional(text(200)),
+  reference: Schema.optional(text(100))
+})
+export type WrapOrderBody = typeof WrapOrderBody.Type
+
+export const WrapPublicGroup = HttpApiGroup.make("wrapPublic")
+  .add(HttpApiEndpoint.get("assets", `${prefix}/wrap/assets`).addSuccess(Schema.Struct({ assets: Schema.Array(WrappableAsset) }))
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "The wrappable coins: BTC, LTC, ETH as wBTC, wLTC, wETH (no key)"))
+  .annotate(OpenApi.Title, "Wrapping")
+
+export const WrapGroup = HttpApiGroup.make("wrap")
+  .add(HttpApiEndpoint.post("order", `${prefix}/wrap/orders`).setPayload(WrapOrderBody).addSuccess(CashoutOrder, { status: 201 })
+    .addError(BadRequest)
+    .annotate(Weight, 10)
+    .annotate(OpenApi.Summary, "A wrap order: send the coin to the order's own address, the wrapped token is granted to payoutAddress (scope wrap)"))
+  .add(HttpApiEndpoint.get("poll", `${prefix}/wrap/orders/:id`).setPath(OrderIdPath).addSuccess(CashoutOrder)
+    .addError(NotFound).addError(Forbidden)
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Summary, "A wrap order by uuid or TX- reference; only the creating key reads it; polling advances it (scope wrap)"))
+  .middleware(DeskKeyWrap)
+  .annotate(OpenApi.Title, "Wrapping")

@@ -158,7 +158,7 @@ describe("desk cash-out across kill -9", () => {
       const mine = legs.filter((l) => l.order_id === o.id)
       // One valid send out of the deposit address (the sweep), one revoke of the amount (the burn).
       expect(valid.filter((r) => r.sender === o.depositAddress && r.payload?.type === "simpleSend").map((r) => r.txid)).toEqual(mine.filter((l) => l.leg === "sweep").map((l) => l.txid))
-      expect(valid.filter((r) => r.payload?.type === "revoke" && r.payload.memo === (o as any).reference).map((r) => r.txid)).toEqual(mine.filter((l) => l.leg === "burn").map((l) => l.txid))
+      expect(valid.filter((r) => r.payload?.type === "revoke" && r.payload.memo === (o as any).shortRef).map((r) => r.txid)).toEqual(mine.filter((l) => l.leg === "burn").map((l) => l.txid))
       // Exactly the payout, once.
       expect(await run(base.tokenBalance(usdc, o.payoutAddress))).toBe(9_990_000n)
       const transfers = await run(base.transfers(usdc, 0n, await run(base.blockNumber), { to: [o.payoutAddress] }))

@@ -171,13 +171,13 @@ describe("desk cash-out orders", () => {
       // fee = ceil(2550000000 × 3 / 10000) = 765000 base units = 0.00765; payout 25.49235 → 6 decimals, floor
       fee: "0.00765", payoutAmount: "25.49235", payoutAddress: payout, requiredConfirmations: 1, confirmations: 0
     })
-    expect(order.reference).toMatch(/^TX-[0-9A-Z]{8}$/)
+    expect(order.shortRef).toMatch(/^TX-[0-9A-Z]{8}$/)
     expect([order.address, order.ledgerDepositAddress, order.sendTo]).toEqual([order.depositAddress, order.depositAddress, order.depositAddress])
     expect(validateLedgerAddress(order.depositAddress).valid).toBe(true)
     expect((await db.query<{ uses: number }>("SELECT uses FROM desk_coupons WHERE code = 'CASH3'"))[0]!.uses).toBe(1)
     // Only the creating key reads it.
     expect((await call("GET", `/cashout/orders/${order.id}`, other.apiKey)).status).toBe(403)
-    expect((await call("GET", `/cashout/orders/${order.reference.toLowerCase()}`, key.apiKey)).body.id).toBe(order.id)
+    expect((await call("GET", `/cashout/orders/${order.shortRef.toLowerCase()}`, key.apiKey)).body.id).toBe(order.id)
 
     const customer = await deskCustomer(node, db.url, "SUSD", 2_550_000_000n)
     const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
@@ -186,7 +186,7 @@ describe("desk cash-out orders", () => {
     const depositTxid = await customer.send(order.depositAddress, 2_550_000_000n)
 
     const done = await until(async () => {
-      const r = await call("GET", `/cashout/orders/${order.reference}`, key.apiKey)
+      const r = await call("GET", `/cashout/orders/${order.shortRef}`, key.apiKey)
       if (r.body.status === "paying") {
         await node.run(hot.mine(1))
         await mine(node)
@@ -196,7 +196,7 @@ describe("desk cash-out orders", () => {
     expect(done).toMatchObject({ depositTxid, amountReceived: "25.5", confirmations: 1, payoutAmount: "25.49235" })
     expect(done.burnTxid).toMatch(/^[0-9a-f]{64}$/)
     expect(done.payoutTxid).toMatch(/^0x[0-9a-f]{64}$/)
-    expect(done.txids).toEqual({ depositTxid, burnTxid: done.burnTxid, payoutTxid: done.payoutTxid, refundTxid: null })
+    expect(done.txids).toEqual({ depositTxid, mintTxid: null, burnTxid: done.burnTxid, payoutTxid: done.payoutTxid, refundTxid: null })
     // USDC (6 decimals on base) arrived exactly once; the token left circulation.
     expect(await node.run(hot.tokenBalance(usdc, payout)) - paidBefore).toBe(25_492_350n)
     const property = (await db.query<{ p: string }>("SELECT property_id::text AS p FROM desk_tokens WHERE code = 'SUSD'"))[0]!.p

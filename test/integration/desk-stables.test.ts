@@ -88,12 +88,13 @@ describe("desk dollar tokens", () => {
     const base = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
     const depositTxid = await node.run(base.erc20Transfer(devnetTokenAddress(base.hotWallet, "USDC"), order.depositAddress, 30_000_000n))
     const done = await until(async () => {
-      const r = await call("GET", `/cashout/orders/${order.reference}`, key.apiKey)
+      const r = await call("GET", `/cashout/orders/${order.shortRef}`, key.apiKey)
       if (r.body.status === "deposit_seen") await node.run(base.mine(1))
       if (r.body.status === "paying") await mine(node)
       return r.body.status === "released" ? r.body : undefined
     }, 60_000, "the mint released")
-    expect(done).toMatchObject({ depositTxid, amountReceived: "30", confirmations: 3 })
+    expect(done).toMatchObject({ depositTxid, amountReceived: "30", confirmations: 3, payoutTxid: null })
+    expect(done.mintTxid).toMatch(/^[0-9a-f]{64}$/)
     const property = Number((await db.query<{ p: string }>("SELECT property_id::text AS p FROM desk_tokens WHERE code = 'XUSD'"))[0]!.p)
     expect(await omniBalance(node, recipient, property)).toBe(2_998_500_000n)
     expect((await db.query<{ leg: string }>("SELECT leg FROM desk_order_legs WHERE order_id = $1", [order.id])).map((r) => r.leg)).toEqual(["payout"])

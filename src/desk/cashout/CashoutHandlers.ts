@@ -11,7 +11,9 @@ import { readOrder } from "../orders/orderStore.ts"
 import { cashoutView } from "../orders/orderView.ts"
 import { findToken, listTokens } from "../tokens/tokenStore.ts"
 import { parseOrderRef } from "../webhooks/partnerWebhook.ts"
-import { createLedgerDepositOrder, createMintOrder } from "./createCashout.ts"
+import { createLedgerDepositOrder, createMintOrder, createWrapOrder } from "./createCashout.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
+import { baseChainOf } from "../tokens/registry.ts"
 import { CASHOUT_TOKEN } from "./policy.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
@@ -43,9 +45,10 @@ const orderServices = Effect.gen(function*() {
   const evm = yield* EvmLedgers
   const omni = yield* OmniView
   const orders = yield* DeskOrderEntity.client
-  const provide = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | DeskWallets | UtxoLedger | EvmLedgers>) =>
+  const coins = yield* CoinLedgers
+  const provide = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | DeskWallets | UtxoLedger | EvmLedgers | CoinLedgers>) =>
     e.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets), Effect.provideService(UtxoLedger, ledger),
-      Effect.provideService(EvmLedgers, evm))
+      Effect.provideService(EvmLedgers, evm), Effect.provideService(CoinLedgers, coins))
   const view = (id: string) =>
     Effect.gen(function*() {
       const row = yield* provide(readOrder({ _tag: "Uuid", id }))
@@ -116,21 +119,61 @@ export const CashoutHandlers = HttpApiBuilder.group(DeskApi, "cashout", (handler
         }).pipe(orUnavailable))
   }))
 
+/** The poll: only the creating key reads an order (403 for another key); it advances the order first. */
+const pollOrder = (kinds: ReadonlyArray<string>) =>
+  Effect.map(orderServices, ({ orders, provide, view }) => (id: string) =>
+    Effect.gen(function*() {
+      const member = yield* DeskMember
+      const ref = parseOrderRef(id)
+      const row = ref === undefined ? undefined : yield* provide(readOrder(ref))
+      if (row === undefined || !kinds.includes(row.kind)) return yield* Effect.fail(notFound(id))
+      if (row.key_id !== member.keyId) return yield* Effect.fail(forbidden())
+      // Polling advances the order (spec), so the answer is fresh.
+      yield* orders(row.id).Advance(new AdvanceOrder(), {}).pipe(
+        Effect.timeout("10 seconds"),
+        Effect.catchAllCause((c) => Effect.logWarning(`order ${row.id}: poll could not advance it`, c)))
+      return yield* view(row.id)
+    }).pipe(orUnavailable))
+
 export const OrderPollHandlers = HttpApiBuilder.group(DeskApi, "orderPoll", (handlers) =>
+  Effect.map(pollOrder(["cashout", "mint", "redeem"]), (poll) => handlers.handle("order", ({ path }) => poll(path.id))))
+
+export const WrapHandlers = HttpApiBuilder.group(DeskApi, "wrap", (handlers) =>
   Effect.gen(function*() {
-    const { orders, provide, view } = yield* orderServices
-    return handlers.handle("order", ({ path }) =>
+    const { provide, started } = yield* orderServices
+    const poll = yield* pollOrder(["wrap", "unwrap"])
+    return handlers
+      .handle("order", ({ payload }) =>
+        Effect.gen(function*() {
+          const member = yield* DeskMember
+          return yield* started(yield* provide(createWrapOrder(member, payload)))
+        }).pipe(orUnavailable))
+      .handle("poll", ({ path }) => poll(path.id))
+  }))
+
+export const WrapPublicHandlers = HttpApiBuilder.group(DeskApi, "wrapPublic", (handlers) =>
+  Effect.gen(function*() {
+    const { omni, provide } = yield* orderServices
+    const sql = yield* SqlClient.SqlClient
+    return handlers.handle("assets", () =>
       Effect.gen(function*() {
-        const member = yield* DeskMember
-        const ref = parseOrderRef(path.id)
-        const row = ref === undefined ? undefined : yield* provide(readOrder(ref))
-        if (row === undefined || !(row.kind === "cashout" || row.kind === "mint" || row.kind === "redeem")) return yield* Effect.fail(notFound(path.id))
-        if (row.key_id !== member.keyId) return yield* Effect.fail(forbidden())
-        // Polling advances the order (spec), so the answer is fresh.
-        yield* orders(row.id).Advance(new AdvanceOrder(), {}).pipe(
-          Effect.timeout("10 seconds"),
-          Effect.catchAllCause((c) => Effect.logWarning(`order ${row.id}: poll could not advance it`, c)))
-        return yield* view(row.id)
+        const tokens = (yield* provide(listTokens)).filter((t) => t.kind === "wrapped")
+        const assets = []
+        for (const t of tokens) {
+          const property = t.propertyId === null ? undefined : yield* omni.property(t.propertyId)
+          const supply = property === undefined ? 0n : yield* circulating(omni, t.propertyId!, property)
+          // Reserves: the coin that released wrap orders took in (held at their deposit addresses).
+          const [row] = yield* sql<{ r: string | null }>`SELECT sum(deposit_amount)::text AS r FROM desk_orders WHERE kind = 'wrap' AND asset = ${t.code} AND status = 'released'`
+          const reserves = BigInt(row?.r ?? "0")
+          assets.push({
+            base: t.baseAsset, wrapped: t.code, network: baseChainOf(t.baseAsset) ?? "", propertyId: t.propertyId,
+            requiredConfirmations: t.requiredConfirmations, minAmount: showAmount(t.minBase), maxAmount: showAmount(t.maxBase),
+            wrapFeeBps: t.feeInBps, unwrapFeeBps: t.feeOutBps, live: isLive(t), wrappable: isLive(t) && t.baseAsset !== "ETH",
+            reserves: showAmount(reserves), wrappedSupply: showAmount(supply),
+            collateralization: supply === 0n ? null : Number((reserves * 1_000_000n) / supply) / 1_000_000
+          })
+        }
+        return { assets }
       }).pipe(orUnavailable))
   }))
 

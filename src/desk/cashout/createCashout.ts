@@ -15,8 +15,11 @@ import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { quote } from "../orders/deskOrderState.ts"
 import { newShortRef } from "../orders/orderStore.ts"
 import { usdcDecimals } from "../orders/orderView.ts"
-import { type DeskToken, isLive, showAmount, TOKEN_DECIMALS } from "../tokens/registry.ts"
-import { findToken } from "../tokens/tokenStore.ts"
+import { baseChainOf, type DeskToken, isLive, showAmount, TOKEN_DECIMALS } from "../tokens/registry.ts"
+import { findToken, listTokens } from "../tokens/tokenStore.ts"
+import { validateLedgerAddress } from "../../chain/address.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
+import { coinChains } from "../../chain/params.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { CASHOUT_TOKEN } from "./policy.ts"
 import { memberAccount } from "./account.ts"
@@ -162,3 +165,54 @@ export const createMintOrder = (member: DeskCaller, req: MintRequest) =>
 
 /** Cash-out is the redeem of the cash-out token to USDC. */
 export const cashoutTokenCode = CASHOUT_TOKEN
+
+export interface WrapRequest {
+  readonly direction: string
+  readonly asset: string
+  readonly amount: number | string
+  readonly payoutAddress: string
+  readonly refundAddress?: string | undefined
+  readonly reference?: string | undefined
+}
+
+/**
+ * A wrap: the native coin in at the order's own address on its chain, the wrapped token granted
+ * to `payoutAddress` once confirmed. BTC and LTC; ETH and unwrap are refused (not built yet).
+ */
+export const createWrapOrder = (member: DeskCaller, req: WrapRequest) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const wallets = yield* DeskWallets
+    const coins = yield* CoinLedgers
+    if (req.direction !== "wrap" && req.direction !== "unwrap") return yield* Effect.fail(bad(`direction must be wrap or unwrap, got "${req.direction.slice(0, 10)}"`))
+    const base = req.asset.trim().toUpperCase()
+    const token = (yield* listTokens).find((t) => t.kind === "wrapped" && t.baseAsset === base)
+    if (token === undefined) return yield* Effect.fail(bad(`asset must be BTC, LTC or ETH, got "${req.asset.slice(0, 10)}"`))
+    if (req.direction === "unwrap") return yield* Effect.fail(bad("unwrap is not available on this desk yet: only wrap orders are taken"))
+    const chain = baseChainOf(token.baseAsset)
+    if (chain === undefined || chain === "ethereum") return yield* Effect.fail(bad(`wrapping ${base} is not available on this desk yet: BTC and LTC are`))
+    if (!isLive(token)) return yield* Effect.fail(bad(`${token.code} is paused: it takes no orders now (GET /wrap/assets shows when it is live)`))
+    const amount = yield* orderAmount(token, req.amount, TOKEN_DECIMALS)
+    const payout = ledgerAddressInput("payoutAddress", req.payoutAddress)
+    if (Either.isLeft(payout)) return yield* Effect.fail(bad(payout.left))
+    let refund: string | null = null
+    if (req.refundAddress !== undefined) {
+      const check = validateLedgerAddress(req.refundAddress, coinChains[chain].params)
+      if (!check.valid) return yield* Effect.fail(bad(`refundAddress (a ${base} address): ${check.error}`))
+      refund = req.refundAddress
+    }
+    const q = quote(amount, token.feeInBps, TOKEN_DECIMALS, TOKEN_DECIMALS)
+    if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be wrapped"))
+    const tip = yield* coins.get(chain).tip
+    const id = randomUUID()
+    return yield* Effect.gen(function*() {
+      const deposit = yield* wallets.depositAddress({ chain, purpose: "order", owner: id, memberId: member.memberId })
+      yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps,
+          deposit_address, payout_address, refund_address, reference, required_confirmations, expires_at, deposit_from_height)
+        VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'wrap', 'awaiting_deposit', ${token.code}, ${chain},
+          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeInBps}, ${deposit.address}, ${payout.right}, ${refund},
+          ${req.reference ?? null}, ${Math.max(1, token.requiredConfirmations)}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${tip.height})`
+      yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "wrap", keyId: member.keyId })}::jsonb)`
+      return id
+    }).pipe(sql.withTransaction)
+  })

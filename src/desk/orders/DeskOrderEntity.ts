@@ -15,6 +15,8 @@ import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { type DevnetTokenSymbol, devnetTokenAddress } from "../../chain/evm/devnetTokens.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
+import type { CoinChain } from "../../chain/params.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
@@ -51,6 +53,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const ledger = yield* UtxoLedger
   const omni = yield* OmniView
   const evm = yield* EvmLedgers
+  const coins = yield* CoinLedgers
   const wallets = yield* DeskWallets
   const self = (yield* DeskOrderEntity.client)(address.entityId)
   const orderId = address.entityId
@@ -95,6 +98,24 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
       return first === undefined ? undefined : { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
     })
 
+  /** A wrap's coin at its deposit address (BTC, LTC): the first transaction paying it, and its confirmations. */
+  const sightCoinDeposit = (row: OrderRow) =>
+    Effect.gen(function*() {
+      const coin = coins.get(row.chain as CoinChain)
+      const tip = yield* coin.tip
+      const target = Buffer.from(Either.getOrThrow(addressScript(row.deposit_address, coin.params)))
+      const from = row.deposit_from_height ?? tip.height
+      for (let h = from + 1; h <= Math.min(tip.height, from + SCAN_BLOCKS_MAX); h++) {
+        const block = yield* coin.blockAt(h)
+        for (const hex of block.txs) {
+          const tx = Transaction.fromHex(hex)
+          const amount = tx.outs.filter((o) => target.equals(Buffer.from(o.script))).reduce((n, o) => n + BigInt(o.value), 0n)
+          if (amount > 0n) return { txid: tx.getId(), amount, confirmations: tip.height - h + 1 }
+        }
+      }
+      return undefined
+    })
+
   /** Writes the step and posts its milestones; true when the order moved. */
   const apply = (row: OrderRow, events: ReadonlyArray<DeskOrderEvent>) =>
     Effect.gen(function*() {
@@ -116,7 +137,8 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
           type: m,
           message: milestoneMessage[m],
           amount: { exact: decimal(order.deposit?.amount ?? order.amount, orderDecimals(row).deposit) },
-          chain: (m === "payout_sent") === (row.kind === "mint") ? "ledger" : row.chain ?? "",
+          // Where the milestone happened: a grant's payout on the ledger, a token deposit on the ledger, the rest on the order's chain.
+          chain: (m === "payout_sent") === (row.kind === "mint" || row.kind === "wrap") ? "ledger" : row.chain ?? "",
           txid: txidOf(order, m),
           occurredAt: new Date().toISOString(),
           order: { id: orderId, reference: row.short_ref, status: order.status, payoutAmount: { exact: decimal(row.payout, orderDecimals(row).payout) } }
@@ -143,7 +165,11 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
     const nowMs = Date.now()
     switch (action._tag) {
       case "Watch": {
-        const deposit = row.kind === "mint" ? yield* sightEvmDeposit(row) : yield* sightDeposit(row, yield* propertyOf(row))
+        const deposit = row.kind === "mint"
+          ? yield* sightEvmDeposit(row)
+          : row.kind === "wrap"
+          ? yield* sightCoinDeposit(row)
+          : yield* sightDeposit(row, yield* propertyOf(row))
         return yield* apply(row, [{ _tag: "DepositSighting", deposit, nowMs }, { _tag: "Tick", nowMs }])
       }
       case "Burn": {
@@ -159,7 +185,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         return yield* apply(row, [{ _tag: "BurnRecorded", txid: burn }])
       }
       case "Pay": {
-        if (row.kind === "mint") {
+        if (row.kind === "mint" || row.kind === "wrap") {
           // The token granted by its issuer to the recipient, recorded before it is sent.
           const issuer = yield* systemWallet(deskIssuerWallet)
           const property = yield* propertyOf(row)
@@ -171,7 +197,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         return yield* apply(row, [{ _tag: "PayoutRecorded", txid: hash }])
       }
       case "FollowPayout": {
-        if (row.kind === "mint") {
+        if (row.kind === "mint" || row.kind === "wrap") {
           const grant = yield* readLeg(orderId, "payout")
           if (grant === undefined) return false
           return (yield* ensureLedgerSent(grant)) >= 1 ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
@@ -195,6 +221,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
       case "Refund": {
         // A mint names no refund address (spec): its mismatched stablecoin stays at the order's address for an operator.
         if (row.kind === "mint") return yield* apply(row, [{ _tag: "LegRefused", reason: "the stablecoin deposit was not the ordered amount (or came late); mint orders have no refund address: an operator returns it" }])
+        if (row.kind === "wrap") return yield* apply(row, [{ _tag: "LegRefused", reason: "the coin deposit was not the ordered amount (or came late); wrap refunds on the coin chains are not automated: an operator returns it" }])
         const property = yield* propertyOf(row)
         const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "")
         return yield* apply(row, [{ _tag: "RefundRecorded", txid }])

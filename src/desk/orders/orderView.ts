@@ -20,14 +20,25 @@ export const decimal = (base: string | bigint, decimals: number): string => Eith
 export const orderDecimals = (r: OrderRow): { readonly deposit: number; readonly payout: number } =>
   r.kind === "mint"
     ? { deposit: devnetTokenDecimals(r.chain as EvmChain, (r.deposit_asset ?? "USDC") as DevnetTokenSymbol), payout: DEPOSIT_DECIMALS }
+    : r.kind === "wrap"
+    ? { deposit: DEPOSIT_DECIMALS, payout: DEPOSIT_DECIMALS } // BTC and LTC have 8 decimals, as the wrapped tokens
     : { deposit: DEPOSIT_DECIMALS, payout: usdcDecimals(r.chain ?? "ethereum") }
 
 export const cashoutView = (r: OrderRow, propertyId: number | null): CashoutOrder => {
   const d = orderDecimals(r)
-  const txids = { depositTxid: r.deposit_txid, burnTxid: r.burn_txid, payoutTxid: r.payout_txid, refundTxid: r.refund_txid }
+  // A mint or a wrap pays out by granting the token: that payout is its mint.
+  const grants = r.kind === "mint" || r.kind === "wrap"
+  const txids = {
+    depositTxid: r.deposit_txid,
+    mintTxid: grants ? r.payout_txid : null,
+    burnTxid: r.burn_txid,
+    payoutTxid: grants ? null : r.payout_txid,
+    refundTxid: r.refund_txid
+  }
   return {
     id: r.id,
-    reference: r.short_ref,
+    shortRef: r.short_ref,
+    reference: r.reference,
     status: r.status,
     depositAddress: r.deposit_address,
     address: r.deposit_address,
@@ -35,7 +46,11 @@ export const cashoutView = (r: OrderRow, propertyId: number | null): CashoutOrde
     sendTo: r.deposit_address,
     asset: r.asset,
     kind: r.kind as CashoutOrder["kind"],
-    network: r.kind === "mint" ? `${r.chain} (${r.deposit_asset} ERC-20)` : `token ledger (Omni property ${propertyId ?? "not issued"})`,
+    network: r.kind === "mint"
+      ? `${r.chain} (${r.deposit_asset} ERC-20)`
+      : r.kind === "wrap"
+      ? `${r.chain} (native coin)`
+      : `token ledger (Omni property ${propertyId ?? "not issued"})`,
     memo: null,
     chain: r.chain ?? "",
     amount: decimal(r.amount, d.deposit),
