@@ -25,9 +25,10 @@ import { freePort } from "../../harness/ports.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { anvilDevKey, startAnvil, type Anvil } from "../support/anvil.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { litecoindRpcUrl, startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
 import { omniChainIndex } from "../support/omniChainIndex.ts"
+import { waitFor } from "../support/waitFor.ts"
 import { createDeskKey, runWithDb } from "../support/services.ts"
 
 const ORDERS = 6
@@ -38,16 +39,6 @@ let db: TestDatabase
 let dataDir: string
 const nodes: Array<NodeProcess> = []
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const waitFor = async <A>(what: string, timeoutMs: number, probe: () => Promise<A | undefined>, everyMs = 200): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(everyMs)
-  }
-}
 
 beforeAll(async () => {
   litecoind = await startLitecoind()
@@ -65,9 +56,7 @@ afterAll(async () => {
 
 describe("desk cash-out across kill -9", () => {
   it("every order is swept, burned and paid exactly once, on the node that takes over", async () => {
-    const url = new URL(litecoind.url)
-    url.username = "u"
-    url.password = "p"
+    const url = new URL(litecoindRpcUrl(litecoind))
     const deskPort = await freePort()
     const vars = {
       SHARDLINE_DATABASE_URL: db.url,

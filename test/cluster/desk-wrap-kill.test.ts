@@ -20,9 +20,10 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { freePort } from "../../harness/ports.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { litecoindRpcUrl, startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
 import { omniChainIndex } from "../support/omniChainIndex.ts"
+import { waitFor } from "../support/waitFor.ts"
 import { createDeskKey, runWithDb } from "../support/services.ts"
 
 const ORDERS = 6
@@ -32,22 +33,6 @@ let db: TestDatabase
 let dataDir: string
 const nodes: Array<NodeProcess> = []
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const waitFor = async <A>(what: string, timeoutMs: number, probe: () => Promise<A | undefined>, everyMs = 200): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(everyMs)
-  }
-}
-const rpcUrl = (l: Litecoind) => {
-  const u = new URL(l.url)
-  u.username = "u"
-  u.password = "p"
-  return u.toString()
-}
 
 beforeAll(async () => {
   ledgerNode = await startLitecoind()
@@ -71,15 +56,15 @@ describe("desk wrap across kill -9", () => {
       SHARDLINE_DATABASE_URL: db.url,
       SHARDLINE_MASTER_KEY: testMasterKey,
       SHARDLINE_DATA_DIR: dataDir,
-      SHARDLINE_LEDGER_RPC_URL: rpcUrl(ledgerNode),
-      SHARDLINE_LTC_RPC_URL: rpcUrl(ltcNode),
+      SHARDLINE_LEDGER_RPC_URL: litecoindRpcUrl(ledgerNode),
+      SHARDLINE_LTC_RPC_URL: litecoindRpcUrl(ltcNode),
       SHARDLINE_LEDGER_BLOCK_MS: "700",
       SHARDLINE_MESSAGE_POLL_MS: "200",
       SHARDLINE_DEVNET_BLOCK_MS: "0",
       SHARDLINE_DESK_HTTP_PORT: String(deskPort)
     }
     const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-    const ledger = makeRpcLedger({ url: rpcUrl(ledgerNode), params: ledgerParams, nodeParams: litecoinRegtestParams })
+    const ledger = makeRpcLedger({ url: litecoindRpcUrl(ledgerNode), params: ledgerParams, nodeParams: litecoinRegtestParams })
     const miner = await ltcNode.rpc<string>("getnewaddress", "", "legacy")
     await ltcNode.rpc("generatetoaddress", 101, miner)
 

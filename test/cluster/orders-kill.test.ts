@@ -17,15 +17,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EntityId } from "@effect/cluster"
-import { Effect, Either, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { Market } from "../../schemas/exchange/market.ts"
-import { type BlockConsumer, syncOnce } from "../../src/chain/ledger/follower.ts"
+import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
 import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { OmniIndexer, type OmniTxRecord } from "../../src/chain/omni/indexer.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
@@ -37,6 +36,7 @@ import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { clusterClientLayer } from "../support/clusterClient.ts"
 import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
+import { omniChainIndex } from "../support/omniChainIndex.ts"
 
 const SYMBOL = "KILLAKILLB"
 const SELLERS = 3
@@ -67,18 +67,6 @@ const waitFor = async <A>(what: string, timeoutMs: number, probe: () => Promise<
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await sleep(everyMs)
   }
-}
-
-/** Our own indexer over the shared chain, keeping every Omni transaction it applied. */
-const chainIndex = () => {
-  const indexer = new OmniIndexer({ params: ledgerParams })
-  const records: OmniTxRecord[] = []
-  const consumer: BlockConsumer = {
-    tip: () => indexer.tip(),
-    apply: (b) => Either.map(indexer.apply(b), (rs) => { records.push(...rs); return rs }),
-    rollback: () => indexer.rollback()
-  }
-  return { indexer, records, consumer }
 }
 
 /** Shard number → owning node name, from the advisory locks each runner's connection holds. */
@@ -161,7 +149,7 @@ describe("orders across kill -9 of the market's owner", () => {
     await run(ledger.mine(2, sponsor))
     await run(ledger.mine(1, issuer.address))
     await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
-    const chain = chainIndex()
+    const chain = omniChainIndex()
     const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
     const issue = async (name: string) => {
       const txid = await run(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name, url: "", data: "" }))

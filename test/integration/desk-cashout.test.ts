@@ -19,23 +19,17 @@ import { deskCustomer } from "../support/deskCustomer.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 import { mine, until } from "../support/omniWorld.ts"
 import { createDeskKey } from "../support/services.ts"
+import { deskCaller, deskOrderCount } from "../support/deskHttp.ts"
 
 let db: TestDatabase
 let node: RunningNode
 let receiver: Server
 let receiverUrl: string
 const received: Array<{ headers: IncomingHttpHeaders; body: string }> = []
-const v1 = "/api/public/v1"
 const payout = "0x52908400098527886E0F7030069857D2E4169EE7"
 
-const call = async (method: string, path: string, apiKey: string | undefined, body?: unknown) => {
-  const headers: Record<string, string> = { "content-type": "application/json" }
-  if (apiKey !== undefined) headers["x-api-key"] = apiKey
-  const r = await fetch(`${node.deskUrl}${v1}${path}`, { method, headers, ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }) })
-  const text = await r.text()
-  return { status: r.status, body: (text === "" ? undefined : JSON.parse(text)) as any }
-}
-const orderCount = async () => Number((await db.query<{ n: string }>("SELECT count(*)::text AS n FROM desk_orders"))[0]!.n)
+const call = deskCaller(() => node.deskUrl)
+const orderCount = () => deskOrderCount(db)
 const env = () => ({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: node.config.dataDir })
 
 beforeAll(async () => {

@@ -12,18 +12,13 @@ import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 import { mine, omniBalance, until } from "../support/omniWorld.ts"
 import { createDeskKey } from "../support/services.ts"
+import { deskCaller, deskOrderCount } from "../support/deskHttp.ts"
 
 let db: TestDatabase
 let node: RunningNode
-const v1 = "/api/public/v1"
 
-const call = async (method: string, path: string, apiKey: string | undefined, body?: unknown) => {
-  const headers: Record<string, string> = { "content-type": "application/json" }
-  if (apiKey !== undefined) headers["x-api-key"] = apiKey
-  const r = await fetch(`${node.deskUrl}${v1}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
-  return { status: r.status, body: (await r.json()) as any }
-}
-const orderCount = async () => Number((await db.query<{ n: string }>("SELECT count(*)::text AS n FROM desk_orders"))[0]!.n)
+const call = deskCaller(() => node.deskUrl)
+const orderCount = () => deskOrderCount(db)
 
 beforeAll(async () => {
   db = await createTestDatabase("deskwrap")

@@ -86,3 +86,11 @@ export const startLitecoind = async (binary = "litecoind"): Promise<Litecoind> =
     }
   }
 }
+
+/** The node's RPC URL with the credentials the harness gives it (what SHARDLINE_*_RPC_URL takes). */
+export const litecoindRpcUrl = (l: Litecoind): string => {
+  const u = new URL(l.url)
+  u.username = "u"
+  u.password = "p"
+  return u.toString()
+}

@@ -14,7 +14,7 @@ import { AdvanceOrder, DeskOrderEntity, TickOrder } from "../../../schemas/desk/
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { type DevnetTokenSymbol, devnetTokenAddress } from "../../chain/evm/devnetTokens.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
-import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { UtxoLedger, type UtxoLedgerShape } from "../../chain/ledger/UtxoLedger.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
 import type { CoinChain } from "../../chain/params.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
@@ -65,26 +65,39 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.flatMap(findToken(row.asset), (t) =>
       t?.propertyId == null ? Effect.fail(new LegDeferred({ message: `token ${row.asset} has no Omni property` })) : Effect.succeed(t.propertyId))
 
-  /** The first valid Omni send of the order's token to its deposit address, on the active chain. */
-  const sightDeposit = (row: OrderRow, property: number) =>
+  /**
+   * The first transaction paying `address` on `chain` above the order's starting height (at most
+   * SCAN_BLOCKS_MAX blocks a look) that `accept` takes, with its confirmations; the active chain
+   * is read afresh each look, so a deposit reorged away is no longer seen.
+   */
+  const scanDeposit = <E, R>(
+    chain: UtxoLedgerShape,
+    row: OrderRow,
+    accept: (tx: Transaction, paid: bigint) => Effect.Effect<bigint | undefined, E, R>
+  ) =>
     Effect.gen(function*() {
-      yield* omni.sync
-      const tip = yield* ledger.tip
-      const target = Buffer.from(Either.getOrThrow(addressScript(row.deposit_address, ledger.params)))
+      const tip = yield* chain.tip
+      const target = Buffer.from(Either.getOrThrow(addressScript(row.deposit_address, chain.params)))
       const from = row.deposit_from_height ?? tip.height
       for (let h = from + 1; h <= Math.min(tip.height, from + SCAN_BLOCKS_MAX); h++) {
-        const block = yield* ledger.blockAt(h)
-        for (const hex of block.txs) {
+        for (const hex of (yield* chain.blockAt(h)).txs) {
           const tx = Transaction.fromHex(hex)
-          if (!tx.outs.some((o) => target.equals(Buffer.from(o.script)))) continue
-          const rec = yield* omni.tx(tx.getId())
-          if (rec === undefined || !rec.valid || rec.reference !== row.deposit_address) continue
-          if (rec.payload?.type !== "simpleSend" || rec.payload.property !== property) continue
-          return { txid: rec.txid, amount: rec.payload.amount, confirmations: tip.height - h + 1 }
+          const paid = tx.outs.filter((o) => target.equals(Buffer.from(o.script))).reduce((n, o) => n + BigInt(o.value), 0n)
+          if (paid === 0n) continue
+          const amount = yield* accept(tx, paid)
+          if (amount !== undefined) return { txid: tx.getId(), amount, confirmations: tip.height - h + 1 }
         }
       }
       return undefined
     })
+
+  /** The first valid Omni send of the order's token to its ledger deposit address (its dust output marks it). */
+  const sightDeposit = (row: OrderRow, property: number) =>
+    Effect.zipRight(omni.sync, scanDeposit(ledger, row, (tx) =>
+      Effect.map(omni.tx(tx.getId()), (rec) =>
+        rec !== undefined && rec.valid && rec.reference === row.deposit_address && rec.payload?.type === "simpleSend" && rec.payload.property === property
+          ? rec.payload.amount
+          : undefined)))
 
   /** A mint's stablecoin at its deposit address: the first transfer in, and its confirmations. */
   const sightEvmDeposit = (row: OrderRow) =>
@@ -98,23 +111,8 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
       return first === undefined ? undefined : { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
     })
 
-  /** A wrap's coin at its deposit address (BTC, LTC): the first transaction paying it, and its confirmations. */
-  const sightCoinDeposit = (row: OrderRow) =>
-    Effect.gen(function*() {
-      const coin = coins.get(row.chain as CoinChain)
-      const tip = yield* coin.tip
-      const target = Buffer.from(Either.getOrThrow(addressScript(row.deposit_address, coin.params)))
-      const from = row.deposit_from_height ?? tip.height
-      for (let h = from + 1; h <= Math.min(tip.height, from + SCAN_BLOCKS_MAX); h++) {
-        const block = yield* coin.blockAt(h)
-        for (const hex of block.txs) {
-          const tx = Transaction.fromHex(hex)
-          const amount = tx.outs.filter((o) => target.equals(Buffer.from(o.script))).reduce((n, o) => n + BigInt(o.value), 0n)
-          if (amount > 0n) return { txid: tx.getId(), amount, confirmations: tip.height - h + 1 }
-        }
-      }
-      return undefined
-    })
+  /** A wrap's coin at its deposit address (BTC, LTC): what the first transaction paying it pays it. */
+  const sightCoinDeposit = (row: OrderRow) => scanDeposit(coins.get(row.chain as CoinChain), row, (_tx, paid) => Effect.succeed<bigint | undefined>(paid))
 
   /** Writes the step and posts its milestones; true when the order moved. */
   const apply = (row: OrderRow, events: ReadonlyArray<DeskOrderEvent>) =>
