@@ -73,7 +73,7 @@ describe("desk cash-out across kill -9", () => {
     const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
     const ledger = makeRpcLedger({ url: url.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })
     // USDC where the devnet puts it: the hot wallet's first contract, deployed before the node sends anything.
-    const base = await run(makeViemLedger({ chain: "base", rpcUrl: anvil.url, hotWalletKey: Redacted.make(anvilDevKey) }))
+    const base = await run(makeViemLedger({ chain: "base", rpcUrl: anvil.url, hotWalletKey: Redacted.make(anvilDevKey), devRpc: "anvil" }))
     await run(deployDevnetTokens(base))
     const usdc = devnetTokenAddress(base.hotWallet, "USDC")
 
@@ -130,12 +130,18 @@ describe("desk cash-out across kill -9", () => {
     nodes.push(await spawnNode(vars))
 
     // Blocks keep coming (and polls advance the orders) until every order is released.
-    await waitFor("every order released", 240_000, async () => {
+    await waitFor("every order released", 120_000, async () => {
       await run(ledger.mine(1, burn))
       for (const o of orders) await fetch(`${deskUrl}/cashout/orders/${o.id}`, { headers }).then((r) => r.text()).catch(() => "")
       const [r] = await db.query<{ open: number }>(`SELECT count(*)::int AS open FROM desk_orders WHERE status <> 'released'`)
       return r!.open === 0 ? true : undefined
-    }, 700)
+    }, 700).catch(async (e) => {
+      // What each order and leg was left at, and the node's last words, to say why.
+      console.log(JSON.stringify(await db.query(`SELECT short_ref, status, failure FROM desk_orders`)))
+      console.log(JSON.stringify(await db.query(`SELECT order_id, leg, txid, nonce FROM desk_order_legs ORDER BY recorded_at`)))
+      console.log(nodes[1]!.output().split("\n").filter((l) => /order|leg|payout|WARN|ERROR/i.test(l)).slice(-40).join("\n"))
+      throw e
+    })
     console.log(`desk-cashout-kill: ${atKill!.legs} of ${3 * ORDERS} legs were recorded when node 1 was killed`)
 
     const legs = await db.query<{ order_id: string; leg: string; txid: string }>(`SELECT order_id::text, leg, txid FROM desk_order_legs`)
