@@ -14,12 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { deployDevnetTokens, devnetTokenAddress } from "../../src/chain/evm/devnetTokens.ts"
 import { makeViemLedger } from "../../src/chain/evm/viemLedger.ts"
-import { deskIssuerWallet } from "../../src/platform/devnet/DevnetChains.ts"
-import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { freePort } from "../../harness/ports.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
@@ -28,8 +25,9 @@ import { anvilDevKey, startAnvil, type Anvil } from "../support/anvil.ts"
 import { litecoindRpcUrl, startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
 import { omniChainIndex } from "../support/omniChainIndex.ts"
+import { readyDeskToken } from "../support/deskRealLedger.ts"
 import { waitFor } from "../support/waitFor.ts"
-import { createDeskKey, runWithDb } from "../support/services.ts"
+import { createDeskKey } from "../support/services.ts"
 
 const ORDERS = 6
 const AMOUNT = 1_000_000_000n // 10 SUSD, the minimum
@@ -79,24 +77,10 @@ describe("desk cash-out across kill -9", () => {
 
     nodes.push(await spawnNode(vars))
     const deskUrl = `http://127.0.0.1:${deskPort}/api/public/v1`
-    const burn = randomLedgerKey().address
-    const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
-      (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
-    await waitFor("the desk's token registry", 30_000, async () =>
-      (await db.query(`SELECT 1 FROM desk_tokens WHERE code = 'SUSD'`)).length > 0 ? true : undefined)
-    const issuer = await runWithDb(db.url, systemWallet(deskIssuerWallet))
-    const customer = randomLedgerKey()
-    for (const to of [sponsor, sponsor, issuer.address, customer.address]) await run(ledger.mine(1, to))
-    await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
-
     // The operator issues SUSD from the desk issuer on the real ledger and names it (desk tokens set).
+    const customer = randomLedgerKey()
     const chain = omniChainIndex()
-    const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
-    const created = await run(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: "SUSD", url: "", data: "" }))
-    await run(ledger.mine(1, burn))
-    await run(syncOnce(ledger, chain.consumer))
-    const property = chain.records.find((r) => r.txid === created)!.propertyId!
-    await db.query(`UPDATE desk_tokens SET property_id = $1, live = true WHERE code = 'SUSD'`, [property])
+    const { burn, issuer, issuerWallet, property } = await readyDeskToken(db, ledger, chain, "SUSD", [customer.address])
     await run(issuerWallet.omni({ type: "grant", property, amount: AMOUNT * BigInt(ORDERS), memo: "" }, customer.address))
     await run(ledger.mine(1, burn))
 

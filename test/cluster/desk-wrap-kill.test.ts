@@ -10,12 +10,8 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { syncOnce } from "../../src/chain/ledger/follower.ts"
-import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
-import { deskIssuerWallet } from "../../src/platform/devnet/DevnetChains.ts"
-import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { freePort } from "../../harness/ports.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
@@ -23,8 +19,9 @@ import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { litecoindRpcUrl, startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
 import { omniChainIndex } from "../support/omniChainIndex.ts"
+import { readyDeskToken } from "../support/deskRealLedger.ts"
 import { waitFor } from "../support/waitFor.ts"
-import { createDeskKey, runWithDb } from "../support/services.ts"
+import { createDeskKey } from "../support/services.ts"
 
 const ORDERS = 6
 let ledgerNode: Litecoind
@@ -70,22 +67,10 @@ describe("desk wrap across kill -9", () => {
 
     nodes.push(await spawnNode(vars))
     const deskUrl = `http://127.0.0.1:${deskPort}/api/public/v1`
-    const burn = randomLedgerKey().address
-    const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
-      (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
-    await waitFor("the desk's token registry", 30_000, async () =>
-      (await db.query(`SELECT 1 FROM desk_tokens WHERE code = 'wLTC'`)).length > 0 ? true : undefined)
-    const issuer = await runWithDb(db.url, systemWallet(deskIssuerWallet))
-    for (const to of [sponsor, sponsor, issuer.address]) await run(ledger.mine(1, to))
-    await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
-
     // The operator issues wLTC from the desk issuer on the real ledger and names it; one confirmation suffices here.
     const chain = omniChainIndex()
-    const created = await run(makeKeyWallet(ledger, issuer.privateKey).omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: "wLTC", url: "", data: "" }))
-    await run(ledger.mine(1, burn))
-    await run(syncOnce(ledger, chain.consumer))
-    const property = chain.records.find((r) => r.txid === created)!.propertyId!
-    await db.query(`UPDATE desk_tokens SET property_id = $1, live = true, required_confirmations = 1 WHERE code = 'wLTC'`, [property])
+    const { burn, property } = await readyDeskToken(db, ledger, chain, "wLTC")
+    await db.query(`UPDATE desk_tokens SET required_confirmations = 1 WHERE code = 'wLTC'`)
 
     const key = await createDeskKey(db.url, { scopes: ["wrap"] })
     const headers = { "x-api-key": key.apiKey, "content-type": "application/json" }
