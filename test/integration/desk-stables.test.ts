@@ -117,4 +117,22 @@ describe("desk dollar tokens", () => {
     expect(done.burnTxid).toMatch(/^[0-9a-f]{64}$/)
     expect(await node.run(eth.tokenBalance(usdc, payout)) - before).toBe(24_950_000n)
   }, 90_000)
+
+  it("a mint deposit that is not the ordered amount ends failed for an operator (no refund address on mint), nothing granted", async () => {
+    const key = await createDeskKey(db.url, { scopes: ["stables"] })
+    const recipient = randomLedgerKey().address
+    const order = (await call("POST", "/stables/orders", key.apiKey, { asset: "XUSD", direction: "mint", chain: "bsc", token: "USDT", recipient, amount: "40" })).body
+    expect(order).toMatchObject({ status: "awaiting_deposit", amount: "40", network: "bsc (USDT ERC-20)" })
+    const bsc = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("bsc")))
+    await node.run(bsc.erc20Transfer(devnetTokenAddress(bsc.hotWallet, "USDT"), order.depositAddress, 41_000_000n))
+    const failed = await until(async () => {
+      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+      if (r.body.status === "deposit_seen") await node.run(bsc.mine(1))
+      return r.body.status === "failed" ? r.body : undefined
+    }, 60_000, "the mint failed")
+    expect(failed).toMatchObject({ amountReceived: "41", mintTxid: null, failure: expect.stringMatching(/not the ordered amount/) })
+    expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM desk_order_legs WHERE order_id = $1", [order.id]))[0]!.n).toBe(0)
+    const events = (await db.query<{ event: string }>("SELECT event FROM desk_order_events WHERE order_id = $1 ORDER BY id", [order.id])).map((r) => r.event)
+    expect(events).toEqual(["created", "deposit_seen", "deposit_confirmed", "failed"])
+  }, 90_000)
 })
