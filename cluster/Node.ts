@@ -39,6 +39,7 @@ import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
 import { DeskLinkTokenLive } from "../src/desk/identity/LinkTokenEntity.ts"
 import { LinkedWalletLive } from "../src/desk/identity/LinkedWalletEntity.ts"
+import { DeskOrderLive } from "../src/desk/orders/DeskOrderEntity.ts"
 import { SocialLinkTokenLive } from "../src/social/identity/SocialLinkTokenEntity.ts"
 import { SignInChallengeLive } from "../src/social/signin/SignInChallengeEntity.ts"
 
@@ -69,7 +70,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
     exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer,
-    DeskLinkTokenLive, LinkedWalletLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, AttestorLive, AttestorKick
+    DeskLinkTokenLive, LinkedWalletLive, DeskOrderLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, AttestorLive, AttestorKick
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

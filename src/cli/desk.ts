@@ -3,6 +3,7 @@
 // desk link-token [--member ID] [--allow-rebind] [--json]
 // desk attest [--json]                                  → the new attestation row
 // desk verify --url DESK_URL [--public-key HEX] [--hmac-key KEY] [--json]
+// desk coupons add --code C --fee-bps N [--uses K] [--expires-in D] [--json]
 // desk tokens list [--json]
 // desk tokens set --code C [--min DEC] [--max DEC] [--mint-fee-bps N] [--redeem-fee-bps N]
 //   [--wrap-fee-bps N] [--unwrap-fee-bps N] [--confirmations N] [--property ID] [--live true|false] [--json]
@@ -18,10 +19,13 @@ import { checkCallbackUrl, parseFeeBps, parseScopes } from "../desk/keys/policy.
 import { appConfig } from "../platform/Config.ts"
 import { applyChange, registryView } from "../desk/tokens/registry.ts"
 import { findToken, listTokens, saveToken } from "../desk/tokens/tokenStore.ts"
+import { addCoupon, couponView } from "../desk/cashout/couponStore.ts"
+import { normalizeCouponCode, parseCouponFee, parseUses } from "../desk/cashout/policy.ts"
+import { parseDuration } from "../exchange/authorization/policy.ts"
 import { runCommand, UsageError } from "./runtime.ts"
 
 const usage = "usage: desk keys create --scopes cashout,rewards,stables,wrap [--callback-url URL] [--fee-bps N] [--json] | desk keys revoke <apiKey> [--json] | " +
-  "desk link-token [--member ID] [--allow-rebind] [--json] | " +
+  "desk link-token [--member ID] [--allow-rebind] [--json] | desk coupons add --code C --fee-bps N [--uses K] [--expires-in D] [--json] | " +
   "desk tokens list [--json] | desk tokens set --code C [--min DEC] [--max DEC] [--mint-fee-bps N] [--redeem-fee-bps N] [--wrap-fee-bps N] [--unwrap-fee-bps N] " +
   "[--confirmations N] [--property ID] [--live true|false] [--json] | desk attest [--json] | desk verify --url DESK_URL [--public-key HEX] [--hmac-key KEY] [--json]"
 
@@ -39,7 +43,7 @@ const parse = (args: ReadonlyArray<string>) => {
         scopes: { type: "string" }, "callback-url": { type: "string" }, "fee-bps": { type: "string" }, json: { type: "boolean", default: false },
         code: { type: "string" }, min: { type: "string" }, max: { type: "string" }, "mint-fee-bps": { type: "string" }, "redeem-fee-bps": { type: "string" },
         "wrap-fee-bps": { type: "string" }, "unwrap-fee-bps": { type: "string" }, confirmations: { type: "string" }, property: { type: "string" },
-        live: { type: "string" }, url: { type: "string" }, "public-key": { type: "string" }, "hmac-key": { type: "string" }
+        live: { type: "string" }, url: { type: "string" }, "public-key": { type: "string" }, "hmac-key": { type: "string" }, uses: { type: "string" }, "expires-in": { type: "string" }
       },
       allowPositionals: true,
       strict: true
@@ -127,6 +131,22 @@ const verifyCommand = async (v: { url?: string; "public-key"?: string; "hmac-key
   return result.ok ? 0 : 1
 }
 
+const addCouponCommand = (v: { code?: string; "fee-bps"?: string; uses?: string; "expires-in"?: string }, json: boolean): Promise<number> | number => {
+  if (v.code === undefined || v["fee-bps"] === undefined) return refuse("desk coupons add needs --code and --fee-bps")
+  const code = normalizeCouponCode(v.code)
+  if (Either.isLeft(code)) return refuse(`--code: ${code.left}`)
+  const feeBps = parseCouponFee(v["fee-bps"])
+  if (Either.isLeft(feeBps)) return refuse(feeBps.left)
+  const usesMax = v.uses === undefined ? Either.right(null) : parseUses(v.uses)
+  if (Either.isLeft(usesMax)) return refuse(usesMax.left)
+  const lifetime = v["expires-in"] === undefined ? Either.right(null) : Either.mapLeft(parseDuration(v["expires-in"]), (e) => `--expires-in: ${e.message}`)
+  if (Either.isLeft(lifetime)) return refuse(lifetime.left)
+  const added = Effect.flatMap(addCoupon({ code: code.right, feeBps: feeBps.right, usesMax: usesMax.right, lifetimeMs: lifetime.right }), (c) =>
+    c === undefined ? Effect.fail(new UsageError(`coupon ${code.right} exists already`)) : Effect.succeed(couponView(c)))
+  return runCommand(added, (c) =>
+    console.log(json ? JSON.stringify(c) : `${c.code}: ${c.feeBps} bps, ${c.usesMax ?? "unlimited"} use(s), expires ${c.expiresAt ?? "never"}`))
+}
+
 export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const parsed = parse(args)
   if (typeof parsed === "string") return refuse(parsed)
@@ -143,6 +163,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     if (verb === "list" && rest.length === 0) return listTokensCommand(json)
     if (verb === "set" && rest.length === 0) return setToken(parsed.values, json)
     return refuse(`unknown desk tokens command: ${[verb, ...rest].join(" ")}`)
+  }
+  if (group === "coupons") {
+    if (verb === "add" && rest.length === 0) return addCouponCommand(parsed.values, json)
+    return refuse(`unknown desk coupons command: ${[verb, ...rest].join(" ")}`)
   }
   if (group !== "keys") return refuse(`unknown desk command: ${String(group ?? "")}`)
   switch (verb) {

@@ -1,9 +1,5 @@
 // What the fault tests share: polling until a probe yields a value, our own Omni indexer over a
 // chain that outlives the nodes, and which node owns which shard.
-import { Either } from "effect"
-import { type BlockConsumer } from "../../src/chain/ledger/follower.ts"
-import { OmniIndexer, type OmniTxRecord } from "../../src/chain/omni/indexer.ts"
-import { ledgerParams } from "../../src/chain/params.ts"
 import type { TestDatabase } from "../../harness/db.ts"
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -19,17 +15,8 @@ export const waitFor = async <A>(what: string, timeoutMs: number, probe: () => P
   }
 }
 
-/** Our own indexer over the node's chain, keeping every Omni transaction it applied. */
-export const chainIndex = () => {
-  const indexer = new OmniIndexer({ params: ledgerParams })
-  const records: OmniTxRecord[] = []
-  const consumer: BlockConsumer = {
-    tip: () => indexer.tip(),
-    apply: (b) => Either.map(indexer.apply(b), (rs) => { records.push(...rs); return rs }),
-    rollback: () => indexer.rollback()
-  }
-  return { indexer, records, consumer }
-}
+/** Our own indexer over the node's chain (test/support/omniChainIndex.ts). */
+export { omniChainIndex as chainIndex } from "./omniChainIndex.ts"
 
 /** Shard number → owning node (its application_name), from the advisory locks each runner's connection holds. */
 export const shardOwners = async (db: TestDatabase, shardsTotal = 300): Promise<Map<number, string>> => {

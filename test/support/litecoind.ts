@@ -94,3 +94,6 @@ export const urlWithCredentials = (node: Litecoind): string => {
   u.password = "p"
   return u.toString()
 }
+
+/** The same URL under the name the desk's kill tests use. */
+export const litecoindRpcUrl = urlWithCredentials

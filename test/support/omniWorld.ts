@@ -40,13 +40,13 @@ export const omniBalance = (node: RunningNode, address: string, property: number
 export const nativeBalance = (node: RunningNode, address: string) =>
   node.run(Effect.map(Effect.flatMap(UtxoLedger, (l) => l.listUnspent([address])), (us) => us.reduce((n, u) => n + u.value, 0n)))
 
-/** Polls `probe` until it returns a value (not undefined), or fails after `timeoutMs`. */
-export const until = async <A>(probe: () => Promise<A | undefined>, timeoutMs = 20_000, what = "condition"): Promise<A> => {
+/** Polls `probe` every `everyMs` until it returns a value (not undefined), or fails after `timeoutMs`. */
+export const until = async <A>(probe: () => Promise<A | undefined>, timeoutMs = 20_000, what = "condition", everyMs = 100): Promise<A> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()
     if (value !== undefined) return value
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
+    await new Promise((r) => setTimeout(r, everyMs))
   }
 }

@@ -163,6 +163,19 @@ export interface EvmLedger {
     to: string,
     amount: bigint
   ) => Effect.Effect<Hash, EvmInvalidInput | EvmInsufficientTokenBalance | EvmCallFailed | EvmTxRejected | EvmRpcError>
+  /**
+   * `erc20Transfer` whose signed bytes go to `record` before they are sent (the desk writes them
+   * to Postgres): under the same per-ledger lock, so no other send takes the nonce in between.
+   * A failing `record` sends nothing. A crash after `record` leaves bytes `sendRaw` sends again.
+   */
+  readonly erc20TransferRecorded: <E>(
+    token: string,
+    to: string,
+    amount: bigint,
+    record: (signed: SignedEvmTx) => Effect.Effect<void, E>
+  ) => Effect.Effect<Hash, EvmInvalidInput | EvmInsufficientTokenBalance | EvmCallFailed | EvmTxRejected | EvmRpcError | E>
+  /** Sends already signed bytes (again); their hash. The node's refusal (a used nonce, say) is EvmTxRejected. */
+  readonly sendRaw: (raw: Hex) => Effect.Effect<Hash, EvmTxRejected | EvmRpcError>
   /** 0 while pending, 1 in the head block, +1 per block on top. Reverted or dropped: EvmTxFailed. */
   readonly confirmations: (hash: string) => Effect.Effect<number, EvmInvalidInput | EvmTxNotFound | EvmTxFailed | EvmRpcError>
   readonly txStatus: (hash: string) => Effect.Effect<EvmTxStatus, EvmInvalidInput | EvmTxNotFound | EvmTxFailed | EvmRpcError>
@@ -180,6 +193,13 @@ export interface EvmLedger {
   readonly sendTransaction: (request: { readonly to?: string; readonly data: Hex }) => Effect.Effect<Hash, EvmInvalidInput | EvmTxRejected | EvmRpcError>
   /** Devnet and anvil only: mines `blocks` blocks now. */
   readonly mine: (blocks: number) => Effect.Effect<void, EvmInvalidInput | EvmUnsupported | EvmRpcError>
+}
+
+/** A signed transaction of the hot wallet: its hash (keccak of `raw`), bytes and nonce. */
+export interface SignedEvmTx {
+  readonly hash: Hash
+  readonly raw: Hex
+  readonly nonce: number
 }
 
 /** The ledgers of every chain the app runs with, built by one layer (devnet or viem). */

@@ -4,7 +4,7 @@
 // for: a leg is recorded (signed bytes stored, or an EVM nonce reserved) before it is broadcast,
 // so the entity only ever asks the chain for what the row already holds.
 //
-// States (docs/desk.md has the same table):
+// States (docs/desk-orders.md has the same table):
 //
 // | status            | meaning                                              | next                                  |
 // |-------------------|------------------------------------------------------|---------------------------------------|
@@ -19,7 +19,7 @@
 // | expired           | no deposit within the window                         | refunding (a late deposit)            |
 // | failed            | a leg was refused for good; an operator looks        | —                                     |
 //
-// Rules (documented in docs/desk.md):
+// Rules (documented in docs/desk-orders.md):
 // - The deposit must be exactly the ordered amount. Any other amount (over or under) is refunded
 //   in full to the refund address and the order ends `refunded`: the desk never guesses which part
 //   the customer meant. A deposit arriving after expiry is refunded the same way.

@@ -22,6 +22,7 @@ import m0015 from "./migrations/0015_social_content.ts"
 import m0016 from "./migrations/0016_market_data.ts"
 import m0017 from "./migrations/0017_desk_ledger.ts"
 import m0018 from "./migrations/0018_desk_orders.ts"
+import m0019 from "./migrations/0019_desk_cashout.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
@@ -40,7 +41,8 @@ export const migrations = {
   "0015_social_content": m0015,
   "0016_market_data": m0016,
   "0017_desk_ledger": m0017,
-  "0018_desk_orders": m0018
+  "0018_desk_orders": m0018,
+  "0019_desk_cashout": m0019
 }
 
 const runMigrator = Migrator.make({})({

@@ -24,6 +24,7 @@ import {
   EvmTxFailed,
   EvmTxNotFound,
   type EvmLedger,
+  type SignedEvmTx,
   type EvmTxStatus,
   type TransferLog,
   type TransferScan
@@ -100,19 +101,25 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
       readCall(token, "balanceOf", encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [holder] }), (data) =>
         decodeFunctionResult({ abi: erc20Abi, functionName: "balanceOf", data }), block)
 
-    /** Prepare, sign, send as one step under the lock; `check` runs first, under the same lock. */
-    const send = <E>(to: Address | undefined, data: Hex, check: Effect.Effect<void, E>) =>
+    /** Sends signed bytes; a node that names another hash than keccak(signed bytes) is not the chain we think. */
+    const sendRaw = (raw: Hex) =>
+      Effect.flatMap(backend.sendRaw(raw), (hash) =>
+        hash.toLowerCase() !== keccak256(raw)
+          ? Effect.dieMessage(`node returned hash ${hash} for a transaction whose hash is ${keccak256(raw)}`)
+          : Effect.succeed(keccak256(raw)))
+
+    /**
+     * Prepare, sign, (record,) send as one step under the lock; `check` runs first, under the same
+     * lock; `record` gets the signed bytes before they are sent.
+     */
+    const send = <E, R = never>(to: Address | undefined, data: Hex, check: Effect.Effect<void, E>, record?: (signed: SignedEvmTx) => Effect.Effect<void, R>) =>
       sendLock.withPermits(1)(
         Effect.gen(function*() {
           yield* check
           const fields = yield* backend.prepare({ from: hotWallet, to, data })
           const raw = yield* Effect.promise(() => account.signTransaction({ chainId, type: "eip1559", to, data, ...fields }))
-          const hash = yield* backend.sendRaw(raw)
-          // A node that names another hash than keccak(signed bytes) is not the chain we think.
-          if (hash.toLowerCase() !== keccak256(raw)) {
-            return yield* Effect.dieMessage(`node returned hash ${hash} for a transaction whose hash is ${keccak256(raw)}`)
-          }
-          return keccak256(raw)
+          if (record !== undefined) yield* record({ hash: keccak256(raw), raw, nonce: fields.nonce })
+          return yield* sendRaw(raw)
         })
       )
 
@@ -141,6 +148,17 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
         }
       })
 
+    const transfer = <R = never>(tokenInput: string, toInput: string, amountInput: bigint, record?: (signed: SignedEvmTx) => Effect.Effect<void, R>) =>
+      Effect.gen(function*() {
+        const token = yield* parseAddress("token", tokenInput)
+        const to = yield* parseRecipient("to", toInput)
+        const amount = yield* parseAmount("amount", amountInput)
+        // Pending: payouts sent but not yet mined have already spent their share.
+        const covered = Effect.flatMap(balanceOf(token, hotWallet, "pending"), (balance) =>
+          balance < amount ? Effect.fail(new EvmInsufficientTokenBalance({ chain, token, holder: hotWallet, balance, amount })) : Effect.void)
+        return yield* send(token, encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }), covered, record)
+      })
+
     const ledger: EvmLedger = {
       chain,
       hotWallet,
@@ -162,16 +180,9 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
           return yield* balanceOf(token, holder, "latest")
         }),
 
-      erc20Transfer: (tokenInput, toInput, amountInput) =>
-        Effect.gen(function*() {
-          const token = yield* parseAddress("token", tokenInput)
-          const to = yield* parseRecipient("to", toInput)
-          const amount = yield* parseAmount("amount", amountInput)
-          // Pending: payouts sent but not yet mined have already spent their share.
-          const covered = Effect.flatMap(balanceOf(token, hotWallet, "pending"), (balance) =>
-            balance < amount ? Effect.fail(new EvmInsufficientTokenBalance({ chain, token, holder: hotWallet, balance, amount })) : Effect.void)
-          return yield* send(token, encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }), covered)
-        }),
+      erc20Transfer: (tokenInput, toInput, amountInput) => transfer(tokenInput, toInput, amountInput),
+      erc20TransferRecorded: (tokenInput, toInput, amountInput, record) => transfer(tokenInput, toInput, amountInput, record),
+      sendRaw,
 
       confirmations: (hash) => Effect.map(txStatus(hash), (s) => (s.kind === "pending" ? 0 : s.confirmations)),
       txStatus,

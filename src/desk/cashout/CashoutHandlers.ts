@@ -1,0 +1,216 @@
+// The cash-out routes (scope cashout): the member's account, coupons, and cash-out orders.
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect, Either } from "effect"
+import { DeskApi } from "../../../schemas/desk/api.ts"
+import { payoutChains, stablecoins } from "../../../schemas/desk/cashout.ts"
+import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
+import { AdvanceOrder, DeskOrderEntity, WatchOrder } from "../../../schemas/desk/orders.ts"
+import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { readOrder } from "../orders/orderStore.ts"
+import { cashoutView } from "../orders/orderView.ts"
+import { findToken, listTokens } from "../tokens/tokenStore.ts"
+import { parseOrderRef } from "../webhooks/partnerWebhook.ts"
+import { createLedgerDepositOrder, createMintOrder, createWrapOrder } from "./createCashout.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
+import { baseChainOf } from "../tokens/registry.ts"
+import { CASHOUT_TOKEN } from "./policy.ts"
+import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { OmniView } from "../../platform/ledger/OmniView.ts"
+import { circulating } from "./supply.ts"
+import { DeskMember } from "../../../schemas/desk/security.ts"
+import { isLive } from "../tokens/registry.ts"
+import { DeskWallets } from "../wallets/DeskWallets.ts"
+import { accountView, cashoutToken, memberAccount, savePayoutAddress } from "./account.ts"
+import { findCoupon } from "./couponStore.ts"
+import { applyCoupon, evmAddressInput, feePercent, normalizeCouponCode } from "./policy.ts"
+import { showAmount } from "../tokens/registry.ts"
+
+const notFound = (id: string) => new NotFound({ error: { code: "not_found", message: `No order ${id.slice(0, 64)}: give its uuid or TX- reference.` } })
+const forbidden = () => new Forbidden({ error: { code: "insufficient_scope", message: "This order was created by another API key; only that key reads it." } })
+
+export const badParameter = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
+export const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The desk's records are unavailable right now; please retry." } })
+
+/** Database, chain and wallet failures are 503 (safe to retry); a refusal keeps its 4xx. */
+export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(effect, (e): e is Exclude<E, BadRequest | NotFound | Forbidden> => !(e instanceof BadRequest || e instanceof NotFound || e instanceof Forbidden), (e) =>
+    Effect.zipRight(Effect.logWarning("desk cash-out: unavailable", e), Effect.fail(unavailable())))
+
+/** What every desk order route needs, taken once per listener. */
+const orderServices = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const wallets = yield* DeskWallets
+  const ledger = yield* UtxoLedger
+  const evm = yield* EvmLedgers
+  const omni = yield* OmniView
+  const orders = yield* DeskOrderEntity.client
+  const coins = yield* CoinLedgers
+  const provide = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | DeskWallets | UtxoLedger | EvmLedgers | CoinLedgers>) =>
+    e.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets), Effect.provideService(UtxoLedger, ledger),
+      Effect.provideService(EvmLedgers, evm), Effect.provideService(CoinLedgers, coins))
+  const view = (id: string) =>
+    Effect.gen(function*() {
+      const row = yield* provide(readOrder({ _tag: "Uuid", id }))
+      if (row === undefined) return yield* Effect.dieMessage(`order ${id}: not found after it was read`)
+      const token = yield* provide(findToken(row.asset))
+      return cashoutView(row, token?.propertyId ?? null)
+    })
+  /** Writes nothing itself: the order was made; the entity starts watching (a lost Watch is made good by the first poll). */
+  const started = (id: string) =>
+    Effect.zipRight(
+      orders(id).Watch(new WatchOrder(), { discard: true }).pipe(
+        Effect.catchAllCause((c) => Effect.logWarning(`order ${id}: created, but its DeskOrder was not told to watch`, c))),
+      view(id)
+    )
+  return { provide, view, started, orders, omni }
+})
+
+export const CashoutHandlers = HttpApiBuilder.group(DeskApi, "cashout", (handlers) =>
+  Effect.gen(function*() {
+    const { provide, started } = yield* orderServices
+    const account = Effect.flatMap(DeskMember, (m) => provide(memberAccount(m)))
+    return handlers
+      .handle("settings", () =>
+        Effect.gen(function*() {
+          const token = yield* provide(cashoutToken)
+          return {
+            live: isLive(token),
+            asset: token.code,
+            propertyId: token.propertyId,
+            minAmount: showAmount(token.minBase),
+            maxAmount: showAmount(token.maxBase),
+            redeemFeeBps: token.feeOutBps,
+            chains: [...payoutChains],
+            account: accountView(yield* account)
+          }
+        }).pipe(orUnavailable))
+      .handle("depositAddress", () => Effect.map(account, accountView).pipe(orUnavailable))
+      .handle("payoutAddress", () => Effect.map(account, accountView).pipe(orUnavailable))
+      .handle("savePayoutAddress", ({ payload }) =>
+        Effect.gen(function*() {
+          const member = yield* DeskMember
+          const address = evmAddressInput("payoutAddress", payload.payoutAddress)
+          if (Either.isLeft(address)) return yield* Effect.fail(badParameter(address.left))
+          yield* provide(savePayoutAddress(member.memberId, address.right))
+          return accountView(yield* account)
+        }).pipe(orUnavailable))
+      .handle("coupon", ({ payload }) =>
+        Effect.gen(function*() {
+          const code = normalizeCouponCode(payload.code)
+          if (Either.isLeft(code)) return yield* Effect.fail(badParameter(`code: ${code.left}`))
+          const { defaultRedeemFeeBps, redeemFeeBps } = yield* account
+          const check = applyCoupon(yield* provide(findCoupon(code.right)), redeemFeeBps, new Date())
+          const fee = check.valid ? check.feeBps : redeemFeeBps
+          return {
+            code: code.right,
+            valid: check.valid,
+            redeemFeeBps: fee,
+            feePercent: feePercent(fee),
+            defaultRedeemFeeBps,
+            ...(check.valid ? {} : { reason: check.reason })
+          }
+        }).pipe(orUnavailable))
+      .handle("createOrder", ({ payload }) =>
+        Effect.gen(function*() {
+          const member = yield* DeskMember
+          const id = yield* provide(createLedgerDepositOrder(member, { kind: "cashout", tokenCode: CASHOUT_TOKEN, ...payload }))
+          return yield* started(id)
+        }).pipe(orUnavailable))
+  }))
+
+/** The poll: only the creating key reads an order (403 for another key); it advances the order first. */
+const pollOrder = (kinds: ReadonlyArray<string>) =>
+  Effect.map(orderServices, ({ orders, provide, view }) => (id: string) =>
+    Effect.gen(function*() {
+      const member = yield* DeskMember
+      const ref = parseOrderRef(id)
+      const row = ref === undefined ? undefined : yield* provide(readOrder(ref))
+      if (row === undefined || !kinds.includes(row.kind)) return yield* Effect.fail(notFound(id))
+      if (row.key_id !== member.keyId) return yield* Effect.fail(forbidden())
+      // Polling advances the order (spec), so the answer is fresh.
+      yield* orders(row.id).Advance(new AdvanceOrder(), {}).pipe(
+        Effect.timeout("10 seconds"),
+        Effect.catchAllCause((c) => Effect.logWarning(`order ${row.id}: poll could not advance it`, c)))
+      return yield* view(row.id)
+    }).pipe(orUnavailable))
+
+export const OrderPollHandlers = HttpApiBuilder.group(DeskApi, "orderPoll", (handlers) =>
+  Effect.map(pollOrder(["cashout", "mint", "redeem"]), (poll) => handlers.handle("order", ({ path }) => poll(path.id))))
+
+export const WrapHandlers = HttpApiBuilder.group(DeskApi, "wrap", (handlers) =>
+  Effect.gen(function*() {
+    const { provide, started } = yield* orderServices
+    const poll = yield* pollOrder(["wrap", "unwrap"])
+    return handlers
+      .handle("order", ({ payload }) =>
+        Effect.gen(function*() {
+          const member = yield* DeskMember
+          return yield* started(yield* provide(createWrapOrder(member, payload)))
+        }).pipe(orUnavailable))
+      .handle("poll", ({ path }) => poll(path.id))
+  }))
+
+export const WrapPublicHandlers = HttpApiBuilder.group(DeskApi, "wrapPublic", (handlers) =>
+  Effect.gen(function*() {
+    const { omni, provide } = yield* orderServices
+    const sql = yield* SqlClient.SqlClient
+    return handlers.handle("assets", () =>
+      Effect.gen(function*() {
+        const tokens = (yield* provide(listTokens)).filter((t) => t.kind === "wrapped")
+        const assets = []
+        for (const t of tokens) {
+          const property = t.propertyId === null ? undefined : yield* omni.property(t.propertyId)
+          const supply = property === undefined ? 0n : yield* circulating(omni, t.propertyId!, property)
+          // Reserves: the coin that released wrap orders took in (held at their deposit addresses).
+          const [row] = yield* sql<{ r: string | null }>`SELECT sum(deposit_amount)::text AS r FROM desk_orders WHERE kind = 'wrap' AND asset = ${t.code} AND status = 'released'`
+          const reserves = BigInt(row?.r ?? "0")
+          assets.push({
+            base: t.baseAsset, wrapped: t.code, network: baseChainOf(t.baseAsset) ?? "", propertyId: t.propertyId,
+            requiredConfirmations: t.requiredConfirmations, minAmount: showAmount(t.minBase), maxAmount: showAmount(t.maxBase),
+            wrapFeeBps: t.feeInBps, unwrapFeeBps: t.feeOutBps, live: isLive(t), wrappable: isLive(t) && t.baseAsset !== "ETH",
+            reserves: showAmount(reserves), wrappedSupply: showAmount(supply),
+            collateralization: supply === 0n ? null : Number((reserves * 1_000_000n) / supply) / 1_000_000
+          })
+        }
+        return { assets }
+      }).pipe(orUnavailable))
+  }))
+
+export const StablesPublicHandlers = HttpApiBuilder.group(DeskApi, "stablesPublic", (handlers) =>
+  Effect.gen(function*() {
+    const { omni, provide } = yield* orderServices
+    return handlers.handle("assets", () =>
+      Effect.gen(function*() {
+        const tokens = (yield* provide(listTokens)).filter((t) => t.kind === "dollar")
+        const assets = []
+        for (const t of tokens) {
+          const property = t.propertyId === null ? undefined : yield* omni.property(t.propertyId)
+          assets.push({
+            asset: t.code, name: t.name, propertyId: t.propertyId, acceptedDeposits: [...stablecoins], chains: [...payoutChains],
+            minAmount: showAmount(t.minBase), maxAmount: showAmount(t.maxBase), mintFeeBps: t.feeInBps, redeemFeeBps: t.feeOutBps,
+            circulatingSupply: showAmount(property === undefined ? 0n : yield* circulating(omni, t.propertyId!, property)),
+            live: isLive(t)
+          })
+        }
+        return { assets }
+      }).pipe(orUnavailable))
+  }))
+
+export const StablesHandlers = HttpApiBuilder.group(DeskApi, "stables", (handlers) =>
+  Effect.gen(function*() {
+    const { provide, started } = yield* orderServices
+    return handlers.handle("order", ({ payload }) =>
+      Effect.gen(function*() {
+        const member = yield* DeskMember
+        const id = payload.direction === "mint"
+          ? yield* provide(createMintOrder(member, { tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, stablecoin: payload.token, recipient: payload.recipient }))
+          : payload.direction === "redeem"
+          ? yield* provide(createLedgerDepositOrder(member, {
+            kind: "redeem", tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, payoutAddress: payload.payoutAddress, refundAddress: payload.refundAddress
+          }))
+          : yield* Effect.fail(badParameter(`direction must be mint or redeem, got "${payload.direction.slice(0, 10)}"`))
+        return yield* started(id)
+      }).pipe(orUnavailable))
+  }))
+

@@ -1,0 +1,218 @@
+// Desk orders from requests: every check first (live token, chain, amount in limits and in the
+// asset's precision, addresses by their rules, coupon), so a refused request creates nothing;
+// then, in one transaction, the order's own deposit address, the coupon's use and the row.
+//   cash-out and redeem: the desk's token comes in on the ledger, USDC goes out on an EVM chain;
+//   mint: a stablecoin comes in at a fresh EVM address, the token is granted on the ledger.
+import { randomUUID } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Effect, Either } from "effect"
+import { payoutChains, stablecoins } from "../../../schemas/desk/cashout.ts"
+import { BadRequest } from "../../../schemas/desk/errors.ts"
+import type { DeskCaller } from "../../../schemas/desk/security.ts"
+import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
+import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { quote } from "../orders/deskOrderState.ts"
+import { newShortRef } from "../orders/orderStore.ts"
+import { usdcDecimals } from "../orders/orderView.ts"
+import { baseChainOf, type DeskToken, isLive, showAmount, TOKEN_DECIMALS } from "../tokens/registry.ts"
+import { findToken, listTokens } from "../tokens/tokenStore.ts"
+import { validateLedgerAddress } from "../../chain/address.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
+import { coinChains } from "../../chain/params.ts"
+import { DeskWallets } from "../wallets/DeskWallets.ts"
+import { CASHOUT_TOKEN } from "./policy.ts"
+import { memberAccount } from "./account.ts"
+import { findCoupon, useCoupon } from "./couponStore.ts"
+import { amountBase, applyCoupon, evmAddressInput, ledgerAddressInput, memberFeeBps, normalizeCouponCode } from "./policy.ts"
+
+/** How long an order waits for its deposit (docs/desk-orders.md, "Expiry"). */
+export const ORDER_WINDOW_MS = 60 * 60_000
+/** A ledger deposit counts from its first block; the registry may ask for more. */
+export const ledgerConfirmations = (registry: number): number => Math.max(1, registry)
+/** Confirmations of a stablecoin deposit on an EVM chain before the token is granted. */
+export const EVM_DEPOSIT_CONFIRMATIONS = 3
+
+const bad = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
+
+/** The dollar token `code`, live; or why not. */
+const liveDollarToken = (code: string) =>
+  Effect.gen(function*() {
+    const token = yield* findToken(code)
+    if (token === undefined || token.kind !== "dollar") return yield* Effect.fail(bad(`asset must be a dollar token of the registry (GET /stables/assets), got "${code.slice(0, 20)}"`))
+    if (!isLive(token)) return yield* Effect.fail(bad(`${token.code} is paused: it takes no orders now (GET /stables/assets shows when it is live)`))
+    return token
+  })
+
+const payoutChain = (text: string) => {
+  const chain = payoutChains.find((c) => c === text)
+  return chain === undefined ? Effect.fail(bad(`chain must be one of ${payoutChains.join(", ")}, got "${text.slice(0, 20)}"`)) : Effect.succeed(chain)
+}
+
+/** An amount of `decimals` precision within the token's limits (kept in the token's 8 decimals). */
+const orderAmount = (token: DeskToken, amount: number | string, decimals: number) =>
+  Effect.gen(function*() {
+    const base = amountBase(amount, Math.min(decimals, TOKEN_DECIMALS))
+    if (Either.isLeft(base)) return yield* Effect.fail(bad(base.left))
+    const inToken = base.right * 10n ** BigInt(TOKEN_DECIMALS - Math.min(decimals, TOKEN_DECIMALS))
+    if (inToken < token.minBase || inToken > token.maxBase) {
+      return yield* Effect.fail(bad(`amount must be between ${showAmount(token.minBase)} and ${showAmount(token.maxBase)} ${token.code}`))
+    }
+    return base.right * 10n ** BigInt(Math.max(0, decimals - TOKEN_DECIMALS))
+  })
+
+export interface LedgerDepositRequest {
+  readonly kind: "cashout" | "redeem"
+  readonly tokenCode: string
+  readonly amount: number | string
+  readonly chain: string
+  readonly payoutAddress?: string | undefined
+  readonly refundAddress?: string | undefined
+  readonly couponCode?: string | undefined
+  readonly source?: string | undefined
+}
+
+/** Cash-out, or a dollar token's redeem: the token in at the order's ledger address, USDC out. */
+export const createLedgerDepositOrder = (member: DeskCaller, req: LedgerDepositRequest) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const wallets = yield* DeskWallets
+    const ledger = yield* UtxoLedger
+    const token = yield* liveDollarToken(req.tokenCode)
+    const chain = yield* payoutChain(req.chain)
+    const amount = yield* orderAmount(token, req.amount, TOKEN_DECIMALS)
+    const account = yield* memberAccount(member)
+    const payoutText = req.payoutAddress ?? (req.kind === "cashout" ? account.payoutAddress : null)
+    if (payoutText === null) {
+      return yield* Effect.fail(bad(req.kind === "cashout" ? "payoutAddress is required: no cash-out address is saved (POST /cashout/payout-address saves one)" : "payoutAddress is required for redeem"))
+    }
+    const payout = evmAddressInput("payoutAddress", payoutText)
+    if (Either.isLeft(payout)) return yield* Effect.fail(bad(payout.left))
+    // Spec: absent, the member's permanent token-ledger address: the linked wallet's, else the
+    // member's permanent deposit address at the desk.
+    const refund = ledgerAddressInput("refundAddress", req.refundAddress ?? account.tokenPayoutAddress ?? account.depositAddress)
+    if (Either.isLeft(refund)) return yield* Effect.fail(bad(refund.left))
+    let feeBps = memberFeeBps(token, member.feeBps)
+    let couponCode: string | null = null
+    if (req.couponCode !== undefined) {
+      const code = normalizeCouponCode(req.couponCode)
+      if (Either.isLeft(code)) return yield* Effect.fail(bad(`couponCode: ${code.left}`))
+      const check = applyCoupon(yield* findCoupon(code.right), feeBps, new Date())
+      if (!check.valid) return yield* Effect.fail(bad(`couponCode ${code.right}: ${check.reason}`))
+      // A coupon that would not lower the fee is not used up.
+      if (check.lowers) {
+        feeBps = check.feeBps
+        couponCode = code.right
+      }
+    }
+    const q = quote(amount, feeBps, TOKEN_DECIMALS, usdcDecimals(chain))
+    if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be paid out"))
+    const tip = yield* ledger.tip
+    const id = randomUUID()
+    return yield* Effect.gen(function*() {
+      if (couponCode !== null && !(yield* useCoupon(couponCode))) return yield* Effect.fail(bad(`couponCode ${couponCode}: the coupon was used up or expired meanwhile`))
+      const deposit = yield* wallets.depositAddress({ chain: "ledger", purpose: "order", owner: id, memberId: member.memberId })
+      yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps, coupon_code,
+          deposit_address, payout_address, refund_address, source, required_confirmations, expires_at, deposit_from_height)
+        VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, ${req.kind}, 'awaiting_deposit', ${token.code}, ${chain},
+          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${feeBps}, ${couponCode}, ${deposit.address}, ${payout.right},
+          ${refund.right}, ${req.source ?? null}, ${ledgerConfirmations(token.requiredConfirmations)}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond',
+          ${tip.height})`
+      yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: req.kind, keyId: member.keyId })}::jsonb)`
+      return id
+    }).pipe(sql.withTransaction)
+  })
+
+export interface MintRequest {
+  readonly tokenCode: string
+  readonly amount: number | string
+  readonly chain: string
+  readonly stablecoin: string | undefined
+  readonly recipient: string | undefined
+}
+
+/** A dollar token's mint: the stablecoin in at a freshly derived EVM address, the token granted to `recipient`. */
+export const createMintOrder = (member: DeskCaller, req: MintRequest) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const wallets = yield* DeskWallets
+    const evm = yield* EvmLedgers
+    const token = yield* liveDollarToken(req.tokenCode)
+    const chain = yield* payoutChain(req.chain)
+    const coin = stablecoins.find((s) => s === req.stablecoin?.trim().toUpperCase())
+    if (coin === undefined) return yield* Effect.fail(bad(`token must be one of ${stablecoins.join(", ")} for mint`))
+    if (req.recipient === undefined) return yield* Effect.fail(bad("recipient is required for mint: the legacy token-ledger (T…) address that receives the token"))
+    const recipient = ledgerAddressInput("recipient", req.recipient)
+    if (Either.isLeft(recipient)) return yield* Effect.fail(bad(recipient.left))
+    const decimals = devnetTokenDecimals(chain, coin)
+    const amount = yield* orderAmount(token, req.amount, decimals)
+    const q = quote(amount, token.feeInBps, decimals, TOKEN_DECIMALS)
+    if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be minted"))
+    const ledger = yield* Effect.mapError(evm.get(chain), () => bad(`chain ${chain} is not served by this desk`))
+    const head = yield* ledger.blockNumber
+    const id = randomUUID()
+    return yield* Effect.gen(function*() {
+      const deposit = yield* wallets.depositAddress({ chain, purpose: "order", owner: id, memberId: member.memberId })
+      yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps,
+          deposit_address, payout_address, refund_address, required_confirmations, expires_at, deposit_from_height, deposit_asset)
+        VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'mint', 'awaiting_deposit', ${token.code}, ${chain},
+          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeInBps}, ${deposit.address}, ${recipient.right}, null,
+          ${EVM_DEPOSIT_CONFIRMATIONS}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${Number(head)}, ${coin})`
+      yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "mint", keyId: member.keyId })}::jsonb)`
+      return id
+    }).pipe(sql.withTransaction)
+  })
+
+/** Cash-out is the redeem of the cash-out token to USDC. */
+export const cashoutTokenCode = CASHOUT_TOKEN
+
+export interface WrapRequest {
+  readonly direction: string
+  readonly asset: string
+  readonly amount: number | string
+  readonly payoutAddress: string
+  readonly refundAddress?: string | undefined
+  readonly reference?: string | undefined
+}
+
+/**
+ * A wrap: the native coin in at the order's own address on its chain, the wrapped token granted
+ * to `payoutAddress` once confirmed. BTC and LTC; ETH and unwrap are refused (not built yet).
+ */
+export const createWrapOrder = (member: DeskCaller, req: WrapRequest) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const wallets = yield* DeskWallets
+    const coins = yield* CoinLedgers
+    if (req.direction !== "wrap" && req.direction !== "unwrap") return yield* Effect.fail(bad(`direction must be wrap or unwrap, got "${req.direction.slice(0, 10)}"`))
+    const base = req.asset.trim().toUpperCase()
+    const token = (yield* listTokens).find((t) => t.kind === "wrapped" && t.baseAsset === base)
+    if (token === undefined) return yield* Effect.fail(bad(`asset must be BTC, LTC or ETH, got "${req.asset.slice(0, 10)}"`))
+    if (req.direction === "unwrap") return yield* Effect.fail(bad("unwrap is not available on this desk yet: only wrap orders are taken"))
+    const chain = baseChainOf(token.baseAsset)
+    if (chain === undefined || chain === "ethereum") return yield* Effect.fail(bad(`wrapping ${base} is not available on this desk yet: BTC and LTC are`))
+    if (!isLive(token)) return yield* Effect.fail(bad(`${token.code} is paused: it takes no orders now (GET /wrap/assets shows when it is live)`))
+    const amount = yield* orderAmount(token, req.amount, TOKEN_DECIMALS)
+    const payout = ledgerAddressInput("payoutAddress", req.payoutAddress)
+    if (Either.isLeft(payout)) return yield* Effect.fail(bad(payout.left))
+    let refund: string | null = null
+    if (req.refundAddress !== undefined) {
+      const check = validateLedgerAddress(req.refundAddress, coinChains[chain].params)
+      if (!check.valid) return yield* Effect.fail(bad(`refundAddress (a ${base} address): ${check.error}`))
+      refund = req.refundAddress
+    }
+    const q = quote(amount, token.feeInBps, TOKEN_DECIMALS, TOKEN_DECIMALS)
+    if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be wrapped"))
+    const tip = yield* coins.get(chain).tip
+    const id = randomUUID()
+    return yield* Effect.gen(function*() {
+      const deposit = yield* wallets.depositAddress({ chain, purpose: "order", owner: id, memberId: member.memberId })
+      yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps,
+          deposit_address, payout_address, refund_address, reference, required_confirmations, expires_at, deposit_from_height)
+        VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'wrap', 'awaiting_deposit', ${token.code}, ${chain},
+          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeInBps}, ${deposit.address}, ${payout.right}, ${refund},
+          ${req.reference ?? null}, ${Math.max(1, token.requiredConfirmations)}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${tip.height})`
+      yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "wrap", keyId: member.keyId })}::jsonb)`
+      return id
+    }).pipe(sql.withTransaction)
+  })

@@ -1,0 +1,261 @@
+// The DeskOrder entity, one per desk order (entity id: the order's uuid). It reads the order's
+// row, asks the chains what the pure state machine (deskOrderState.ts) needs, writes the step
+// (guarded by the status it read), posts each milestone as a callback (forked: never blocking
+// the order), and does the leg the machine asks for, each leg recorded before it is broadcast
+// (legs.ts). Its own durable Tick timer (aligned to ORDER_TICK_MS, so every activation and every
+// tick schedule the same message) keeps an open order moving; a poll sends Advance so the answer
+// is fresh. Everything it knows is in Postgres: after a kill -9 or a shard move, the next
+// activation just carries on from the row and its recorded legs.
+import { Entity } from "@effect/cluster"
+import { SqlClient } from "@effect/sql"
+import { Transaction } from "bitcoinjs-lib"
+import { Effect, Either } from "effect"
+import { AdvanceOrder, DeskOrderEntity, TickOrder } from "../../../schemas/desk/orders.ts"
+import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { type DevnetTokenSymbol, devnetTokenAddress } from "../../chain/evm/devnetTokens.ts"
+import type { EvmChain } from "../../chain/evm/chains.ts"
+import { UtxoLedger, type UtxoLedgerShape } from "../../chain/ledger/UtxoLedger.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
+import type { CoinChain } from "../../chain/params.ts"
+import { addressScript } from "../../chain/txBuilder.ts"
+import { AppConfig } from "../../platform/Config.ts"
+import { deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
+import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
+import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
+import { OmniView } from "../../platform/ledger/OmniView.ts"
+import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
+import { SecretBox } from "../../platform/SecretBox.ts"
+import { sendCallback } from "../callbacks/CallbackSender.ts"
+import { findToken } from "../tokens/tokenStore.ts"
+import { DeskWallets } from "../wallets/DeskWallets.ts"
+import { type DeskOrder, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
+import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
+import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
+import { decimal, milestoneMessage, orderDecimals } from "./orderView.ts"
+
+const metrics = entityMetrics("DeskOrder")
+
+/** How often an open order looks at its chains by itself, ms. */
+export const ORDER_TICK_MS = 3_000
+/** An expired order keeps watching for a late deposit (to refund it) this long, then only polls look. */
+export const LATE_DEPOSIT_WATCH_MS = 24 * 3600_000
+/** Blocks one look scans for the deposit at most. */
+const SCAN_BLOCKS_MAX = 500
+/** Steps one advance takes at most (deposit → confirmed → burn → pay is four). */
+const STEPS_MAX = 8
+
+/** The next tick time after `nowMs`, on the ORDER_TICK_MS grid. */
+export const nextTickAt = (nowMs: number): number => (Math.floor(nowMs / ORDER_TICK_MS) + 1) * ORDER_TICK_MS
+
+export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
+  const address = yield* Entity.CurrentAddress
+  const services = yield* Effect.context<SqlClient.SqlClient | SecretBox | AppConfig | UtxoLedger | FeeSponsor>()
+  const ledger = yield* UtxoLedger
+  const omni = yield* OmniView
+  const evm = yield* EvmLedgers
+  const coins = yield* CoinLedgers
+  const wallets = yield* DeskWallets
+  const self = (yield* DeskOrderEntity.client)(address.entityId)
+  const orderId = address.entityId
+  yield* metrics.activated
+  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(orderId)
+  const load = isUuid ? readOrder({ _tag: "Uuid", id: orderId }) : Effect.succeed(undefined)
+
+  const propertyOf = (row: OrderRow) =>
+    Effect.flatMap(findToken(row.asset), (t) =>
+      t?.propertyId == null ? Effect.fail(new LegDeferred({ message: `token ${row.asset} has no Omni property` })) : Effect.succeed(t.propertyId))
+
+  /**
+   * The first transaction paying `address` on `chain` above the order's starting height (at most
+   * SCAN_BLOCKS_MAX blocks a look) that `accept` takes, with its confirmations; the active chain
+   * is read afresh each look, so a deposit reorged away is no longer seen.
+   */
+  const scanDeposit = <E, R>(
+    chain: UtxoLedgerShape,
+    row: OrderRow,
+    accept: (tx: Transaction, paid: bigint) => Effect.Effect<bigint | undefined, E, R>
+  ) =>
+    Effect.gen(function*() {
+      const tip = yield* chain.tip
+      const target = Buffer.from(Either.getOrThrow(addressScript(row.deposit_address, chain.params)))
+      const from = row.deposit_from_height ?? tip.height
+      for (let h = from + 1; h <= Math.min(tip.height, from + SCAN_BLOCKS_MAX); h++) {
+        for (const hex of (yield* chain.blockAt(h)).txs) {
+          const tx = Transaction.fromHex(hex)
+          const paid = tx.outs.filter((o) => target.equals(Buffer.from(o.script))).reduce((n, o) => n + BigInt(o.value), 0n)
+          if (paid === 0n) continue
+          const amount = yield* accept(tx, paid)
+          if (amount !== undefined) return { txid: tx.getId(), amount, confirmations: tip.height - h + 1 }
+        }
+      }
+      return undefined
+    })
+
+  /** The first valid Omni send of the order's token to its ledger deposit address (its dust output marks it). */
+  const sightDeposit = (row: OrderRow, property: number) =>
+    Effect.zipRight(omni.sync, scanDeposit(ledger, row, (tx) =>
+      Effect.map(omni.tx(tx.getId()), (rec) =>
+        rec !== undefined && rec.valid && rec.reference === row.deposit_address && rec.payload?.type === "simpleSend" && rec.payload.property === property
+          ? rec.payload.amount
+          : undefined)))
+
+  /** A mint's stablecoin at its deposit address: the first transfer in, and its confirmations. */
+  const sightEvmDeposit = (row: OrderRow) =>
+    Effect.gen(function*() {
+      const l = yield* evm.get(row.chain as EvmChain)
+      const head = yield* l.blockNumber
+      const from = BigInt((row.deposit_from_height ?? Number(head)) + 1)
+      if (head < from) return undefined
+      const scan = yield* l.transfers(devnetTokenAddress(l.hotWallet, (row.deposit_asset ?? "USDC") as DevnetTokenSymbol), from, head, { to: [row.deposit_address] })
+      const first = scan.logs[0]
+      return first === undefined ? undefined : { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
+    })
+
+  /** A wrap's coin at its deposit address (BTC, LTC): what the first transaction paying it pays it. */
+  const sightCoinDeposit = (row: OrderRow) => scanDeposit(coins.get(row.chain as CoinChain), row, (_tx, paid) => Effect.succeed<bigint | undefined>(paid))
+
+  /** Writes the step and posts its milestones; true when the order moved. */
+  const apply = (row: OrderRow, events: ReadonlyArray<DeskOrderEvent>) =>
+    Effect.gen(function*() {
+      let order: DeskOrder = machineOf(row)
+      const milestones: Array<Milestone> = []
+      for (const e of events) {
+        const s = step(order, e)
+        order = s.order
+        milestones.push(...s.milestones)
+      }
+      const before = machineOf(row)
+      const changed = order.status !== before.status || order.deposit?.confirmations !== before.deposit?.confirmations ||
+        order.deposit?.txid !== before.deposit?.txid || order.burnTxid !== before.burnTxid || order.payoutTxid !== before.payoutTxid ||
+        order.refundTxid !== before.refundTxid
+      if (!changed) return false
+      if (!(yield* writeStep(orderId, row.status, order, milestones))) return false
+      for (const m of milestones) {
+        yield* Effect.forkDaemon(sendCallback(row.key_id, orderId, {
+          type: m,
+          message: milestoneMessage[m],
+          amount: { exact: decimal(order.deposit?.amount ?? order.amount, orderDecimals(row).deposit) },
+          // Where the milestone happened: a grant's payout on the ledger, a token deposit on the ledger, the rest on the order's chain.
+          chain: (m === "payout_sent") === (row.kind === "mint" || row.kind === "wrap") ? "ledger" : row.chain ?? "",
+          txid: txidOf(order, m),
+          occurredAt: new Date().toISOString(),
+          order: { id: orderId, reference: row.short_ref, status: order.status, payoutAmount: { exact: decimal(row.payout, orderDecimals(row).payout) } }
+        }).pipe(Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: callback ${m} not sent`, c)), Effect.provide(services)))
+      }
+      return order.status !== before.status || milestones.length > 0 || order.payoutTxid !== before.payoutTxid
+    })
+
+  const depositKey = (row: OrderRow) =>
+    Effect.map(wallets.depositAddress({ chain: "ledger", purpose: "order", owner: orderId, memberId: row.member_id }), (d) => wallets.depositKey("ledger", d.index))
+
+  const payoutLedger = (row: OrderRow) =>
+    Effect.gen(function*() {
+      const chain = row.chain as EvmChain
+      const l = yield* evm.get(chain)
+      return { ledger: l, token: devnetTokenAddress(l.hotWallet, "USDC") }
+    })
+
+  const advanceOnce = Effect.gen(function*() {
+    const row = yield* load
+    if (row === undefined || isSettled(row.status)) return false
+    const order = machineOf(row)
+    const action = nextAction(order)
+    const nowMs = Date.now()
+    switch (action._tag) {
+      case "Watch": {
+        const deposit = row.kind === "mint"
+          ? yield* sightEvmDeposit(row)
+          : row.kind === "wrap"
+          ? yield* sightCoinDeposit(row)
+          : yield* sightDeposit(row, yield* propertyOf(row))
+        return yield* apply(row, [{ _tag: "DepositSighting", deposit, nowMs }, { _tag: "Tick", nowMs }])
+      }
+      case "Burn": {
+        // The token goes back to the issuer (sweep), and once the ledger has it the issuer revokes it (burn).
+        const property = yield* propertyOf(row)
+        const issuer = yield* systemWallet(deskIssuerWallet)
+        const sweep = yield* ledgerOmniLeg(orderId, "sweep", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, issuer.address)
+        yield* omni.sync
+        const swept = yield* omni.tx(sweep)
+        if (swept === undefined) return false
+        if (!swept.valid) return yield* apply(row, [{ _tag: "LegRefused", reason: `sweep ${sweep} invalid: ${swept.reason ?? "unknown"}` }])
+        const burn = yield* ledgerOmniLeg(orderId, "burn", issuer, { type: "revoke", property, amount: action.amount, memo: row.short_ref }, issuer.address)
+        return yield* apply(row, [{ _tag: "BurnRecorded", txid: burn }])
+      }
+      case "Pay": {
+        if (row.kind === "mint" || row.kind === "wrap") {
+          // The token granted by its issuer to the recipient, recorded before it is sent.
+          const issuer = yield* systemWallet(deskIssuerWallet)
+          const property = yield* propertyOf(row)
+          const txid = yield* ledgerOmniLeg(orderId, "payout", issuer, { type: "grant", property, amount: action.amount, memo: row.short_ref }, row.payout_address ?? "")
+          return yield* apply(row, [{ _tag: "PayoutRecorded", txid }])
+        }
+        const { ledger: l, token } = yield* payoutLedger(row)
+        const hash = yield* evmPayoutLeg(orderId, l, token, row.payout_address ?? "", action.amount)
+        return yield* apply(row, [{ _tag: "PayoutRecorded", txid: hash }])
+      }
+      case "FollowPayout": {
+        if (row.kind === "mint" || row.kind === "wrap") {
+          const grant = yield* readLeg(orderId, "payout")
+          if (grant === undefined) return false
+          return (yield* ensureLedgerSent(grant)) >= 1 ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
+        }
+        const { ledger: l, token } = yield* payoutLedger(row)
+        const leg = yield* readLeg(orderId, "payout")
+        if (leg === undefined || leg.txid !== action.txid) {
+          // The recorded bytes could never be mined (their nonce went elsewhere): signed again.
+          const hash = yield* evmPayoutLeg(orderId, l, token, row.payout_address ?? "", order.payout)
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`UPDATE desk_orders SET payout_txid = ${hash}, updated_at = now() WHERE id = ${orderId} AND status = 'paying'`
+          return true
+        }
+        const status = yield* ensureEvmSent(orderId, leg, l)
+        if (status === "failed") return yield* apply(row, [{ _tag: "LegRefused", reason: `payout ${leg.txid} reverted` }])
+        // Released only once the burn is in a block too: until then a burn the ledger lost is sent again.
+        const burn = yield* readLeg(orderId, "burn")
+        const burned = burn === undefined ? true : (yield* ensureLedgerSent(burn)) >= 1
+        return status === "mined" && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
+      }
+      case "Refund": {
+        // A mint names no refund address (spec): its mismatched stablecoin stays at the order's address for an operator.
+        if (row.kind === "mint") return yield* apply(row, [{ _tag: "LegRefused", reason: "the stablecoin deposit was not the ordered amount (or came late); mint orders have no refund address: an operator returns it" }])
+        if (row.kind === "wrap") return yield* apply(row, [{ _tag: "LegRefused", reason: "the coin deposit was not the ordered amount (or came late); wrap refunds on the coin chains are not automated: an operator returns it" }])
+        const property = yield* propertyOf(row)
+        const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "")
+        return yield* apply(row, [{ _tag: "RefundRecorded", txid }])
+      }
+      case "FollowRefund": {
+        const leg = yield* readLeg(orderId, "refund")
+        if (leg === undefined) return false
+        const confirmations = yield* ensureLedgerSent(leg)
+        return confirmations >= 1 ? yield* apply(row, [{ _tag: "RefundConfirmed" }]) : false
+      }
+      case "None":
+        return false
+    }
+  }).pipe(Effect.provide(services))
+
+  const advance = Effect.gen(function*() {
+    for (let i = 0; i < STEPS_MAX; i++) if (!(yield* advanceOnce)) break
+  }).pipe(
+    Effect.catchTag("LegDeferred", (e) => Effect.logWarning(`order ${orderId}: ${e.message}; trying again`)),
+    Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: advance failed; trying again`, c))
+  )
+
+  /** Schedules the next tick while the order is open (and an expired one for a day). */
+  const scheduleNext = Effect.gen(function*() {
+    const row = yield* load
+    if (row === undefined || isSettled(row.status)) return
+    if (row.status === "expired" && Date.now() > new Date(row.expires_at).getTime() + LATE_DEPOSIT_WATCH_MS) return
+    yield* self.Tick(new TickOrder({ dueAtMs: nextTickAt(Date.now()) }), { discard: true })
+  }).pipe(Effect.provide(services), Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: next tick not scheduled`, c)))
+
+  // An order whose timer chain was lost (a restore from backup) starts ticking again; the tick's key dedups.
+  yield* scheduleNext
+
+  return DeskOrderEntity.of({
+    Watch: () => Effect.zipRight(advance, scheduleNext).pipe(metrics.guard),
+    Tick: ({ payload }) => metrics.timerFired(payload.dueAtMs).pipe(Effect.zipRight(advance), Effect.zipRight(scheduleNext), metrics.guard),
+    Advance: (_: { readonly payload: AdvanceOrder }) => advance.pipe(metrics.guard)
+  })
+}), { maxIdleTime: "1 minute", concurrency: 1 })

@@ -1,0 +1,141 @@
+// An order's legs on the chains, each recorded BEFORE it is broadcast (desk_order_legs): a
+// ledger leg's signed bytes, an EVM payout's signed bytes and nonce. A leg already recorded is
+// never made again, only sent again with the same bytes, so a kill -9 at any point neither pays
+// twice nor loses a payout.
+//
+// Ledger legs spend one fresh coin the fee sponsor pays the sending address for that leg alone
+// (its funding is journaled by the sponsor before broadcast), so legs of different orders never
+// compete for coins and the sender (vin[0], Omni's rule) is the address itself.
+import { SqlClient } from "@effect/sql"
+import { Effect, Either, Schema } from "effect"
+import type { Hex } from "viem"
+import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import type { OmniPayload } from "../../chain/omni/codec.ts"
+import { addressScript, buildOmni } from "../../chain/txBuilder.ts"
+import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
+
+export type LegName = "sweep" | "burn" | "payout" | "refund"
+
+/** A leg could not be made or sent now; the order stays where it is and tries again. */
+export class LegDeferred extends Schema.TaggedError<LegDeferred>()("LegDeferred", { message: Schema.String }) {}
+
+export interface LegRow {
+  readonly leg: LegName
+  readonly chain: string
+  readonly txid: string
+  readonly raw: string
+  readonly nonce: number | null
+  readonly attempt: number
+}
+
+/** Sats the sponsor pays an address for one Omni leg: dust for the reference plus the fee, with room. */
+export const LEG_FLOAT_SATS = 20_000n
+
+const deferred = (what: string) => (e: unknown) =>
+  new LegDeferred({ message: `${what}: ${typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)}` })
+
+export const readLeg = (orderId: string, leg: LegName) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND leg = ${leg}`, (r) => r[0]))
+
+/** Writes a leg; the row already there wins (two owners during a shard move). */
+export const recordLeg = (orderId: string, row: Omit<LegRow, "attempt"> & { readonly attempt?: number }) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.zipRight(
+      sql`INSERT INTO desk_order_legs (order_id, leg, chain, txid, raw, nonce, attempt)
+        VALUES (${orderId}, ${row.leg}, ${row.chain}, ${row.txid}, ${row.raw}, ${row.nonce}, ${row.attempt ?? 0})
+        ON CONFLICT (order_id, leg) DO NOTHING`,
+      Effect.flatMap(readLeg(orderId, row.leg), (r) => r === undefined ? Effect.dieMessage(`leg ${row.leg} of ${orderId}: written, then not found`) : Effect.succeed(r))
+    ))
+
+/**
+ * A ledger Omni leg from `key`: recorded (signed) once, then broadcast; sent again when the ledger
+ * does not have it. The txid.
+ */
+export const ledgerOmniLeg = (orderId: string, leg: LegName, key: { readonly address: string; readonly privateKey: Uint8Array }, payload: OmniPayload, reference: string) =>
+  Effect.gen(function*() {
+    const ledger = yield* UtxoLedger
+    let row = yield* readLeg(orderId, leg)
+    if (row === undefined) {
+      const sponsor = yield* FeeSponsor
+      const funding = yield* sponsor.fund(key.address, 1, LEG_FLOAT_SATS).pipe(Effect.mapError(deferred(`${leg}: fee coin`)))
+      const script = Either.getOrThrow(addressScript(key.address, ledger.params))
+      const built = buildOmni(ledger.params, {
+        inputs: [{ txid: funding.txid, vout: 0, value: LEG_FLOAT_SATS, script, prevTxHex: funding.hex }],
+        signer: { privateKey: key.privateKey },
+        changeAddress: key.address,
+        payload,
+        reference
+      })
+      if (Either.isLeft(built)) return yield* new LegDeferred({ message: `${leg}: ${built.left.message}` })
+      row = yield* recordLeg(orderId, { leg, chain: "ledger", txid: built.right.txid, raw: built.right.hex, nonce: null })
+    }
+    yield* ensureLedgerSent(row)
+    return row.txid
+  })
+
+/** Confirmations of a recorded ledger leg; one the ledger lost is sent again (its funding first). */
+export const ensureLedgerSent = (row: LegRow) =>
+  Effect.gen(function*() {
+    const ledger = yield* UtxoLedger
+    const known = yield* ledger.getTx(row.txid).pipe(
+      Effect.map((tx) => tx.confirmations),
+      Effect.catchTag("LedgerTxNotFound", () => Effect.succeed(undefined)),
+      Effect.mapError(deferred(`${row.leg}: ledger`))
+    )
+    if (known !== undefined) return known
+    yield* ledger.broadcast(row.raw).pipe(
+      Effect.catchTag("LedgerTxRejected", (e) =>
+        e.code !== "missing-inputs" ? Effect.fail(e) : Effect.flatMap(FeeSponsor, (s) => Effect.zipRight(s.repair, ledger.broadcast(row.raw)))),
+      Effect.catchTag("LedgerTxRejected", (e) => (e.code === "already-known" ? Effect.succeed(row.txid) : Effect.fail(e))),
+      Effect.mapError(deferred(`${row.leg}: broadcast`))
+    )
+    return 0
+  })
+
+/** The USDC payout: recorded with its nonce under the ledger's send lock, then sent. */
+export const evmPayoutLeg = (
+  orderId: string,
+  ledger: import("../../chain/evm/EvmLedger.ts").EvmLedger,
+  token: string,
+  to: string,
+  amount: bigint
+) =>
+  Effect.gen(function*() {
+    const known = yield* readLeg(orderId, "payout")
+    if (known !== undefined) {
+      yield* ensureEvmSent(orderId, known, ledger)
+      return known.txid
+    }
+    const sql = yield* SqlClient.SqlClient
+    return yield* ledger.erc20TransferRecorded(token, to, amount, (signed) =>
+      Effect.asVoid(sql`INSERT INTO desk_order_legs (order_id, leg, chain, txid, raw, nonce)
+        VALUES (${orderId}, 'payout', ${ledger.chain}, ${signed.hash}, ${signed.raw}, ${signed.nonce})`)).pipe(Effect.mapError(deferred("payout")))
+  })
+
+/**
+ * A recorded payout the chain does not know is sent again with its bytes. If the node refuses
+ * them because the nonce was used by another transaction, these bytes can never be mined: only
+ * then is the leg forgotten, so the next advance signs it afresh (never two live payouts).
+ */
+export const ensureEvmSent = (orderId: string, row: LegRow, ledger: import("../../chain/evm/EvmLedger.ts").EvmLedger) =>
+  Effect.gen(function*() {
+    const status = yield* ledger.txStatus(row.txid).pipe(
+      Effect.map((s) => s.kind),
+      Effect.catchTag("EvmTxNotFound", () => Effect.succeed("unknown" as const)),
+      Effect.catchTag("EvmTxFailed", (e) => Effect.succeed(e.reason.startsWith("dropped") ? "unknown" as const : "failed" as const)),
+      Effect.mapError(deferred("payout: status"))
+    )
+    if (status !== "unknown") return status
+    const sent = yield* ledger.sendRaw(row.raw as Hex).pipe(
+      Effect.as(true),
+      Effect.catchTag("EvmTxRejected", (e) => /nonce/i.test(e.reason) ? Effect.succeed(false) : Effect.fail(e)),
+      Effect.mapError(deferred("payout: resend"))
+    )
+    if (!sent) {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DELETE FROM desk_order_legs WHERE order_id = ${orderId} AND leg = 'payout' AND txid = ${row.txid}`
+      yield* Effect.logWarning(`order ${orderId}: recorded payout ${row.txid} can never be mined (its nonce ${row.nonce} went to another transaction); signing it again`)
+    }
+    return "pending" as const
+  })
