@@ -33,7 +33,10 @@ export const runCommand = async <A>(
     return 0
   }
   const failure = Cause.squash(exit.cause)
-  console.error(failure instanceof Error ? failure.message : String(failure))
+  // A database failure says only "Failed to execute statement"; its cause says what happened
+  // (one line: the server's message, never a stack).
+  const cause = failure instanceof Error && failure.cause instanceof Error ? `: ${failure.cause.message.split("\n")[0]}` : ""
+  console.error(failure instanceof Error ? `${failure.message}${cause}` : String(failure))
   return failure instanceof UsageError ? 2 : 1
 }
 
