@@ -7,12 +7,12 @@ import { KeyGroup } from "./key.ts"
 import { RegistryGroup, TransparencyGroup } from "./transparency.ts"
 import { WebhookGroup } from "./webhooks.ts"
 import { CallbacksGroup } from "./callbacks.ts"
-import { CashoutGroup, OrderPollGroup, StablesGroup, StablesPublicGroup, WrapGroup, WrapPublicGroup } from "./cashout.ts"
+import { CashoutGroup, OrderPollGroup, StablesGroup, WrapGroup } from "./cashout.ts"
 import { RewardsGroup, WalletLinkGroup } from "./walletLink.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
 export const DeskApi = withCommonErrors(
-  HttpApi.make("desk").add(TransparencyGroup).add(RegistryGroup).add(KeyGroup).add(WalletLinkGroup).add(RewardsGroup).add(CallbacksGroup).add(WebhookGroup).add(CashoutGroup).add(OrderPollGroup).add(StablesPublicGroup).add(StablesGroup).add(WrapPublicGroup).add(WrapGroup)
+  HttpApi.make("desk").add(TransparencyGroup).add(RegistryGroup).add(KeyGroup).add(WalletLinkGroup).add(RewardsGroup).add(CallbacksGroup).add(WebhookGroup).add(CashoutGroup).add(OrderPollGroup).add(StablesGroup).add(WrapGroup)
 )
   .addError(Unauthorized)
   .addError(Forbidden)

@@ -170,12 +170,6 @@ export const StablesOrderBody = Schema.Struct({
 })
 export type StablesOrderBody = typeof StablesOrderBody.Type
 
-export const StablesPublicGroup = HttpApiGroup.make("stablesPublic")
-  .add(HttpApiEndpoint.get("assets", `${prefix}/stables/assets`).addSuccess(Schema.Struct({ assets: Schema.Array(DollarToken) }))
-    .annotate(Weight, 2)
-    .annotate(OpenApi.Summary, "Every dollar token the desk issues, with limits, fees, supply and live flag (no key)"))
-  .annotate(OpenApi.Title, "Dollar tokens")
-
 export const StablesGroup = HttpApiGroup.make("stables")
   .add(HttpApiEndpoint.post("order", `${prefix}/stables/orders`).setPayload(StablesOrderBody).addSuccess(CashoutOrder, { status: 201 })
     .addError(BadRequest)
@@ -213,12 +207,6 @@ export const WrapOrderBody = Schema.Struct({
   reference: Schema.optional(text(100))
 })
 export type WrapOrderBody = typeof WrapOrderBody.Type
-
-export const WrapPublicGroup = HttpApiGroup.make("wrapPublic")
-  .add(HttpApiEndpoint.get("assets", `${prefix}/wrap/assets`).addSuccess(Schema.Struct({ assets: Schema.Array(WrappableAsset) }))
-    .annotate(Weight, 2)
-    .annotate(OpenApi.Summary, "The wrappable coins: BTC, LTC, ETH as wBTC, wLTC, wETH (no key)"))
-  .annotate(OpenApi.Title, "Wrapping")
 
 export const WrapGroup = HttpApiGroup.make("wrap")
   .add(HttpApiEndpoint.post("order", `${prefix}/wrap/orders`).setPayload(WrapOrderBody).addSuccess(CashoutOrder, { status: 201 })

@@ -119,6 +119,7 @@ export const WrapAsset = Schema.Struct({
   wrapFeeBps: Schema.Number,
   unwrapFeeBps: Schema.Number,
   live: Schema.Boolean,
+  wrappable: Schema.Boolean.annotations({ description: "Whether the desk takes wrap orders for this coin now (live, and its deposits are watched: not yet for ETH)" }),
   reserves: Amount,
   wrappedSupply: Amount,
   collateralization: Ratio

@@ -3,21 +3,19 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { DeskApi } from "../../../schemas/desk/api.ts"
-import { payoutChains, stablecoins } from "../../../schemas/desk/cashout.ts"
+import { payoutChains } from "../../../schemas/desk/cashout.ts"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
 import { AdvanceOrder, DeskOrderEntity, WatchOrder } from "../../../schemas/desk/orders.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { readOrder } from "../orders/orderStore.ts"
 import { cashoutView } from "../orders/orderView.ts"
-import { findToken, listTokens } from "../tokens/tokenStore.ts"
+import { findToken } from "../tokens/tokenStore.ts"
 import { parseOrderRef } from "../webhooks/partnerWebhook.ts"
 import { createLedgerDepositOrder, createMintOrder, createWrapOrder } from "./createCashout.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
-import { baseChainOf } from "../tokens/registry.ts"
 import { CASHOUT_TOKEN } from "./policy.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
-import { circulating } from "./supply.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
 import { isLive } from "../tokens/registry.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
@@ -149,52 +147,6 @@ export const WrapHandlers = HttpApiBuilder.group(DeskApi, "wrap", (handlers) =>
           return yield* started(yield* provide(createWrapOrder(member, payload)))
         }).pipe(orUnavailable))
       .handle("poll", ({ path }) => poll(path.id))
-  }))
-
-export const WrapPublicHandlers = HttpApiBuilder.group(DeskApi, "wrapPublic", (handlers) =>
-  Effect.gen(function*() {
-    const { omni, provide } = yield* orderServices
-    const sql = yield* SqlClient.SqlClient
-    return handlers.handle("assets", () =>
-      Effect.gen(function*() {
-        const tokens = (yield* provide(listTokens)).filter((t) => t.kind === "wrapped")
-        const assets = []
-        for (const t of tokens) {
-          const property = t.propertyId === null ? undefined : yield* omni.property(t.propertyId)
-          const supply = property === undefined ? 0n : yield* circulating(omni, t.propertyId!, property)
-          // Reserves: the coin that released wrap orders took in (held at their deposit addresses).
-          const [row] = yield* sql<{ r: string | null }>`SELECT sum(deposit_amount)::text AS r FROM desk_orders WHERE kind = 'wrap' AND asset = ${t.code} AND status = 'released'`
-          const reserves = BigInt(row?.r ?? "0")
-          assets.push({
-            base: t.baseAsset, wrapped: t.code, network: baseChainOf(t.baseAsset) ?? "", propertyId: t.propertyId,
-            requiredConfirmations: t.requiredConfirmations, minAmount: showAmount(t.minBase), maxAmount: showAmount(t.maxBase),
-            wrapFeeBps: t.feeInBps, unwrapFeeBps: t.feeOutBps, live: isLive(t), wrappable: isLive(t) && t.baseAsset !== "ETH",
-            reserves: showAmount(reserves), wrappedSupply: showAmount(supply),
-            collateralization: supply === 0n ? null : Number((reserves * 1_000_000n) / supply) / 1_000_000
-          })
-        }
-        return { assets }
-      }).pipe(orUnavailable))
-  }))
-
-export const StablesPublicHandlers = HttpApiBuilder.group(DeskApi, "stablesPublic", (handlers) =>
-  Effect.gen(function*() {
-    const { omni, provide } = yield* orderServices
-    return handlers.handle("assets", () =>
-      Effect.gen(function*() {
-        const tokens = (yield* provide(listTokens)).filter((t) => t.kind === "dollar")
-        const assets = []
-        for (const t of tokens) {
-          const property = t.propertyId === null ? undefined : yield* omni.property(t.propertyId)
-          assets.push({
-            asset: t.code, name: t.name, propertyId: t.propertyId, acceptedDeposits: [...stablecoins], chains: [...payoutChains],
-            minAmount: showAmount(t.minBase), maxAmount: showAmount(t.maxBase), mintFeeBps: t.feeInBps, redeemFeeBps: t.feeOutBps,
-            circulatingSupply: showAmount(property === undefined ? 0n : yield* circulating(omni, t.propertyId!, property)),
-            live: isLive(t)
-          })
-        }
-        return { assets }
-      }).pipe(orUnavailable))
   }))
 
 export const StablesHandlers = HttpApiBuilder.group(DeskApi, "stables", (handlers) =>

@@ -9,7 +9,7 @@ import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
 import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
 import { CallbackHandlers } from "../callbacks/CallbackHandlers.ts"
-import { CashoutHandlers, OrderPollHandlers, StablesHandlers, StablesPublicHandlers, WrapHandlers, WrapPublicHandlers } from "../cashout/CashoutHandlers.ts"
+import { CashoutHandlers, OrderPollHandlers, StablesHandlers, WrapHandlers } from "../cashout/CashoutHandlers.ts"
 import { WebhookHandlers } from "../webhooks/WebhookHandlers.ts"
 import { RewardsHandlers, WalletLinkHandlers } from "./WalletLinkHandlers.ts"
 import { PublicCacheLive } from "./publicCache.ts"
@@ -51,6 +51,6 @@ const KeyHandlers = HttpApiBuilder.group(DeskApi, "key", (handlers) =>
     Effect.map(DeskMember, (m) => ({ memberId: m.memberId, scopes: m.scopes, feeBps: m.feeBps, callbackUrl: m.callbackUrl }))))
 
 export const deskHandlers = HttpApiBuilder.api(DeskApi).pipe(
-  Layer.provide([TransparencyHandlers, RegistryHandlers, KeyHandlers, WalletLinkHandlers, RewardsHandlers, CallbackHandlers, WebhookHandlers, CashoutHandlers, OrderPollHandlers, StablesPublicHandlers, StablesHandlers, WrapPublicHandlers, WrapHandlers]),
+  Layer.provide([TransparencyHandlers, RegistryHandlers, KeyHandlers, WalletLinkHandlers, RewardsHandlers, CallbackHandlers, WebhookHandlers, CashoutHandlers, OrderPollHandlers, StablesHandlers, WrapHandlers]),
   Layer.provide([DeskKeyAuthLive, OpenCorsLive, PublicCacheLive])
 )

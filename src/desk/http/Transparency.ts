@@ -96,7 +96,9 @@ export const make = Effect.gen(function*() {
     history: (range) => Effect.map(ranges.get(range)!, (points) => ({ range, points })),
     supply: keep("/api/public/supply", SupplyBody, Effect.flatMap(current, ({ report }) => Effect.map(tokens, (list) => supplyBody(list, report)))),
     status,
-    stables: keep("/api/public/v1/stables/assets", StablesBody, Effect.flatMap(current, ({ report }) => Effect.map(tokens, (list) => stableAssets(list, report)))),
+    // The registries show live figures (the scan, cached like every body here), as wrap does: a
+    // mint's new supply should not wait for the next hourly attestation.
+    stables: keep("/api/public/v1/stables/assets", StablesBody, Effect.flatMap(liveReport, (report) => Effect.map(tokens, (list) => stableAssets(list, report)))),
     wrap: keep("/api/public/v1/wrap/assets", WrapBody, Effect.flatMap(liveReport, (report) => Effect.map(tokens, (list) => wrapAssets(list, report))))
   })
 })
