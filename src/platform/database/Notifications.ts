@@ -75,9 +75,18 @@ const runHub = (hub: Hub, options: pg.ClientConfig) => {
       for (const s of hub.subscribers) if (s.channel === m.channel) s.onMessage(m.payload)
     })
     yield* Effect.tryPromise(() => connection.connect())
-    const channels = [...new Set([...hub.subscribers].map((s) => s.channel))]
-    for (const c of channels) yield* Effect.tryPromise(() => connection.query(`LISTEN ${pg.escapeIdentifier(c)}`))
-    for (const c of channels) hub.listening.add(c)
+    // LISTEN on every subscribed channel, including ones subscribed while this ran; the last check
+    // and the hand-over below happen in one synchronous step, so a subscriber that comes later
+    // sees the connection and LISTENs on its own channel (in `listen`).
+    for (;;) {
+      const missing = [...new Set([...hub.subscribers].map((s) => s.channel))].filter((c) => !hub.listening.has(c))
+      if (missing.length === 0) break
+      for (const c of missing) {
+        yield* Effect.tryPromise(() => connection.query(`LISTEN ${pg.escapeIdentifier(c)}`))
+        hub.listening.add(c)
+      }
+    }
+    const channels = [...hub.listening]
     hub.connection = connection
     warned = false
     if (sessions++ > 0) {
