@@ -1,5 +1,6 @@
 // The system of record: one PgClient per process, migrations by the @effect/sql migrator.
 // With SHARDLINE_DATABASE_URL unset the embedded Postgres under the data dir is used.
+import { ShardingConfig, SqlMessageStorage } from "@effect/cluster"
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
@@ -70,7 +71,14 @@ export const migrate = Effect.gen(function*() {
       conn.executeRaw(`select pg_advisory_lock(${a}, ${b})`, []),
       () => conn.executeRaw(`select pg_advisory_unlock(${a}, ${b})`, []).pipe(Effect.ignore)
     )
-    return yield* runMigrator
+    const applied = yield* runMigrator
+    // The cluster's message storage runs its own migrations when its layer is built, with the same
+    // unlocked CREATE TABLE; processes starting together on a fresh database (nodes, CLI calls)
+    // raced there ("relation cluster_migrations already exists"). Built once here, under the lock,
+    // its tables exist before any process builds the real layer. (Not the runner storage: building
+    // and releasing it here broke the embedded default's shard acquisition; not investigated further.)
+    yield* Layer.build(SqlMessageStorage.layer.pipe(Layer.provide(ShardingConfig.layerDefaults))).pipe(Effect.scoped)
+    return applied
   }))
 })
 
