@@ -1,15 +1,30 @@
 import { createServer, type Server } from "node:net"
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it). */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
+const portsLow = 20_000
+const portsHigh = 32_000
+const given = new Set<number>()
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago. Not the OS's pick (port 0): it hands the
+ * same ephemeral port out again right after it is closed, and a node given one twice (runner and
+ * listener) failed to start with EADDRINUSE in CI. A random port below Linux's ephemeral range
+ * (so no outgoing connection takes it meanwhile), never one this process gave out before.
+ */
+export const freePort = async (): Promise<number> => {
+  for (;;) {
+    const port = portsLow + Math.floor(Math.random() * (portsHigh - portsLow))
+    if (given.has(port)) continue
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer()
+      s.once("error", () => resolve(false))
+      s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)))
     })
-  })
+    if (free) {
+      given.add(port)
+      return port
+    }
+  }
+}
 
 const listenOn = (port: number) =>
   new Promise<Server>((resolve, reject) => {
