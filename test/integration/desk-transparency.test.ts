@@ -52,7 +52,14 @@ describe("desk transparency", () => {
     while ((await db.query("SELECT count(*)::int AS n FROM desk_attestations"))[0]!["n"] === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500))
     const [first] = await db.query<{ seq: string; prev_hash: string | null }>("SELECT seq::text AS seq, prev_hash FROM desk_attestations ORDER BY seq")
     expect(first).toEqual({ seq: "1", prev_hash: null })
-    const [schedule] = await db.query<{ tick_n: string; due_at_ms: string }>("SELECT tick_n::text AS tick_n, due_at_ms::text AS due_at_ms FROM desk_attestor")
+    // The next tick is scheduled right after the row is written (the start kick's own schedule,
+    // due at once, is what a read in between sees): wait for it.
+    const scheduleOf = async () => (await db.query<{ tick_n: string; due_at_ms: string }>("SELECT tick_n::text AS tick_n, due_at_ms::text AS due_at_ms FROM desk_attestor"))[0]
+    let schedule = await scheduleOf()
+    for (let i = 0; i < 100 && (schedule === undefined || Number(schedule.due_at_ms) <= Date.now()); i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      schedule = await scheduleOf()
+    }
     // The next tick is due at the next top of the hour.
     expect(Number(schedule!.due_at_ms) % 3_600_000).toBe(0)
     expect(Number(schedule!.due_at_ms)).toBeGreaterThan(Date.now())
