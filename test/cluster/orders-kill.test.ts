@@ -22,10 +22,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { Market } from "../../schemas/exchange/market.ts"
 import { syncOnce } from "../../src/chain/ledger/follower.ts"
-import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
-import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -34,8 +30,8 @@ import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { signedGet, signedQuery, type Key } from "../../harness/signed.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { clusterClientLayer } from "../support/clusterClient.ts"
-import { chainIndex, shardOwners, sleep, waitFor } from "../support/faults.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { readyOmniIssuer, shardOwners, sleep, waitFor } from "../support/faults.ts"
+import { startLitecoind, type Litecoind, urlWithCredentials } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
 
 const SYMBOL = "KILLAKILLB"
@@ -99,14 +95,12 @@ afterAll(async () => {
 
 describe("orders across kill -9 of the market's owner", () => {
   it("loses no acknowledged order, fills none twice, pays no leg twice, and settles every trade on the survivor", async () => {
-    const url = new URL(litecoind.url)
-    url.username = "u"
-    url.password = "p"
+    const url = urlWithCredentials(litecoind)
     const vars = {
       SHARDLINE_DATABASE_URL: db.url,
       SHARDLINE_MASTER_KEY: testMasterKey,
       SHARDLINE_DATA_DIR: dataDir, // both nodes read the same key epoch file
-      SHARDLINE_LEDGER_RPC_URL: url.toString(),
+      SHARDLINE_LEDGER_RPC_URL: url,
       SHARDLINE_LEDGER_BLOCK_MS: "500",
       SHARDLINE_SETTLEMENT_FINAL_DEPTH: "2",
       SHARDLINE_MESSAGE_POLL_MS: "200",
@@ -118,25 +112,8 @@ describe("orders across kill -9 of the market's owner", () => {
     nodes.push(await spawnNode(vars, { startTimeoutMs: 90_000 }))
     nodes.push(await spawnNode(vars, { startTimeoutMs: 90_000 }))
     client = ManagedRuntime.make(clientLayer(db.url))
-    const ledger = makeRpcLedger({ url: url.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })
-    const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-    const burn = randomLedgerKey().address
-
     // The operator funds the fee sponsor; an issuer makes the two properties of the market.
-    const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
-      (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
-    const issuer = randomLedgerKey()
-    await run(ledger.mine(2, sponsor))
-    await run(ledger.mine(1, issuer.address))
-    await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
-    const chain = chainIndex()
-    const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
-    const issue = async (name: string) => {
-      const txid = await run(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name, url: "", data: "" }))
-      await run(ledger.mine(1, burn))
-      await run(syncOnce(ledger, chain.consumer))
-      return chain.records.find((r) => r.txid === txid)!.propertyId!
-    }
+    const { ledger, run, burn, chain, issuerWallet, issue } = await readyOmniIssuer(url, db, 2)
     const [tokA, tokB] = [await issue("Orders kill A"), await issue("Orders kill B")]
     await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('KILLA', $1, 8), ('KILLB', $2, 8)`, [tokA, tokB])
     await db.query(`INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)

@@ -12,19 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { Follow, Settlement } from "../../schemas/exchange/settlement.ts"
 import { syncOnce } from "../../src/chain/ledger/follower.ts"
-import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
-import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
-import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
 import * as ApiKeys from "../../src/exchange/auth/ApiKeys.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { clusterClientLayer } from "../support/clusterClient.ts"
-import { chainIndex, waitFor } from "../support/faults.ts"
+import { readyOmniIssuer, waitFor } from "../support/faults.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { testMasterKey } from "../support/node.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { startLitecoind, type Litecoind, urlWithCredentials } from "../support/litecoind.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 
 const TRADES = 40
@@ -37,8 +33,6 @@ const nodes: Array<NodeProcess> = []
 let client: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof clientLayer>>, never> | undefined
 
 const clientLayer = (databaseUrl: string) => clusterClientLayer(databaseUrl, "shardline:settlement-kill-test")
-
-
 
 beforeAll(async () => {
   litecoind = await startLitecoind()
@@ -55,14 +49,12 @@ afterAll(async () => {
 
 describe("settlement across kill -9", () => {
   it("every leg is paid exactly once and reaches its final depth on the node that takes over", async () => {
-    const url = new URL(litecoind.url)
-    url.username = "u"
-    url.password = "p"
+    const url = urlWithCredentials(litecoind)
     const vars = {
       SHARDLINE_DATABASE_URL: db.url,
       SHARDLINE_MASTER_KEY: testMasterKey,
       SHARDLINE_DATA_DIR: dataDir, // the key epoch file must survive the kill
-      SHARDLINE_LEDGER_RPC_URL: url.toString(),
+      SHARDLINE_LEDGER_RPC_URL: url,
       SHARDLINE_LEDGER_BLOCK_MS: "700",
       SHARDLINE_SETTLEMENT_FINAL_DEPTH: "2",
       SHARDLINE_MESSAGE_POLL_MS: "200",
@@ -70,25 +62,8 @@ describe("settlement across kill -9", () => {
     }
     nodes.push(await spawnNode(vars))
     client = ManagedRuntime.make(clientLayer(db.url))
-    const ledger = makeRpcLedger({ url: url.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })
-    const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-    const burn = randomLedgerKey().address
-
-    // The operator funds the sponsor; an issuer makes two properties.
-    const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
-      (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
-    const issuer = randomLedgerKey()
-    await run(ledger.mine(1, sponsor))
-    await run(ledger.mine(1, issuer.address))
-    await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
-    const chain = chainIndex()
-    const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
-    const issue = async (name: string) => {
-      const txid = await run(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name, url: "", data: "" }))
-      await run(ledger.mine(1, burn))
-      await run(syncOnce(ledger, chain.consumer))
-      return chain.records.find((r) => r.txid === txid)!.propertyId!
-    }
+    // The operator funds the fee sponsor; an issuer makes the two properties of the market.
+    const { ledger, run, burn, chain, issuerWallet, issue } = await readyOmniIssuer(url, db, 1)
     const [tokA, tokB] = [await issue("Kill A"), await issue("Kill B")]
 
     // Two users with addresses and grants (through cluster storage, as the CLI sends them).

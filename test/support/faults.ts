@@ -1,22 +1,49 @@
 // What the fault tests share: polling until a probe yields a value, our own Omni indexer over a
-// chain that outlives the nodes, and which node owns which shard.
+// chain that outlives the nodes, the operator's first steps on that chain, and which node owns
+// which shard.
+import { Effect } from "effect"
+import { syncOnce } from "../../src/chain/ledger/follower.ts"
+import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
+import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
+import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
+import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import type { TestDatabase } from "../../harness/db.ts"
+import { randomLedgerKey } from "../../harness/walletServices.ts"
+import { omniChainIndex } from "./omniChainIndex.ts"
+import { waitFor } from "./waitFor.ts"
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Polls `probe` every `everyMs` until it yields a value; throws after `timeoutMs`. */
-export const waitFor = async <A>(what: string, timeoutMs: number, probe: () => Promise<A | undefined>, everyMs = 200): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(everyMs)
-  }
-}
+export { waitFor }
 
 /** Our own indexer over the node's chain (test/support/omniChainIndex.ts). */
-export { omniChainIndex as chainIndex } from "./omniChainIndex.ts"
+export { omniChainIndex as chainIndex }
+
+/**
+ * The shared ledger (litecoind at `url`) once a node runs on it, as an operator readies it: the
+ * node's fee sponsor gets `sponsorBlocks` coinbases, a fresh issuer one, and they mature; `issue`
+ * creates a managed Omni property and answers its id, read from our own index of the chain.
+ */
+export const readyOmniIssuer = async (url: string, db: TestDatabase, sponsorBlocks: number) => {
+  const ledger = makeRpcLedger({ url, params: ledgerParams, nodeParams: litecoinRegtestParams })
+  const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
+  const burn = randomLedgerKey().address
+  const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
+    (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
+  const issuer = randomLedgerKey()
+  await run(ledger.mine(sponsorBlocks, sponsor))
+  await run(ledger.mine(1, issuer.address))
+  await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
+  const chain = omniChainIndex()
+  const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
+  const issue = async (name: string) => {
+    const txid = await run(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name, url: "", data: "" }))
+    await run(ledger.mine(1, burn))
+    await run(syncOnce(ledger, chain.consumer))
+    return chain.records.find((r) => r.txid === txid)!.propertyId!
+  }
+  return { ledger, run, burn, chain, issuerWallet, issue }
+}
 
 /** Shard number → owning node (its application_name), from the advisory locks each runner's connection holds. */
 export const shardOwners = async (db: TestDatabase, shardsTotal = 300): Promise<Map<number, string>> => {
