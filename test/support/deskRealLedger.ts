@@ -4,14 +4,13 @@
 import { Effect } from "effect"
 import type { UtxoLedgerShape } from "../../src/chain/ledger/UtxoLedger.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
-import { syncOnce } from "../../src/chain/ledger/follower.ts"
-import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
 import { deskIssuerWallet } from "../../src/platform/devnet/DevnetChains.ts"
 import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import type { TestDatabase } from "../../harness/db.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import type { omniChainIndex } from "./omniChainIndex.ts"
+import { issueManaged } from "./faults.ts"
 import { runWithDb } from "./services.ts"
 import { waitFor } from "./waitFor.ts"
 
@@ -26,10 +25,7 @@ export const readyDeskToken = async (db: TestDatabase, ledger: UtxoLedgerShape, 
   for (const to of [sponsor, sponsor, issuer.address, ...alsoFund]) await run(ledger.mine(1, to))
   await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
   const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
-  const created = await run(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: code, url: "", data: "" }))
-  await run(ledger.mine(1, burn))
-  await run(syncOnce(ledger, chain.consumer))
-  const property = chain.records.find((r) => r.txid === created)!.propertyId!
+  const property = await issueManaged(ledger, issuerWallet, chain, burn, code)
   await db.query(`UPDATE desk_tokens SET property_id = $1, live = true WHERE code = $2`, [property, code])
   return { issuer, issuerWallet, property, burn }
 }

@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
+import type { UtxoLedgerShape } from "../../src/chain/ledger/UtxoLedger.ts"
 import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import type { TestDatabase } from "../../harness/db.ts"
@@ -36,13 +37,22 @@ export const readyOmniIssuer = async (url: string, db: TestDatabase, sponsorBloc
   await run(ledger.mine(ledgerParams.coinbaseMaturity, burn))
   const chain = omniChainIndex()
   const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
-  const issue = async (name: string) => {
-    const txid = await run(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name, url: "", data: "" }))
-    await run(ledger.mine(1, burn))
-    await run(syncOnce(ledger, chain.consumer))
-    return chain.records.find((r) => r.txid === txid)!.propertyId!
-  }
+  const issue = (name: string) => issueManaged(ledger, issuerWallet, chain, burn, name)
   return { ledger, run, burn, chain, issuerWallet, issue }
+}
+
+/** A managed Omni property created by `issuerWallet`, mined, and its id read from our own index. */
+export const issueManaged = async (
+  ledger: UtxoLedgerShape,
+  issuerWallet: ReturnType<typeof makeKeyWallet>,
+  chain: ReturnType<typeof omniChainIndex>,
+  burn: string,
+  name: string
+): Promise<number> => {
+  const txid = await Effect.runPromise(issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name, url: "", data: "" }))
+  await Effect.runPromise(ledger.mine(1, burn))
+  await Effect.runPromise(syncOnce(ledger, chain.consumer))
+  return chain.records.find((r) => r.txid === txid)!.propertyId!
 }
 
 /** Shard number → owning node (its application_name), from the advisory locks each runner's connection holds. */
