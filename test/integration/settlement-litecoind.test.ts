@@ -15,7 +15,7 @@ import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { randomLedgerKey, seedLegs, walletServices } from "../../harness/walletServices.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { startLitecoind, type Litecoind, urlWithCredentials } from "../support/litecoind.ts"
 
 const LEGS = 40
 let litecoind: Litecoind
@@ -33,10 +33,8 @@ afterAll(async () => {
 
 describe("settlement legs on litecoind -regtest", () => {
   it("signs a batch once; legs over the mempool's chain limit stay signed and go out after a block with the same bytes", async () => {
-    const url = new URL(litecoind.url)
-    url.username = "u"
-    url.password = "p"
-    const ledgerLayer = layerRpc({ url: url.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })
+    const url = urlWithCredentials(litecoind)
+    const ledgerLayer = layerRpc({ url, params: ledgerParams, nodeParams: litecoinRegtestParams })
     const scenario = Effect.gen(function*() {
       const ledger = yield* UtxoLedger
       const sponsor = yield* FeeSponsor
@@ -87,6 +85,6 @@ describe("settlement legs on litecoind -regtest", () => {
       expect(yield* view.balance(receiver, property)).toBe(BigInt(LEGS) * 1000n)
       expect(yield* view.balance(me.address, property)).toBe(1_000_000n - BigInt(LEGS) * 1000n)
     })
-    await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, ledgerLayer, { SHARDLINE_LEDGER_RPC_URL: url.toString() }))))
+    await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, ledgerLayer, { SHARDLINE_LEDGER_RPC_URL: url }))))
   }, 120_000)
 })
