@@ -22,7 +22,7 @@ import { freePort } from "../../harness/ports.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { anvilDevKey, startAnvil, type Anvil } from "../support/anvil.ts"
-import { litecoindRpcUrl, startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { urlWithCredentials, startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
 import { omniChainIndex } from "../support/omniChainIndex.ts"
 import { readyDeskToken } from "../support/deskRealLedger.ts"
@@ -54,7 +54,7 @@ afterAll(async () => {
 
 describe("desk cash-out across kill -9", () => {
   it("every order is swept, burned and paid exactly once, on the node that takes over", async () => {
-    const url = new URL(litecoindRpcUrl(litecoind))
+    const url = new URL(urlWithCredentials(litecoind))
     const deskPort = await freePort()
     const vars = {
       SHARDLINE_DATABASE_URL: db.url,

@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { freePort } from "../../harness/ports.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
-import { litecoindRpcUrl, startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { urlWithCredentials, startLitecoind, type Litecoind } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
 import { omniChainIndex } from "../support/omniChainIndex.ts"
 import { readyDeskToken } from "../support/deskRealLedger.ts"
@@ -53,15 +53,15 @@ describe("desk wrap across kill -9", () => {
       SHARDLINE_DATABASE_URL: db.url,
       SHARDLINE_MASTER_KEY: testMasterKey,
       SHARDLINE_DATA_DIR: dataDir,
-      SHARDLINE_LEDGER_RPC_URL: litecoindRpcUrl(ledgerNode),
-      SHARDLINE_LTC_RPC_URL: litecoindRpcUrl(ltcNode),
+      SHARDLINE_LEDGER_RPC_URL: urlWithCredentials(ledgerNode),
+      SHARDLINE_LTC_RPC_URL: urlWithCredentials(ltcNode),
       SHARDLINE_LEDGER_BLOCK_MS: "700",
       SHARDLINE_MESSAGE_POLL_MS: "200",
       SHARDLINE_DEVNET_BLOCK_MS: "0",
       SHARDLINE_DESK_HTTP_PORT: String(deskPort)
     }
     const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-    const ledger = makeRpcLedger({ url: litecoindRpcUrl(ledgerNode), params: ledgerParams, nodeParams: litecoinRegtestParams })
+    const ledger = makeRpcLedger({ url: urlWithCredentials(ledgerNode), params: ledgerParams, nodeParams: litecoinRegtestParams })
     const miner = await ltcNode.rpc<string>("getnewaddress", "", "legacy")
     await ltcNode.rpc("generatetoaddress", 101, miner)
 

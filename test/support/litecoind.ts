@@ -94,6 +94,3 @@ export const urlWithCredentials = (node: Litecoind): string => {
   u.password = "p"
   return u.toString()
 }
-
-/** The same URL under the name the desk's kill tests use. */
-export const litecoindRpcUrl = urlWithCredentials
