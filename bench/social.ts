@@ -4,6 +4,10 @@
 // same JSON; same loopback load, same run. Goal (issue 14): ours ≥ 0.6× bare on both. Writes
 // bench/results/social.json. Timing is reported, never asserted.
 //
+// A second node on the same database with its verified-chunk cache off
+// (SHARDLINE_SOCIAL_CHUNK_CACHE_BYTES=0) measures the cold path: every range read from Postgres
+// and hashed against the chunk digests, through the Effect handler.
+//
 // Knobs: BENCH_SOCIAL_CONCURRENCY (workers, default 8), BENCH_SOCIAL_DURATION_MS (per case, 5000),
 // BENCH_SOCIAL_WARMUP_MS (1000), BENCH_SOCIAL_STORE (postgres | filesystem, default postgres).
 import { spawn, type ChildProcess } from "node:child_process"
@@ -82,15 +86,15 @@ const randomRange = () => {
 export const run = async (): Promise<void> => {
   const db = await createTestDatabase("benchsocial")
   const socialPort = await freePort()
-  const node = await spawnNode({
-    SHARDLINE_TOPOLOGY: "single",
+  const nodeVars = {
     SHARDLINE_DATABASE_URL: db.url,
     SHARDLINE_MASTER_KEY: testMasterKey,
-    SHARDLINE_SOCIAL_HTTP_PORT: String(socialPort),
     SHARDLINE_SOCIAL_RATE_LIMIT_IP_WEIGHT: "1000000000",
     SHARDLINE_SOCIAL_CONTENT_STORE: store
-  })
+  }
+  const node = await spawnNode({ ...nodeVars, SHARDLINE_SOCIAL_HTTP_PORT: String(socialPort) })
   let bare: { baseUrl: string; child: ChildProcess; pid: number } | undefined
+  let cold: Awaited<ReturnType<typeof spawnNode>> | undefined
   try {
     const socialUrl = `http://127.0.0.1:${socialPort}`
     const account = await runWithDatabase(db.url, createAccount(undefined))
@@ -109,17 +113,23 @@ export const run = async (): Promise<void> => {
     writeFileSync(file, bytes)
     bare = await startBare({ file, mediaType: "video/mp4", etag: `"${cid}"`, lookupPath, lookupBody })
 
+    // The filesystem store is one node's own directory: the cold node exists for postgres only.
+    const coldPort = await freePort()
+    if (store === "postgres") cold = await spawnNode({ ...nodeVars, SHARDLINE_SOCIAL_HTTP_PORT: String(coldPort), SHARDLINE_SOCIAL_CHUNK_CACHE_BYTES: "0" })
+
     const streamPath = `/api/stream/${cid}`
-    const cases: Array<{ endpoint: string; path: string; ranged: boolean }> = [
-      { endpoint: "GET /api/stream (1 MB range)", path: streamPath, ranged: true },
-      { endpoint: "GET /api/public/post/{id}", path: lookupPath, ranged: false }
+    const cases: Array<{ endpoint: string; path: string; ranged: boolean; node: typeof node }> = [
+      { endpoint: "GET /api/stream (1 MB range)", path: streamPath, ranged: true, node },
+      ...(cold === undefined ? [] : [{ endpoint: "GET /api/stream (1 MB range, cold: chunk cache off)", path: streamPath, ranged: true, node: cold }]),
+      { endpoint: "GET /api/public/post/{id}", path: lookupPath, ranged: false, node }
     ]
     console.log(`social bench: ${concurrency} keep-alive workers, ${warmupMs} ms warmup + ${durationMs} ms per case, loopback, ${store} content store`)
     const rows: Array<Row> = []
     for (const c of cases) {
       const next = () => ({ path: c.path, headers: c.ranged ? { range: randomRange() } : {} })
       const options = { concurrency, durationMs, warmupMs, okStatus: c.ranged ? 206 : 200 }
-      const oursTarget: Target = { baseUrl: socialUrl, pid: node.pid, next }
+      const port = c.node === node ? socialPort : coldPort
+      const oursTarget: Target = { baseUrl: `http://127.0.0.1:${port}`, pid: c.node.pid, next }
       const ours = await load(oursTarget, options)
       const theirs = await load({ ...oursTarget, baseUrl: bare.baseUrl, pid: bare.pid }, options)
       for (const [server, m] of [["shardline", ours], ["bare node:http", theirs]] as const) {
@@ -141,9 +151,11 @@ export const run = async (): Promise<void> => {
     writeResults("social", { concurrency, durationMs, warmupMs, store, fileBytes, readBytes, cpus: cpus().length, rows })
   } finally {
     bare?.child.kill("SIGTERM")
+    cold?.child.kill("SIGTERM")
     node.child.kill("SIGTERM")
     await Promise.race([node.exited, new Promise((r) => setTimeout(r, 20_000))])
     await node.dispose()
+    await cold?.dispose()
     await db.drop()
   }
 }

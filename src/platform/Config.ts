@@ -93,6 +93,8 @@ export interface AppConfigShape {
   readonly socialContentStore: "postgres" | "filesystem"
   /** Largest content item (upload), bytes. */
   readonly socialContentBytesMax: number
+  /** Verified content chunks kept in memory per node, bytes; 0 turns the cache off (docs/social.md, "Caches"). */
+  readonly socialChunkCacheBytes: number
   /** What one writing action (a post) costs from the member's on-service balance, base units. */
   readonly socialPostPriceBase: bigint
   /** Balance a devnet account starts with (`social account create`), base units. */
@@ -236,6 +238,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   deskTokenProperty: intIn("DESK_TOKEN_PROPERTY", 3, 1, 0x7fffffff),
   socialContentStore: Config.literal("postgres", "filesystem")(env("SOCIAL_CONTENT_STORE")).pipe(Config.withDefault("postgres" as const)),
   socialContentBytesMax: intIn("SOCIAL_CONTENT_BYTES_MAX", 50 * 1024 * 1024, 1, 2 * 1024 * 1024 * 1024),
+  socialChunkCacheBytes: intIn("SOCIAL_CHUNK_CACHE_BYTES", 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
   socialPostPriceBase: intIn("SOCIAL_POST_PRICE", 10_000, 0, 100_000_000_000).pipe(Config.map(BigInt)),
   socialStarterBalanceBase: intIn("SOCIAL_STARTER_BALANCE", 100_000_000, 0, 100_000_000_000).pipe(Config.map(BigInt)),
   socialHostingPeriodMs: intIn("SOCIAL_HOSTING_PERIOD_MS", 30 * 24 * 3_600_000, 1_000, 3650 * 24 * 3_600_000),

@@ -88,5 +88,5 @@ export const makeFsBlobs = (dir: string): Blobs => {
 }
 
 export const layerFs = Layer.effect(ContentStore, Effect.map(AppConfig, (config) =>
-  makeContentStore(makeFsBlobs(join(config.dataDir, "content")), config.socialContentBytesMax)))
+  makeContentStore(makeFsBlobs(join(config.dataDir, "content")), config.socialContentBytesMax, config.socialChunkCacheBytes)))
 

@@ -41,15 +41,17 @@ export const makePgBlobs = Effect.map(SqlClient.SqlClient, (sql): Blobs => ({
       })))),
       Effect.mapError(storeError)
     ),
+  // Base64 rather than bytea's hex text: 1.33 bytes on the wire per byte instead of 2, and about
+  // half the client CPU per MiB (measured with pg: 2.5 ms against 4.7 ms for 1.25 MiB).
   chunks: (cid, from, to, _meta) =>
-    sql<{ bytes: Uint8Array }>`SELECT c.bytes FROM social_blob_chunks c JOIN social_blobs b USING (blob_id)
+    sql<{ b64: string }>`SELECT encode(c.bytes, 'base64') AS b64 FROM social_blob_chunks c JOIN social_blobs b USING (blob_id)
       WHERE b.cid = ${cid} AND c.n BETWEEN ${from} AND ${to} ORDER BY c.n`.pipe(
-      Effect.map((rows) => rows.map((r) => r.bytes)),
+      Effect.map((rows) => rows.map((r): Uint8Array => Buffer.from(r.b64, "base64"))),
       Effect.mapError(storeError)
     )
 }))
 
 export const layerPg = Layer.effect(ContentStore, Effect.gen(function*() {
   const config = yield* AppConfig
-  return makeContentStore(yield* makePgBlobs, config.socialContentBytesMax)
+  return makeContentStore(yield* makePgBlobs, config.socialContentBytesMax, config.socialChunkCacheBytes)
 }))
