@@ -22,5 +22,5 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> =>
 
 const chainState = (c: OpsView["chains"][number]): string => {
   if (!c.available) return `UNAVAILABLE (${c.error ?? "no answer"})`
-  return c.chain === "ledger" ? `height ${c.height}` : `block ${c.height}  chain id ${c.chainId}`
+  return c.chainId === undefined ? `height ${c.height}` : `block ${c.height}  chain id ${c.chainId}`
 }

@@ -35,7 +35,7 @@ export const shardsOwned = Metric.gauge("shardline_shards_owned", {
   description: "Shards this node holds right now (read from its own lock set, unlike effect_cluster_shards)"
 })
 
-// Chains, labelled by chain ("ledger", "ethereum", "base", "bsc"); set by ops/ChainMonitor.ts.
+// Chains, labelled by chain ("ledger", "ethereum", "base", "bsc", "btc", "ltc"); set by ops/ChainMonitor.ts.
 export const chainHeight = Metric.gauge("shardline_chain_height", {
   description: "Ledger tip height or EVM block number at the last successful probe, by chain"
 })

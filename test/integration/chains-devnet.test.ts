@@ -33,15 +33,17 @@ describe("a node with devnet chains", () => {
   it("reports every chain in /ops, each with a height that rises with the block clock", async () => {
     const first = await eventually(async () => {
       const chains = await opsChains()
-      return chains.length === 4 && chains.every((c) => c.available && c.height! > 0) ? chains : undefined
+      return chains.length === 6 && chains.every((c) => c.available && c.height! > 0) ? chains : undefined
     })
     expect(first.map((c) => [c.chain, c.kind, c.node])).toEqual([
       ["ledger", "devnet", "shardline:embedded"],
       ["ethereum", "devnet", "shardline:embedded"],
       ["base", "devnet", "shardline:embedded"],
-      ["bsc", "devnet", "shardline:embedded"]
+      ["bsc", "devnet", "shardline:embedded"],
+      ["btc", "devnet", "shardline:embedded"],
+      ["ltc", "devnet", "shardline:embedded"]
     ])
-    expect(first.map((c) => c.chainId)).toEqual([undefined, 1, 8453, 56])
+    expect(first.map((c) => c.chainId)).toEqual([undefined, 1, 8453, 56, undefined, undefined])
     // A block every 100 ms; the node reports every 2 s.
     const later = await eventually(async () => {
       const chains = await opsChains()
@@ -57,7 +59,7 @@ describe("a node with devnet chains", () => {
       return h !== undefined && h > h1 ? h : undefined
     })
     expect(h2).toBeGreaterThan(h1)
-    for (const chain of ["ledger", "ethereum", "base", "bsc"]) {
+    for (const chain of ["ledger", "ethereum", "base", "bsc", "btc", "ltc"]) {
       expect(await metric("shardline_chain_up", chain)).toBe(1)
       expect(await metric("shardline_chain_height", chain)).toBeGreaterThan(0)
     }
@@ -69,6 +71,7 @@ describe("a node with devnet chains", () => {
     expect(out.stdout).toMatch(/^chains:$/m)
     expect(out.stdout).toMatch(/^ {2}ledger +devnet +height \d+ +shardline:embedded$/m)
     expect(out.stdout).toMatch(/^ {2}base +devnet +block \d+ +chain id 8453 +shardline:embedded$/m)
+    expect(out.stdout).toMatch(/^ {2}ltc +devnet +height \d+ +shardline:embedded$/m)
   })
 
   it("confirms a transaction broadcast to the node's ledger devnet, mined by the node's block clock", async () => {

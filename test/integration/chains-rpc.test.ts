@@ -70,12 +70,17 @@ describe("a node on litecoind and anvil", () => {
   it("reports the nodes' heights and chain ids in /ops, and only the configured EVM chains", async () => {
     const chains = await eventually(async () => {
       const c = await opsChains(node.baseUrl)
-      return c.length === 3 && c.every((r) => r.available) ? c : undefined
+      return c.length === 5 && c.every((r) => r.available) ? c : undefined
     })
-    expect(chains.map(({ chain, kind, height, chainId }) => ({ chain, kind, height, chainId }))).toEqual([
+    expect(chains.slice(0, 3).map(({ chain, kind, height, chainId }) => ({ chain, kind, height, chainId }))).toEqual([
       { chain: "ledger", kind: "rpc", height: 7, chainId: undefined },
       { chain: "base", kind: "rpc", height: 5, chainId: 8453 },
       { chain: "bsc", kind: "rpc", height: 3, chainId: 56 }
+    ])
+    // The wrap desk's coin chains, unset here: their in-process devnets.
+    expect(chains.slice(3).map(({ chain, kind, chainId }) => ({ chain, kind, chainId }))).toEqual([
+      { chain: "btc", kind: "devnet", chainId: undefined },
+      { chain: "ltc", kind: "devnet", chainId: undefined }
     ])
     // New blocks on the nodes show up on the next probe and report.
     await litecoind.rpc("generatetoaddress", 2, regtestAddress)

@@ -2,8 +2,9 @@
 // each with a timeout, and keeps the last answer: /ops (through NodeReporter) and /metrics read
 // that, never the chain itself, so a slow or dead chain node cannot make them hang or fail.
 import { Cause, Context, Duration, Effect, Layer, MetricLabel, Ref, Schedule } from "effect"
-import { evmChainsOf, evmKind, ledgerKind, type ChainKind } from "../ChainsLive.ts"
+import { coinKind, evmChainsOf, evmKind, ledgerKind, type ChainKind } from "../ChainsLive.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
 import { redactUrlCredentials } from "../../chain/ledger/rpcLedger.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { AppConfig } from "../Config.ts"
@@ -18,7 +19,7 @@ export const probeIntervalMs = 1_000
 const errorCharsMax = 200
 
 export interface ChainMonitorShape {
-  /** The last report of every chain, ledger first. */
+  /** The last report of every chain: the ledger, the EVM chains, then BTC and LTC. */
   readonly latest: Effect.Effect<ReadonlyArray<ChainReport>>
 }
 
@@ -36,8 +37,11 @@ const errorText = (cause: Cause.Cause<unknown>): string => {
   return redactUrlCredentials(text).slice(0, errorCharsMax)
 }
 
+/** The UTXO chains (the token ledger and the wrap desk's coins) have heights but no chain id. */
+const isUtxoChain = (chain: ChainReport["chain"]): boolean => chain === "ledger" || chain === "btc" || chain === "ltc"
+
 const unavailable = (chain: ChainReport["chain"], kind: ChainKind, error: string): ChainReport => ({
-  chain, kind, available: false, height: null, ...(chain === "ledger" ? {} : { chainId: null }), error, checkedAt: new Date().toISOString()
+  chain, kind, available: false, height: null, ...(isUtxoChain(chain) ? {} : { chainId: null }), error, checkedAt: new Date().toISOString()
 })
 
 /**
@@ -66,19 +70,21 @@ interface Target {
   readonly read: Effect.Effect<Reading, unknown>
 }
 
-export const layer: Layer.Layer<ChainMonitor, never, AppConfig | UtxoLedger | EvmLedgers> = Layer.scoped(
+export const layer: Layer.Layer<ChainMonitor, never, AppConfig | UtxoLedger | EvmLedgers | CoinLedgers> = Layer.scoped(
   ChainMonitor,
   Effect.gen(function*() {
     const config = yield* AppConfig
     const ledger = yield* UtxoLedger
     const evm = yield* EvmLedgers
+    const coins = yield* CoinLedgers
     const targets: ReadonlyArray<Target> = [
       { chain: "ledger", kind: ledgerKind(config), read: Effect.map(ledger.tip, (t) => ({ height: t.height })) },
       ...evmChainsOf(config).map((chain): Target => ({
         chain,
         kind: evmKind(config),
         read: Effect.flatMap(evm.get(chain), (l) => Effect.all({ chainId: l.chainId, height: Effect.map(l.blockNumber, Number) }, { concurrency: 2 }))
-      }))
+      })),
+      ...coins.chains.map((chain): Target => ({ chain, kind: coinKind(config, chain), read: Effect.map(coins.get(chain).tip, (t) => ({ height: t.height })) }))
     ]
     const initial = targets.map((t) => unavailable(t.chain, t.kind, "not probed yet"))
     yield* Effect.forEach(initial, publish)

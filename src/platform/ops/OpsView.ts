@@ -5,6 +5,7 @@ import { Snowflake } from "@effect/cluster"
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { EvmChain } from "../../chain/evm/chains.ts"
+import type { CoinChain } from "../../chain/params.ts"
 
 export interface OpsView {
   readonly at: string
@@ -43,12 +44,12 @@ export interface FeeSponsorReport {
 
 /** One chain as a node last saw it (ops/ChainMonitor.ts). */
 export interface ChainReport {
-  readonly chain: "ledger" | EvmChain
+  readonly chain: "ledger" | EvmChain | CoinChain
   /** An in-process devnet, or a node over JSON-RPC. */
   readonly kind: "devnet" | "rpc"
   /** The node answered the last probe within the probe timeout. */
   readonly available: boolean
-  /** Ledger tip height or EVM block number; null when unavailable. */
+  /** Ledger, BTC or LTC tip height, or EVM block number; null when unavailable. */
   readonly height: number | null
   /** EVM only: the chain id the node reports; null when unavailable. */
   readonly chainId?: number | null
@@ -70,7 +71,7 @@ export interface NodeStats {
   readonly feeSponsor?: FeeSponsorReport
 }
 
-const chainOrder: ReadonlyArray<ChainReport["chain"]> = ["ledger", "ethereum", "base", "bsc"]
+const chainOrder: ReadonlyArray<ChainReport["chain"]> = ["ledger", "ethereum", "base", "bsc", "btc", "ltc"]
 
 /** Shard groups in the order the cluster numbers their advisory locks ((index+1)*1e6 + shard). */
 export const shardGroups = ["default"] as const
