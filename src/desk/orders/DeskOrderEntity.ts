@@ -61,6 +61,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const config = yield* AppConfig
   const devnets = yield* DevnetChains
   // Devnet hot-vault top-ups, one per coin chain for this activation (each pays at most once a block).
+  const ethCursor = { clearedTo: undefined as bigint | undefined }
   const topUps = new Map(coins.chains.map((c) => [c, devnetTopUp(config, devnets, c, coins.get(c))] as const))
   const self = (yield* DeskOrderEntity.client)(address.entityId)
   const orderId = address.entityId
@@ -178,7 +179,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         const deposit = row.kind === "mint"
           ? yield* sightEvmDeposit(row)
           : row.kind === "wrap" && row.chain === "ethereum"
-          ? yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0)
+          ? yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, ethCursor)
           : row.kind === "wrap"
           ? yield* sightCoinDeposit(row)
           : yield* sightDeposit(row, yield* propertyOf(row))

@@ -25,17 +25,33 @@ export const evmNativePayoutLeg = (orderId: string, ledger: EvmLedger, to: strin
         VALUES (${orderId}, 'payout', ${ledger.chain}, ${signed.hash}, ${signed.raw}, ${signed.nonce})`)).pipe(Effect.mapError(deferred))
   })
 
-/** Blocks one look scans at most (each block is read whole on a real node). */
+/** Blocks one look reads at most (each block is read whole on a real node). */
 const SCAN_BLOCKS_MAX = 500n
+/** Blocks this deep under the head are taken as final: read once, never again (ethereum reorgs are far shallower). */
+const FINAL_DEPTH = 64n
+
+/**
+ * Where a look at one order's address starts reading: blocks up to `clearedTo` were read, paid
+ * nothing, and are final. Kept by the order's entity while it is active, so a look reads only
+ * the blocks it has not cleared (a re-activation starts again from the order's height).
+ */
+export interface EthScanCursor {
+  clearedTo: bigint | undefined
+}
 
 /** The first native payment to the order's address after `fromBlock`, with its confirmations; undefined if none yet. */
-export const sightEthDeposit = (ledger: EvmLedger, address: string, fromBlock: number) =>
+export const sightEthDeposit = (ledger: EvmLedger, address: string, fromBlock: number, cursor: EthScanCursor) =>
   Effect.gen(function*() {
     const head = yield* ledger.blockNumber
-    const from = BigInt(fromBlock + 1)
+    const from = cursor.clearedTo === undefined ? BigInt(fromBlock + 1) : cursor.clearedTo + 1n
     if (head < from) return undefined
     const last = head < from + SCAN_BLOCKS_MAX - 1n ? head : from + SCAN_BLOCKS_MAX - 1n
     const { transfers } = yield* ledger.nativeTransfers(from, last, [address])
     const first = transfers[0]
-    return first === undefined ? undefined : { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
+    if (first === undefined) {
+      const final = head - FINAL_DEPTH
+      if (final >= from) cursor.clearedTo = last < final ? last : final
+      return undefined
+    }
+    return { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
   })
