@@ -16,6 +16,8 @@ import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
 import { EvmLedgers } from "../../src/chain/evm/EvmLedger.ts"
 import { CoinLedgers } from "../../src/chain/ledger/CoinLedgers.ts"
 import { type CoinChain, coinChains } from "../../src/chain/params.ts"
+import { coinPayoutLeg } from "../../src/desk/orders/coinPayout.ts"
+import { DeskWallets } from "../../src/desk/wallets/DeskWallets.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -23,7 +25,7 @@ import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 import { deskCustomer } from "../support/deskCustomer.ts"
 import { mine, omniBalance, until } from "../support/omniWorld.ts"
-import { createDeskKey } from "../support/services.ts"
+import { createDeskKey, runWithDb } from "../support/services.ts"
 import { deskCaller, deskOrderCount } from "../support/deskHttp.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -219,5 +221,41 @@ describe("desk unwrapping and ETH wrapping", () => {
     const [leg] = await db.query<{ chain: string; txid: string; nonce: number | null }>(`SELECT chain, txid, nonce FROM desk_order_legs WHERE order_id = '${created.body.id}' AND leg = 'payout'`)
     expect(leg).toMatchObject({ chain: "ethereum", txid: done.payoutTxid })
     expect(leg!.nonce).toEqual(expect.any(Number))
+  }, 150_000)
+
+  it("payouts of many orders at once from one hot vault, through two database pools (two nodes), never spend a coin twice", async () => {
+    const N = 8
+    const key = await createDeskKey(db.url, { scopes: ["wrap"] })
+    const orders = await Promise.all(Array.from({ length: N }, async () => {
+      const payoutAddress = freshCoinAddress("btc")
+      const r = await call("POST", "/wrap/orders", key.apiKey, { direction: "unwrap", asset: "BTC", amount: "0.3", payoutAddress })
+      expect(r.status).toBe(201)
+      return { id: r.body.id as string, payoutAddress }
+    }))
+    const vault = await node.run(Effect.map(DeskWallets, (w) => w.wallet("btc", "hot")))
+    const coin = await node.run(Effect.map(CoinLedgers, (c) => c.get("btc")))
+    // Fewer coins than orders: some payouts must wait for the change of others to confirm.
+    for (let i = 0; i < 3; i++) await node.run(Effect.flatMap(DevnetChains, (c) => c.pay("btc", vault.address, "1", undefined)))
+    await mineChain("btc")
+    const paid = new Map<string, string>()
+    for (let round = 0; round < 12 && paid.size < N; round++) {
+      const open = orders.filter((o) => !paid.has(o.id))
+      // Both "nodes" try every open order at once: one payout per order, and no coin in two.
+      const attempt = () => runWithDb(db.url, Effect.forEach(open, (o) => Effect.either(coinPayoutLeg(o.id, "btc", coin, vault, o.payoutAddress, 29_970_000n)), { concurrency: "unbounded" }))
+      const [a, b] = await Promise.all([attempt(), attempt()])
+      open.forEach((o, i) => {
+        const [x, y] = [a[i]!, b[i]!]
+        if (Either.isRight(x) && Either.isRight(y)) expect(x.right).toBe(y.right)
+        const txid = Either.isRight(x) ? x.right : Either.isRight(y) ? y.right : undefined
+        if (txid !== undefined) paid.set(o.id, txid)
+      })
+      await mineChain("btc")
+    }
+    expect(paid.size).toBe(N)
+    const legs = await db.query<{ order_id: string; txid: string; raw: string }>(`SELECT order_id::text, txid, raw FROM desk_order_legs WHERE leg = 'payout' AND chain = 'btc'`)
+    for (const o of orders) expect(legs.filter((l) => l.order_id === o.id).map((l) => l.txid)).toEqual([paid.get(o.id)])
+    const spent = legs.flatMap((l) => Transaction.fromHex(l.raw).ins.map((i) => `${Buffer.from(i.hash).reverse().toString("hex")}:${i.index}`))
+    expect(new Set(spent).size).toBe(spent.length)
+    for (const o of orders) expect(await coinBalance("btc", o.payoutAddress)).toBe(29_970_000n)
   }, 150_000)
 })
