@@ -34,7 +34,7 @@ describe("desk wrapping", () => {
     const r = await call("GET", "/wrap/assets", undefined)
     expect(r.status).toBe(200)
     expect(r.body.assets.map((a: any) => [a.asset, a.wrapped, a.network, a.wrappable])).toEqual([
-      ["BTC", "wBTC", "bitcoin", true], ["ETH", "wETH", "ethereum", false], ["LTC", "wLTC", "litecoin", true]
+      ["BTC", "wBTC", "bitcoin", true], ["ETH", "wETH", "ethereum", true], ["LTC", "wLTC", "litecoin", true]
     ])
     expect(r.body.assets[0]).toMatchObject({ requiredConfirmations: 2, minAmount: "0.0001", maxAmount: "10", wrapFeeBps: 10, unwrapFeeBps: 10, live: true, reserves: "0", wrappedSupply: "0", collateralization: null })
   })
@@ -47,8 +47,9 @@ describe("desk wrapping", () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ ...good, direction: "sideways" }, /direction must be wrap or unwrap/],
       [{ ...good, asset: "DOGE" }, /asset must be BTC, LTC or ETH/],
-      [{ ...good, asset: "ETH" }, /not available on this desk yet/],
-      [{ ...good, direction: "unwrap" }, /unwrap is not available/],
+      // An ETH wrap's refund address is an ETH address; an unwrap's payout address is its coin's.
+      [{ ...good, asset: "ETH", refundAddress: randomLedgerKey().address }, /refundAddress \(an ETH address\)/],
+      [{ ...good, direction: "unwrap" }, /payoutAddress \(a BTC address\)/],
       [{ ...good, payoutAddress: "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx" }, /legacy address starting with T/],
       [{ ...good, refundAddress: randomLedgerKey().address }, /refundAddress \(a BTC address\)/],
       [{ ...good, amount: "0.00001" }, /between 0.0001 and 10/],

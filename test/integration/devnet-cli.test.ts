@@ -113,7 +113,7 @@ describe("devnet CLI against a running node", () => {
     expect(await balance("bsc", b, "USDT")).toEqual({ balance: "0" })
   })
 
-  it("refuses bad amounts, too many decimals, unknown assets and chains", { timeout: 240_000 }, async () => {
+  it("refuses bad amounts, too many decimals, unknown assets and chains; pays an EVM chain's native coin", { timeout: 240_000 }, async () => {
     const to = freshEvmAddress()
     // Refused by the CLI itself, before it reaches the node.
     const [negative, word, zero, btc] = await Promise.all([
@@ -135,11 +135,13 @@ describe("devnet CLI against a running node", () => {
     expect(refused(zero)).toMatch(/greater than zero/)
     expect(refused(tooPrecise)).toMatch(/more than 6 decimal places/)
     expect(refused(unknown)).toMatch(/unknown asset "DOGE" on base/)
-    expect(refused(native)).toMatch(/native coin is not supported yet/)
+    // The native coin (ETH on base) is paid from the devnet's hot wallet.
+    expect(json(native).txid).toMatch(/^0x[0-9a-f]{64}$/)
     expect(refused(btc)).toMatch(/unknown chain "doge": one of ledger, ethereum, base, bsc, btc, ltc/)
     expect(refused(unknownLedger)).toMatch(/unknown asset "NOPE" on the ledger/)
     // The refusals paid nothing.
     expect(await balance("ethereum", to, "USDC")).toEqual({ balance: "0" })
+    expect(await balance("base", to)).toEqual({ balance: "1" })
   })
 
   it("pay and mine refuse, in one stderr line, a chain that is a real node", { timeout: 240_000 }, async () => {

@@ -10,6 +10,7 @@
 import { Context, Effect, Schema } from "effect"
 import type { Address, Hash, Hex } from "viem"
 import { EvmChainName, type EvmChain } from "./chains.ts"
+import type { NativeTransfer } from "./nativeTransfers.ts"
 
 export { EvmChainName, evmChainNames, evmChains, type EvmChain } from "./chains.ts"
 
@@ -174,6 +175,26 @@ export interface EvmLedger {
     amount: bigint,
     record: (signed: SignedEvmTx) => Effect.Effect<void, E>
   ) => Effect.Effect<Hash, EvmInvalidInput | EvmInsufficientTokenBalance | EvmCallFailed | EvmTxRejected | EvmRpcError | E>
+  /**
+   * Pays `amount` wei of the chain's native coin from the hot wallet to `to`, its signed bytes
+   * and nonce going to `record` before they are sent (as `erc20TransferRecorded`; without
+   * `record`, a plain payment: `devnet pay`). Checked against the pending balance, gas included.
+   */
+  readonly nativeTransfer: <E = never>(
+    to: string,
+    amount: bigint,
+    record?: (signed: SignedEvmTx) => Effect.Effect<void, E>
+  ) => Effect.Effect<Hash, EvmInvalidInput | EvmInsufficientTokenBalance | EvmTxRejected | EvmRpcError | E>
+  /**
+   * Mined, successful transactions paying native coin to one of `to` in blocks
+   * `fromBlock..toBlock` (at most `nativeScanBlocksMax` of them, never past the head), in chain
+   * order; `nextBlock` says where to resume. Native deposits have no logs: blocks are read.
+   */
+  readonly nativeTransfers: (
+    fromBlock: bigint,
+    toBlock: bigint,
+    to: ReadonlyArray<string>
+  ) => Effect.Effect<{ readonly transfers: ReadonlyArray<NativeTransfer>; readonly nextBlock: bigint }, EvmInvalidInput | EvmRpcError>
   /** Sends already signed bytes (again); their hash. The node's refusal (a used nonce, say) is EvmTxRejected. */
   readonly sendRaw: (raw: Hex) => Effect.Effect<Hash, EvmTxRejected | EvmRpcError>
   /** 0 while pending, 1 in the head block, +1 per block on top. Reverted or dropped: EvmTxFailed. */

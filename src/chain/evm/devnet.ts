@@ -70,6 +70,7 @@ const devnetBackend = (chain: EvmChain, engine: DevnetEngine, automine: boolean)
       }),
     txState: (hash) => Effect.sync(() => engine.txState(hash)),
     logs: (filter) => Effect.sync(() => engine.logs(filter)),
+    nativeTransfers: (fromBlock, toBlock, to) => Effect.sync(() => engine.nativeTransfers(fromBlock, toBlock, to)),
     mine
   }
 }

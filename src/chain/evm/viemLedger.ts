@@ -33,6 +33,7 @@ import {
 import type { BackendTxState, EvmBackend } from "./internal/backend.ts"
 import { hotWalletAccount } from "./internal/input.ts"
 import { makeLedger, revertReason } from "./internal/ledger.ts"
+import { type NativeTransfer, paying } from "./nativeTransfers.ts"
 
 export interface ViemLedgerOptions {
   readonly chain: EvmChain
@@ -114,7 +115,8 @@ const viemBackend = (options: ViemLedgerOptions): EvmBackend => {
       Effect.all(
         {
           nonce: rpc("eth_getTransactionCount", () => client.getTransactionCount({ address: request.from, blockTag: "pending" })),
-          gas: judged("eth_estimateGas", () => client.estimateGas({ account: request.from, to: request.to, data: request.data, blockTag: "pending" })),
+          gas: judged("eth_estimateGas", () =>
+            client.estimateGas({ account: request.from, to: request.to, data: request.data, ...(request.value === undefined ? {} : { value: request.value }), blockTag: "pending" })),
           fees: rpc("eth_feeHistory", () => client.estimateFeesPerGas({ type: "eip1559" }))
         },
         { concurrency: "unbounded" }
@@ -161,6 +163,21 @@ const viemBackend = (options: ViemLedgerOptions): EvmBackend => {
               logIndex: hexToNumber(l.logIndex)
             }]
         )
+      }),
+    // Every block is read whole (no index of native payments exists on a plain node); only the
+    // candidates' receipts are asked for, since a reverted call to a contract moves nothing.
+    nativeTransfers: (fromBlock, toBlock, to) =>
+      rpc("eth_getBlockByNumber", async () => {
+        const wanted = new Set(to.map((a) => a.toLowerCase()))
+        const out: Array<NativeTransfer> = []
+        for (let n = fromBlock; n <= toBlock; n++) {
+          const block = await client.getBlock({ blockNumber: n, includeTransactions: true })
+          for (const tx of paying(block.transactions.map((t) => ({ hash: t.hash, from: t.from, to: t.to, value: t.value })), wanted)) {
+            const receipt = await client.getTransactionReceipt({ hash: tx.hash })
+            if (receipt.status === "success") out.push({ txHash: tx.hash, from: tx.from, to: tx.to!, value: tx.value, blockNumber: n })
+          }
+        }
+        return out
       }),
     mine: (blocks) =>
       testClient === undefined

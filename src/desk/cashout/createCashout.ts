@@ -7,7 +7,6 @@ import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { payoutChains, stablecoins } from "../../../schemas/desk/cashout.ts"
-import { BadRequest } from "../../../schemas/desk/errors.ts"
 import type { DeskCaller } from "../../../schemas/desk/security.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
@@ -15,7 +14,7 @@ import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { quote } from "../orders/deskOrderState.ts"
 import { newShortRef } from "../orders/orderStore.ts"
 import { usdcDecimals } from "../orders/orderView.ts"
-import { baseChainOf, type DeskToken, isLive, showAmount, TOKEN_DECIMALS } from "../tokens/registry.ts"
+import { baseChainOf, isLive, TOKEN_DECIMALS } from "../tokens/registry.ts"
 import { findToken, listTokens } from "../tokens/tokenStore.ts"
 import { validateLedgerAddress } from "../../chain/address.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
@@ -24,16 +23,16 @@ import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { CASHOUT_TOKEN } from "./policy.ts"
 import { memberAccount } from "./account.ts"
 import { findCoupon, useCoupon } from "./couponStore.ts"
-import { amountBase, applyCoupon, evmAddressInput, ledgerAddressInput, memberFeeBps, normalizeCouponCode } from "./policy.ts"
+import { createUnwrapOrder } from "./createUnwrap.ts"
+import { bad, ORDER_WINDOW_MS, orderAmount } from "./orderInput.ts"
+import { applyCoupon, evmAddressInput, ledgerAddressInput, memberFeeBps, normalizeCouponCode } from "./policy.ts"
 
-/** How long an order waits for its deposit (docs/desk-orders.md, "Expiry"). */
-export const ORDER_WINDOW_MS = 60 * 60_000
+export { ORDER_WINDOW_MS } from "./orderInput.ts"
 /** A ledger deposit counts from its first block; the registry may ask for more. */
 export const ledgerConfirmations = (registry: number): number => Math.max(1, registry)
 /** Confirmations of a stablecoin deposit on an EVM chain before the token is granted. */
 export const EVM_DEPOSIT_CONFIRMATIONS = 3
 
-const bad = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
 
 /** The dollar token `code`, live; or why not. */
 const liveDollarToken = (code: string) =>
@@ -48,18 +47,6 @@ const payoutChain = (text: string) => {
   const chain = payoutChains.find((c) => c === text)
   return chain === undefined ? Effect.fail(bad(`chain must be one of ${payoutChains.join(", ")}, got "${text.slice(0, 20)}"`)) : Effect.succeed(chain)
 }
-
-/** An amount of `decimals` precision within the token's limits (kept in the token's 8 decimals). */
-const orderAmount = (token: DeskToken, amount: number | string, decimals: number) =>
-  Effect.gen(function*() {
-    const base = amountBase(amount, Math.min(decimals, TOKEN_DECIMALS))
-    if (Either.isLeft(base)) return yield* Effect.fail(bad(base.left))
-    const inToken = base.right * 10n ** BigInt(TOKEN_DECIMALS - Math.min(decimals, TOKEN_DECIMALS))
-    if (inToken < token.minBase || inToken > token.maxBase) {
-      return yield* Effect.fail(bad(`amount must be between ${showAmount(token.minBase)} and ${showAmount(token.maxBase)} ${token.code}`))
-    }
-    return base.right * 10n ** BigInt(Math.max(0, decimals - TOKEN_DECIMALS))
-  })
 
 export interface LedgerDepositRequest {
   readonly kind: "cashout" | "redeem"
@@ -176,8 +163,9 @@ export interface WrapRequest {
 }
 
 /**
- * A wrap: the native coin in at the order's own address on its chain, the wrapped token granted
- * to `payoutAddress` once confirmed. BTC and LTC; ETH and unwrap are refused (not built yet).
+ * A wrap: the native coin in at the order's own address on its chain (BTC, LTC, or ETH at a
+ * freshly derived EVM address on ethereum), the wrapped token granted to `payoutAddress` once
+ * confirmed. An unwrap is `createUnwrapOrder` (createUnwrap.ts).
  */
 export const createWrapOrder = (member: DeskCaller, req: WrapRequest) =>
   Effect.gen(function*() {
@@ -188,22 +176,32 @@ export const createWrapOrder = (member: DeskCaller, req: WrapRequest) =>
     const base = req.asset.trim().toUpperCase()
     const token = (yield* listTokens).find((t) => t.kind === "wrapped" && t.baseAsset === base)
     if (token === undefined) return yield* Effect.fail(bad(`asset must be BTC, LTC or ETH, got "${req.asset.slice(0, 10)}"`))
-    if (req.direction === "unwrap") return yield* Effect.fail(bad("unwrap is not available on this desk yet: only wrap orders are taken"))
     const chain = baseChainOf(token.baseAsset)
-    if (chain === undefined || chain === "ethereum") return yield* Effect.fail(bad(`wrapping ${base} is not available on this desk yet: BTC and LTC are`))
+    if (chain === undefined) return yield* Effect.fail(bad(`asset must be BTC, LTC or ETH, got "${req.asset.slice(0, 10)}"`))
     if (!isLive(token)) return yield* Effect.fail(bad(`${token.code} is paused: it takes no orders now (GET /wrap/assets shows when it is live)`))
-    const amount = yield* orderAmount(token, req.amount, TOKEN_DECIMALS)
+    if (req.direction === "unwrap") return yield* createUnwrapOrder(member, token, chain, req)
+    // ETH is taken in wei (18 decimals), the order amount having at most the token's 8.
+    const coinDecimals = chain === "ethereum" ? 18 : TOKEN_DECIMALS
+    const amount = yield* orderAmount(token, req.amount, coinDecimals)
     const payout = ledgerAddressInput("payoutAddress", req.payoutAddress)
     if (Either.isLeft(payout)) return yield* Effect.fail(bad(payout.left))
     let refund: string | null = null
     if (req.refundAddress !== undefined) {
-      const check = validateLedgerAddress(req.refundAddress, coinChains[chain].params)
-      if (!check.valid) return yield* Effect.fail(bad(`refundAddress (a ${base} address): ${check.error}`))
-      refund = req.refundAddress
+      if (chain === "ethereum") {
+        const check = evmAddressInput("refundAddress (an ETH address)", req.refundAddress)
+        if (Either.isLeft(check)) return yield* Effect.fail(bad(check.left))
+        refund = check.right
+      } else {
+        const check = validateLedgerAddress(req.refundAddress, coinChains[chain].params)
+        if (!check.valid) return yield* Effect.fail(bad(`refundAddress (a ${base} address): ${check.error}`))
+        refund = req.refundAddress
+      }
     }
-    const q = quote(amount, token.feeInBps, TOKEN_DECIMALS, TOKEN_DECIMALS)
+    const q = quote(amount, token.feeInBps, coinDecimals, TOKEN_DECIMALS)
     if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be wrapped"))
-    const tip = yield* coins.get(chain).tip
+    const tip = chain === "ethereum"
+      ? { height: Number(yield* Effect.flatMap(Effect.mapError((yield* EvmLedgers).get(chain), () => bad("ETH is not served by this desk (no ethereum ledger)")), (l) => l.blockNumber)) }
+      : yield* coins.get(chain).tip
     const id = randomUUID()
     return yield* Effect.gen(function*() {
       const deposit = yield* wallets.depositAddress({ chain, purpose: "order", owner: id, memberId: member.memberId })

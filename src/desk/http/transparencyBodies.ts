@@ -45,8 +45,8 @@ export const wrapAssets = (tokens: ReadonlyArray<DeskToken>, report: ReservesRep
       wrapFeeBps: t.feeInBps,
       unwrapFeeBps: t.feeOutBps,
       live: isLive(t),
-      // Wrap orders watch BTC and LTC deposits; ETH deposits are not watched yet (docs/desk-orders.md).
-      wrappable: isLive(t) && t.baseAsset !== "ETH",
+      // Wrap and unwrap orders are taken for every live wrapped token: BTC, LTC and ETH (docs/desk-orders.md).
+      wrappable: isLive(t),
       reserves: w?.reserves ?? "0",
       wrappedSupply: w?.wrappedSupply ?? "0",
       collateralization: w?.collateralization ?? null

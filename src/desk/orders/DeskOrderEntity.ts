@@ -19,7 +19,7 @@ import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
 import type { CoinChain } from "../../chain/params.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
 import { AppConfig } from "../../platform/Config.ts"
-import { deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
+import { DevnetChains, deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
@@ -28,9 +28,12 @@ import { SecretBox } from "../../platform/SecretBox.ts"
 import { sendCallback } from "../callbacks/CallbackSender.ts"
 import { findToken } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
+import { devnetTopUp } from "../wallets/devnetHotVaults.ts"
 import { type DeskOrder, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
 import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
+import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
+import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
 import { decimal, milestoneMessage, orderDecimals } from "./orderView.ts"
 
 const metrics = entityMetrics("DeskOrder")
@@ -55,6 +58,11 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const evm = yield* EvmLedgers
   const coins = yield* CoinLedgers
   const wallets = yield* DeskWallets
+  const config = yield* AppConfig
+  const devnets = yield* DevnetChains
+  // Devnet hot-vault top-ups, one per coin chain for this activation (each pays at most once a block).
+  const ethCursor = { clearedTo: undefined as bigint | undefined }
+  const topUps = new Map(coins.chains.map((c) => [c, devnetTopUp(config, devnets, c, coins.get(c))] as const))
   const self = (yield* DeskOrderEntity.client)(address.entityId)
   const orderId = address.entityId
   yield* metrics.activated
@@ -155,6 +163,11 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
       return { ledger: l, token: devnetTokenAddress(l.hotWallet, "USDC") }
     })
 
+  /** An EVM payout, recorded before it is sent: native ETH for an unwrap, USDC for the others. */
+  const evmPay = (row: OrderRow, amount: bigint) =>
+    Effect.flatMap(payoutLedger(row), ({ ledger: l, token }) =>
+      row.kind === "unwrap" ? evmNativePayoutLeg(orderId, l, row.payout_address ?? "", amount) : evmPayoutLeg(orderId, l, token, row.payout_address ?? "", amount))
+
   const advanceOnce = Effect.gen(function*() {
     const row = yield* load
     if (row === undefined || isSettled(row.status)) return false
@@ -165,6 +178,8 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
       case "Watch": {
         const deposit = row.kind === "mint"
           ? yield* sightEvmDeposit(row)
+          : row.kind === "wrap" && row.chain === "ethereum"
+          ? yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, ethCursor)
           : row.kind === "wrap"
           ? yield* sightCoinDeposit(row)
           : yield* sightDeposit(row, yield* propertyOf(row))
@@ -190,8 +205,14 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
           const txid = yield* ledgerOmniLeg(orderId, "payout", issuer, { type: "grant", property, amount: action.amount, memo: row.short_ref }, row.payout_address ?? "")
           return yield* apply(row, [{ _tag: "PayoutRecorded", txid }])
         }
-        const { ledger: l, token } = yield* payoutLedger(row)
-        const hash = yield* evmPayoutLeg(orderId, l, token, row.payout_address ?? "", action.amount)
+        if (row.kind === "unwrap" && row.chain !== "ethereum") {
+          // BTC or LTC from the desk's hot vault on that chain, recorded before it is sent.
+          const chain = row.chain as CoinChain
+          const coin = coins.get(chain)
+          const txid = yield* coinPayoutLeg(orderId, chain, coin, wallets.wallet(chain, "hot"), row.payout_address ?? "", action.amount, topUps.get(chain))
+          return yield* apply(row, [{ _tag: "PayoutRecorded", txid }])
+        }
+        const hash = yield* evmPay(row, action.amount)
         return yield* apply(row, [{ _tag: "PayoutRecorded", txid: hash }])
       }
       case "FollowPayout": {
@@ -200,11 +221,19 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
           if (grant === undefined) return false
           return (yield* ensureLedgerSent(grant)) >= 1 ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
         }
-        const { ledger: l, token } = yield* payoutLedger(row)
+        if (row.kind === "unwrap" && row.chain !== "ethereum") {
+          const leg = yield* readLeg(orderId, "payout")
+          if (leg === undefined) return false
+          const confirmations = yield* ensureCoinSent(coins.get(row.chain as CoinChain), leg)
+          const burn = yield* readLeg(orderId, "burn")
+          const burned = burn === undefined ? true : (yield* ensureLedgerSent(burn)) >= 1
+          return confirmations >= 1 && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
+        }
+        const { ledger: l } = yield* payoutLedger(row)
         const leg = yield* readLeg(orderId, "payout")
         if (leg === undefined || leg.txid !== action.txid) {
           // The recorded bytes could never be mined (their nonce went elsewhere): signed again.
-          const hash = yield* evmPayoutLeg(orderId, l, token, row.payout_address ?? "", order.payout)
+          const hash = yield* evmPay(row, order.payout)
           const sql = yield* SqlClient.SqlClient
           yield* sql`UPDATE desk_orders SET payout_txid = ${hash}, updated_at = now() WHERE id = ${orderId} AND status = 'paying'`
           return true

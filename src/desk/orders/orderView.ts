@@ -16,12 +16,21 @@ export const DEPOSIT_DECIMALS = 8
 
 export const decimal = (base: string | bigint, decimals: number): string => Either.getOrThrow(formatAmount(BigInt(base), decimals))
 
-/** Decimals of an order's deposit and payout: a mint takes a stablecoin and grants the token; the others take the token and pay USDC. */
+/** Decimals of a wrap's native coin: BTC and LTC 8 (as the wrapped tokens), ETH 18 (wei). */
+export const coinDecimals = (chain: string | null): number => (chain === "ethereum" ? 18 : DEPOSIT_DECIMALS)
+
+/**
+ * Decimals of an order's deposit and payout: a mint takes a stablecoin and grants the token; a
+ * wrap takes the native coin and grants the token; an unwrap takes the token and pays the native
+ * coin; cash-out and redeem take the token and pay USDC.
+ */
 export const orderDecimals = (r: OrderRow): { readonly deposit: number; readonly payout: number } =>
   r.kind === "mint"
     ? { deposit: devnetTokenDecimals(r.chain as EvmChain, (r.deposit_asset ?? "USDC") as DevnetTokenSymbol), payout: DEPOSIT_DECIMALS }
     : r.kind === "wrap"
-    ? { deposit: DEPOSIT_DECIMALS, payout: DEPOSIT_DECIMALS } // BTC and LTC have 8 decimals, as the wrapped tokens
+    ? { deposit: coinDecimals(r.chain), payout: DEPOSIT_DECIMALS }
+    : r.kind === "unwrap"
+    ? { deposit: DEPOSIT_DECIMALS, payout: coinDecimals(r.chain) }
     : { deposit: DEPOSIT_DECIMALS, payout: usdcDecimals(r.chain ?? "ethereum") }
 
 export const cashoutView = (r: OrderRow, propertyId: number | null): CashoutOrder => {

@@ -174,6 +174,11 @@ export const make = Effect.gen(function*() {
         return yield* oneAtATime(refuse(coinFaucets.get(chain)!.pay(to, base)))
       }
       const ledger = yield* evmLedger(chain)
+      // The native coin (ETH, BNB) from the hot wallet, which the devnet funds at genesis.
+      const native = resolveEvmAsset(ledger.chain, asset, undefined)
+      if (Either.isRight(native) && native.right.kind === "native") {
+        return yield* refuse(ledger.nativeTransfer(to, yield* fromResult(parseAmount(amount, evmChains[ledger.chain].nativeCurrency.decimals))))
+      }
       const { decimals, token } = yield* evmToken(ledger, asset, "pay")
       const base = yield* fromResult(parseAmount(amount, decimals))
       return yield* refuse(ledger.erc20Transfer(token, to, base))

@@ -5,7 +5,7 @@
 //           id (its decimals, 8 or 0, from our indexer).
 //   EVM:    USDC, USDT, PYUSD, DAI = the devnet's tokens (fixed addresses, devnetTokens.ts); a
 //           0x contract address = that ERC-20 (the only form on a real node for now). Decimals
-//           always come from the contract's decimals(). The native coin (ETH, BNB): `balance` only.
+//           always come from the contract's decimals(). The native coin (ETH, BNB): `pay` (from the hot wallet) and `balance`.
 // Codes are case-insensitive.
 import { evmChains, type EvmChain } from "../../chain/evm/chains.ts"
 import { devnetTokenAddress, devnetTokenSymbols, isDevnetTokenSymbol } from "../../chain/evm/devnetTokens.ts"

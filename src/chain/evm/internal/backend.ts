@@ -4,6 +4,7 @@
 import type { Effect } from "effect"
 import type { Address, Hash, Hex } from "viem"
 import type { EvmRpcError, EvmTxRejected, EvmUnsupported } from "../EvmLedger.ts"
+import type { NativeTransfer } from "../nativeTransfers.ts"
 
 export type CallResult = { readonly ok: true; readonly data: Hex } | { readonly ok: false; readonly reason: string }
 
@@ -56,9 +57,11 @@ export interface EvmBackend {
     block: "latest" | "pending"
   ) => Effect.Effect<CallResult, EvmRpcError>
   /** Pending nonce, gas estimate (a dry run on the pending state: a revert is EvmTxRejected) and fees. */
-  readonly prepare: (request: { readonly from: Address; readonly to: Address | undefined; readonly data: Hex }) => Effect.Effect<TxFields, EvmTxRejected | EvmRpcError>
+  readonly prepare: (request: { readonly from: Address; readonly to: Address | undefined; readonly data: Hex; readonly value?: bigint }) => Effect.Effect<TxFields, EvmTxRejected | EvmRpcError>
   readonly sendRaw: (raw: Hex) => Effect.Effect<Hash, EvmTxRejected | EvmRpcError>
   readonly txState: (hash: Hash) => Effect.Effect<BackendTxState, EvmRpcError>
   readonly logs: (filter: LogFilter) => Effect.Effect<ReadonlyArray<RawLog>, EvmRpcError>
+  /** Successful transactions of blocks `fromBlock..toBlock` paying native coin to one of `to`, in chain order. */
+  readonly nativeTransfers: (fromBlock: bigint, toBlock: bigint, to: ReadonlyArray<Address>) => Effect.Effect<ReadonlyArray<NativeTransfer>, EvmRpcError>
   readonly mine: (blocks: number) => Effect.Effect<void, EvmUnsupported | EvmRpcError>
 }

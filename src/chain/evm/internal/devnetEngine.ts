@@ -11,6 +11,7 @@ import { Account, bytesToHex, createAddressFromString, hexToBytes, type Prefixed
 import { buildBlock, createVM, runTx, type VM } from "@ethereumjs/vm"
 import { keccak256, type Address, type Hash } from "viem"
 import { Data, Either } from "effect"
+import type { NativeTransfer } from "../nativeTransfers.ts"
 import type { BackendTxState, LogFilter, RawLog } from "./backend.ts"
 
 type Hex = `0x${string}`
@@ -75,6 +76,8 @@ export type CallOutcome = Either.Either<{ readonly data: Hex; readonly gasUsed: 
 interface MinedBlock {
   readonly hash: Hex
   readonly logs: ReadonlyArray<RawLog>
+  /** Its successful transactions that carried native coin (few: most carry none), for deposit scans. */
+  readonly payments: ReadonlyArray<NativeTransfer>
 }
 
 interface Pending {
@@ -140,7 +143,7 @@ export class DevnetEngine {
     })
     const { block } = await builder.build()
     engine.headBlock = block
-    engine.blocks.push({ hash: storedHex(block.hash()), logs: [] })
+    engine.blocks.push({ hash: storedHex(block.hash()), logs: [], payments: [] })
     return engine
   }
 
@@ -201,7 +204,7 @@ export class DevnetEngine {
    * Gas a transaction would need after the mempool's transactions (as anvil and geth estimate
    * on "pending"), with headroom for refunds and the 63/64 rule.
    */
-  estimateGas(request: { readonly from: Hex; readonly to: Hex | undefined; readonly data: Hex }): Promise<EstimateOutcome> {
+  estimateGas(request: { readonly from: Hex; readonly to: Hex | undefined; readonly data: Hex; readonly value?: bigint }): Promise<EstimateOutcome> {
     return this.serial(async () => {
       const outcome = await this.dryRun(request, true)
       return Either.map(outcome, ({ gasUsed }) => {
@@ -225,7 +228,7 @@ export class DevnetEngine {
     return this.pendingVm
   }
 
-  private async dryRun(request: { readonly from?: Hex; readonly to: Hex | undefined; readonly data: Hex }, onPending: boolean): Promise<CallOutcome> {
+  private async dryRun(request: { readonly from?: Hex; readonly to: Hex | undefined; readonly data: Hex; readonly value?: bigint }, onPending: boolean): Promise<CallOutcome> {
     const vm = onPending && this.mempool.length > 0 ? await this.pendingView() : this.vm
     const journal = vm.evm.journal
     await journal.checkpoint()
@@ -234,6 +237,7 @@ export class DevnetEngine {
         caller: createAddressFromString(request.from ?? "0x0000000000000000000000000000000000000000"),
         ...(request.to === undefined ? {} : { to: createAddressFromString(request.to) }),
         data: hexToBytes(request.data),
+        ...(request.value === undefined ? {} : { value: request.value }),
         gasLimit: devnetLimits.callGasLimit,
         block: this.headBlock
       })
@@ -362,8 +366,12 @@ export class DevnetEngine {
     for (const tx of included) {
       if (!this.mempool.some((p) => p.sender === tx.pending.sender)) this.pendingNonce.delete(tx.pending.sender)
     }
+    const payments: NativeTransfer[] = included.flatMap(({ pending, success }) =>
+      success && pending.tx.value > 0n && pending.tx.to !== undefined
+        ? [{ txHash: pending.hash, from: pending.sender, to: lower(pending.tx.to.toString()), value: pending.tx.value, blockNumber: number }]
+        : [])
     this.headBlock = block
-    this.blocks.push({ hash: blockHash, logs })
+    this.blocks.push({ hash: blockHash, logs, payments })
   }
 
   /** After a drop, later transactions of the same sender can never be mined: drop them too. */
@@ -380,6 +388,15 @@ export class DevnetEngine {
 
   txState(hash: Hex): BackendTxState {
     return this.txStates.get(lower(hash)) ?? { kind: "unknown" }
+  }
+
+  /** Native payments to one of `to` in blocks `fromBlock..toBlock`. */
+  nativeTransfers(fromBlock: bigint, toBlock: bigint, to: ReadonlyArray<Hex>): ReadonlyArray<NativeTransfer> {
+    const wanted = new Set(to.map(lower))
+    const last = toBlock < this.blockNumber() ? toBlock : this.blockNumber()
+    const out: NativeTransfer[] = []
+    for (let n = fromBlock; n <= last; n++) for (const p of this.blocks[Number(n)]!.payments) if (wanted.has(p.to)) out.push(p)
+    return out
   }
 
   /** eth_getLogs: `topics[i]` is null (any) or a list of alternatives. */

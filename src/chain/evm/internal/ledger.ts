@@ -30,6 +30,7 @@ import {
   type TransferScan
 } from "../EvmLedger.ts"
 import { mockUsdcAbi } from "../MockUsdc.ts"
+import { nativeScanBlocksMax } from "../nativeTransfers.ts"
 import type { EvmBackend, RawLog } from "./backend.ts"
 import { parseAddress, parseAddressList, parseAmount, parseBlock, parseHash, parseMineCount, parseRecipient } from "./input.ts"
 
@@ -112,12 +113,12 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
      * Prepare, sign, (record,) send as one step under the lock; `check` runs first, under the same
      * lock; `record` gets the signed bytes before they are sent.
      */
-    const send = <E, R = never>(to: Address | undefined, data: Hex, check: Effect.Effect<void, E>, record?: (signed: SignedEvmTx) => Effect.Effect<void, R>) =>
+    const send = <E, R = never>(to: Address | undefined, data: Hex, check: Effect.Effect<void, E>, record?: (signed: SignedEvmTx) => Effect.Effect<void, R>, value?: bigint) =>
       sendLock.withPermits(1)(
         Effect.gen(function*() {
           yield* check
-          const fields = yield* backend.prepare({ from: hotWallet, to, data })
-          const raw = yield* Effect.promise(() => account.signTransaction({ chainId, type: "eip1559", to, data, ...fields }))
+          const fields = yield* backend.prepare({ from: hotWallet, to, data, ...(value === undefined ? {} : { value }) })
+          const raw = yield* Effect.promise(() => account.signTransaction({ chainId, type: "eip1559", to, data, ...(value === undefined ? {} : { value }), ...fields }))
           if (record !== undefined) yield* record({ hash: keccak256(raw), raw, nonce: fields.nonce })
           return yield* sendRaw(raw)
         })
@@ -182,6 +183,27 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
 
       erc20Transfer: (tokenInput, toInput, amountInput) => transfer(tokenInput, toInput, amountInput),
       erc20TransferRecorded: (tokenInput, toInput, amountInput, record) => transfer(tokenInput, toInput, amountInput, record),
+
+      nativeTransfer: (toInput, amountInput, record) =>
+        Effect.gen(function*() {
+          const to = yield* parseRecipient("to", toInput)
+          const amount = yield* parseAmount("amount", amountInput)
+          // The value must be there at the head; what gas and sends still pending leave short the node refuses (EvmTxRejected).
+          const covered = Effect.flatMap(backend.nativeBalance(hotWallet), (balance) =>
+            balance < amount ? Effect.fail(new EvmInsufficientTokenBalance({ chain, token: "native", holder: hotWallet, balance, amount })) : Effect.void)
+          return yield* send(to, "0x", covered, record, amount)
+        }),
+
+      nativeTransfers: (fromInput, toInput, recipients) =>
+        Effect.gen(function*() {
+          const fromBlock = yield* parseBlock("fromBlock", fromInput)
+          const toBlock = yield* parseBlock("toBlock", toInput)
+          const to = yield* parseAddressList("to", recipients)
+          const head = yield* backend.blockNumber
+          const last = [toBlock, head, fromBlock + nativeScanBlocksMax - 1n].reduce((a, b) => (b < a ? b : a))
+          if (last < fromBlock || to === undefined) return { transfers: [], nextBlock: fromBlock }
+          return { transfers: yield* backend.nativeTransfers(fromBlock, last, to), nextBlock: last + 1n }
+        }),
       sendRaw,
 
       confirmations: (hash) => Effect.map(txStatus(hash), (s) => (s.kind === "pending" ? 0 : s.confirmations)),

@@ -1,0 +1,57 @@
+// ETH wrapping on the desk's ethereum ledger. A wrap's deposit: the first native payment to the
+// order's own EVM address (a transaction of its own; see nativeTransfers.ts) above the block the
+// order was made at, with its confirmations. An unwrap's payout: native ETH from the EVM hot wallet, signed under the ledger's send
+// lock and recorded with its nonce and bytes in desk_order_legs before it is sent (as the USDC
+// payout, `evmPayoutLeg`); a recorded payout is followed and re-sent by `ensureEvmSent`.
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { EvmLedger } from "../../chain/evm/EvmLedger.ts"
+import { ensureEvmSent, LegDeferred, readLeg } from "./legs.ts"
+
+const deferred = (e: { readonly _tag: string }) =>
+  new LegDeferred({ message: `payout: ${"reason" in e ? String(e.reason) : "message" in e ? String(e.message) : e._tag}` })
+
+/** Pays `wei` to `to` once: the recorded leg if there is one, else a new one recorded before it is sent. The hash. */
+export const evmNativePayoutLeg = (orderId: string, ledger: EvmLedger, to: string, wei: bigint) =>
+  Effect.gen(function*() {
+    const known = yield* readLeg(orderId, "payout")
+    if (known !== undefined) {
+      yield* ensureEvmSent(orderId, known, ledger)
+      return known.txid
+    }
+    const sql = yield* SqlClient.SqlClient
+    return yield* ledger.nativeTransfer(to, wei, (signed) =>
+      Effect.asVoid(sql`INSERT INTO desk_order_legs (order_id, leg, chain, txid, raw, nonce)
+        VALUES (${orderId}, 'payout', ${ledger.chain}, ${signed.hash}, ${signed.raw}, ${signed.nonce})`)).pipe(Effect.mapError(deferred))
+  })
+
+/** Blocks one look reads at most (each block is read whole on a real node). */
+const SCAN_BLOCKS_MAX = 500n
+/** Blocks this deep under the head are taken as final: read once, never again (ethereum reorgs are far shallower). */
+const FINAL_DEPTH = 64n
+
+/**
+ * Where a look at one order's address starts reading: blocks up to `clearedTo` were read, paid
+ * nothing, and are final. Kept by the order's entity while it is active, so a look reads only
+ * the blocks it has not cleared (a re-activation starts again from the order's height).
+ */
+export interface EthScanCursor {
+  clearedTo: bigint | undefined
+}
+
+/** The first native payment to the order's address after `fromBlock`, with its confirmations; undefined if none yet. */
+export const sightEthDeposit = (ledger: EvmLedger, address: string, fromBlock: number, cursor: EthScanCursor) =>
+  Effect.gen(function*() {
+    const head = yield* ledger.blockNumber
+    const from = cursor.clearedTo === undefined ? BigInt(fromBlock + 1) : cursor.clearedTo + 1n
+    if (head < from) return undefined
+    const last = head < from + SCAN_BLOCKS_MAX - 1n ? head : from + SCAN_BLOCKS_MAX - 1n
+    const { transfers } = yield* ledger.nativeTransfers(from, last, [address])
+    const first = transfers[0]
+    if (first === undefined) {
+      const final = head - FINAL_DEPTH
+      if (final >= from) cursor.clearedTo = last < final ? last : final
+      return undefined
+    }
+    return { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
+  })
