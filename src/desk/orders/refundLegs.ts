@@ -62,7 +62,9 @@ export const evmRefund = (row: OrderRow, amount: bigint, l: EvmLedger, config: A
     }
     const token = tokenContractAddress(config.evmTokenContracts, l, (row.deposit_asset ?? "USDC") as TokenSymbol)
     const key = yield* orderKey(wallets, row, l.chain)
-    const { to } = mintRefundTo(row.refund_address, yield* depositSender(l, token, row))
+    const target = mintRefundTo(row.refund_address, yield* depositSender(l, token, row))
+    if (target === undefined) return { _tag: "Refused", reason: "the deposit was minted to the order's address (no sender) and the order has no refundAddress: an operator returns it" } satisfies RefundStep
+    const { to } = target
     const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to as Address, amount] })
     const guard = legNonceGuard(sql, l.chain)
 

@@ -23,9 +23,15 @@ export const noRefundAddressReason = (kind: DeskOrderKind): string =>
     ? "the coin deposit was not the ordered amount (or came late) and the order named no refundAddress: the desk does not guess a sender on a UTXO chain; an operator returns it"
     : "the deposit was not the ordered amount (or came late) and there is no address to return it to: an operator returns it"
 
-/** Where a mint's stablecoin goes back: the order's refund address, else the deposit's sender. */
-export const mintRefundTo = (refundAddress: string | null, depositSender: string): { readonly to: string; readonly source: "refundAddress" | "sender" } =>
-  refundAddress !== null ? { to: refundAddress, source: "refundAddress" } : { to: depositSender, source: "sender" }
+const ZERO_ADDRESS = /^0x0{40}$/
+
+/**
+ * Where a mint's stablecoin goes back: the order's refund address, else the deposit's sender;
+ * undefined when the "sender" is the zero address (tokens minted straight to the order's address:
+ * nobody to return them to, an operator looks).
+ */
+export const mintRefundTo = (refundAddress: string | null, depositSender: string): { readonly to: string; readonly source: "refundAddress" | "sender" } | undefined =>
+  refundAddress !== null ? { to: refundAddress, source: "refundAddress" } : ZERO_ADDRESS.test(depositSender) ? undefined : { to: depositSender, source: "sender" }
 
 /**
  * Wei the hot wallet sends a deposit address so it can pay for its refund transfer: twice the

@@ -10,6 +10,9 @@ describe("mint and wrap refund rules", () => {
     const refund = "0xde709f2102306220921060314715629080e2fb77"
     expect(mintRefundTo(refund, sender)).toEqual({ to: refund, source: "refundAddress" })
     expect(mintRefundTo(null, sender)).toEqual({ to: sender, source: "sender" })
+    // Minted straight to the order's address: no sender to return to.
+    expect(mintRefundTo(null, "0x" + "0".repeat(40))).toBeUndefined()
+    expect(mintRefundTo(refund, "0x" + "0".repeat(40))).toEqual({ to: refund, source: "refundAddress" })
   })
 
   it("only a wrap without a refundAddress cannot refund by itself", () => {
