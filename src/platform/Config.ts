@@ -3,6 +3,7 @@
 // setting is passed explicitly from here.
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import type { EvmChain } from "../chain/evm/chains.ts"
+import { parseTokenContracts, type TokenContract } from "../chain/evm/tokenContracts.ts"
 
 /** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
 export interface EvmRpcUrl {
@@ -50,8 +51,11 @@ export interface AppConfigShape {
   readonly attestationKey: Option.Option<Redacted.Redacted>
   /** The Attestor's cadence, ms: 3600000 (the spec's "at least hourly"); shorter only for tests and demos. */
   readonly attestationIntervalMs: number
-  /** Stablecoin contracts the desk's reserves scan reads on real EVM nodes: `ethereum:USDC=0x…,base:DAI=0x…` (devnets: their own tokens). */
-  readonly deskStablecoins: Option.Option<string>
+  /**
+   * Dollar ERC-20 contracts per EVM chain (`SHARDLINE_EVM_TOKEN_CONTRACTS`, legacy `SHARDLINE_DESK_STABLECOINS`):
+   * what the desk pays, takes and counts; a chain and symbol not listed is at the devnet's address (tokenContracts.ts).
+   */
+  readonly evmTokenContracts: ReadonlyArray<TokenContract>
   /** Desk callback URLs may be http:// (tests, local demos); https only otherwise. */
   readonly callbackAllowHttp: boolean
   readonly pruneMessagesOlderThan: Duration.Duration
@@ -189,7 +193,13 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   socialIpWeightPerMin: intIn("SOCIAL_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   attestationKey: optionalRedacted("ATTESTATION_KEY"),
   attestationIntervalMs: intIn("ATTESTATION_INTERVAL_MS", 3_600_000, 1_000, 3_600_000),
-  deskStablecoins: Config.option(Config.string(env("DESK_STABLECOINS"))).pipe(Config.map(Option.filter((v) => v.trim() !== ""))),
+  evmTokenContracts: Config.all([
+    Config.option(Config.string(env("EVM_TOKEN_CONTRACTS"))),
+    Config.option(Config.string(env("DESK_STABLECOINS")))
+  ]).pipe(Config.mapOrFail(([current, legacy]): Either.Either<ReadonlyArray<TokenContract>, ConfigError.ConfigError> => {
+    const [name, text] = Option.isSome(current) && current.value.trim() !== "" ? ["EVM_TOKEN_CONTRACTS", current.value] : ["DESK_STABLECOINS", Option.getOrElse(legacy, () => "")]
+    return Either.mapLeft(parseTokenContracts(text), (m) => invalidSetting(name, m))
+  })),
   callbackAllowHttp: Config.boolean(env("CALLBACK_ALLOW_HTTP")).pipe(Config.withDefault(false)),
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),

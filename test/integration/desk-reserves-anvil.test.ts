@@ -1,5 +1,5 @@
 // The reserves scan against real EVM nodes (anvil for ethereum and bsc) with test ERC-20s
-// deployed for the occasion and named in SHARDLINE_DESK_STABLECOINS: balances of the desk's
+// deployed for the occasion and named in SHARDLINE_EVM_TOKEN_CONTRACTS: balances of the desk's
 // vaults are read with the decimals each contract reports (6 on ethereum's USDC, 18 on bsc's
 // USDC and on DAI), ETH from the node, and the sum is exact.
 import { Effect, Layer, Redacted } from "effect"
@@ -52,7 +52,7 @@ describe("reserves scan over anvil", () => {
       SHARDLINE_DEVNET_BLOCK_MS: "0",
       SHARDLINE_EVM_RPC_URLS: `ethereum=${ethereum.url},bsc=${bsc.url}`,
       SHARDLINE_EVM_HOT_WALLET_KEY: anvilDevKey,
-      SHARDLINE_DESK_STABLECOINS: `ethereum:USDC=${usdcEth.address},ethereum:DAI=${daiEth.address},bsc:USDC=${usdcBsc.address}`
+      SHARDLINE_EVM_TOKEN_CONTRACTS: `ethereum:USDC=${usdcEth.address},ethereum:DAI=${daiEth.address},bsc:USDC=${usdcBsc.address}`
     }
     const layer = ReserveScanner.layer.pipe(
       Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),

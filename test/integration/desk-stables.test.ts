@@ -1,9 +1,12 @@
 // Dollar tokens through a real node on its devnets: the registry without a key; a mint (USDC in
 // at the order's freshly derived EVM address, confirmed, the token granted to the recipient on
 // the ledger) and a redeem (the token in at the order's ledger address, burned, USDC paid), both
-// polled with the cash-out order endpoint by the creating key; bad input refused, nothing made.
+// polled with the cash-out order endpoint by the creating key; bad input refused, nothing made;
+// a wrong or late mint deposit refunded on its chain (to its sender, or to the refundAddress).
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { encodeFunctionData, erc20Abi, hexToBytes } from "viem"
+import { generatePrivateKey as newKey, privateKeyToAccount } from "viem/accounts"
 import { EvmLedgers } from "../../src/chain/evm/EvmLedger.ts"
 import { devnetTokenAddress } from "../../src/chain/evm/devnetTokens.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -13,6 +16,14 @@ import { startNode, type RunningNode } from "../support/node.ts"
 import { mine, omniBalance, until } from "../support/omniWorld.ts"
 import { createDeskKey } from "../support/services.ts"
 import { deskCaller, deskOrderCount } from "../support/deskHttp.ts"
+
+/** Customer keys by address (a test wallet signs its own deposit). */
+const customerKeys = new Map<string, `0x${string}`>()
+const generatePrivateKey = (): `0x${string}` => {
+  const k = newKey()
+  customerKeys.set(privateKeyToAccount(k).address, k)
+  return k
+}
 
 let db: TestDatabase
 let node: RunningNode
@@ -122,21 +133,68 @@ describe("desk dollar tokens", () => {
     expect(await node.run(eth.tokenBalance(usdc, payout)) - before).toBe(24_950_000n)
   }, 90_000)
 
-  it("a mint deposit that is not the ordered amount ends failed for an operator (no refund address on mint), nothing granted", async () => {
+  it("refunds a mint deposit of the wrong amount to its sender: gas topped up, then the stablecoin back from the order's address, both legs recorded", async () => {
     const key = await createDeskKey(db.url, { scopes: ["stables"] })
     const recipient = randomLedgerKey().address
     const order = (await call("POST", "/stables/orders", key.apiKey, { asset: "XUSD", direction: "mint", chain: "bsc", token: "USDT", recipient, amount: "40" })).body
     expect(order).toMatchObject({ status: "awaiting_deposit", amount: "40", network: "bsc (USDT ERC-20)" })
     const bsc = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("bsc")))
-    await node.run(bsc.erc20Transfer(devnetTokenAddress(bsc.hotWallet, "USDT"), order.depositAddress, 41_000_000n))
-    const failed = await until(async () => {
+    const usdt = devnetTokenAddress(bsc.hotWallet, "USDT")
+    // A customer wallet of its own (not the hot wallet): its tokens and gas come from the hot wallet.
+    const customer = privateKeyToAccount(generatePrivateKey())
+    await node.run(bsc.erc20Transfer(usdt, customer.address, 41_000_000n))
+    await node.run(bsc.sendRecorded({ to: customer.address, value: 10n ** 16n }, () => Effect.void))
+    await node.run(bsc.mine(1))
+    const depositTxid = await node.run(bsc.sendRecorded({
+      to: usdt, signerKey: hexToBytes(customerKeys.get(customer.address)!),
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [order.depositAddress, 41_000_000n] })
+    }, () => Effect.void))
+    const refunded = await until(async () => {
       const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
-      if (r.body.status === "deposit_seen") await node.run(bsc.mine(1))
-      return r.body.status === "failed" ? r.body : undefined
-    }, 60_000, "the mint failed")
-    expect(failed).toMatchObject({ amountReceived: "41", mintTxid: null, failure: expect.stringMatching(/not the ordered amount/) })
-    expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM desk_order_legs WHERE order_id = $1", [order.id]))[0]!.n).toBe(0)
+      if (["deposit_seen", "refunding"].includes(r.body.status)) await node.run(bsc.mine(1))
+      return r.body.status === "refunded" ? r.body : r.body.status === "failed" ? r.body : undefined
+    }, 60_000, "the mint refunded")
+    expect(refunded).toMatchObject({ status: "refunded", depositTxid, amountReceived: "41", mintTxid: null, failure: null })
+    expect(refunded.refundTxid).toMatch(/^0x[0-9a-f]{64}$/)
+    // The whole deposit went back to its sender; the order's address keeps none of it.
+    expect(await node.run(bsc.tokenBalance(usdt, customer.address))).toBe(41_000_000n)
+    expect(await node.run(bsc.tokenBalance(usdt, order.depositAddress))).toBe(0n)
+    const legs = await db.query<{ leg: string; txid: string; nonce: number; sender: string }>(
+      "SELECT leg, txid, nonce, sender FROM desk_order_legs WHERE order_id = $1 ORDER BY recorded_at", [order.id])
+    expect(legs.map((l) => [l.leg, l.sender.toLowerCase()])).toEqual([["refund_gas", bsc.hotWallet.toLowerCase()], ["refund", order.depositAddress.toLowerCase()]])
+    expect(legs[1]).toMatchObject({ txid: refunded.refundTxid, nonce: 0 })
+    expect(await node.run(bsc.confirmations(legs[0]!.txid))).toBeGreaterThan(0)
     const events = (await db.query<{ event: string }>("SELECT event FROM desk_order_events WHERE order_id = $1 ORDER BY id", [order.id])).map((r) => r.event)
-    expect(events).toEqual(["created", "deposit_seen", "deposit_confirmed", "failed"])
+    expect(events).toEqual(["created", "deposit_seen", "deposit_confirmed", "refund_sent"])
+  }, 90_000)
+
+  it("refunds a late mint deposit to the order's refundAddress (EIP-55 checked at creation)", async () => {
+    const key = await createDeskKey(db.url, { scopes: ["stables"] })
+    const recipient = randomLedgerKey().address
+    const body = { asset: "XUSD", direction: "mint", chain: "base", token: "USDC", recipient, amount: "30" }
+    const before = await orderCount()
+    const badChecksum = await call("POST", "/stables/orders", key.apiKey, { ...body, refundAddress: payout.replace("E0F", "e0F") })
+    expect(badChecksum.status).toBe(400)
+    expect(badChecksum.body.error.message).toMatch(/refundAddress \(an EVM address on base\)/)
+    expect((await call("POST", "/stables/orders", key.apiKey, { ...body, refundAddress: "T" + "1".repeat(33) })).status).toBe(400)
+    expect(await orderCount()).toBe(before)
+    const refundTo = privateKeyToAccount(generatePrivateKey()).address
+    const order = (await call("POST", "/stables/orders", key.apiKey, { ...body, refundAddress: refundTo.toLowerCase() })).body
+    expect(order.refundAddress).toBe(refundTo)
+    // The window passes (the database's clock decides expiry).
+    await db.query("UPDATE desk_orders SET expires_at = now() - interval '1 second' WHERE id = $1", [order.id])
+    await until(async () => (await call("GET", `/cashout/orders/${order.id}`, key.apiKey)).body.status === "expired" || undefined, 30_000, "expired")
+    const base = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
+    const usdc = devnetTokenAddress(base.hotWallet, "USDC")
+    await node.run(base.erc20Transfer(usdc, order.depositAddress, 30_000_000n))
+    const refunded = await until(async () => {
+      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+      await node.run(base.mine(1))
+      return ["refunded", "failed"].includes(r.body.status) ? r.body : undefined
+    }, 60_000, "the late mint refunded")
+    expect(refunded).toMatchObject({ status: "refunded", amountReceived: "30", mintTxid: null })
+    expect(await node.run(base.tokenBalance(usdc, refundTo))).toBe(30_000_000n)
+    const events = (await db.query<{ event: string }>("SELECT event FROM desk_order_events WHERE order_id = $1 ORDER BY id", [order.id])).map((r) => r.event)
+    expect(events).toEqual(["created", "expired", "deposit_seen", "deposit_confirmed", "refund_sent"])
   }, 90_000)
 })

@@ -1,10 +1,15 @@
 // Wrapping through a real node on its devnets: the wrappable assets without a key; a BTC wrap
 // (the coin in at the order's own BTC address, the registry's confirmations, wBTC granted to the
 // payout address on the ledger) read by uuid or TX- reference, the caller's reference echoed;
-// bad input refused in the desk's shape with nothing created.
-import { Effect } from "effect"
+// bad input refused in the desk's shape with nothing created; a wrong LTC deposit refunded to the
+// refundAddress less the network fee, and one without a refundAddress failed for an operator.
+import { ECPairFactory } from "ecpair"
+import { Effect, Either } from "effect"
+import * as ecc from "tiny-secp256k1"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { validateLedgerAddress } from "../../src/chain/address.ts"
+import { p2pkhAddressOfPubkey, validateLedgerAddress } from "../../src/chain/address.ts"
+import { CoinLedgers } from "../../src/chain/ledger/CoinLedgers.ts"
+import { p2pkhSweepVsize } from "../../src/desk/orders/refunds.ts"
 import { coinChains } from "../../src/chain/params.ts"
 import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -99,4 +104,41 @@ describe("desk wrapping", () => {
     expect(btc).toMatchObject({ reserves: "0.5", wrappedSupply: "0.4995" })
     expect(btc.collateralization).toBeCloseTo(1.001001, 6)
   }, 90_000)
+
+  it("refunds a wrap deposit of the wrong amount to the refundAddress, less the network fee; without one the order fails with the reason", async () => {
+    const key = await createDeskKey(db.url, { scopes: ["wrap"] })
+    const refundAddress = Either.getOrThrow(p2pkhAddressOfPubkey(ECPairFactory(ecc).makeRandom().publicKey, coinChains.ltc.params))
+    const withRefund = (await call("POST", "/wrap/orders", key.apiKey, { direction: "wrap", asset: "LTC", amount: "0.3", payoutAddress: randomLedgerKey().address, refundAddress })).body
+    const without = (await call("POST", "/wrap/orders", key.apiKey, { direction: "wrap", asset: "LTC", amount: "0.3", payoutAddress: randomLedgerKey().address })).body
+    expect(withRefund).toMatchObject({ status: "awaiting_deposit", refundAddress, requiredConfirmations: 6 })
+    const pay = (to: string, amount: string) => node.run(Effect.flatMap(DevnetChains, (c) => c.pay("ltc", to, amount, undefined)))
+    const depositTxid = await pay(withRefund.depositAddress, "0.31")
+    await pay(without.depositAddress, "0.25")
+    const settled = (id: string) => async () => {
+      const r = await call("GET", `/wrap/orders/${id}`, key.apiKey)
+      return ["refunded", "failed", "released"].includes(r.body.status) ? r.body : undefined
+    }
+    const done = await until(async () => {
+      await node.run(Effect.flatMap(DevnetChains, (c) => c.mine("ltc", 1)))
+      const a = await settled(withRefund.id)()
+      const b = await settled(without.id)()
+      return a !== undefined && b !== undefined ? [a, b] as const : undefined
+    }, 90_000, "both wraps settled")
+    const [refunded, failed] = done
+    expect(refunded).toMatchObject({ status: "refunded", depositTxid, amountReceived: "0.31", mintTxid: null, failure: null })
+    expect(refunded.refundTxid).toMatch(/^[0-9a-f]{64}$/)
+    // The deposit's coins, less the fee of a one-input P2PKH spend at the chain's minimum rate.
+    const ltc = await node.run(Effect.map(CoinLedgers, (c) => c.get("ltc")))
+    const received = (await node.run(ltc.listUnspent([refundAddress]))).filter((u) => u.txid === refunded.refundTxid)
+    expect(received.map((u) => u.value)).toEqual([31_000_000n - p2pkhSweepVsize(1) * coinChains.ltc.params.minFeeRateSatPerVb])
+    expect(await node.run(ltc.listUnspent([withRefund.depositAddress]))).toEqual([])
+    const legs = await db.query<{ leg: string; chain: string; txid: string }>("SELECT leg, chain, txid FROM desk_order_legs WHERE order_id = $1", [withRefund.id])
+    expect(legs).toEqual([{ leg: "refund", chain: "ltc", txid: refunded.refundTxid }])
+    // No refund address: nothing is sent anywhere; the coins wait at the order's address for an operator.
+    expect(failed).toMatchObject({ status: "failed", amountReceived: "0.25", refundTxid: null, failure: expect.stringMatching(/named no refundAddress/) })
+    expect((await node.run(ltc.listUnspent([without.depositAddress]))).map((u) => u.value)).toEqual([25_000_000n])
+    expect((await db.query("SELECT 1 FROM desk_order_legs WHERE order_id = $1", [without.id])).length).toBe(0)
+    const events = (await db.query<{ event: string }>("SELECT event FROM desk_order_events WHERE order_id = $1 ORDER BY id", [without.id])).map((r) => r.event)
+    expect(events).toEqual(["created", "deposit_seen", "deposit_confirmed", "failed"])
+  }, 120_000)
 })

@@ -11,6 +11,7 @@ import { Context, Effect, Schema } from "effect"
 import type { Address, Hash, Hex } from "viem"
 import { EvmChainName, type EvmChain } from "./chains.ts"
 import type { NativeTransfer } from "./nativeTransfers.ts"
+import type { NonceGuard, RecordedSendRequest } from "./nonceGuard.ts"
 
 export { EvmChainName, evmChainNames, evmChains, type EvmChain } from "./chains.ts"
 
@@ -173,7 +174,9 @@ export interface EvmLedger {
     token: string,
     to: string,
     amount: bigint,
-    record: (signed: SignedEvmTx) => Effect.Effect<void, E>
+    record: (signed: SignedEvmTx) => Effect.Effect<void, E>,
+    /** Cross-process nonce safety (nonceGuard.ts); without it only this process's sends are serialised. */
+    guard?: NonceGuard<E>
   ) => Effect.Effect<Hash, EvmInvalidInput | EvmInsufficientTokenBalance | EvmCallFailed | EvmTxRejected | EvmRpcError | E>
   /**
    * Pays `amount` wei of the chain's native coin from the hot wallet to `to`, its signed bytes
@@ -183,7 +186,9 @@ export interface EvmLedger {
   readonly nativeTransfer: <E = never>(
     to: string,
     amount: bigint,
-    record?: (signed: SignedEvmTx) => Effect.Effect<void, E>
+    record?: (signed: SignedEvmTx) => Effect.Effect<void, E>,
+    /** Cross-process nonce safety (nonceGuard.ts), as for `sendRecorded`. */
+    guard?: NonceGuard<E>
   ) => Effect.Effect<Hash, EvmInvalidInput | EvmInsufficientTokenBalance | EvmTxRejected | EvmRpcError | E>
   /**
    * Mined, successful transactions paying native coin to one of `to` in blocks
@@ -195,6 +200,21 @@ export interface EvmLedger {
     toBlock: bigint,
     to: ReadonlyArray<string>
   ) => Effect.Effect<{ readonly transfers: ReadonlyArray<NativeTransfer>; readonly nextBlock: bigint }, EvmInvalidInput | EvmRpcError>
+  /**
+   * A recorded send of native coin and/or calldata, from the hot wallet or from `signerKey` (a
+   * deposit address's key): prepared, signed, given to `record`, then sent, like
+   * `erc20TransferRecorded`. A gas top-up and a token refund from a deposit address use it.
+   */
+  readonly sendRecorded: <E>(
+    request: RecordedSendRequest,
+    record: (signed: SignedEvmTx) => Effect.Effect<void, E>,
+    guard?: NonceGuard<E>
+  ) => Effect.Effect<Hash, EvmInvalidInput | EvmTxRejected | EvmRpcError | E>
+  /** What a send from `from` would be signed with now: gas limit (a dry run) and fees per gas, in wei. */
+  readonly estimateSend: (request: { readonly from: string; readonly to: string; readonly data?: Hex }) => Effect.Effect<
+    { readonly gas: bigint; readonly maxFeePerGas: bigint },
+    EvmInvalidInput | EvmTxRejected | EvmRpcError
+  >
   /** Sends already signed bytes (again); their hash. The node's refusal (a used nonce, say) is EvmTxRejected. */
   readonly sendRaw: (raw: Hex) => Effect.Effect<Hash, EvmTxRejected | EvmRpcError>
   /** 0 while pending, 1 in the head block, +1 per block on top. Reverted or dropped: EvmTxFailed. */
@@ -216,11 +236,12 @@ export interface EvmLedger {
   readonly mine: (blocks: number) => Effect.Effect<void, EvmInvalidInput | EvmUnsupported | EvmRpcError>
 }
 
-/** A signed transaction of the hot wallet: its hash (keccak of `raw`), bytes and nonce. */
+/** A signed transaction (of the hot wallet, or of `sendRecorded`'s signer): its hash (keccak of `raw`), bytes, nonce and sender. */
 export interface SignedEvmTx {
   readonly hash: Hash
   readonly raw: Hex
   readonly nonce: number
+  readonly from: Address
 }
 
 /** The ledgers of every chain the app runs with, built by one layer (devnet or viem). */

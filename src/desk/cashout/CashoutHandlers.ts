@@ -156,7 +156,7 @@ export const StablesHandlers = HttpApiBuilder.group(DeskApi, "stables", (handler
       Effect.gen(function*() {
         const member = yield* DeskMember
         const id = payload.direction === "mint"
-          ? yield* provide(createMintOrder(member, { tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, stablecoin: payload.token, recipient: payload.recipient }))
+          ? yield* provide(createMintOrder(member, { tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, stablecoin: payload.token, recipient: payload.recipient, refundAddress: payload.refundAddress }))
           : payload.direction === "redeem"
           ? yield* provide(createLedgerDepositOrder(member, {
             kind: "redeem", tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, payoutAddress: payload.payoutAddress, refundAddress: payload.refundAddress

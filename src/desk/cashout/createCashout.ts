@@ -116,6 +116,8 @@ export interface MintRequest {
   readonly chain: string
   readonly stablecoin: string | undefined
   readonly recipient: string | undefined
+  /** An EVM address on the order's chain: where a wrong or late deposit goes back (else its sender; refunds.ts). */
+  readonly refundAddress?: string | undefined
 }
 
 /** A dollar token's mint: the stablecoin in at a freshly derived EVM address, the token granted to `recipient`. */
@@ -131,6 +133,8 @@ export const createMintOrder = (member: DeskCaller, req: MintRequest) =>
     if (req.recipient === undefined) return yield* Effect.fail(bad("recipient is required for mint: the legacy token-ledger (T…) address that receives the token"))
     const recipient = ledgerAddressInput("recipient", req.recipient)
     if (Either.isLeft(recipient)) return yield* Effect.fail(bad(recipient.left))
+    const refund = req.refundAddress === undefined ? Either.right(null) : evmAddressInput(`refundAddress (an EVM address on ${chain})`, req.refundAddress)
+    if (Either.isLeft(refund)) return yield* Effect.fail(bad(refund.left))
     const decimals = devnetTokenDecimals(chain, coin)
     const amount = yield* orderAmount(token, req.amount, decimals)
     const q = quote(amount, token.feeInBps, decimals, TOKEN_DECIMALS)
@@ -143,7 +147,7 @@ export const createMintOrder = (member: DeskCaller, req: MintRequest) =>
       yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps,
           deposit_address, payout_address, refund_address, required_confirmations, expires_at, deposit_from_height, deposit_asset)
         VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'mint', 'awaiting_deposit', ${token.code}, ${chain},
-          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeInBps}, ${deposit.address}, ${recipient.right}, null,
+          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeInBps}, ${deposit.address}, ${recipient.right}, ${refund.right},
           ${EVM_DEPOSIT_CONFIRMATIONS}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${Number(head)}, ${coin})`
       yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "mint", keyId: member.keyId })}::jsonb)`
       return id

@@ -12,7 +12,8 @@ import { Transaction } from "bitcoinjs-lib"
 import { Effect, Either } from "effect"
 import { AdvanceOrder, DeskOrderEntity, TickOrder } from "../../../schemas/desk/orders.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
-import { type DevnetTokenSymbol, devnetTokenAddress } from "../../chain/evm/devnetTokens.ts"
+import { tokenContractAddress } from "../../chain/evm/tokenAddress.ts"
+import type { TokenSymbol } from "../../chain/evm/tokenContracts.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
 import { UtxoLedger, type UtxoLedgerShape } from "../../chain/ledger/UtxoLedger.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
@@ -31,6 +32,7 @@ import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { devnetTopUp } from "../wallets/devnetHotVaults.ts"
 import { type DeskOrder, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
 import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
+import { followRefund, refundLeg } from "./refundLegs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
 import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
@@ -63,6 +65,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   // Devnet hot-vault top-ups, one per coin chain for this activation (each pays at most once a block).
   const ethCursor = { clearedTo: undefined as bigint | undefined }
   const topUps = new Map(coins.chains.map((c) => [c, devnetTopUp(config, devnets, c, coins.get(c))] as const))
+  const refundChains = { evm, coins, wallets, config }
   const self = (yield* DeskOrderEntity.client)(address.entityId)
   const orderId = address.entityId
   yield* metrics.activated
@@ -114,7 +117,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
       const head = yield* l.blockNumber
       const from = BigInt((row.deposit_from_height ?? Number(head)) + 1)
       if (head < from) return undefined
-      const scan = yield* l.transfers(devnetTokenAddress(l.hotWallet, (row.deposit_asset ?? "USDC") as DevnetTokenSymbol), from, head, { to: [row.deposit_address] })
+      const scan = yield* l.transfers(tokenContractAddress(config.evmTokenContracts, l, (row.deposit_asset ?? "USDC") as TokenSymbol), from, head, { to: [row.deposit_address] })
       const first = scan.logs[0]
       return first === undefined ? undefined : { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
     })
@@ -160,7 +163,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.gen(function*() {
       const chain = row.chain as EvmChain
       const l = yield* evm.get(chain)
-      return { ledger: l, token: devnetTokenAddress(l.hotWallet, "USDC") }
+      return { ledger: l, token: tokenContractAddress(config.evmTokenContracts, l, "USDC") }
     })
 
   /** An EVM payout, recorded before it is sent: native ETH for an unwrap, USDC for the others. */
@@ -246,14 +249,22 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         return status === "mined" && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
       }
       case "Refund": {
-        // A mint names no refund address (spec): its mismatched stablecoin stays at the order's address for an operator.
-        if (row.kind === "mint") return yield* apply(row, [{ _tag: "LegRefused", reason: "the stablecoin deposit was not the ordered amount (or came late); mint orders have no refund address: an operator returns it" }])
-        if (row.kind === "wrap") return yield* apply(row, [{ _tag: "LegRefused", reason: "the coin deposit was not the ordered amount (or came late); wrap refunds on the coin chains are not automated: an operator returns it" }])
+        // A mint's stablecoin or a wrap's coin goes back on its own chain (refunds.ts, refundLegs.ts).
+        if (row.kind === "mint" || row.kind === "wrap") {
+          const r = yield* refundLeg(row, action.amount, refundChains)
+          return r._tag === "Recorded" ? yield* apply(row, [{ _tag: "RefundRecorded", txid: r.txid }])
+            : r._tag === "Refused" ? yield* apply(row, [{ _tag: "LegRefused", reason: r.reason }]) : false
+        }
         const property = yield* propertyOf(row)
         const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "")
         return yield* apply(row, [{ _tag: "RefundRecorded", txid }])
       }
       case "FollowRefund": {
+        if (row.kind === "mint" || row.kind === "wrap") {
+          const r = yield* followRefund(row, action.txid, order.deposit?.amount ?? 0n, refundChains)
+          return r === "confirmed" ? yield* apply(row, [{ _tag: "RefundConfirmed" }])
+            : r === "pending" ? false : r._tag === "Refused" ? yield* apply(row, [{ _tag: "LegRefused", reason: r.reason }]) : false
+        }
         const leg = yield* readLeg(orderId, "refund")
         if (leg === undefined) return false
         const confirmations = yield* ensureLedgerSent(leg)

@@ -15,6 +15,7 @@
 // | paying            | the payout (USDC, native coin, or the token grant) is recorded and sent | released               |
 // | released          | the payout is confirmed: done                        | —                                     |
 // | refunding         | the deposit did not match the order (or came late): its refund is recorded and sent | refunded |
+//                       (failed instead when the order has nowhere to return it: refunds.ts)
 // | refunded          | the refund is confirmed: done                        | —                                     |
 // | expired           | no deposit within the window                         | refunding (a late deposit)            |
 // | failed            | a leg was refused for good; an operator looks        | —                                     |
@@ -27,6 +28,8 @@
 //   desk's favour by at most one base unit); the payout is what is left, converted to the payout
 //   asset's precision rounding down (`floor`); the remainder below the payout's smallest unit stays
 //   with the fee. All integers (bigint), never floats.
+// - An order that cannot return a deposit by itself (`refundable: false`: a wrap without a
+//   refundAddress, refunds.ts) ends `failed` with the reason instead of `refunding`.
 // - A deposit seen with fewer confirmations than required that then disappears (dropped, reorged
 //   out) sends the order back to `awaiting_deposit`; once `deposit_confirmed`, the desk acts.
 
@@ -66,6 +69,12 @@ export interface DeskOrder {
   readonly payoutTxid?: string | undefined
   readonly refundTxid?: string | undefined
   readonly failure?: string | undefined
+  /**
+   * Whether a mismatched or late deposit can go back automatically (refunds.ts `refundable`);
+   * false: such an order ends `failed` with `noRefundReason`. Absent: true.
+   */
+  readonly refundable?: boolean | undefined
+  readonly noRefundReason?: string | undefined
 }
 
 export type DeskOrderEvent =
@@ -137,7 +146,11 @@ export const step = (order: DeskOrder, event: DeskOrderEvent): Step => {
       const mismatch = d.amount !== order.amount
       const late = order.status === "expired" || (order.status === "awaiting_deposit" && event.nowMs >= order.expiresAtMs)
       if (d.confirmations >= order.requiredConfirmations) {
-        if (mismatch || late) return { order: { ...order, status: "refunding", deposit: d }, milestones: order.status === "deposit_seen" ? ["deposit_confirmed"] : ["deposit_seen", "deposit_confirmed"] }
+        const seen: ReadonlyArray<Milestone> = order.status === "deposit_seen" ? ["deposit_confirmed"] : ["deposit_seen", "deposit_confirmed"]
+        if ((mismatch || late) && order.refundable === false) {
+          return { order: { ...order, status: "failed", deposit: d, failure: order.noRefundReason ?? "the deposit cannot be returned automatically: an operator returns it" }, milestones: [...seen, "failed"] }
+        }
+        if (mismatch || late) return { order: { ...order, status: "refunding", deposit: d }, milestones: seen }
         return { order: { ...order, status: "deposit_confirmed", deposit: d }, milestones: order.status === "deposit_seen" ? ["deposit_confirmed"] : ["deposit_seen", "deposit_confirmed"] }
       }
       if (late) return { order: { ...order, deposit: d }, milestones: [] }

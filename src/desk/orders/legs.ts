@@ -9,12 +9,15 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
 import type { Hex } from "viem"
+import type { SignedEvmTx } from "../../chain/evm/EvmLedger.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import type { OmniPayload } from "../../chain/omni/codec.ts"
 import { addressScript, buildOmni } from "../../chain/txBuilder.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
+import { legNonceGuard } from "./nonceLock.ts"
 
-export type LegName = "sweep" | "burn" | "payout" | "refund"
+/** `refund_gas`: the native coin a mint refund's deposit address needs to send the stablecoin back (refunds.ts). */
+export type LegName = "sweep" | "burn" | "payout" | "refund" | "refund_gas"
 
 /** A leg could not be made or sent now; the order stays where it is and tries again. */
 export class LegDeferred extends Schema.TaggedError<LegDeferred>()("LegDeferred", { message: Schema.String }) {}
@@ -108,10 +111,14 @@ export const evmPayoutLeg = (
       return known.txid
     }
     const sql = yield* SqlClient.SqlClient
-    return yield* ledger.erc20TransferRecorded(token, to, amount, (signed) =>
-      Effect.asVoid(sql`INSERT INTO desk_order_legs (order_id, leg, chain, txid, raw, nonce)
-        VALUES (${orderId}, 'payout', ${ledger.chain}, ${signed.hash}, ${signed.raw}, ${signed.nonce})`)).pipe(Effect.mapError(deferred("payout")))
+    return yield* ledger.erc20TransferRecorded(token, to, amount, recordEvmLeg(sql, orderId, "payout", ledger.chain), legNonceGuard(sql, ledger.chain))
+      .pipe(Effect.mapError(deferred("payout")))
   })
+
+/** Writes an EVM leg's signed bytes, nonce and sender (inside the nonce guard's transaction). */
+export const recordEvmLeg = (sql: SqlClient.SqlClient, orderId: string, leg: LegName, chain: string) => (signed: SignedEvmTx) =>
+  Effect.asVoid(sql`INSERT INTO desk_order_legs (order_id, leg, chain, txid, raw, nonce, sender)
+    VALUES (${orderId}, ${leg}, ${chain}, ${signed.hash}, ${signed.raw}, ${signed.nonce}, ${signed.from})`)
 
 /**
  * A recorded payout the chain does not know is sent again with its bytes. If the node refuses
@@ -129,13 +136,14 @@ export const ensureEvmSent = (orderId: string, row: LegRow, ledger: import("../.
     if (status !== "unknown") return status
     const sent = yield* ledger.sendRaw(row.raw as Hex).pipe(
       Effect.as(true),
-      Effect.catchTag("EvmTxRejected", (e) => /nonce/i.test(e.reason) ? Effect.succeed(false) : Effect.fail(e)),
+      // Only "too low" means the nonce went elsewhere; "too high" (a gap another node is filling) waits.
+      Effect.catchTag("EvmTxRejected", (e) => /nonce too low|is lower than the current nonce/i.test(e.reason) ? Effect.succeed(false) : Effect.fail(e)),
       Effect.mapError(deferred("payout: resend"))
     )
     if (!sent) {
       const sql = yield* SqlClient.SqlClient
-      yield* sql`DELETE FROM desk_order_legs WHERE order_id = ${orderId} AND leg = 'payout' AND txid = ${row.txid}`
-      yield* Effect.logWarning(`order ${orderId}: recorded payout ${row.txid} can never be mined (its nonce ${row.nonce} went to another transaction); signing it again`)
+      yield* sql`DELETE FROM desk_order_legs WHERE order_id = ${orderId} AND leg = ${row.leg} AND txid = ${row.txid}`
+      yield* Effect.logWarning(`order ${orderId}: recorded ${row.leg} ${row.txid} can never be mined (its nonce ${row.nonce} went to another transaction); signing it again`)
     }
     return "pending" as const
   })

@@ -5,6 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { OrderRef } from "../webhooks/partnerWebhook.ts"
 import type { DeskOrder, DeskOrderKind, DeskOrderStatus, Milestone } from "./deskOrderState.ts"
+import { noRefundAddressReason, refundable } from "./refunds.ts"
 
 export interface OrderRow {
   readonly id: string
@@ -76,7 +77,9 @@ export const machineOf = (r: OrderRow): DeskOrder => ({
   burnTxid: r.burn_txid ?? undefined,
   payoutTxid: r.payout_txid ?? undefined,
   refundTxid: r.refund_txid ?? undefined,
-  failure: r.failure ?? undefined
+  failure: r.failure ?? undefined,
+  refundable: refundable(r.kind, r.refund_address),
+  noRefundReason: noRefundAddressReason(r.kind)
 })
 
 /**

@@ -8,8 +8,10 @@
 // supply is its property's total (granted minus revoked) less what the desk issuer holds.
 // Each scan leaves a heartbeat (desk_heartbeats "reserves-scan").
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Either, Layer, Option } from "effect"
-import { devnetTokenAddress, devnetTokenSymbols } from "../../chain/evm/devnetTokens.ts"
+import { Context, Effect, Either, Layer } from "effect"
+import { isAddress } from "viem"
+import { devnetTokenSymbols } from "../../chain/evm/devnetTokens.ts"
+import { tokenContractAddress } from "../../chain/evm/tokenAddress.ts"
 import { type EvmChain, EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
 import { ledgerLimits } from "../../chain/ledger/UtxoLedger.ts"
@@ -25,7 +27,7 @@ import { listTokens } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
 import type { DeskChain } from "../wallets/paths.ts"
 import { type AddressGroup, type Holding, type ReservesReport, reservesReport, type TokenSupply } from "./reserves.ts"
-import { parseStablecoinContracts, type StablecoinContract } from "./stablecoinContracts.ts"
+import type { TokenContract as StablecoinContract } from "../../chain/evm/tokenContracts.ts"
 
 /** Balance reads in flight at once, per scan. */
 export const scanConcurrency = 16
@@ -56,16 +58,20 @@ export const make = Effect.gen(function*() {
   const omni = yield* OmniView
   const issuer = yield* systemWallet(deskIssuerWallet)
 
-  // The stablecoins per chain: the devnets' own, or the configured contracts.
+  // The stablecoins per chain, from the one table (tokenContracts.ts): on devnets every symbol (the
+  // configured contract, else the devnet's own); on real nodes only the configured ones. A mixed-case
+  // address with a bad EIP-55 checksum stops the start here, as the setting's error.
   let contracts: ReadonlyArray<StablecoinContract>
   if (evmKind(config) === "devnet") {
     contracts = yield* Effect.forEach(evm.chains, (chain) =>
-      Effect.map(Effect.orDie(evm.get(chain)), (ledger) => devnetTokenSymbols.map((symbol) => ({ chain, symbol, address: devnetTokenAddress(ledger.hotWallet, symbol) }))))
+      Effect.map(Effect.orDie(evm.get(chain)), (ledger) => devnetTokenSymbols.map((symbol) => ({ chain, symbol, address: tokenContractAddress(config.evmTokenContracts, ledger, symbol) }))))
       .pipe(Effect.map((all) => all.flat()))
   } else {
-    const parsed = parseStablecoinContracts(Option.getOrElse(config.deskStablecoins, () => ""))
-    if (Either.isLeft(parsed)) return yield* Effect.fail(invalidSetting("DESK_STABLECOINS", parsed.left))
-    contracts = parsed.right.filter((c) => evm.chains.includes(c.chain))
+    contracts = config.evmTokenContracts.filter((c) => evm.chains.includes(c.chain))
+  }
+  const badChecksum = config.evmTokenContracts.find((c) => !isAddress(c.address, { strict: true }))
+  if (badChecksum !== undefined) {
+    return yield* Effect.fail(invalidSetting("EVM_TOKEN_CONTRACTS", `${badChecksum.chain}:${badChecksum.symbol}: bad EIP-55 checksum (mixed case that does not match): mistyped?`))
   }
   const decimals = new Map<string, number>()
   const decimalsOf = (chain: EvmChain, token: string) =>

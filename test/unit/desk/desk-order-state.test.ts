@@ -10,6 +10,7 @@ import {
   quote,
   step
 } from "../../../src/desk/orders/deskOrderState.ts"
+import { noRefundAddressReason, refundable } from "../../../src/desk/orders/refunds.ts"
 
 const T0 = 1_000_000
 const order = (kind: DeskOrderKind, over: Partial<DeskOrder> = {}): DeskOrder => ({
@@ -80,6 +81,27 @@ describe("desk order state machine", () => {
       expect(sent.milestones).toEqual(["refund_sent"])
       expect(nextAction(sent.order)).toEqual({ _tag: "FollowRefund", txid: "r" })
       expect(step(sent.order, { _tag: "RefundConfirmed" }).order.status).toBe("refunded")
+    }
+  })
+
+  it("an order with nowhere to return a deposit (a wrap without refundAddress) fails with the reason instead of refunding", () => {
+    const reason = noRefundAddressReason("wrap")
+    const wrap = order("wrap", { refundable: refundable("wrap", null), noRefundReason: reason })
+    const wrong = run(wrap, [seen(99_000_000n, 1), seen(99_000_000n, 2)])
+    expect(wrong.order).toMatchObject({ status: "failed", failure: reason, deposit: { amount: 99_000_000n } })
+    expect(wrong.milestones).toEqual(["deposit_seen", "deposit_confirmed", "failed"])
+    expect(nextAction(wrong.order)).toEqual({ _tag: "None" })
+    // Late, straight from expired, confirmed in one look.
+    const expired = step(wrap, { _tag: "Tick", nowMs: wrap.expiresAtMs }).order
+    const late = step(expired, seen(wrap.amount, 2, wrap.expiresAtMs + 1))
+    expect(late).toMatchObject({ order: { status: "failed", failure: reason }, milestones: ["deposit_seen", "deposit_confirmed", "failed"] })
+    // The right amount in time is not affected: the wrap goes on.
+    expect(run(wrap, [seen(wrap.amount, 2)]).order.status).toBe("deposit_confirmed")
+    // A wrap with a refund address, and every mint (its deposit's sender at worst), refund.
+    for (const o of [order("wrap", { refundable: refundable("wrap", "mkRefund") }), order("mint", { refundable: refundable("mint", null) })]) {
+      const r = run(o, [seen(1n, 2)])
+      expect(r.order.status).toBe("refunding")
+      expect(nextAction(r.order)).toEqual({ _tag: "Refund", amount: 1n })
     }
   })
 

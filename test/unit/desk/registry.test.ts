@@ -2,7 +2,6 @@
 // contracts setting of the reserves scan.
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { parseStablecoinContracts } from "../../../src/desk/reserves/stablecoinContracts.ts"
 import { applyChange, defaultTokens, isLive, registryView } from "../../../src/desk/tokens/registry.ts"
 
 const susd = defaultTokens.find((t) => t.code === "SUSD")!
@@ -28,22 +27,5 @@ describe("token registry changes", () => {
     expect(refused({ minAmount: "1e3" })).toMatch(/^--min: amount "1e3" is not a plain positive decimal/)
     expect(refused({ propertyId: "0" })).toMatch(/--property must be an integer from 1/)
     expect(refused({ requiredConfirmations: "0" }, wbtc)).toMatch(/--confirmations must be an integer from 1 to 1000/)
-  })
-})
-
-describe("SHARDLINE_DESK_STABLECOINS", () => {
-  const usdc = "0x" + "a".repeat(40)
-  it("reads chain:SYMBOL=0x… entries", () => {
-    expect(Either.getOrThrow(parseStablecoinContracts(`ethereum:USDC=${usdc}, bsc:DAI=${usdc}`))).toEqual([
-      { chain: "ethereum", symbol: "USDC", address: usdc }, { chain: "bsc", symbol: "DAI", address: usdc }
-    ])
-    expect(Either.getOrThrow(parseStablecoinContracts(""))).toEqual([])
-  })
-  it("refuses unknown chains and symbols, duplicates and bad addresses", () => {
-    const left = (t: string) => Either.flip(parseStablecoinContracts(t)).pipe(Either.getOrThrow)
-    expect(left(`polygon:USDC=${usdc}`)).toMatch(/unknown chain "polygon"/)
-    expect(left(`ethereum:FRAX=${usdc}`)).toMatch(/FRAX is not one of USDC, USDT, PYUSD, DAI/)
-    expect(left(`ethereum:USDC=${usdc},ethereum:USDC=${usdc}`)).toBe("ethereum:USDC is listed twice")
-    expect(left("ethereum:USDC=0x12")).toMatch(/is not chain:SYMBOL=0x/)
   })
 })

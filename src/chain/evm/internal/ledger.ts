@@ -14,7 +14,7 @@ import {
   type Address,
   type Hex
 } from "viem"
-import type { PrivateKeyAccount } from "viem/accounts"
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts"
 import { evmChains, type EvmChain } from "../chains.ts"
 import {
   EvmCallFailed,
@@ -31,7 +31,8 @@ import {
 } from "../EvmLedger.ts"
 import { mockUsdcAbi } from "../MockUsdc.ts"
 import { nativeScanBlocksMax } from "../nativeTransfers.ts"
-import type { EvmBackend, RawLog } from "./backend.ts"
+import type { NonceGuard } from "../nonceGuard.ts"
+import type { EvmBackend, RawLog, TxFields } from "./backend.ts"
 import { parseAddress, parseAddressList, parseAmount, parseBlock, parseHash, parseMineCount, parseRecipient } from "./input.ts"
 
 export const transferTopic = toEventSelector("Transfer(address,address,uint256)")
@@ -67,6 +68,19 @@ const decodeTransfer = (log: RawLog): TransferLog | undefined => {
     return undefined
   }
 }
+
+/** The max fee per gas lowered so gas × max fee fits `budget` wei (the priority fee never above it). */
+export const feesWithin = (fields: TxFields, budget: bigint | undefined): Pick<TxFields, "maxFeePerGas" | "maxPriorityFeePerGas"> => {
+  if (budget === undefined || fields.gas * fields.maxFeePerGas <= budget) return { maxFeePerGas: fields.maxFeePerGas, maxPriorityFeePerGas: fields.maxPriorityFeePerGas }
+  const maxFeePerGas = budget / fields.gas
+  return { maxFeePerGas, maxPriorityFeePerGas: fields.maxPriorityFeePerGas < maxFeePerGas ? fields.maxPriorityFeePerGas : maxFeePerGas }
+}
+
+const signerAccount = (key: Uint8Array) =>
+  Effect.try({
+    try: () => privateKeyToAccount(`0x${Buffer.from(key).toString("hex")}`),
+    catch: () => new EvmInvalidInput({ field: "signerKey", value: "<redacted>", message: "not a valid secp256k1 private key" })
+  })
 
 export interface LedgerOptions {
   readonly chain: EvmChain
@@ -111,18 +125,35 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
 
     /**
      * Prepare, sign, (record,) send as one step under the lock; `check` runs first, under the same
-     * lock; `record` gets the signed bytes before they are sent.
+     * lock; `record` gets the signed bytes before they are sent. With a `guard`, the nonce choice,
+     * signing and record also run inside its cross-process step, and the nonce is the guard's.
      */
-    const send = <E, R = never>(to: Address | undefined, data: Hex, check: Effect.Effect<void, E>, record?: (signed: SignedEvmTx) => Effect.Effect<void, R>, value?: bigint) =>
-      sendLock.withPermits(1)(
-        Effect.gen(function*() {
-          yield* check
-          const fields = yield* backend.prepare({ from: hotWallet, to, data, ...(value === undefined ? {} : { value }) })
-          const raw = yield* Effect.promise(() => account.signTransaction({ chainId, type: "eip1559", to, data, ...(value === undefined ? {} : { value }), ...fields }))
-          if (record !== undefined) yield* record({ hash: keccak256(raw), raw, nonce: fields.nonce })
-          return yield* sendRaw(raw)
-        })
-      )
+    const send = <E, R = never>(
+      to: Address | undefined,
+      data: Hex,
+      check: Effect.Effect<void, E>,
+      record?: (signed: SignedEvmTx) => Effect.Effect<void, R>,
+      guard?: NonceGuard<R>,
+      options: { readonly signer?: PrivateKeyAccount; readonly value?: bigint; readonly feeBudgetWei?: bigint } = {}
+    ) => {
+      const signer = options.signer ?? account
+      const value = options.value ?? 0n
+      const signAndRecord = Effect.gen(function*() {
+        const prepared = yield* backend.prepare({ from: signer.address, to, data, ...(value === 0n ? {} : { value }) })
+        const nonce = guard === undefined ? prepared.nonce : yield* guard.nonce(signer.address, prepared.nonce)
+        const fields = { ...prepared, nonce, ...feesWithin(prepared, options.feeBudgetWei) }
+        const raw = yield* Effect.promise(() => signer.signTransaction({ chainId, type: "eip1559", to, data, value, ...fields }))
+        if (record !== undefined) yield* record({ hash: keccak256(raw), raw, nonce, from: signer.address })
+        return raw
+      })
+      const step = Effect.gen(function*() {
+        yield* check
+        const raw = yield* (guard === undefined ? signAndRecord : guard.serialize(signer.address, signAndRecord))
+        return yield* sendRaw(raw)
+      })
+      // The hot wallet's sends in this process go one at a time; another signer has only its guard.
+      return signer === account ? sendLock.withPermits(1)(step) : step
+    }
 
     const sendTransaction: EvmLedger["sendTransaction"] = (request) =>
       Effect.flatMap(request.to === undefined ? Effect.succeed(undefined) : parseAddress("to", request.to), (to) =>
@@ -149,7 +180,7 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
         }
       })
 
-    const transfer = <R = never>(tokenInput: string, toInput: string, amountInput: bigint, record?: (signed: SignedEvmTx) => Effect.Effect<void, R>) =>
+    const transfer = <R = never>(tokenInput: string, toInput: string, amountInput: bigint, record?: (signed: SignedEvmTx) => Effect.Effect<void, R>, guard?: NonceGuard<R>) =>
       Effect.gen(function*() {
         const token = yield* parseAddress("token", tokenInput)
         const to = yield* parseRecipient("to", toInput)
@@ -157,7 +188,7 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
         // Pending: payouts sent but not yet mined have already spent their share.
         const covered = Effect.flatMap(balanceOf(token, hotWallet, "pending"), (balance) =>
           balance < amount ? Effect.fail(new EvmInsufficientTokenBalance({ chain, token, holder: hotWallet, balance, amount })) : Effect.void)
-        return yield* send(token, encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }), covered, record)
+        return yield* send(token, encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }), covered, record, guard)
       })
 
     const ledger: EvmLedger = {
@@ -182,16 +213,35 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
         }),
 
       erc20Transfer: (tokenInput, toInput, amountInput) => transfer(tokenInput, toInput, amountInput),
-      erc20TransferRecorded: (tokenInput, toInput, amountInput, record) => transfer(tokenInput, toInput, amountInput, record),
+      erc20TransferRecorded: (tokenInput, toInput, amountInput, record, guard) => transfer(tokenInput, toInput, amountInput, record, guard),
+      estimateSend: (request) =>
+        Effect.gen(function*() {
+          const from = yield* parseAddress("from", request.from)
+          const to = yield* parseAddress("to", request.to)
+          const fields = yield* backend.prepare({ from, to, data: request.data ?? "0x" })
+          return { gas: fields.gas, maxFeePerGas: fields.maxFeePerGas }
+        }),
+      sendRecorded: (request, record, guard) =>
+        Effect.gen(function*() {
+          const to = yield* parseRecipient("to", request.to)
+          const value = request.value ?? 0n
+          if (value < 0n) return yield* new EvmInvalidInput({ field: "value", value: String(value), message: "expected wei >= 0" })
+          const signer = request.signerKey === undefined ? undefined : yield* signerAccount(request.signerKey)
+          return yield* send(to, request.data ?? "0x", Effect.void, record, guard, {
+            value,
+            ...(signer === undefined ? {} : { signer }),
+            ...(request.feeBudgetWei === undefined ? {} : { feeBudgetWei: request.feeBudgetWei })
+          })
+        }),
 
-      nativeTransfer: (toInput, amountInput, record) =>
+      nativeTransfer: (toInput, amountInput, record, guard) =>
         Effect.gen(function*() {
           const to = yield* parseRecipient("to", toInput)
           const amount = yield* parseAmount("amount", amountInput)
           // The value must be there at the head; what gas and sends still pending leave short the node refuses (EvmTxRejected).
           const covered = Effect.flatMap(backend.nativeBalance(hotWallet), (balance) =>
             balance < amount ? Effect.fail(new EvmInsufficientTokenBalance({ chain, token: "native", holder: hotWallet, balance, amount })) : Effect.void)
-          return yield* send(to, "0x", covered, record, amount)
+          return yield* send(to, "0x", covered, record, guard, { value: amount })
         }),
 
       nativeTransfers: (fromInput, toInput, recipients) =>
