@@ -1,12 +1,14 @@
 // ETH wrapping on the desk's ethereum ledger. A wrap's deposit: the first native payment to the
 // order's own EVM address (a transaction of its own; see nativeTransfers.ts) above the block the
-// order was made at, with its confirmations. An unwrap's payout: native ETH from the EVM hot wallet, signed under the ledger's send
-// lock and recorded with its nonce and bytes in desk_order_legs before it is sent (as the USDC
-// payout, `evmPayoutLeg`); a recorded payout is followed and re-sent by `ensureEvmSent`.
+// order was made at, with its confirmations. An unwrap's payout: native ETH from the EVM hot
+// wallet, its nonce chosen under the cross-node nonce guard and recorded with its bytes and sender
+// in desk_order_legs before it is sent (as the USDC payout, `evmPayoutLeg`); a recorded payout is
+// followed and re-sent by `ensureEvmSent`.
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { EvmLedger } from "../../chain/evm/EvmLedger.ts"
-import { ensureEvmSent, LegDeferred, readLeg } from "./legs.ts"
+import { ensureEvmSent, LegDeferred, readLeg, recordEvmLeg } from "./legs.ts"
+import { legNonceGuard } from "./nonceLock.ts"
 
 const deferred = (e: { readonly _tag: string }) =>
   new LegDeferred({ message: `payout: ${"reason" in e ? String(e.reason) : "message" in e ? String(e.message) : e._tag}` })
@@ -20,9 +22,9 @@ export const evmNativePayoutLeg = (orderId: string, ledger: EvmLedger, to: strin
       return known.txid
     }
     const sql = yield* SqlClient.SqlClient
-    return yield* ledger.nativeTransfer(to, wei, (signed) =>
-      Effect.asVoid(sql`INSERT INTO desk_order_legs (order_id, leg, chain, txid, raw, nonce)
-        VALUES (${orderId}, 'payout', ${ledger.chain}, ${signed.hash}, ${signed.raw}, ${signed.nonce})`)).pipe(Effect.mapError(deferred))
+    // Recorded with its sender inside the cross-node nonce guard (nonceLock.ts), as every EVM leg.
+    return yield* ledger.nativeTransfer(to, wei, recordEvmLeg(sql, orderId, "payout", ledger.chain), legNonceGuard(sql, ledger.chain))
+      .pipe(Effect.mapError(deferred))
   })
 
 /** Blocks one look reads at most (each block is read whole on a real node). */
