@@ -203,9 +203,11 @@ export const createWrapOrder = (member: DeskCaller, req: WrapRequest) =>
     }
     const q = quote(amount, token.feeInBps, coinDecimals, TOKEN_DECIMALS)
     if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be wrapped"))
-    const tip = chain === "ethereum"
-      ? { height: Number(yield* Effect.flatMap(Effect.mapError((yield* EvmLedgers).get(chain), () => bad("ETH is not served by this desk (no ethereum ledger)")), (l) => l.blockNumber)) }
-      : yield* coins.get(chain).tip
+    // The deposit scan starts above the deposit chain's height now.
+    const evm = yield* EvmLedgers
+    const fromHeight = chain === "ethereum"
+      ? Number(yield* Effect.flatMap(Effect.mapError(evm.get(chain), () => bad("ETH is not served by this desk (no ethereum ledger)")), (l) => l.blockNumber))
+      : (yield* coins.get(chain).tip).height
     const id = randomUUID()
     return yield* Effect.gen(function*() {
       const deposit = yield* wallets.depositAddress({ chain, purpose: "order", owner: id, memberId: member.memberId })
@@ -213,7 +215,7 @@ export const createWrapOrder = (member: DeskCaller, req: WrapRequest) =>
           deposit_address, payout_address, refund_address, reference, required_confirmations, expires_at, deposit_from_height)
         VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'wrap', 'awaiting_deposit', ${token.code}, ${chain},
           ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeInBps}, ${deposit.address}, ${payout.right}, ${refund},
-          ${req.reference ?? null}, ${Math.max(1, token.requiredConfirmations)}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${tip.height})`
+          ${req.reference ?? null}, ${Math.max(1, token.requiredConfirmations)}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${fromHeight})`
       yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "wrap", keyId: member.keyId })}::jsonb)`
       return id
     }).pipe(sql.withTransaction)

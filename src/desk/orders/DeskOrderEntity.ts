@@ -62,8 +62,9 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const wallets = yield* DeskWallets
   const config = yield* AppConfig
   const devnets = yield* DevnetChains
-  // Devnet hot-vault top-ups, one per coin chain for this activation (each pays at most once a block).
+  // An ETH wrap's scan cursor, for this activation (ethWrap.ts).
   const ethCursor = { clearedTo: undefined as bigint | undefined }
+  // Devnet hot-vault top-ups, one per coin chain for this activation (each pays at most once a block).
   const topUps = new Map(coins.chains.map((c) => [c, devnetTopUp(config, devnets, c, coins.get(c))] as const))
   const refundChains = { evm, coins, wallets, config }
   const self = (yield* DeskOrderEntity.client)(address.entityId)
