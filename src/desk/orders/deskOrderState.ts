@@ -9,21 +9,21 @@
 // | status            | meaning                                              | next                                  |
 // |-------------------|------------------------------------------------------|---------------------------------------|
 // | awaiting_deposit  | deposit address issued, nothing seen                 | deposit_seen, expired                 |
-// | deposit_seen      | a deposit is on its chain, fewer confirmations than required | deposit_confirmed, refunding, awaiting_deposit (reorged away) |
+// | deposit_seen      | a deposit is on its chain, fewer confirmations than required | deposit_confirmed, refunding, failed (nowhere to refund), awaiting_deposit (reorged away) |
 // | deposit_confirmed | required confirmations reached                       | burning (token in), paying (coin in)  |
 // | burning           | the received token's burn is recorded and sent       | paying                                |
 // | paying            | the payout (USDC, native coin, or the token grant) is recorded and sent | released               |
 // | released          | the payout is confirmed: done                        | —                                     |
-// | refunding         | the deposit did not match the order (or came late): its refund is recorded and sent | refunded |
-//                       (failed instead when the order has nowhere to return it: refunds.ts)
+// | refunding         | the deposit did not match the order (or came late): its refund is recorded and sent | refunded, failed (leg refused) |
 // | refunded          | the refund is confirmed: done                        | —                                     |
-// | expired           | no deposit within the window                         | refunding (a late deposit)            |
+// | expired           | no deposit within the window                         | refunding (a late deposit), failed (nowhere to refund) |
 // | failed            | a leg was refused for good; an operator looks        | —                                     |
 //
 // Rules (documented in docs/desk-orders.md):
 // - The deposit must be exactly the ordered amount. Any other amount (over or under) is refunded
-//   in full to the refund address and the order ends `refunded`: the desk never guesses which part
-//   the customer meant. A deposit arriving after expiry is refunded the same way.
+//   in full (a wrap's less the network fee; who gets it: refunds.ts) and the order ends `refunded`:
+//   the desk never guesses which part the customer meant. A deposit arriving after expiry is
+//   refunded the same way.
 // - The fee is `ceil(amount × feeBps / 10000)` in the deposit asset's base units (rounded in the
 //   desk's favour by at most one base unit); the payout is what is left, converted to the payout
 //   asset's precision rounding down (`floor`); the remainder below the payout's smallest unit stays

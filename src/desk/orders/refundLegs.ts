@@ -16,7 +16,7 @@ import type { CoinLedgersShape } from "../../chain/ledger/CoinLedgers.ts"
 import { tokenContractAddress } from "../../chain/evm/tokenAddress.ts"
 import type { TokenSymbol } from "../../chain/evm/tokenContracts.ts"
 import type { UtxoLedgerShape } from "../../chain/ledger/UtxoLedger.ts"
-import type { CoinChain } from "../../chain/params.ts"
+import { type CoinChain, coinChainNames } from "../../chain/params.ts"
 import { addressScript, buildSend, type Utxo } from "../../chain/txBuilder.ts"
 import type { AppConfigShape } from "../../platform/Config.ts"
 import type { DeskWalletsShape } from "../wallets/DeskWallets.ts"
@@ -140,7 +140,12 @@ export interface RefundChains {
 export const refundLeg = (row: OrderRow, amount: bigint, chains: RefundChains) =>
   row.kind === "mint"
     ? Effect.flatMap(Effect.mapError(chains.evm.get(row.chain as EvmChain), deferred("refund")), (l) => evmRefund(row, amount, l, chains.config, chains.wallets))
-    : coinRefund(row, chains.coins.get(row.chain as CoinChain), chains.wallets)
+    : isCoinChain(row.chain)
+    ? coinRefund(row, chains.coins.get(row.chain), chains.wallets)
+    // A wrap on another chain (ETH) has no automatic refund here: an operator returns it.
+    : Effect.succeed<RefundStep>({ _tag: "Refused", reason: `refunds of ${row.chain ?? "this chain"}'s deposits are not automated: an operator returns it` })
+
+const isCoinChain = (chain: string | null): chain is CoinChain => (coinChainNames as ReadonlyArray<string | null>).includes(chain)
 
 /**
  * Whether a mint's or wrap's recorded refund `txid` is in a block. A mint refund whose bytes can
@@ -150,8 +155,8 @@ export const followRefund = (row: OrderRow, txid: string, amount: bigint, chains
   Effect.gen(function*() {
     if (row.kind !== "mint") {
       const leg = yield* readLeg(row.id, "refund")
-      if (leg === undefined) return "pending" as const
-      return (yield* ensureCoinSent(leg, chains.coins.get(row.chain as CoinChain))) >= 1 ? "confirmed" as const : "pending" as const
+      if (leg === undefined || !isCoinChain(row.chain)) return "pending" as const
+      return (yield* ensureCoinSent(leg, chains.coins.get(row.chain))) >= 1 ? "confirmed" as const : "pending" as const
     }
     const l = yield* Effect.mapError(chains.evm.get(row.chain as EvmChain), deferred("refund"))
     const leg = yield* readLeg(row.id, "refund")
