@@ -10,6 +10,7 @@ import { Transaction } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
 import { Effect, Either } from "effect"
 import * as ecc from "tiny-secp256k1"
+import { hexToBytes } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
@@ -201,6 +202,43 @@ describe("desk unwrapping and ETH wrapping", () => {
     expect(done.mintTxid).toMatch(/^[0-9a-f]{64}$/)
     expect(await omniBalance(node, payoutAddress, property)).toBe(24_975_000n)
   }, 150_000)
+
+  it("refunds an ETH wrap deposit of the wrong amount to its sender (no refundAddress) or to the refundAddress, less at most the refund's gas", async () => {
+    const key = await createDeskKey(db.url, { scopes: ["wrap"] })
+    const ethereum = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("ethereum")))
+    const wei = (address: string) => node.run(ethereum.nativeBalance(address))
+    const ether = 10n ** 18n
+    // The customer: an account of its own (not the hot wallet), funded by the devnet.
+    const customerKey = generatePrivateKey()
+    const customer = privateKeyToAccount(customerKey).address
+    await node.run(Effect.flatMap(DevnetChains, (c) => c.pay("ethereum", customer, "1", undefined)))
+    await mineChain("ethereum")
+    const refundTo = freshEvmAddress()
+    const cases = [
+      { refundAddress: undefined, receiver: customer },
+      { refundAddress: refundTo.toLowerCase(), receiver: refundTo }
+    ]
+    for (const c of cases) {
+      const created = await call("POST", "/wrap/orders", key.apiKey, { direction: "wrap", asset: "ETH", amount: "0.25", payoutAddress: randomLedgerKey().address, ...(c.refundAddress === undefined ? {} : { refundAddress: c.refundAddress }) })
+      expect(created.status).toBe(201)
+      // 0.2 ETH instead of 0.25, sent by the customer's own account.
+      const paid = 2n * ether / 10n
+      await node.run(ethereum.sendRecorded({ to: created.body.depositAddress, value: paid, signerKey: hexToBytes(customerKey) }, () => Effect.void))
+      await mineChain("ethereum")
+      const before = await wei(c.receiver)
+      const done = await settle(key.apiKey, created.body.id, "refunded", "ethereum")
+      expect(done).toMatchObject({ amountReceived: "0.2", mintTxid: null })
+      expect(done.refundTxid).toMatch(/^0x[0-9a-f]{64}$/)
+      const [leg] = await db.query<{ chain: string; txid: string; sender: string }>(`SELECT chain, txid, sender FROM desk_order_legs WHERE order_id = '${created.body.id}' AND leg = 'refund'`)
+      expect(leg).toMatchObject({ chain: "ethereum", txid: done.refundTxid })
+      expect(leg!.sender.toLowerCase()).toBe(created.body.depositAddress.toLowerCase())
+      // The receiver got the deposit less at most the refund's gas; nothing was granted.
+      const gained = (await wei(c.receiver)) - before
+      expect(gained).toBeGreaterThan(paid - ether / 1000n)
+      expect(gained).toBeLessThan(paid)
+      expect(gained + (await wei(created.body.depositAddress))).toBeLessThanOrEqual(paid)
+    }
+  }, 240_000)
 
   it("unwraps ETH: wETH in, burned, native ETH paid from the EVM hot wallet, exactly amount − fee in wei", async () => {
     const key = await createDeskKey(db.url, { scopes: ["wrap"] })

@@ -78,7 +78,7 @@ export const machineOf = (r: OrderRow): DeskOrder => ({
   payoutTxid: r.payout_txid ?? undefined,
   refundTxid: r.refund_txid ?? undefined,
   failure: r.failure ?? undefined,
-  refundable: refundable(r.kind, r.refund_address),
+  refundable: refundable(r.kind, r.refund_address, r.chain),
   noRefundReason: noRefundAddressReason(r.kind)
 })
 

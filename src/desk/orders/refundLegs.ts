@@ -5,8 +5,10 @@
 // address cannot pay the transfer's gas) must be mined before `refund` (the stablecoin back,
 // signed by the order address's key, its fee capped to what the address holds) is signed.
 // EVM legs choose their nonce under the cross-node advisory lock (nonceLock.ts).
-// Wrap: `refund` spends the deposit's own outputs at the order's address to the refund address,
-// less the network fee; later payments to that address are not touched (an order is one deposit).
+// Wrap (BTC, LTC): `refund` spends the deposit's own outputs at the order's address to the refund
+// address, less the network fee; later payments to that address are not touched (an order is one
+// deposit). Wrap (ETH): `refund` sends the deposit's ETH back from the order's address, less the
+// transfer's gas at most, to the refund address or else the deposit's sender (as a mint's).
 import { SqlClient } from "@effect/sql"
 import { Transaction } from "bitcoinjs-lib"
 import { Effect, Either } from "effect"
@@ -23,7 +25,7 @@ import type { DeskWalletsShape } from "../wallets/DeskWallets.ts"
 import { ensureEvmSent, LegDeferred, type LegRow, readLeg, recordEvmLeg, recordLeg } from "./legs.ts"
 import { legNonceGuard } from "./nonceLock.ts"
 import type { OrderRow } from "./orderStore.ts"
-import { coinRefundValue, gasTopUp, mintRefundTo, noRefundAddressReason } from "./refunds.ts"
+import { coinRefundValue, ethRefundValue, gasTopUp, mintRefundTo, noRefundAddressReason } from "./refunds.ts"
 
 /** Where a refund stands after one look: its leg recorded (txid), still waiting (gas top-up in flight), or refused for good. */
 export type RefundStep =
@@ -136,24 +138,66 @@ export interface RefundChains {
   readonly config: AppConfigShape
 }
 
+/** `from` of an ETH wrap's deposit transaction (found again by reading the blocks after the order was made). */
+const nativeDepositSender = (l: EvmLedger, row: OrderRow) =>
+  Effect.gen(function*() {
+    const head = yield* l.blockNumber
+    const from = BigInt((row.deposit_from_height ?? 0) + 1)
+    const { transfers } = yield* l.nativeTransfers(from, head, [row.deposit_address])
+    const t = transfers.find((x) => x.txHash.toLowerCase() === row.deposit_txid?.toLowerCase())
+    if (t === undefined) return yield* new LegDeferred({ message: `refund: deposit ${row.deposit_txid} not found from block ${from}` })
+    return t.from
+  })
+
+/**
+ * An ETH wrap's refund: the deposit's wei back from the order's own address (it pays its own gas:
+ * what it received is ETH) to the refund address, else the deposit's sender. The gas is taken
+ * from the deposit at its most (gas limit × max fee per gas, the fee budget the signed
+ * transaction may not exceed); what the chain charges less stays at the address.
+ */
+export const ethRefund = (row: OrderRow, amount: bigint, l: EvmLedger, wallets: DeskWalletsShape) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const known = yield* readLeg(row.id, "refund")
+    if (known !== undefined) {
+      yield* ensureEvmSent(row.id, known, l)
+      return { _tag: "Recorded", txid: known.txid } satisfies RefundStep as RefundStep
+    }
+    const target = mintRefundTo(row.refund_address, yield* nativeDepositSender(l, row).pipe(Effect.mapError(deferred("refund: deposit"))))
+    if (target === undefined) return { _tag: "Refused", reason: "the deposit has no sender to return it to and the order has no refundAddress: an operator returns it" } satisfies RefundStep
+    const key = yield* orderKey(wallets, row, l.chain)
+    const estimate = yield* l.estimateSend({ from: key.address, to: target.to }).pipe(Effect.mapError(deferred("refund: gas estimate")))
+    const feeBudgetWei = estimate.gas * estimate.maxFeePerGas
+    const value = ethRefundValue(amount, feeBudgetWei)
+    if (value === undefined) return { _tag: "Refused", reason: `the deposit (${amount} wei) does not cover the gas of its refund (${feeBudgetWei} wei)` } satisfies RefundStep
+    const hash = yield* l.sendRecorded({ to: target.to, value, signerKey: key.privateKey, feeBudgetWei }, recordEvmLeg(sql, row.id, "refund", l.chain), legNonceGuard(sql, l.chain))
+      .pipe(Effect.mapError(deferred("refund")))
+    return { _tag: "Recorded", txid: hash } satisfies RefundStep as RefundStep
+  })
+
+/** Refunds on an EVM chain: a mint's stablecoin, an ETH wrap's ETH. */
+const isEvmRefund = (row: OrderRow): boolean => row.kind === "mint" || (row.kind === "wrap" && !isCoinChain(row.chain))
+
+const evmRefundOf = (row: OrderRow, amount: bigint, l: EvmLedger, chains: RefundChains) =>
+  row.kind === "mint" ? evmRefund(row, amount, l, chains.config, chains.wallets) : ethRefund(row, amount, l, chains.wallets)
+
 /** The refund leg of a mint or wrap order (other kinds refund on the ledger, in the entity). */
 export const refundLeg = (row: OrderRow, amount: bigint, chains: RefundChains) =>
-  row.kind === "mint"
-    ? Effect.flatMap(Effect.mapError(chains.evm.get(row.chain as EvmChain), deferred("refund")), (l) => evmRefund(row, amount, l, chains.config, chains.wallets))
+  isEvmRefund(row)
+    ? Effect.flatMap(Effect.mapError(chains.evm.get(row.chain as EvmChain), deferred("refund")), (l) => evmRefundOf(row, amount, l, chains))
     : isCoinChain(row.chain)
     ? coinRefund(row, chains.coins.get(row.chain), chains.wallets)
-    // A wrap on another chain (ETH) has no automatic refund here: an operator returns it.
     : Effect.succeed<RefundStep>({ _tag: "Refused", reason: `refunds of ${row.chain ?? "this chain"}'s deposits are not automated: an operator returns it` })
 
 const isCoinChain = (chain: string | null): chain is CoinChain => (coinChainNames as ReadonlyArray<string | null>).includes(chain)
 
 /**
- * Whether a mint's or wrap's recorded refund `txid` is in a block. A mint refund whose bytes can
+ * Whether a mint's or wrap's recorded refund `txid` is in a block. An EVM refund whose bytes can
  * never be mined (ensureEvmSent forgot them) is signed again and the order's refund txid follows.
  */
 export const followRefund = (row: OrderRow, txid: string, amount: bigint, chains: RefundChains) =>
   Effect.gen(function*() {
-    if (row.kind !== "mint") {
+    if (!isEvmRefund(row)) {
       const leg = yield* readLeg(row.id, "refund")
       if (leg === undefined || !isCoinChain(row.chain)) return "pending" as const
       return (yield* ensureCoinSent(leg, chains.coins.get(row.chain))) >= 1 ? "confirmed" as const : "pending" as const
@@ -161,7 +205,7 @@ export const followRefund = (row: OrderRow, txid: string, amount: bigint, chains
     const l = yield* Effect.mapError(chains.evm.get(row.chain as EvmChain), deferred("refund"))
     const leg = yield* readLeg(row.id, "refund")
     if (leg === undefined || leg.txid !== txid) {
-      const again = yield* evmRefund(row, amount, l, chains.config, chains.wallets)
+      const again = yield* evmRefundOf(row, amount, l, chains)
       if (again._tag === "Refused") return again
       if (again._tag === "Recorded" && again.txid !== txid) {
         const sql = yield* SqlClient.SqlClient

@@ -6,6 +6,8 @@
 //   deposit (`from` of its Transfer log). The address holds no gas: the EVM hot wallet first tops
 //   it up (`refund_gas`), then the address itself sends the whole deposit back (`refund`); both
 //   legs are recorded before they are broadcast.
+// - wrap (ETH at the order's own EVM address): the deposit's ETH goes back from that address, less
+//   its transfer's gas at most, to the refund address, else the deposit's sender (as a mint).
 // - wrap (BTC/LTC at the order's own address): the deposit's coins at that address go to the
 //   order's `refundAddress` (checked for the coin's network at creation) less the network fee at
 //   the chain's minimum relay rate; without a refundAddress the order ends `failed` for an
@@ -14,8 +16,23 @@
 // - cash-out, redeem: an Omni send back to the refund address (that address always exists).
 import type { DeskOrderKind } from "./deskOrderState.ts"
 
-/** Whether a mismatched or late deposit of an order can be returned automatically. */
-export const refundable = (kind: DeskOrderKind, refundAddress: string | null): boolean => kind !== "wrap" || refundAddress !== null
+/**
+ * Whether a mismatched or late deposit of an order can be returned automatically: a wrap on a
+ * UTXO chain (BTC, LTC) only with a refund address; an ETH wrap, like a mint, always (its
+ * deposit's sender is an account).
+ */
+export const refundable = (kind: DeskOrderKind, refundAddress: string | null, chain: string | null = null): boolean =>
+  kind !== "wrap" || refundAddress !== null || (chain !== null && evmWrapChains.has(chain))
+
+/** Wrap chains on which the deposit comes from an EVM account. */
+const evmWrapChains: ReadonlySet<string> = new Set(["ethereum", "base", "bsc"])
+
+/**
+ * What an ETH wrap refund pays: the deposit less the most its transfer's gas can cost (gas limit
+ * × max fee per gas); undefined when nothing would be left.
+ */
+export const ethRefundValue = (deposit: bigint, feeBudgetWei: bigint): bigint | undefined =>
+  deposit > feeBudgetWei ? deposit - feeBudgetWei : undefined
 
 /** Why an order whose deposit must go back ends `failed` instead. */
 export const noRefundAddressReason = (kind: DeskOrderKind): string =>

@@ -2,7 +2,7 @@
 // refunded, how much gas a deposit address is given, what a coin refund pays after its fee.
 import { describe, expect, it } from "vitest"
 import { nextNonce } from "../../../src/desk/orders/nonceLock.ts"
-import { coinRefundValue, gasTopUp, mintRefundTo, p2pkhSweepVsize, refundable } from "../../../src/desk/orders/refunds.ts"
+import { coinRefundValue, ethRefundValue, gasTopUp, mintRefundTo, p2pkhSweepVsize, refundable } from "../../../src/desk/orders/refunds.ts"
 
 describe("mint and wrap refund rules", () => {
   it("a mint goes back to its refundAddress, else to the deposit's sender", () => {
@@ -17,6 +17,12 @@ describe("mint and wrap refund rules", () => {
 
   it("only a wrap without a refundAddress cannot refund by itself", () => {
     expect(refundable("wrap", null)).toBe(false)
+    expect(refundable("wrap", null, "btc")).toBe(false)
+    // An ETH wrap's deposit comes from an account: its sender is where it goes back.
+    expect(refundable("wrap", null, "ethereum")).toBe(true)
+    expect(ethRefundValue(10n ** 17n, 21_000n * 2_000_000_000n)).toBe(10n ** 17n - 42_000_000_000_000n)
+    expect(ethRefundValue(42_000n, 42_000n)).toBeUndefined()
+    expect(ethRefundValue(1n, 42_000n)).toBeUndefined()
     expect(refundable("wrap", "mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn")).toBe(true)
     for (const kind of ["mint", "cashout", "redeem", "unwrap"] as const) expect(refundable(kind, null)).toBe(true)
   })
