@@ -39,6 +39,11 @@ export const identityTaken = (address: string) =>
 export const completeSuccession = (account: string, from: string, to: string, txid: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.gen(function*() {
+      // Two countdowns may name one address; the first to complete takes it, the other keeps its identity.
+      if (yield* identityTaken(to)) {
+        yield* Effect.logWarning(`account ${account}: succession to ${to} not applied, that address is already an identity`)
+        return false
+      }
       const moved = yield* sql`UPDATE social_accounts SET identity_address = ${to}
         WHERE address = ${account} AND COALESCE(identity_address, address) = ${from} RETURNING 1`
       if (moved.length > 0) {
