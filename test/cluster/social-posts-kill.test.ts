@@ -209,7 +209,17 @@ describe("social posts across two nodes and kill -9", () => {
     await waitFor("every post unpinned", hostingMs + graceMs + 60_000, async () => {
       const [r] = await db.query<{ open: number }>("SELECT count(*)::int AS open FROM social_posts WHERE state <> 'unpinned'")
       return r!.open === 0 ? true : undefined
-    }, 500)
+    }, 500).catch(async (e) => {
+      // Which posts are stuck, their timers in cluster storage, and what the survivor said of them.
+      const stuck = await db.query<{ id: string }>("SELECT id::text AS id, state, timer_n, paid_until_ms::text AS paid_until_ms FROM social_posts WHERE state <> 'unpinned'")
+      console.log(JSON.stringify(stuck), Date.now())
+      for (const p of stuck.slice(0, 3)) {
+        console.log(JSON.stringify(await db.query("SELECT tag, message_id, processed, deliver_at FROM cluster_messages WHERE entity_id = $1", [p.id])))
+        console.log(`mid-publish on the victim: ${victimMidPublish.includes(p.id)}; owner ${await ownerOf(p.id)}`)
+        console.log(survivor.process.output().split("\n").filter((l) => l.includes(p.id)).slice(-10).join("\n"))
+      }
+      throw e
+    })
     for (const p of posts.slice(0, 4)) expect((await fetch(`${survivor.social}/api/stream/${p.metadata_cid}`)).status).toBe(410)
     for (const id of victimMidPublish) {
       expect((await fetch(`${survivor.social}/api/public/post/${id}`).then(json)).body.post.state).toBe("unpinned")

@@ -53,10 +53,12 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
     Effect.gen(function*() {
       const now = hostingAt({ state: post.state, paidUntilMs: Number(post.paid_until_ms) }, config.socialGraceMs, Date.now())
       const n = Number(post.timer_n) + 1
+      // The timer before the row that names it: a node killed in between leaves timer_n as it was
+      // (the stray timer is ignored when it fires) and a redelivered Publish schedules again.
+      if (now.dueAtMs !== undefined) yield* self.HostingCheck(new HostingCheck({ postId, n, dueAtMs: now.dueAtMs }), { discard: true })
       yield* sql`UPDATE social_posts SET state = ${now.state}, timer_n = ${n} WHERE id = ${postId}`
       if (now.state !== post.state) yield* forgetCached(post)
       if (now.state !== post.state) yield* Effect.logInfo(`post ${postId}: ${post.state} → ${now.state}`)
-      if (now.dueAtMs !== undefined) yield* self.HostingCheck(new HostingCheck({ postId, n, dueAtMs: now.dueAtMs }), { discard: true })
     })
 
   const retryStamps: ScheduleRetry = (attempt, dueAtMs) =>
