@@ -9,7 +9,7 @@ import { SocialApi } from "../../../schemas/social/api.ts"
 import {
   BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
 } from "../../../schemas/social/errors.ts"
-import { Change, Post, type PostReceipt, type PostRefused, Publish } from "../../../schemas/social/post.ts"
+import { Change, Post, type PostReceipt, PostRefused, Publish } from "../../../schemas/social/post.ts"
 import { CancelCountdown, Continuity, type ContinuityRefused, StartCountdown } from "../../../schemas/social/continuity.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { parseRawCid } from "../../crypto/cid.ts"
@@ -206,7 +206,9 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
             }
           }
           const receipt = yield* posts(postId).Publish(new Publish({ postId, author, ...wanted })).pipe(
-            Effect.tapError(() => (key === undefined ? Effect.void : Effect.ignore(releaseKey(author, key, postId)))),
+            // A definite refusal (nothing written) frees the key; an unknown outcome (node lost,
+            // timeout) keeps it: the persisted Publish may still run, and a retry must name it.
+            Effect.tapError((e) => (key === undefined || !(e instanceof PostRefused) || e.code === "unavailable" ? Effect.void : Effect.ignore(releaseKey(author, key, postId)))),
             Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
             Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
           )
