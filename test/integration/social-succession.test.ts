@@ -121,5 +121,13 @@ describe("succession switches the account's identity", () => {
     expect((await db.query("SELECT 1 FROM social_posts WHERE author = $1", [carol.address])).length).toBe(2)
     expect(await db.query("SELECT from_address, to_address, txid FROM social_successions WHERE account = $1", [carol.address]))
       .toEqual([{ from_address: carol.address, to_address: newAddress, txid: done.completed_txid }])
+
+    // The chain-only timeline by the new address walks the account's own chain: CHV1G, CHV1N and both posts.
+    await node.run(Effect.flatMap(UtxoLedger, (l) => l.mine(1, carol.address)))
+    const timeline = await json(await fetch(url(`/api/public/timeline/${newAddress}`)))
+    expect(timeline.status).toBe(200)
+    const events = timeline.body.events as Array<{ tag: string; cid: string; address: string }>
+    expect(events.filter((e) => e.address === carol.address).map((e) => e.tag)).toEqual(["CHV1G", "CHV1N"])
+    for (const p of [before.body, after.body]) expect(events.some((e) => e.tag === "CHV1P" && e.cid === p.metadataCid)).toBe(true)
   }, 60_000)
 })

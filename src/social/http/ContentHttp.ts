@@ -336,10 +336,15 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
         }))
       .handle("timeline", ({ path, urlParams }) =>
         Effect.gen(function*() {
-          const account = yield* findAccount(path.address)
+          // An account's first address, or its identity since a succession: the chain walked is the
+          // account's own (its first address holds its CHV1G/CHV1N and comments).
+          const direct = yield* findAccount(path.address)
+          const account = Option.isSome(direct) ? direct
+            : yield* Effect.flatMap(accountOfIdentity(path.address), Option.match({ onNone: () => Effect.succeed(Option.none()), onSome: findAccount }))
           const xpub = urlParams.xpub ?? Option.getOrUndefined(account)?.xpub ?? undefined
           if (xpub === undefined) return yield* Effect.fail(notFound("No xpub for this address: link a wallet or pass ?xpub=."))
-          const built = yield* rebuildTimeline(ledger, path.address, xpub).pipe(
+          const walked = Option.match(account, { onNone: () => path.address, onSome: (a) => a.address })
+          const built = yield* rebuildTimeline(ledger, walked, xpub).pipe(
             Effect.catchAll((e) => Effect.fail("_tag" in e && e._tag === "BadXpub" ? badRequest(`xpub: ${e.message}`) : unavailable()))
           )
           return { address: path.address, xpub, addressesScanned: built.addressesScanned, events: built.events }

@@ -29,15 +29,17 @@ const known = (txid: string) =>
     ledger.getTx(txid).pipe(Effect.as(true), Effect.catchTag("LedgerTxNotFound", () => Effect.succeed(false))))
 
 /**
- * Sends again, with their recorded bytes, the post's stamps the ledger does not know, address by
- * address and oldest first (a parent before its child). A lost sponsor funding is repaired first.
+ * Sends again, with their recorded bytes, the stamps of the post's own address the ledger does not
+ * know, oldest first (a parent before its child). A lost sponsor funding is repaired first.
+ * (Comments on the post are stamped from their commenters' addresses: not this post's chain.)
  */
-export const resendLost = (postId: string) =>
+export const resendLost = (post: Pick<PostRow, "id" | "address">) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* UtxoLedger
     const sponsor = yield* FeeSponsor
-    const rows = yield* sql<{ txid: string; tx_hex: string }>`SELECT txid, tx_hex FROM social_stamps WHERE post_id = ${postId} ORDER BY address, seq`
+    const rows = yield* sql<{ txid: string; tx_hex: string }>`SELECT txid, tx_hex FROM social_stamps
+      WHERE post_id = ${post.id} AND address = ${post.address} ORDER BY seq`
     let resent = 0
     for (const row of rows) {
       if (yield* known(row.txid)) continue
@@ -53,7 +55,7 @@ export const resendLost = (postId: string) =>
 
 /** Every required stamp recorded and on the ledger: the lost ones sent again, the missing ones made. */
 export const completeStamps = (post: PostRow, account: AccountRow) =>
-  Effect.zipRight(resendLost(post.id), ensureStamps(post, account))
+  Effect.zipRight(resendLost(post), ensureStamps(post, account))
 
 const pendingReceipt = (post: PostRow, stamps: ReadonlyArray<StampRow>): PostReceipt => ({ ...receiptOf(post, stamps), stamping: "pending" })
 
@@ -93,7 +95,7 @@ export const publishOrPending = (payload: Publish, retry: ScheduleRetry) =>
     const done = yield* Effect.either(publish(payload))
     if (Either.isRight(done)) {
       if (done.right.created) return done.right
-      const again = yield* Effect.either(resendLost(payload.postId))
+      const again = yield* Effect.either(resendLost(done.right.post))
       if (Either.isRight(again)) return done.right
       yield* Effect.logWarning(`post ${payload.postId}: recorded stamps not on the ledger yet; retrying on the entity's timer`, again.left)
       yield* markPending(payload.postId, 0, again.left)
