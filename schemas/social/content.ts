@@ -5,9 +5,9 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { OpenCors } from "../common/OpenCors.ts"
 import { Weight } from "../common/Weight.ts"
-import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType } from "./errors.ts"
+import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType } from "./errors.ts"
 import { chainSlug } from "./health.ts"
-import { PostKind, PostReceipt, PostState, PostStateReply } from "./post.ts"
+import { PostKind, PostReceipt, PostState, PostStateReply, StampingState } from "./post.ts"
 import { SessionAuth } from "./security.ts"
 import { ContinuityView } from "./continuity.ts"
 
@@ -42,13 +42,19 @@ export const PostLookup = Schema.Struct({
     state: PostState,
     createdAt: Schema.String
   }),
-  author: Schema.Struct({ wallet: Schema.String, handle: Schema.NullOr(Schema.String), assetId: Schema.String }),
+  author: Schema.Struct({
+    wallet: Schema.String.annotations({ description: "The account's identity address now (after a succession, the new one)" }),
+    handle: Schema.NullOr(Schema.String),
+    assetId: Schema.String,
+    previousAddresses: Schema.Array(Schema.String).annotations({ description: "Earlier identity addresses of the account, oldest first (one per CHV1N succession)" })
+  }),
   proof: Schema.Struct({
     metadataCid: Schema.String,
     ownerAddress: Schema.String,
     derivationPath: Schema.String,
-    txHash: Schema.String,
-    opReturn: Schema.String.annotations({ description: "<tag>|<cid>|<suffix>; suffix = <author #asset id>.<stamp number on the address, base 36>" })
+    txHash: Schema.NullOr(Schema.String).annotations({ description: "The CHV1P stamp's txid; null while stamping is pending" }),
+    opReturn: Schema.NullOr(Schema.String).annotations({ description: "<tag>|<cid>|<suffix>; suffix = <author #asset id>.<stamp number on the address, base 36>; null while pending" }),
+    stamping: StampingState
   }),
   links: Schema.Struct({ page: Schema.String, embed: Schema.String, oembed: Schema.String })
 })
@@ -102,8 +108,10 @@ export const ComposerGroup = HttpApiGroup.make("composer")
     .annotate(OpenApi.Description, "The raw bytes of one media item as the body, its Content-Type as the header (image/png, image/jpeg, image/gif, image/webp, video/mp4, video/webm, audio/mpeg, audio/ogg, text/plain); streamed into the content store and answered with its CID. Not charged: posting is.")
     .annotate(OpenApi.Summary, "Upload media (session, weight 10)"))
   .add(HttpApiEndpoint.post("post", "/api/social/posts").setPayload(NewPost).addSuccess(PostReceipt, { status: 201 })
-    .addError(PaymentRequired).addError(Forbidden).addError(BadRequest).addError(NotFound).addError(ServiceUnavailable)
+    .addSuccess(PostReceipt.annotations({ description: "Written and charged; stamping: \"pending\" (the ledger or the fee sponsor failed): the Post entity sends the stamps on its own timer" }), { status: 202 })
+    .addError(PaymentRequired).addError(Forbidden).addError(BadRequest).addError(NotFound).addError(IdempotencyKeyReused).addError(ServiceUnavailable)
     .annotate(Weight, 10)
+    .annotate(OpenApi.Description, "Optional header Idempotency-Key (draft-ietf-httpapi-idempotency-key-header; a Structured Field String, or a bare token; scoped to the account): a retry with the same key and payload answers the same post and is never charged again; the same key with another payload is 422.")
     .annotate(OpenApi.Summary, "Publish a post: manifest pinned, own address derived, stamped, charged (session, weight 10)"))
   .add(HttpApiEndpoint.post("takedown", "/api/social/posts/:id/takedown").setPath(postIdParam).addSuccess(PostStateReply)
     .addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)

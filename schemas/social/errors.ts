@@ -41,3 +41,8 @@ export class UnsupportedMediaType extends errorClass<UnsupportedMediaType>()(
 export class NotImplemented extends errorClass<NotImplemented>()(
   "NotImplemented", 501, ["not_implemented"], "oEmbed format=xml (oEmbed 1.0 §2.2: a provider may answer 501 for a format it does not support)"
 ) {}
+
+export class IdempotencyKeyReused extends errorClass<IdempotencyKeyReused>()(
+  "IdempotencyKeyReused", 422, ["idempotency_key_reused"],
+  "This account already used the Idempotency-Key for a different request payload (draft-ietf-httpapi-idempotency-key-header §2.7)"
+) {}

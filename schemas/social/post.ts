@@ -4,6 +4,7 @@
 import { ClusterSchema, DeliverAt, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { DateTime, PrimaryKey, Schema } from "effect"
+import { FinishStamps } from "./stamping.ts"
 
 export const PostKind = Schema.Literal("story", "photo", "video", "text")
 export const PostState = Schema.Literal("hosted", "grace", "unpinned", "taken_down", "moderated")
@@ -14,13 +15,20 @@ export class PostRefused extends Schema.TaggedError<PostRefused>()("PostRefused"
   message: Schema.String
 }) {}
 
+/**
+ * "done": every stamp the post needs is on the ledger; "pending": the post is written and charged,
+ * and its Post entity keeps sending its stamps on its own timer until they are (docs/social.md).
+ */
+export const StampingState = Schema.Literal("done", "pending")
+
 export const PostReceipt = Schema.Struct({
   postId: Schema.String.annotations({ description: "Long id (uuid), valid forever" }),
   shortId: Schema.String.annotations({ description: "6 characters of the post's own derived address" }),
   metadataCid: Schema.String,
   mediaCids: Schema.Array(Schema.String),
-  txHash: Schema.String.annotations({ description: "The CHV1P stamp's txid" }),
-  opReturn: Schema.String
+  txHash: Schema.NullOr(Schema.String).annotations({ description: "The CHV1P stamp's txid; null while stamping is pending" }),
+  opReturn: Schema.NullOr(Schema.String),
+  stamping: StampingState
 })
 export type PostReceipt = typeof PostReceipt.Type
 
@@ -81,5 +89,6 @@ export class HostingCheck extends Schema.Class<HostingCheck>("Post/HostingCheck"
 export const Post = Entity.make("Post", [
   Rpc.make("Publish", { payload: Publish, success: PostReceipt, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("Change", { payload: Change, success: PostStateReply, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("HostingCheck", { payload: HostingCheck }).annotate(ClusterSchema.Persisted, true)
+  Rpc.make("HostingCheck", { payload: HostingCheck }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("FinishStamps", { payload: FinishStamps }).annotate(ClusterSchema.Persisted, true)
 ])

@@ -109,6 +109,10 @@ export interface AppConfigShape {
   readonly socialGraceMs: number
   /** Account continuity: the recovery countdown from CHV1G to CHV1N, ms. */
   readonly socialContinuityCountdownMs: number
+  /** A post whose stamps could not all go out: first retry after this long, doubling each time, ms. */
+  readonly socialStampRetryMs: number
+  /** The longest wait between two such retries, ms. */
+  readonly socialStampRetryMaxMs: number
 }
 
 export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -253,7 +257,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   socialStarterBalanceBase: intIn("SOCIAL_STARTER_BALANCE", 100_000_000, 0, 100_000_000_000).pipe(Config.map(BigInt)),
   socialHostingPeriodMs: intIn("SOCIAL_HOSTING_PERIOD_MS", 30 * 24 * 3_600_000, 1_000, 3650 * 24 * 3_600_000),
   socialGraceMs: intIn("SOCIAL_GRACE_MS", 7 * 24 * 3_600_000, 0, 365 * 24 * 3_600_000),
-  socialContinuityCountdownMs: intIn("SOCIAL_CONTINUITY_COUNTDOWN_MS", 7 * 24 * 3_600_000, 1_000, 365 * 24 * 3_600_000)
+  socialContinuityCountdownMs: intIn("SOCIAL_CONTINUITY_COUNTDOWN_MS", 7 * 24 * 3_600_000, 1_000, 365 * 24 * 3_600_000),
+  socialStampRetryMs: intIn("SOCIAL_STAMP_RETRY_MS", 5_000, 100, 3_600_000),
+  socialStampRetryMaxMs: intIn("SOCIAL_STAMP_RETRY_MAX_MS", 300_000, 100, 24 * 3_600_000)
 }).pipe(
   // A lock that expires before its next refresh would be lost by a healthy runner.
   Config.validate({

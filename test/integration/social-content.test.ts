@@ -138,8 +138,8 @@ describe("reading", () => {
       const r = await json(await fetch(url(`/api/public/post/${id}`)))
       expect(r.status).toBe(200)
       expect(r.body.post).toMatchObject({ shortId: post.shortId, kind: "story", body: hostile, tags: ["news", "x_y"] })
-      expect(r.body.author).toEqual({ wallet: alice.address, handle: "alice", assetId: alice.assetId })
-      expect(r.body.proof).toMatchObject({ metadataCid: post.metadataCid, txHash: post.txHash, opReturn: post.opReturn })
+      expect(r.body.author).toEqual({ wallet: alice.address, handle: "alice", assetId: alice.assetId, previousAddresses: [] })
+      expect(r.body.proof).toMatchObject({ metadataCid: post.metadataCid, txHash: post.txHash, opReturn: post.opReturn, stamping: "done" })
       expect(r.body.proof.derivationPath).toMatch(/^m\/44'\/696969'\/1101'\/\d+\/0\/0$/)
       expect(r.body.links.page).toBe(`${node.socialUrl}/p/${post.shortId}`)
       expect(r.body.links.embed).toBe(`${node.socialUrl}/embed/p/${post.shortId}`)
@@ -336,7 +336,15 @@ describe("chain record and lifecycle", () => {
     const bobBefore = (await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [bob.address]))[0]!.b
     const c = await json(await post2("comments", bobSession, { body: "nice <b>post</b>" }))
     expect(c.status).toBe(201)
-    expect(c.body.opReturn).toBe(`X|${rawCid(Buffer.from("nice <b>post</b>"))}|${alice.assetId}.${c.body.opReturn.split(".").at(-1)}`)
+    // The commenter's stamp: bob's #asset id, from bob's identity address, carrying a comment
+    // manifest that names the post's metadata CID and the body's CID.
+    expect(c.body.opReturn).toMatch(new RegExp(`^X\\|bafkrei[a-z2-7]{52}\\|${bob.assetId}\\.`))
+    const commentManifest = await json(await fetch(url(`/api/stream/${c.body.opReturn.split("|")[1]}`)))
+    expect(commentManifest.body).toMatchObject({ version: 1, type: "comment", post: post.metadataCid, postId: post.postId, body: rawCid(Buffer.from("nice <b>post</b>")), author: bob.address })
+    expect(await (await fetch(url(`/api/stream/${commentManifest.body.body}`))).text()).toBe("nice <b>post</b>")
+    const commentTx = Transaction.fromHex((await node.run(Effect.flatMap(UtxoLedger, (l) => l.getTx(c.body.txid)))).hex)
+    expect(Buffer.from(payments.embed({ output: commentTx.outs[0]!.script }).data![0]!).toString()).toBe(c.body.opReturn)
+    expect(payments.p2pkh({ output: commentTx.outs[1]!.script, network: ledgerParams.network }).address).toBe(bob.address)
     const bobAfter = (await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [bob.address]))[0]!.b
     expect(BigInt(bobBefore) - BigInt(bobAfter)).toBe(25000n)
     expect(await db.query("SELECT author FROM social_comments WHERE post_id = $1", [post.postId])).toEqual([{ author: bob.address }])
@@ -387,7 +395,8 @@ describe("chain record and lifecycle", () => {
   }, 60_000)
 
   it("account continuity: CHV1G now, CHV1N when the countdown ends on its own timer; a cancelled one never completes", async () => {
-    const successor = (await createSocialAccount(db.url)).address
+    // A wallet of the member's own (not another account: a succession may not take an account's identity).
+    const successor = payments.p2pkh({ pubkey: Buffer.from(ECPair.makeRandom({ network: ledgerParams.network }).publicKey), network: ledgerParams.network }).address!
     const started = await json(await fetch(url("/api/social/continuity"), {
       method: "POST", headers: { ...auth(aliceSession), "content-type": "application/json" }, body: JSON.stringify({ newAddress: successor })
     }))
@@ -420,6 +429,7 @@ describe("chain record and lifecycle", () => {
     const manifest = await json(await fetch(url(`/api/stream/${started.body.manifestCid}`)))
     expect(manifest.body).toMatchObject({ type: "continuity", account: alice.address, newAddress: successor })
     const bobTimeline = await json(await fetch(url(`/api/public/timeline/${bob.address}`)))
-    expect(bobTimeline.body.events.filter((e: any) => e.address === bob.address).map((e: any) => e.tag)).toEqual(["CHV1G"])
+    // Bob's comment is his own stamp, on his identity address: his timeline shows it before his CHV1G.
+    expect(bobTimeline.body.events.filter((e: any) => e.address === bob.address).map((e: any) => e.tag)).toEqual(["X", "CHV1G"])
   }, 30_000)
 })

@@ -16,6 +16,7 @@ import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { stamp } from "../posts/Stamper.ts"
 import { accountKey, type AccountRow, findAccount } from "./Accounts.ts"
+import { completeSuccession, identityTaken } from "./Succession.ts"
 
 const metrics = entityMetrics("Continuity")
 
@@ -70,6 +71,9 @@ export const ContinuityLive = Continuity.toLayer(Effect.gen(function*() {
         if (!validateLedgerAddress(payload.newAddress).valid || payload.newAddress === accountAddress) {
           return yield* new ContinuityRefused({ code: "invalid_parameter", message: "newAddress must be another ledger address (T…)" })
         }
+        if (yield* identityTaken(payload.newAddress)) {
+          return yield* new ContinuityRefused({ code: "invalid_parameter", message: "newAddress is already an identity address of a social account" })
+        }
         const current = yield* row
         if (Option.isSome(current) && current.value.state !== "cancelled") {
           return yield* new ContinuityRefused({ code: "countdown_exists", message: `a countdown is already ${current.value.state}` })
@@ -107,7 +111,11 @@ export const ContinuityLive = Continuity.toLayer(Effect.gen(function*() {
         const current = yield* row
         if (Option.isNone(current) || current.value.state !== "counting" || Number(current.value.started_at_ms) !== payload.startedAtMs) return
         const n = yield* stampIdentity(yield* account, "CHV1N", current.value.manifest_cid)
-        yield* sql`UPDATE social_continuity SET state = 'completed', completed_txid = ${n.txid} WHERE account = ${accountAddress} AND state = 'counting'`
+        // Succession, with the row's state in one commit: the account is known, and signs in, by the new address from now on.
+        yield* Effect.gen(function*() {
+          yield* sql`UPDATE social_continuity SET state = 'completed', completed_txid = ${n.txid} WHERE account = ${accountAddress} AND state = 'counting'`
+          yield* completeSuccession(accountAddress, accountAddress, current.value.new_address, n.txid)
+        }).pipe(sql.withTransaction)
         yield* Effect.logInfo(`account ${accountAddress}: succession to ${current.value.new_address} completed (${n.txid})`)
       }).pipe(Effect.orDie, metrics.guard)
   })

@@ -46,7 +46,7 @@ export const scanTopUps = (topUpAddress: string) =>
         const sender = addressOfScript(prev.outs[tx.ins[0].index]!.script, ledger)
         const txid = tx.getId()
         const credited = yield* Effect.gen(function*() {
-          const [account] = sender === undefined ? [] : yield* sql<{ address: string }>`SELECT address FROM social_accounts WHERE address = ${sender}`
+          const [account] = sender === undefined ? [] : yield* sql<{ address: string }>`SELECT address FROM social_accounts WHERE COALESCE(identity_address, address) = ${sender}`
           if (account === undefined) return false
           const inserted = yield* sql`INSERT INTO social_topups (txid, account, amount_base, height) VALUES (${txid}, ${account.address}, ${amount.toString()}, ${h})
             ON CONFLICT (txid) DO NOTHING RETURNING 1`

@@ -7,9 +7,9 @@ import { randomUUID } from "node:crypto"
 import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import {
-  BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
+  BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
 } from "../../../schemas/social/errors.ts"
-import { Change, Post, type PostRefused, Publish } from "../../../schemas/social/post.ts"
+import { Change, Post, type PostReceipt, PostRefused, Publish } from "../../../schemas/social/post.ts"
 import { CancelCountdown, Continuity, type ContinuityRefused, StartCountdown } from "../../../schemas/social/continuity.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { parseRawCid } from "../../crypto/cid.ts"
@@ -17,12 +17,15 @@ import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { verifyMessage } from "../../chain/message.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { findAccount } from "../accounts/Accounts.ts"
+import { accountOfIdentity, identityOf } from "../accounts/Succession.ts"
+import { claimPostId, fingerprintOf, parseIdempotencyKey, releaseKey } from "../posts/idempotency.ts"
+import { currentReceipt, isPending } from "../posts/StampCompletion.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
 import { servedCid } from "../content/served.ts"
 import { embedUrl, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
-import { findPost, type PostRow, postColumns, stampsOf } from "../posts/Composer.ts"
+import { findPost, type PostRow, postColumns, receiptOf, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
 import { lookupCache } from "./LookupCache.ts"
@@ -67,6 +70,7 @@ const pagePostOf = (post: PostRow) =>
     const account = Option.getOrThrow(yield* findAccount(post.author))
     const stamps = yield* stampsOf(post.id)
     const proof = stamps.find((s) => s.tag === "CHV1P")
+    const identity = yield* identityOf(post.author)
     const media: Array<{ cid: string; mediaType: string }> = []
     for (const cid of post.media_cids) {
       const stat = yield* store.stat(cid)
@@ -74,10 +78,10 @@ const pagePostOf = (post: PostRow) =>
     }
     const page: PagePost = {
       id: post.id, shortId: post.short_id, kind: post.kind, body: post.body, tags: post.tags, media,
-      authorWallet: post.author, authorHandle: account.handle, assetId: account.asset_id, createdAt: new Date(post.created_at).toISOString(),
+      authorWallet: identity.wallet, authorHandle: account.handle, assetId: account.asset_id, createdAt: new Date(post.created_at).toISOString(),
       state: post.state, txHash: proof?.txid ?? ""
     }
-    return { page, proof, account }
+    return { page, proof, account, identity, stamps }
   })
 
 const foundPost = (id: string) =>
@@ -132,24 +136,25 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
     const posts = yield* Post.client
     const continuity = yield* Continuity.client
     const known = (e: unknown) => e instanceof PaymentRequired || e instanceof Forbidden || e instanceof ContentConflict || e instanceof NotFound || e instanceof BadRequest
+    /** The account the session's address is the identity of now (none for a retired or unknown address). */
+    const member = Effect.flatMap(Session, (session) => Effect.catchAll(accountOfIdentity(session.address), () => Effect.fail(unavailable())))
+    const noAccount = () => notFound("The session's address has no social account.")
     const ownPost = (id: string) =>
       Effect.gen(function*() {
-        const session = yield* Session
+        const me = yield* member
         const post = yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
-        if (post.author !== session.address) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the author may do this." } }))
+        if (Option.isNone(me) || post.author !== me.value) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the author may do this." } }))
         return post
       })
     const change = (id: string, action: "takedown" | "renew" | "metadata" | "comment", fields: { body?: string; tags?: ReadonlyArray<string> } = {}) =>
       Effect.gen(function*() {
-        const session = yield* Session
+        const me = yield* member
         const post = action === "comment"
           ? yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
           : yield* ownPost(id)
-        if (action === "comment" && Option.isNone(yield* Effect.catchAll(findAccount(session.address), () => Effect.fail(unavailable())))) {
-          return yield* Effect.fail(notFound("The session's address has no social account."))
-        }
+        if (action === "comment" && Option.isNone(me)) return yield* Effect.fail(noAccount())
         return yield* posts(post.id).Change(new Change({
-          postId: post.id, action, requestId: randomUUID(), ...fields, ...(action === "comment" ? { author: session.address } : {})
+          postId: post.id, action, requestId: randomUUID(), ...fields, ...(action === "comment" ? { author: Option.getOrThrow(me) } : {})
         })).pipe(
           Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
           Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof ContentConflict || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
@@ -169,37 +174,59 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           )
           return { cid: stored.cid, size: stored.size, mediaType: stored.mediaType }
         }))
-      .handleRaw("post", () =>
+      .handleRaw("post", ({ request }) =>
         Effect.gen(function*() {
           const payload = yield* jsonPayload(NewPost)
-          const session = yield* Session
-          const postId = randomUUID()
+          const idempotencyKey = parseIdempotencyKey(request.headers["idempotency-key"])
+          if (Either.isLeft(idempotencyKey)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${idempotencyKey.left}`))
+          const me = yield* member
+          if (Option.isNone(me)) return yield* Effect.fail(noAccount())
+          const author = me.value
           const media: Array<string> = []
           for (const cid of payload.media ?? []) {
             const parsed = parseRawCid(cid)
             if (Either.isLeft(parsed)) return yield* Effect.fail(badRequest(`media: ${parsed.left.message}`))
             media.push(parsed.right.cid)
           }
-          return yield* posts(postId).Publish(new Publish({
-            postId, author: session.address, kind: payload.kind ?? "story", body: payload.body, tags: payload.tags ?? [], mediaCids: media
-          })).pipe(
+          const wanted = { kind: payload.kind ?? "story", body: payload.body, tags: [...(payload.tags ?? [])], mediaCids: media }
+          // A pending receipt (written and charged, stamps on the entity's timer) is 202 Accepted.
+          const answer = (r: PostReceipt) => HttpServerResponse.unsafeJson(r, { status: r.stamping === "pending" ? 202 : 201 })
+          const key = idempotencyKey.right
+          let postId: string = randomUUID()
+          if (key !== undefined) {
+            const claim = yield* Effect.catchAll(claimPostId(author, key, fingerprintOf(wanted), postId), () => Effect.fail(unavailable()))
+            if (claim._tag === "Mismatch") {
+              return yield* Effect.fail(new IdempotencyKeyReused({ error: { code: "idempotency_key_reused", message: "This Idempotency-Key was used for a different request payload." } }))
+            }
+            postId = claim.postId
+            if (claim._tag === "Replay") {
+              // The first request wrote the post: answer it as it stands now (never a second publish, never a second charge).
+              const existing = yield* Effect.catchAll(findPost(postId), () => Effect.fail(unavailable()))
+              if (Option.isSome(existing)) return answer(yield* Effect.catchAll(currentReceipt(existing.value), () => Effect.fail(unavailable())))
+            }
+          }
+          const receipt = yield* posts(postId).Publish(new Publish({ postId, author, ...wanted })).pipe(
+            // A definite refusal (nothing written) frees the key; an unknown outcome (node lost,
+            // timeout) keeps it: the persisted Publish may still run, and a retry must name it.
+            Effect.tapError((e) => (key === undefined || !(e instanceof PostRefused) || e.code === "unavailable" ? Effect.void : Effect.ignore(releaseKey(author, key, postId)))),
             Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
             Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
           )
+          return answer(receipt)
         }))
       .handle("takedown", ({ path }) => change(path.id, "takedown"))
       .handle("renew", ({ path }) => change(path.id, "renew"))
       .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(path.id, "metadata", p)))
       .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(path.id, "comment", p)))
       .handleRaw("continuityStart", () =>
-        Effect.flatMap(Effect.zip(Session, jsonPayload(ContinuityStartBody)), ([session, payload]) =>
-          continuity(session.address).Start(new StartCountdown({ account: session.address, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
+        Effect.flatMap(Effect.zip(member, jsonPayload(ContinuityStartBody)), ([me, payload]) =>
+          Option.isNone(me) ? Effect.fail(noAccount()) : continuity(me.value).Start(new StartCountdown({ account: me.value, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
             Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
             Effect.catchAll((e) => Effect.fail(known(e) ? e as BadRequest | ContentConflict | Forbidden | NotFound : unavailable()))
           )))
       .handle("continuityCancel", () =>
-        Effect.flatMap(Session, (session) =>
-          continuity(session.address).Cancel(new CancelCountdown({ account: session.address, requestId: randomUUID() })).pipe(
+        Effect.flatMap(member, (me) =>
+          Option.isNone(me) ? Effect.fail(noAccount()) : continuity(me.value).Cancel(new CancelCountdown({ account: me.value, requestId: randomUUID() })).pipe(
             Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
             Effect.catchAll((e) => Effect.fail(e instanceof ContentConflict || e instanceof NotFound ? e : unavailable()))
           )))
@@ -265,12 +292,16 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           const base = baseOf(request, config.trustProxy)
           const post = yield* foundPost(path.id)
-          const { page, proof, account } = yield* pagePostOf(post)
-          if (proof === undefined) return yield* Effect.fail(notFound(`Post ${path.id.slice(0, 64)} is not stamped yet.`))
+          const { page, proof, account, identity, stamps } = yield* pagePostOf(post)
+          // A post written and charged whose stamps are not all out yet is shown, with stamping "pending" (docs/social.md).
+          const stamping = receiptOf(post, stamps).stamping === "pending" || (yield* isPending(post.id)) ? "pending" as const : "done" as const
           const answer = yield* encodeLookup({
             post: { shortId: post.short_id, id: post.id, kind: post.kind, body: post.body, tags: [...post.tags], media: [...post.media_cids], state: post.state, createdAt: page.createdAt },
-            author: { wallet: post.author, handle: account.handle, assetId: account.asset_id },
-            proof: { metadataCid: post.metadata_cid, ownerAddress: post.address, derivationPath: post.derivation_path, txHash: proof.txid, opReturn: proof.op_return },
+            author: { wallet: identity.wallet, handle: account.handle, assetId: account.asset_id, previousAddresses: [...identity.previousAddresses] },
+            proof: {
+              metadataCid: post.metadata_cid, ownerAddress: post.address, derivationPath: post.derivation_path,
+              txHash: proof?.txid ?? null, opReturn: proof?.op_return ?? null, stamping
+            },
             links: { page: pageUrl(base, post.short_id), embed: embedUrl(base, post.short_id), oembed: oembedUrl(base, post.short_id) }
           }).pipe(Effect.orDie)
           // The same bytes the edge will answer from the cache for the next lookupCacheMs.
@@ -305,10 +336,15 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
         }))
       .handle("timeline", ({ path, urlParams }) =>
         Effect.gen(function*() {
-          const account = yield* findAccount(path.address)
+          // An account's first address, or its identity since a succession: the chain walked is the
+          // account's own (its first address holds its CHV1G/CHV1N and comments).
+          const direct = yield* findAccount(path.address)
+          const account = Option.isSome(direct) ? direct
+            : yield* Effect.flatMap(accountOfIdentity(path.address), Option.match({ onNone: () => Effect.succeed(Option.none()), onSome: findAccount }))
           const xpub = urlParams.xpub ?? Option.getOrUndefined(account)?.xpub ?? undefined
           if (xpub === undefined) return yield* Effect.fail(notFound("No xpub for this address: link a wallet or pass ?xpub=."))
-          const built = yield* rebuildTimeline(ledger, path.address, xpub).pipe(
+          const walked = Option.match(account, { onNone: () => path.address, onSome: (a) => a.address })
+          const built = yield* rebuildTimeline(ledger, walked, xpub).pipe(
             Effect.catchAll((e) => Effect.fail("_tag" in e && e._tag === "BadXpub" ? badRequest(`xpub: ${e.message}`) : unavailable()))
           )
           return { address: path.address, xpub, addressesScanned: built.addressesScanned, events: built.events }

@@ -49,7 +49,7 @@ export const findPost = (id: string) =>
 const refuse = (code: string, message: string) => new PostRefused({ code, message })
 
 /** The stamps a post must have: C per media item, CHV1P for its manifest, P for its first period. */
-const requiredStamps = (post: PostRow): ReadonlyArray<{ tag: StampTag; cid: string }> => [
+export const requiredStamps = (post: PostRow): ReadonlyArray<{ tag: StampTag; cid: string }> => [
   ...[...new Set(post.media_cids)].map((cid) => ({ tag: "C" as const, cid })),
   { tag: "CHV1P", cid: post.metadata_cid },
   { tag: "P", cid: post.metadata_cid }
@@ -84,9 +84,14 @@ export const ensureStamps = (post: PostRow, account: AccountRow) =>
     return yield* stampsOf(post.id)
   })
 
+/** The receipt; `stamping` is "pending" while a required stamp is not recorded (StampCompletion.ts finishes it). */
 export const receiptOf = (post: PostRow, stamps: ReadonlyArray<StampRow>): PostReceipt => {
-  const proof = stamps.find((s) => s.tag === "CHV1P")!
-  return { postId: post.id, shortId: post.short_id, metadataCid: post.metadata_cid, mediaCids: [...post.media_cids], txHash: proof.txid, opReturn: proof.op_return }
+  const proof = stamps.find((s) => s.tag === "CHV1P")
+  const done = requiredStamps(post).every((need) => stamps.some((s) => s.tag === need.tag && s.cid === need.cid))
+  return {
+    postId: post.id, shortId: post.short_id, metadataCid: post.metadata_cid, mediaCids: [...post.media_cids],
+    txHash: proof?.txid ?? null, opReturn: proof?.op_return ?? null, stamping: done ? "done" : "pending"
+  }
 }
 
 const accountOf = (address: string) =>
@@ -127,8 +132,8 @@ export const publish = (p: Publish) =>
     }
     yield* checkPublish(p)
     const post = yield* Effect.gen(function*() {
-      const [account] = yield* sql<AccountRow & { next_post_index: number }>`SELECT address, asset_id, handle, xpub, balance_base::text AS balance_base,
-        seed_enc, next_post_index FROM social_accounts WHERE address = ${p.author} FOR UPDATE`
+      const [account] = yield* sql<AccountRow & { next_post_index: number; identity: string }>`SELECT address, asset_id, handle, xpub, balance_base::text AS balance_base,
+        seed_enc, next_post_index, COALESCE(identity_address, address) AS identity FROM social_accounts WHERE address = ${p.author} FOR UPDATE`
       if (account === undefined) return yield* refuse("unknown_account", `no social account ${p.author.slice(0, 40)}`)
       const price = config.socialPostPriceBase
       if (BigInt(account.balance_base) < price) {
@@ -147,7 +152,7 @@ export const publish = (p: Publish) =>
         body: p.body,
         tags: [...p.tags],
         media: [...p.mediaCids],
-        author: p.author,
+        author: account.identity, // the wallet the account is known by now (docs/social.md, "Succession")
         address: key.address,
         derivationPath: postPath(index),
         createdAt: createdAt.toISOString()
@@ -184,28 +189,4 @@ export const updateMetadata = (post: PostRow, account: AccountRow, change: Chang
     yield* sql`UPDATE social_posts SET body = ${body}, tags = ${JSON.stringify(tags)}::jsonb WHERE id = ${post.id}`
     yield* sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${post.id}, ${stored.cid}) ON CONFLICT DO NOTHING`
     return yield* stampPost(post, account, "M", stored.cid)
-  })
-
-/** X: `change.author` comments; the body is stored by CID, charged to the commenter, stamped from the post's address. */
-export const comment = (post: PostRow, account: AccountRow, change: Change) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
-    const store = yield* ContentStore
-    const body = change.body ?? ""
-    if (change.author === undefined || body.length === 0 || body.length > bodyCharsMax) {
-      return yield* refuse("invalid_parameter", `a comment has an author and a body of 1 to ${bodyCharsMax} characters`)
-    }
-    if (post.state !== "hosted" && post.state !== "grace") return yield* refuse("post_closed", `the post is ${post.state.replace("_", " ")}`)
-    const price = config.socialPostPriceBase
-    const stored = yield* store.put(Stream.succeed(Buffer.from(body, "utf8")), "text/plain")
-    yield* Effect.gen(function*() {
-      const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}
-        WHERE address = ${change.author!} AND balance_base >= ${price.toString()} RETURNING 1`
-      if (charged.length === 0) return yield* refuse("insufficient_balance", `a comment costs ${price} base units`)
-      yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${change.author!}, ${price.toString()}, 'comment', ${post.id})`
-    }).pipe(sql.withTransaction)
-    const s = yield* stampPost(post, account, "X", stored.cid)
-    yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, txid) VALUES (${change.requestId}, ${post.id}, ${change.author}, ${stored.cid}, ${s.txid})`
-    return s
   })

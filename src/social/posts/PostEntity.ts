@@ -7,10 +7,13 @@ import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { HostingCheck, Post, PostRefused, type PostStateReply } from "../../../schemas/social/post.ts"
+import { FinishStamps } from "../../../schemas/social/stamping.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
-import { comment, ensureStamps, findPost, type PostRow, publish, stampPost, updateMetadata } from "./Composer.ts"
+import { commentAsMember } from "./Comments.ts"
+import { ensureStamps, findPost, type PostRow, stampPost, updateMetadata } from "./Composer.ts"
+import { finishStamps, publishOrPending, type ScheduleRetry } from "./StampCompletion.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
 import { forgetServed } from "../content/served.ts"
 import { lookupCache } from "../http/LookupCache.ts"
@@ -50,11 +53,16 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
     Effect.gen(function*() {
       const now = hostingAt({ state: post.state, paidUntilMs: Number(post.paid_until_ms) }, config.socialGraceMs, Date.now())
       const n = Number(post.timer_n) + 1
+      // The timer before the row that names it: a node killed in between leaves timer_n as it was
+      // (the stray timer is ignored when it fires) and a redelivered Publish schedules again.
+      if (now.dueAtMs !== undefined) yield* self.HostingCheck(new HostingCheck({ postId, n, dueAtMs: now.dueAtMs }), { discard: true })
       yield* sql`UPDATE social_posts SET state = ${now.state}, timer_n = ${n} WHERE id = ${postId}`
       if (now.state !== post.state) yield* forgetCached(post)
       if (now.state !== post.state) yield* Effect.logInfo(`post ${postId}: ${post.state} → ${now.state}`)
-      if (now.dueAtMs !== undefined) yield* self.HostingCheck(new HostingCheck({ postId, n, dueAtMs: now.dueAtMs }), { discard: true })
     })
+
+  const retryStamps: ScheduleRetry = (attempt, dueAtMs) =>
+    self.FinishStamps(new FinishStamps({ postId, attempt, dueAtMs }), { discard: true })
 
   const reply = (post: PostRow, stamp: { readonly txid: string; readonly opReturn: string } | undefined): PostStateReply => ({
     postId, state: post.state, paidUntil: new Date(Number(post.paid_until_ms)).toISOString(), txid: stamp?.txid ?? null, opReturn: stamp?.opReturn ?? null
@@ -64,8 +72,10 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
     Publish: ({ payload }) =>
       Effect.gen(function*() {
         if (!UUID.test(postId) || payload.postId !== postId) return yield* new PostRefused({ code: "invalid_parameter", message: "a post id is a lowercase uuid" })
-        const done = yield* publish(payload)
-        if (done.created) yield* schedule(done.post)
+        // Stamping that fails after the post is written answers "pending" and retries on FinishStamps.
+        const done = yield* publishOrPending(payload, retryStamps)
+        // timer_n 0: hosting never scheduled (a first run, or one that stopped before it).
+        if (Number(done.post.timer_n) === 0) yield* schedule(done.post)
         return done.receipt
       }).pipe(Effect.mapError(asRefusal), metrics.guard),
 
@@ -87,7 +97,7 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
         }
         yield* ensureStamps(post, account)
         if (payload.action === "metadata" || payload.action === "comment") {
-          const s = yield* (payload.action === "metadata" ? updateMetadata(post, account, payload) : comment(post, account, payload))
+          const s = yield* (payload.action === "metadata" ? updateMetadata(post, account, payload) : commentAsMember(post, payload))
           yield* forgetCached(post)
           return reply(Option.getOrThrow(yield* findPost(postId)), s)
         }
@@ -115,6 +125,12 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
         const s = yield* stampPost(post, account, payload.action === "takedown" ? "T" : "D", post.metadata_cid)
         return reply(Option.getOrThrow(yield* findPost(postId)), s)
       }).pipe(Effect.mapError(asRefusal), metrics.guard),
+
+    FinishStamps: ({ payload }) =>
+      Effect.gen(function*() {
+        yield* metrics.timerFired(payload.dueAtMs)
+        yield* finishStamps(postId, payload.attempt, retryStamps)
+      }).pipe(Effect.orDie, metrics.guard),
 
     HostingCheck: ({ payload }) =>
       Effect.gen(function*() {

@@ -95,6 +95,10 @@ export const stamp = (req: StampRequest) =>
         })),
       Effect.catchTag("LedgerTxRejected", (e) => (e.code === "already-known" ? Effect.succeed(signed.txid) : Effect.fail(e)))
     )
-    yield* send.pipe(Effect.tapError(() => sql`DELETE FROM social_stamps WHERE txid = ${signed.txid}`.pipe(Effect.ignore)))
+    // A refused stamp is dropped (the next attempt builds another); one the ledger did not answer
+    // for (unreachable, timed out) may have reached it: its row stays and is sent again with the
+    // same bytes (StampCompletion.ts), never re-made on the same coin.
+    yield* send.pipe(Effect.tapError((e) =>
+      e._tag === "LedgerTxRejected" ? sql`DELETE FROM social_stamps WHERE txid = ${signed.txid}`.pipe(Effect.ignore) : Effect.void))
     return { txid: signed.txid, opReturn: signed.opReturn, seq: signed.seq } satisfies Stamp
   }).pipe(Effect.mapError((e) => (e instanceof StampFailed ? e : failed(e))))

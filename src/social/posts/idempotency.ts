@@ -1,0 +1,57 @@
+// Idempotency-Key for POST /api/social/posts (IETF draft-ietf-httpapi-idempotency-key-header;
+// docs/social.md, "Retrying a publish"). The key is scoped to the account: the first request with
+// a key claims a post id for (account, key), and every later request with the same key and the
+// same payload names that same post, so the Post entity finishes the one post (charged once)
+// instead of making another. The same key with another payload is refused (422, the draft's
+// "Idempotency-Key is already used for a different request payload"). A first attempt refused
+// before anything was written (402, 404, …) releases its key, so a retry after topping up runs.
+import { SqlClient } from "@effect/sql"
+import { Effect, Either } from "effect"
+import { canonicalJson, type CanonicalValue } from "../../crypto/canonicalJson.ts"
+import { sha256Hex } from "../../crypto/token.ts"
+
+/** What a key may be once unquoted: 1 to 255 visible ASCII characters. */
+const KEY = /^[\x21-\x7e]{1,255}$/
+
+/**
+ * The header's value. The draft defines it as a Structured Field String (RFC 8941: `"…"`, with
+ * `\"` and `\\` escapes); a bare token (the form many clients send) is taken too. Undefined when
+ * absent; Left with a reason when malformed.
+ */
+export const parseIdempotencyKey = (header: string | undefined): Either.Either<string | undefined, string> => {
+  if (header === undefined) return Either.right(undefined)
+  const raw = header.trim()
+  let key = raw
+  if (raw.startsWith("\"")) {
+    if (raw.length < 2 || !raw.endsWith("\"")) return Either.left("an unterminated string")
+    key = raw.slice(1, -1).replace(/\\(["\\])/g, "$1")
+  }
+  return KEY.test(key) ? Either.right(key) : Either.left("1 to 255 visible ASCII characters, as a Structured Field String")
+}
+
+/** The request's fingerprint: sha-256 of its canonical payload. */
+export const fingerprintOf = (payload: CanonicalValue): string => sha256Hex(canonicalJson(payload))
+
+export type Claim =
+  | { readonly _tag: "Fresh"; readonly postId: string }
+  | { readonly _tag: "Replay"; readonly postId: string }
+  | { readonly _tag: "Mismatch" }
+
+/** Claims `freshPostId` for (account, key), or answers the post id the key already names. */
+export const claimPostId = (account: string, key: string, fingerprint: string, freshPostId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const inserted = yield* sql<{ post_id: string }>`INSERT INTO social_post_idempotency (account, key, post_id, fingerprint)
+      VALUES (${account}, ${key}, ${freshPostId}, ${fingerprint}) ON CONFLICT (account, key) DO NOTHING RETURNING post_id::text AS post_id`
+    if (inserted.length > 0) return { _tag: "Fresh", postId: freshPostId } satisfies Claim as Claim
+    const [row] = yield* sql<{ post_id: string; fingerprint: string }>`SELECT post_id::text AS post_id, fingerprint FROM social_post_idempotency
+      WHERE account = ${account} AND key = ${key}`
+    if (row === undefined) return yield* Effect.dieMessage("idempotency key vanished between insert and read")
+    return (row.fingerprint === fingerprint ? { _tag: "Replay", postId: row.post_id } : { _tag: "Mismatch" }) satisfies Claim as Claim
+  })
+
+/** Releases a key whose post was never written (the first attempt was refused). */
+export const releaseKey = (account: string, key: string, postId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`DELETE FROM social_post_idempotency WHERE account = ${account} AND key = ${key} AND post_id = ${postId}
+      AND NOT EXISTS (SELECT 1 FROM social_posts WHERE id = ${postId})`)

@@ -1,0 +1,162 @@
+// Charged but not stamped, fixed: a node whose ledger (litecoind -regtest) becomes unreachable
+// (the node reaches it through a TCP forwarder that is switched off: real refused connections)
+// still takes a publish: the post is written and charged once, answered 202 with stamping
+// "pending", shown by the lookup as pending; its Post entity retries on its own durable timer, and
+// when the ledger is back every required stamp appears on the chain without the client doing
+// anything. A retry with the same Idempotency-Key answers the same post and is never charged again.
+import { Transaction, payments } from "bitcoinjs-lib"
+import { Effect, Either } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { randomLedgerKey } from "../../harness/walletServices.ts"
+import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
+import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
+import type { NewAccount } from "../../src/social/accounts/Accounts.ts"
+import { decodeStamp } from "../../src/social/posts/opReturn.ts"
+import { waitFor } from "../support/waitFor.ts"
+import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
+import { startNode, type RunningNode } from "../support/node.ts"
+import { createSession, createSocialAccount } from "../support/services.ts"
+import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts"
+
+const PRICE = 25_000n
+let litecoind: Litecoind
+let proxy: TcpProxy
+let db: TestDatabase
+let node: RunningNode
+let alice: NewAccount
+let aliceSession: string
+let bob: NewAccount
+let bobSession: string
+
+const ledger = () => makeRpcLedger({ url: `http://u:p@127.0.0.1:${new URL(litecoind.url).port}/`, params: ledgerParams, nodeParams: litecoinRegtestParams })
+const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
+
+beforeAll(async () => {
+  litecoind = await startLitecoind()
+  proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(litecoind.url).port) })
+  db = await createTestDatabase("socialoutage")
+  node = await startNode(db.url, {
+    SHARDLINE_LEDGER_RPC_URL: `http://u:p@127.0.0.1:${proxy.port}/`,
+    SHARDLINE_LEDGER_BLOCK_MS: "1000",
+    SHARDLINE_SOCIAL_RATE_LIMIT_IP_WEIGHT: "10000000",
+    SHARDLINE_MESSAGE_POLL_MS: "100",
+    SHARDLINE_SOCIAL_POST_PRICE: PRICE.toString(),
+    SHARDLINE_SOCIAL_STAMP_RETRY_MS: "300",
+    SHARDLINE_SOCIAL_STAMP_RETRY_MAX_MS: "1500"
+  })
+  // The operator funds the fee sponsor (it pays each stamping address its first coin).
+  const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
+    (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
+  await run(ledger().mine(1, sponsor))
+  await run(ledger().mine(ledgerParams.coinbaseMaturity, randomLedgerKey().address))
+  alice = await createSocialAccount(db.url, "alice")
+  bob = await createSocialAccount(db.url, "bob")
+  aliceSession = (await createSession(db.url, alice.address)).token
+  bobSession = (await createSession(db.url, bob.address)).token
+}, 120_000)
+afterAll(async () => {
+  await node?.stop()
+  await proxy?.down()
+  await litecoind?.stop()
+  await db?.drop()
+})
+
+const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
+const publish = (body: Record<string, unknown>, token: string, key?: string) =>
+  fetch(`${node.socialUrl}/api/social/posts`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...(key === undefined ? {} : { "idempotency-key": key }) },
+    body: JSON.stringify(body)
+  }).then(json)
+const lookup = (id: string) => fetch(`${node.socialUrl}/api/public/post/${id}`).then(json)
+const balance = async (address: string) =>
+  BigInt((await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [address]))[0]!.b)
+const chargesFor = async (postId: string) => (await db.query("SELECT 1 FROM social_charges WHERE post_id = $1", [postId])).length
+
+/** The stamp as litecoind has it: its OP_RETURN decoded from the raw transaction. */
+const onChain = async (txid: string) => {
+  const hex = await litecoind.rpc<string>("getrawtransaction", txid)
+  const data = payments.embed({ output: Transaction.fromHex(hex).outs[0]!.script }).data![0]!
+  return Either.getOrThrow(decodeStamp(Buffer.from(data)))
+}
+
+describe("publishing while the ledger is unreachable", () => {
+  it("publishes with the ledger up: 201, stamping done", async () => {
+    const r = await publish({ body: "before the outage" }, aliceSession)
+    expect(r.status).toBe(201)
+    expect(r.body).toMatchObject({ stamping: "done", txHash: expect.stringMatching(/^[0-9a-f]{64}$/) })
+    expect((await onChain(r.body.txHash)).tag).toBe("CHV1P")
+  })
+
+  it("charges once, answers 202 pending, shows the post as pending, and finishes its stamps on its own when the ledger is back", async () => {
+    const before = await balance(alice.address)
+    await proxy.down()
+    const key = "\"8e03978e-40d5-43e8-bc93-6894a57f9324\""
+    const body = { body: "written during the outage", tags: ["outage"] }
+    const first = await publish(body, aliceSession, key)
+    expect(first.status, JSON.stringify(first.body)).toBe(202)
+    expect(first.body).toMatchObject({ stamping: "pending", txHash: null, opReturn: null, postId: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    const postId = first.body.postId as string
+    expect(before - (await balance(alice.address))).toBe(PRICE)
+    expect(await chargesFor(postId)).toBe(1)
+
+    // The lookup shows it, without a proof yet.
+    const pending = await lookup(postId)
+    expect(pending.status).toBe(200)
+    expect(pending.body.post).toMatchObject({ id: postId, body: "written during the outage" })
+    expect(pending.body.proof).toMatchObject({ stamping: "pending", txHash: null, opReturn: null, metadataCid: first.body.metadataCid })
+
+    // The client retries with the same key: the same post, not charged again.
+    const retry = await publish(body, aliceSession, key)
+    expect(retry.status).toBe(202)
+    expect(retry.body.postId).toBe(postId)
+    // The same key with another payload is refused (the draft's 422).
+    const misuse = await publish({ body: "something else" }, aliceSession, key)
+    expect(misuse).toMatchObject({ status: 422, body: { error: { code: "idempotency_key_reused" } } })
+    // The entity keeps trying on its timer while the ledger is down.
+    await waitFor("two failed retries", 20_000, async () =>
+      ((await db.query<{ attempts: number }>("SELECT attempts FROM social_stamping_pending WHERE post_id = $1", [postId]))[0]?.attempts ?? 0) >= 2 ? true : undefined)
+    expect(before - (await balance(alice.address))).toBe(PRICE)
+
+    // Ledger back: the stamps appear with no client action.
+    await proxy.up()
+    const done = await waitFor("the stamps on the ledger", 30_000, async () => {
+      const r = await lookup(postId)
+      return r.body.proof?.stamping === "done" ? r : undefined
+    }, 200)
+    expect(done.body.proof.txHash).toMatch(/^[0-9a-f]{64}$/)
+    const stamps = await db.query<{ tag: string; cid: string; txid: string }>("SELECT tag, cid, txid FROM social_stamps WHERE post_id = $1 ORDER BY seq", [postId])
+    expect(stamps.map((s) => s.tag)).toEqual(["CHV1P", "P"])
+    for (const s of stamps) {
+      const decoded = await onChain(s.txid)
+      expect(decoded).toMatchObject({ tag: s.tag, cid: first.body.metadataCid, assetId: alice.assetId })
+    }
+    expect(done.body.proof.txHash).toBe(stamps[0]!.txid)
+    expect((await db.query("SELECT 1 FROM social_stamping_pending WHERE post_id = $1", [postId])).length).toBe(0)
+
+    // A retry now answers the finished post, still charged once.
+    const after = await publish(body, aliceSession, key)
+    expect(after.status).toBe(201)
+    expect(after.body).toMatchObject({ postId, stamping: "done", txHash: stamps[0]!.txid })
+    expect(await chargesFor(postId)).toBe(1)
+    expect(before - (await balance(alice.address))).toBe(PRICE)
+    await run(ledger().mine(1, randomLedgerKey().address))
+    expect((await litecoind.rpc<{ confirmations: number }>("getrawtransaction", stamps[1]!.txid, true)).confirmations).toBe(1)
+  }, 90_000)
+
+  it("releases a key whose first attempt was refused before anything was written", async () => {
+    await db.query("UPDATE social_accounts SET balance_base = 100 WHERE address = $1", [bob.address])
+    const key = "bob-topup-then-retry"
+    expect(await publish({ body: "hi" }, bobSession, key)).toMatchObject({ status: 402, body: { error: { code: "insufficient_balance" } } })
+    await db.query("UPDATE social_accounts SET balance_base = 1000000 WHERE address = $1", [bob.address])
+    const ok = await publish({ body: "hi" }, bobSession, key)
+    expect(ok.status).toBe(201)
+    expect(await chargesFor(ok.body.postId)).toBe(1)
+    expect((await publish({ body: "hi" }, bobSession, "")).status).toBe(400)
+    // Keys are per account: alice's use of the same key is another post.
+    const hers = await publish({ body: "hi" }, aliceSession, key)
+    expect(hers.status).toBe(201)
+    expect(hers.body.postId).not.toBe(ok.body.postId)
+  }, 30_000)
+})
