@@ -108,6 +108,13 @@ describe("succession switches the account's identity", () => {
     const [row] = await db.query<{ author: string }>("SELECT author FROM social_posts WHERE id = $1", [after.body.postId])
     expect(row!.author).toBe(carol.address) // the account's key, unchanged
 
+    // Comments still go out after the succession (their addresses derive from the account's key),
+    // the manifest naming the new wallet as author.
+    const comment = await postJson(`/api/social/posts/${after.body.postId}/comments`, { body: "still me" }, bearer(newSession))
+    expect(comment.status, JSON.stringify(comment.body)).toBe(201)
+    expect(comment.body.opReturn).toMatch(new RegExp(`^X\\|bafkrei[a-z2-7]{52}\\|${carol.assetId}\\.`))
+    expect((await json(await fetch(url(`/api/stream/${comment.body.opReturn.split("|")[1]}`)))).body).toMatchObject({ type: "comment", post: after.body.metadataCid, author: newAddress })
+
     // The new identity takes the old post down; no second countdown (the new identity's key is the member's).
     expect((await postJson(`/api/social/posts/${before.body.postId}/takedown`, undefined, bearer(newSession))).status).toBe(200)
     expect((await postJson("/api/social/continuity", { newAddress: makeWallet().addresses.p2pkh }, bearer(newSession))).status).toBe(409)

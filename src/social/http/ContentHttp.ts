@@ -337,7 +337,7 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
       .handle("timeline", ({ path, urlParams }) =>
         Effect.gen(function*() {
           // An account's first address, or its identity since a succession: the chain walked is the
-          // account's own (its first address holds its CHV1G/CHV1N and comments).
+          // account's own (its first address holds its CHV1G/CHV1N).
           const direct = yield* findAccount(path.address)
           const account = Option.isSome(direct) ? direct
             : yield* Effect.flatMap(accountOfIdentity(path.address), Option.match({ onNone: () => Effect.succeed(Option.none()), onSome: findAccount }))

@@ -1,11 +1,12 @@
 // The Post entity, one per post (entity id: its long id). It publishes the post (Composer.ts),
 // runs its hosting on its own durable timer (HostingCheck at the end of the paid period, then at
 // the end of the grace window: hosted → grace → unpinned), and applies author takedown (T),
-// moderator pull (D) and renewal (R), each with its stamp. State is in social_posts; `timer_n`
+// moderator pull (D) and renewal (R), each with its stamp; stamps that could not go out at publish
+// are finished on its own FinishStamps timer (StampCompletion.ts). State is in social_posts; `timer_n`
 // there names the one live timer, so a stale or redelivered HostingCheck does nothing.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schedule } from "effect"
 import { HostingCheck, Post, PostRefused, type PostStateReply } from "../../../schemas/social/post.ts"
 import { FinishStamps } from "../../../schemas/social/stamping.ts"
 import { AppConfig } from "../../platform/Config.ts"
@@ -129,7 +130,9 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
     FinishStamps: ({ payload }) =>
       Effect.gen(function*() {
         yield* metrics.timerFired(payload.dueAtMs)
-        yield* finishStamps(postId, payload.attempt, retryStamps)
+        // Ledger failures are handled inside (the next attempt is scheduled); what fails here is the
+        // database itself, retried a while before the attempt gives up (the row stays pending).
+        yield* finishStamps(postId, payload.attempt, retryStamps).pipe(Effect.retry({ schedule: Schedule.exponential("500 millis"), times: 8 }))
       }).pipe(Effect.orDie, metrics.guard),
 
     HostingCheck: ({ payload }) =>

@@ -41,6 +41,7 @@ export default Effect.gen(function*() {
     last_error TEXT,
     since TIMESTAMPTZ NOT NULL DEFAULT now()
   )`
-  // A comment's stamp carries its manifest (post's metadata CID, body CID, commenter).
-  yield* sql`ALTER TABLE social_comments ADD COLUMN manifest_cid TEXT`
+  // A comment's stamp carries its manifest (post's metadata CID, body CID, commenter) and is sent
+  // from the comment's own address, derived from the commenter's social key.
+  yield* sql`ALTER TABLE social_comments ADD COLUMN manifest_cid TEXT, ADD COLUMN address TEXT, ADD COLUMN derivation_path TEXT`
 })
