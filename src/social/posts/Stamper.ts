@@ -59,7 +59,21 @@ export const stamp = (req: StampRequest) =>
     const rows = sql<StampRow>`SELECT txid, seq, tx_hex, change_vout, change_value::text AS change_value FROM social_stamps
       WHERE address = ${req.address} ORDER BY seq`
 
-    const signed = yield* Effect.gen(function*() {
+    /**
+     * Builds, signs and records the next stamp of the address under its lock, on the previous
+     * stamp's change or else on `funded`; without either it asks for a funding (undefined).
+     */
+    /** The oldest sponsor funding of this address (journaled, not dropped) that none of its stamps spends. */
+    const unspentFunding = (chain: ReadonlyArray<StampRow>) =>
+      Effect.map(
+        sql<{ txid: string; tx_hex: string }>`SELECT txid, tx_hex FROM fee_sponsor_txs WHERE to_address = ${req.address} AND dropped_at IS NULL ORDER BY seq`,
+        (fundings) => {
+          const spent = new Set(chain.flatMap((row) => Transaction.fromHex(row.tx_hex).ins.map((i) => Buffer.from(i.hash).reverse().toString("hex"))))
+          return fundings.find((f) => !spent.has(f.txid))
+        }
+      )
+
+    const build = (funded: { readonly txid: string; readonly tx_hex: string } | undefined) => Effect.gen(function*() {
       yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`social-stamp:${req.address}`}))`
       const chain = yield* rows
       const last = chain.at(-1)
@@ -69,8 +83,11 @@ export const stamp = (req: StampRequest) =>
         ? { txid: last.txid, vout: last.change_vout, value: BigInt(last.change_value!), script, prevTxHex: last.tx_hex }
         : undefined
       if (input === undefined) {
-        const funding = yield* sponsor.fund(req.address, 1, stampFloatSats)
-        input = { txid: funding.txid, vout: 0, value: stampFloatSats, script, prevTxHex: funding.hex }
+        // A funding journaled for this address earlier that no stamp spends yet (its stamp
+        // failed after it, or its broadcast did not get through) is used before a new one.
+        const coin = funded ?? (yield* unspentFunding(chain))
+        if (coin === undefined) return undefined
+        input = { txid: coin.txid, vout: 0, value: stampFloatSats, script, prevTxHex: coin.tx_hex }
       }
       const built = buildStamp(params, { inputs: [input], signer: { privateKey: req.privateKey }, changeAddress: req.address, data: Buffer.from(opReturn, "ascii") })
       if (Either.isLeft(built)) return yield* new StampFailed({ message: `stamp: ${built.left.message}` })
@@ -81,6 +98,13 @@ export const stamp = (req: StampRequest) =>
           ${built.right.hex}, ${change === undefined ? null : 1}, ${change === undefined ? null : change.value.toString()})`
       return { txid: built.right.txid, hex: built.right.hex, opReturn, seq }
     }).pipe(sql.withTransaction)
+    // The sponsor's funding is journaled and committed in its own transaction before it is
+    // broadcast (FeeSponsor.fund), never inside this stamp's: a crash can never leave a funding on
+    // the chain that the journal does not hold. Two stamps of one address racing for a funding
+    // leave at most one unused coin at that address (the loser builds on the winner's change).
+    const first = yield* build(undefined)
+    const signed = first ?? (yield* Effect.flatMap(sponsor.fund(req.address, 1, stampFloatSats), (funding) => build({ txid: funding.txid, tx_hex: funding.hex })))
+    if (signed === undefined) return yield* new StampFailed({ message: "stamp: no coin to build on after funding" })
 
     /** Sends the stamp; when a parent is missing, the address's earlier stamps (and the sponsor's fundings) go again first. */
     const send = ledger.broadcast(signed.hex).pipe(
