@@ -4,28 +4,13 @@
 // wallet, its nonce chosen under the cross-node nonce guard and recorded with its bytes and sender
 // in desk_order_legs before it is sent (as the USDC payout, `evmPayoutLeg`); a recorded payout is
 // followed and re-sent by `ensureEvmSent`.
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { EvmLedger } from "../../chain/evm/EvmLedger.ts"
-import { ensureEvmSent, LegDeferred, readLeg, recordEvmLeg } from "./legs.ts"
-import { legNonceGuard } from "./nonceLock.ts"
+import { evmLegOnce } from "./legs.ts"
 
-const deferred = (e: { readonly _tag: string }) =>
-  new LegDeferred({ message: `payout: ${"reason" in e ? String(e.reason) : "message" in e ? String(e.message) : e._tag}` })
-
-/** Pays `wei` to `to` once: the recorded leg if there is one, else a new one recorded before it is sent. The hash. */
+/** An ETH unwrap's payout: native ETH from the hot wallet, made once (legs.ts `evmLegOnce`). The hash. */
 export const evmNativePayoutLeg = (orderId: string, ledger: EvmLedger, to: string, wei: bigint) =>
-  Effect.gen(function*() {
-    const known = yield* readLeg(orderId, "payout")
-    if (known !== undefined) {
-      yield* ensureEvmSent(orderId, known, ledger)
-      return known.txid
-    }
-    const sql = yield* SqlClient.SqlClient
-    // Recorded with its sender inside the cross-node nonce guard (nonceLock.ts), as every EVM leg.
-    return yield* ledger.nativeTransfer(to, wei, recordEvmLeg(sql, orderId, "payout", ledger.chain), legNonceGuard(sql, ledger.chain))
-      .pipe(Effect.mapError(deferred))
-  })
+  evmLegOnce(orderId, "payout", ledger, (record, guard) => ledger.nativeTransfer(to, wei, record, guard))
 
 /** Blocks one look reads at most (each block is read whole on a real node). */
 const SCAN_BLOCKS_MAX = 500n

@@ -9,7 +9,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
 import type { Hex } from "viem"
-import type { SignedEvmTx } from "../../chain/evm/EvmLedger.ts"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { EvmLedger, SignedEvmTx } from "../../chain/evm/EvmLedger.ts"
+import type { NonceGuard } from "../../chain/evm/nonceGuard.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import type { OmniPayload } from "../../chain/omni/codec.ts"
 import { addressScript, buildOmni } from "../../chain/txBuilder.ts"
@@ -34,8 +36,14 @@ export interface LegRow {
 /** Sats the sponsor pays an address for one Omni leg: dust for the reference plus the fee, with room. */
 export const LEG_FLOAT_SATS = 20_000n
 
-const deferred = (what: string) => (e: unknown) =>
-  new LegDeferred({ message: `${what}: ${typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)}` })
+/** What went wrong, for the log: an EVM refusal's `reason`, else a message, else the tag. */
+const describe = (e: unknown): string => {
+  if (typeof e !== "object" || e === null) return String(e)
+  const o = e as { readonly reason?: unknown; readonly message?: unknown; readonly _tag?: unknown }
+  return o.reason !== undefined ? String(o.reason) : typeof o.message === "string" && o.message !== "" ? o.message : String(o._tag ?? e)
+}
+
+export const deferred = (what: string) => (e: unknown) => new LegDeferred({ message: `${what}: ${describe(e)}` })
 
 export const readLeg = (orderId: string, leg: LegName) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -96,24 +104,30 @@ export const ensureLedgerSent = (row: LegRow) =>
     return 0
   })
 
-/** The USDC payout: recorded with its nonce under the ledger's send lock, then sent. */
-export const evmPayoutLeg = (
+/**
+ * An EVM leg made once: the recorded leg when there is one (followed, and sent again with its
+ * bytes if the chain lost it), else `send` signs a new one whose nonce, bytes and sender are
+ * recorded under the cross-node nonce guard (nonceLock.ts) before it is broadcast. Its hash.
+ */
+export const evmLegOnce = <E>(
   orderId: string,
-  ledger: import("../../chain/evm/EvmLedger.ts").EvmLedger,
-  token: string,
-  to: string,
-  amount: bigint
+  leg: LegName,
+  ledger: EvmLedger,
+  send: (record: (signed: SignedEvmTx) => Effect.Effect<void, SqlError>, guard: NonceGuard<SqlError>) => Effect.Effect<string, E>
 ) =>
   Effect.gen(function*() {
-    const known = yield* readLeg(orderId, "payout")
+    const known = yield* readLeg(orderId, leg)
     if (known !== undefined) {
       yield* ensureEvmSent(orderId, known, ledger)
       return known.txid
     }
     const sql = yield* SqlClient.SqlClient
-    return yield* ledger.erc20TransferRecorded(token, to, amount, recordEvmLeg(sql, orderId, "payout", ledger.chain), legNonceGuard(sql, ledger.chain))
-      .pipe(Effect.mapError(deferred("payout")))
+    return yield* send(recordEvmLeg(sql, orderId, leg, ledger.chain), legNonceGuard(sql, ledger.chain)).pipe(Effect.mapError(deferred(leg)))
   })
+
+/** The USDC payout (mint, cash-out, redeem): an ERC-20 transfer from the hot wallet. */
+export const evmPayoutLeg = (orderId: string, ledger: EvmLedger, token: string, to: string, amount: bigint) =>
+  evmLegOnce(orderId, "payout", ledger, (record, guard) => ledger.erc20TransferRecorded(token, to, amount, record, guard))
 
 /** Writes an EVM leg's signed bytes, nonce and sender (inside the nonce guard's transaction). */
 export const recordEvmLeg = (sql: SqlClient.SqlClient, orderId: string, leg: LegName, chain: string) => (signed: SignedEvmTx) =>
@@ -125,7 +139,7 @@ export const recordEvmLeg = (sql: SqlClient.SqlClient, orderId: string, leg: Leg
  * them because the nonce was used by another transaction, these bytes can never be mined: only
  * then is the leg forgotten, so the next advance signs it afresh (never two live payouts).
  */
-export const ensureEvmSent = (orderId: string, row: LegRow, ledger: import("../../chain/evm/EvmLedger.ts").EvmLedger) =>
+export const ensureEvmSent = (orderId: string, row: LegRow, ledger: EvmLedger) =>
   Effect.gen(function*() {
     const status = yield* ledger.txStatus(row.txid).pipe(
       Effect.map((s) => s.kind),

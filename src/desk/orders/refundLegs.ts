@@ -22,7 +22,7 @@ import { type CoinChain, coinChainNames } from "../../chain/params.ts"
 import { addressScript, buildSend, type Utxo } from "../../chain/txBuilder.ts"
 import type { AppConfigShape } from "../../platform/Config.ts"
 import type { DeskWalletsShape } from "../wallets/DeskWallets.ts"
-import { ensureEvmSent, LegDeferred, type LegRow, readLeg, recordEvmLeg, recordLeg } from "./legs.ts"
+import { deferred, ensureEvmSent, LegDeferred, type LegRow, readLeg, recordEvmLeg, recordLeg } from "./legs.ts"
 import { legNonceGuard } from "./nonceLock.ts"
 import type { OrderRow } from "./orderStore.ts"
 import { coinRefundValue, ethRefundValue, gasTopUp, mintRefundTo, noRefundAddressReason } from "./refunds.ts"
@@ -35,8 +35,6 @@ export type RefundStep =
 
 const waiting: RefundStep = { _tag: "Waiting" }
 
-const deferred = (what: string) => (e: unknown) =>
-  new LegDeferred({ message: `${what}: ${typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)}` })
 
 /** The key of the order's own deposit address on its chain (the desk's HD seed holds it). */
 const orderKey = (wallets: DeskWalletsShape, row: OrderRow, chain: EvmChain | CoinChain) =>
@@ -53,15 +51,21 @@ const depositSender = (l: EvmLedger, token: Address, row: OrderRow) =>
     return log.from
   })
 
+/** An EVM refund already recorded: followed (sent again with its bytes if the chain lost it). */
+const recordedEvmRefund = (row: OrderRow, l: EvmLedger) =>
+  Effect.gen(function*() {
+    const known = yield* readLeg(row.id, "refund")
+    if (known === undefined) return undefined
+    yield* ensureEvmSent(row.id, known, l)
+    return { _tag: "Recorded", txid: known.txid } satisfies RefundStep as RefundStep
+  })
+
 /** A mint's refund: the gas top-up first (if needed), then the stablecoin back from the order's address. */
 export const evmRefund = (row: OrderRow, amount: bigint, l: EvmLedger, config: AppConfigShape, wallets: DeskWalletsShape) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const known = yield* readLeg(row.id, "refund")
-    if (known !== undefined) {
-      yield* ensureEvmSent(row.id, known, l)
-      return { _tag: "Recorded", txid: known.txid } satisfies RefundStep as RefundStep
-    }
+    const known = yield* recordedEvmRefund(row, l)
+    if (known !== undefined) return known
     const token = tokenContractAddress(config.evmTokenContracts, l, (row.deposit_asset ?? "USDC") as TokenSymbol)
     const key = yield* orderKey(wallets, row, l.chain)
     const target = mintRefundTo(row.refund_address, yield* depositSender(l, token, row))
@@ -158,11 +162,8 @@ const nativeDepositSender = (l: EvmLedger, row: OrderRow) =>
 export const ethRefund = (row: OrderRow, amount: bigint, l: EvmLedger, wallets: DeskWalletsShape) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const known = yield* readLeg(row.id, "refund")
-    if (known !== undefined) {
-      yield* ensureEvmSent(row.id, known, l)
-      return { _tag: "Recorded", txid: known.txid } satisfies RefundStep as RefundStep
-    }
+    const known = yield* recordedEvmRefund(row, l)
+    if (known !== undefined) return known
     const target = mintRefundTo(row.refund_address, yield* nativeDepositSender(l, row).pipe(Effect.mapError(deferred("refund: deposit"))))
     if (target === undefined) return { _tag: "Refused", reason: "the deposit has no sender to return it to and the order has no refundAddress: an operator returns it" } satisfies RefundStep
     const key = yield* orderKey(wallets, row, l.chain)
