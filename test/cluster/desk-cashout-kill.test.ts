@@ -26,7 +26,7 @@ import { urlWithCredentials, startLitecoind, type Litecoind } from "../support/l
 import { testMasterKey } from "../support/node.ts"
 import { omniChainIndex } from "../support/omniChainIndex.ts"
 import { readyDeskToken } from "../support/deskRealLedger.ts"
-import { waitFor } from "../support/waitFor.ts"
+import { killedLegs, killOnceDeskLegRecorded, waitFor } from "../support/faults.ts"
 import { createDeskKey } from "../support/services.ts"
 
 const ORDERS = 6
@@ -102,15 +102,8 @@ describe("desk cash-out across kill -9", () => {
     }
 
     // kill -9 once USDC payouts are being recorded and sent, then a second node on the same database and data dir.
-    await waitFor("the first recorded payout", 90_000, async () => {
-      const [r] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM desk_order_legs WHERE leg = 'payout'`)
-      if (r!.n > 0) return true
-      await run(ledger.mine(1, burn))
-      return undefined
-    }, 20)
-    nodes[0]!.child.kill("SIGKILL")
-    await nodes[0]!.exited
-    const [atKill] = await db.query<{ legs: number }>(`SELECT count(*)::int AS legs FROM desk_order_legs`)
+    await killOnceDeskLegRecorded(db, nodes[0]!, { where: "leg = 'payout'", label: "the first recorded payout", timeoutMs: 90_000, intervalMs: 20, step: () => run(ledger.mine(1, burn)) })
+    const legsAtKill = await killedLegs(db)
     nodes.push(await spawnNode(vars))
 
     // Blocks keep coming (and polls advance the orders) until every order is released.
@@ -126,7 +119,7 @@ describe("desk cash-out across kill -9", () => {
       console.log(nodes[1]!.output().split("\n").filter((l) => /order|leg|payout|WARN|ERROR/i.test(l)).slice(-40).join("\n"))
       throw e
     })
-    console.log(`desk-cashout-kill: ${atKill!.legs} of ${3 * ORDERS} legs were recorded when node 1 was killed`)
+    console.log(`desk-cashout-kill: ${legsAtKill} of ${3 * ORDERS} legs were recorded when node 1 was killed`)
 
     const legs = await db.query<{ order_id: string; leg: string; txid: string }>(`SELECT order_id::text, leg, txid FROM desk_order_legs`)
     expect(legs.length).toBe(3 * ORDERS)

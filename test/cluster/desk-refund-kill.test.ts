@@ -16,7 +16,7 @@ import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { anvilDevKey, startAnvil, type Anvil } from "../support/anvil.ts"
 import { testMasterKey } from "../support/node.ts"
-import { waitFor } from "../support/waitFor.ts"
+import { killedLegs, killOnceDeskLegRecorded, waitFor } from "../support/faults.ts"
 import { createDeskKey } from "../support/services.ts"
 
 const ORDERS = 5
@@ -74,15 +74,8 @@ describe("desk mint refunds across kill -9", () => {
     for (const o of orders) await run(base.erc20Transfer(usdc, o.depositAddress, o.deposit))
     const nonceBefore = await run(Effect.promise(() => anvilRpc("eth_getTransactionCount", [base.hotWallet, "pending"]))).then((r) => Number(r.result))
 
-    await waitFor("the first recorded gas top-up", 90_000, async () => {
-      const [r] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM desk_order_legs WHERE leg = 'refund_gas'`)
-      if (r!.n > 0) return true
-      await run(base.mine(1))
-      return undefined
-    }, 300)
-    nodes[0]!.child.kill("SIGKILL")
-    await nodes[0]!.exited
-    const [atKill] = await db.query<{ legs: number }>(`SELECT count(*)::int AS legs FROM desk_order_legs`)
+    await killOnceDeskLegRecorded(db, nodes[0]!, { where: "leg = 'refund_gas'", label: "the first recorded gas top-up", timeoutMs: 90_000, intervalMs: 300, step: () => run(base.mine(1)) })
+    const legsAtKill = await killedLegs(db)
     nodes.push(await spawnNode(vars))
 
     await waitFor("every order refunded", 120_000, async () => {
@@ -96,7 +89,7 @@ describe("desk mint refunds across kill -9", () => {
       console.log(nodes[1]!.output().split("\n").filter((l) => /order|leg|refund|WARN|ERROR/i.test(l)).slice(-40).join("\n"))
       throw e
     })
-    console.log(`desk-refund-kill: ${atKill!.legs} of ${2 * ORDERS} legs were recorded when node 1 was killed`)
+    console.log(`desk-refund-kill: ${legsAtKill} of ${2 * ORDERS} legs were recorded when node 1 was killed`)
     await anvilRpc("evm_setAutomine", [true])
 
     const legs = await db.query<{ order_id: string; leg: string; txid: string; nonce: number }>(`SELECT order_id::text, leg, txid, nonce FROM desk_order_legs`)

@@ -28,7 +28,7 @@ import { urlWithCredentials, startLitecoind, type Litecoind } from "../support/l
 import { testMasterKey } from "../support/node.ts"
 import { omniChainIndex } from "../support/omniChainIndex.ts"
 import { readyDeskToken } from "../support/deskRealLedger.ts"
-import { waitFor } from "../support/waitFor.ts"
+import { killedLegs, killOnceDeskLegRecorded, waitFor } from "../support/faults.ts"
 import { createDeskKey, runWithDb } from "../support/services.ts"
 
 const ORDERS = 6
@@ -101,13 +101,8 @@ describe("desk wrap across kill -9", () => {
     await ltcNode.rpc("generatetoaddress", 1, miner)
 
     // kill -9 once grants are being recorded, then a second node on the same database and data dir.
-    await waitFor("the first recorded grant", 90_000, async () => {
-      const [r] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM desk_order_legs WHERE leg = 'payout'`)
-      return r!.n > 0 ? true : undefined
-    }, 20)
-    nodes[0]!.child.kill("SIGKILL")
-    await nodes[0]!.exited
-    const [atKill] = await db.query<{ legs: number }>(`SELECT count(*)::int AS legs FROM desk_order_legs`)
+    await killOnceDeskLegRecorded(db, nodes[0]!, { where: "leg = 'payout'", label: "the first recorded grant", timeoutMs: 90_000, intervalMs: 20 })
+    const legsAtKill = await killedLegs(db)
     nodes.push(await spawnNode(vars))
 
     await waitFor("every order released", 240_000, async () => {
@@ -117,7 +112,7 @@ describe("desk wrap across kill -9", () => {
       const [r] = await db.query<{ open: number }>(`SELECT count(*)::int AS open FROM desk_orders WHERE status <> 'released'`)
       return r!.open === 0 ? true : undefined
     }, 700)
-    console.log(`desk-wrap-kill: ${atKill!.legs} of ${ORDERS} grants were recorded when node 1 was killed`)
+    console.log(`desk-wrap-kill: ${legsAtKill} of ${ORDERS} grants were recorded when node 1 was killed`)
 
     const legs = await db.query<{ order_id: string; txid: string }>(`SELECT order_id::text, txid FROM desk_order_legs WHERE leg = 'payout'`)
     expect(legs.length).toBe(ORDERS)
@@ -154,16 +149,9 @@ describe("desk wrap across kill -9", () => {
     for (const [i, o] of orders.entries()) await run(makeKeyWallet(ledger, customers[i]!.privateKey).omni({ type: "simpleSend", property, amount: 9_990_000n }, o.depositAddress))
     await run(ledger.mine(1, burn))
 
-    await waitFor("the first recorded LTC payout", 120_000, async () => {
-      const [r] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM desk_order_legs WHERE leg = 'payout' AND chain = 'ltc'`)
-      if (r!.n > 0) return true
-      await run(ledger.mine(1, burn))
-      return undefined
-    }, 300)
-    const victim = nodes[nodes.length - 1]!
-    victim.child.kill("SIGKILL")
-    await victim.exited
-    const [atKill] = await db.query<{ legs: number }>(`SELECT count(*)::int AS legs FROM desk_order_legs WHERE leg = 'payout' AND chain = 'ltc'`)
+    const payoutsAtKill = await killOnceDeskLegRecorded(db, nodes[nodes.length - 1]!, {
+      where: "leg = 'payout' AND chain = 'ltc'", label: "the first recorded LTC payout", timeoutMs: 120_000, intervalMs: 300, step: () => run(ledger.mine(1, burn))
+    })
     nodes.push(await spawnNode(vars))
 
     const ids = orders.map((o) => `'${o.id}'`).join(", ")
@@ -174,7 +162,7 @@ describe("desk wrap across kill -9", () => {
       const [r] = await db.query<{ open: number }>(`SELECT count(*)::int AS open FROM desk_orders WHERE id IN (${ids}) AND status <> 'released'`)
       return r!.open === 0 ? true : undefined
     }, 700)
-    console.log(`desk-wrap-kill: ${atKill!.legs} of ${ORDERS} LTC payouts were recorded when the node was killed`)
+    console.log(`desk-wrap-kill: ${payoutsAtKill} of ${ORDERS} LTC payouts were recorded when the node was killed`)
 
     const legs = await db.query<{ order_id: string; txid: string }>(`SELECT order_id::text, txid FROM desk_order_legs WHERE leg = 'payout' AND chain = 'ltc'`)
     expect(legs.length).toBe(ORDERS)

@@ -9,6 +9,7 @@ import type { UtxoLedgerShape } from "../../src/chain/ledger/UtxoLedger.ts"
 import { ECOSYSTEM_MAIN } from "../../src/chain/omni/codec.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import type { TestDatabase } from "../../harness/db.ts"
+import type { NodeProcess } from "../../harness/nodeProcess.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { omniChainIndex } from "./omniChainIndex.ts"
 import { waitFor } from "./waitFor.ts"
@@ -65,3 +66,29 @@ export const shardOwners = async (db: TestDatabase, shardsTotal = 300): Promise<
       AND l.objid::bigint BETWEEN 1000001 AND ${1_000_000 + shardsTotal}`)
   return new Map(rows.map((r) => [r.shard, r.node]))
 }
+
+/**
+ * The desk's kill -9 step: waits until a leg matching `where` (SQL over desk_order_legs) is
+ * recorded, calling `step` between looks (mining, so the orders move), kills `victim` with
+ * SIGKILL, and answers how many such legs were recorded when it died. The caller starts the
+ * survivor.
+ */
+export const killOnceDeskLegRecorded = async (
+  db: TestDatabase,
+  victim: NodeProcess,
+  options: { readonly where: string; readonly label: string; readonly timeoutMs: number; readonly intervalMs: number; readonly step?: () => Promise<unknown> }
+): Promise<number> => {
+  const count = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM desk_order_legs WHERE ${options.where}`))[0]!.n
+  await waitFor(options.label, options.timeoutMs, async () => {
+    if ((await count()) > 0) return true
+    await options.step?.()
+    return undefined
+  }, options.intervalMs)
+  victim.child.kill("SIGKILL")
+  await victim.exited
+  return count()
+}
+
+/** Every desk leg recorded so far (what a kill -9 test reports at the kill). */
+export const killedLegs = async (db: TestDatabase): Promise<number> =>
+  (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM desk_order_legs"))[0]!.n
