@@ -159,4 +159,18 @@ describe("publishing while the ledger is unreachable", () => {
     expect(hers.status).toBe(201)
     expect(hers.body.postId).not.toBe(ok.body.postId)
   }, 30_000)
+
+  it("a key names its post for 24 hours; after that it is free again (a new post, charged)", async () => {
+    const key = "bob-a-day-later"
+    const first = await publish({ body: "day one" }, bobSession, key)
+    expect(first.status).toBe(201)
+    expect((await publish({ body: "day one" }, bobSession, key)).body.postId).toBe(first.body.postId)
+    // A day passes for this key.
+    await db.query("UPDATE social_post_idempotency SET created_at = now() - interval '25 hours' WHERE account = $1 AND key = $2", [bob.address, key])
+    const later = await publish({ body: "day one" }, bobSession, key)
+    expect(later.status).toBe(201)
+    expect(later.body.postId).not.toBe(first.body.postId)
+    expect(await chargesFor(later.body.postId)).toBe(1)
+    expect((await db.query("SELECT 1 FROM social_post_idempotency WHERE account = $1 AND key = $2", [bob.address, key])).length).toBe(1)
+  }, 30_000)
 })

@@ -5,6 +5,7 @@
 // instead of making another. The same key with another payload is refused (422, the draft's
 // "Idempotency-Key is already used for a different request payload"). A first attempt refused
 // before anything was written (402, 404, …) releases its key, so a retry after topping up runs.
+// Keys expire after `idempotencyKeyHours`.
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { canonicalJson, type CanonicalValue } from "../../crypto/canonicalJson.ts"
@@ -37,10 +38,20 @@ export type Claim =
   | { readonly _tag: "Replay"; readonly postId: string }
   | { readonly _tag: "Mismatch" }
 
+/**
+ * How long a key names its post (the draft leaves the expiry to the server; Stripe's is 24 hours):
+ * a retry is an immediate thing, and keys kept forever would grow without bound.
+ */
+export const idempotencyKeyHours = 24
+
 /** Claims `freshPostId` for (account, key), or answers the post id the key already names. */
 export const claimPostId = (account: string, key: string, fingerprint: string, freshPostId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // The account's expired keys go first (a sweep per account, bounded by its own keys): an
+    // expired key is free again.
+    yield* sql`DELETE FROM social_post_idempotency WHERE account = ${account}
+      AND created_at < now() - make_interval(hours => ${idempotencyKeyHours})`
     const inserted = yield* sql<{ post_id: string }>`INSERT INTO social_post_idempotency (account, key, post_id, fingerprint)
       VALUES (${account}, ${key}, ${freshPostId}, ${fingerprint}) ON CONFLICT (account, key) DO NOTHING RETURNING post_id::text AS post_id`
     if (inserted.length > 0) return { _tag: "Fresh", postId: freshPostId } satisfies Claim as Claim
