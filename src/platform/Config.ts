@@ -103,6 +103,8 @@ export interface AppConfigShape {
   readonly socialGraceMs: number
   /** Account continuity: the recovery countdown from CHV1G to CHV1N, ms. */
   readonly socialContinuityCountdownMs: number
+  /** Member-signed stamps: how long the service waits for the member's signatures before the action lapses, ms. */
+  readonly socialSignatureWindowMs: number
 }
 
 export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -240,7 +242,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   socialStarterBalanceBase: intIn("SOCIAL_STARTER_BALANCE", 100_000_000, 0, 100_000_000_000).pipe(Config.map(BigInt)),
   socialHostingPeriodMs: intIn("SOCIAL_HOSTING_PERIOD_MS", 30 * 24 * 3_600_000, 1_000, 3650 * 24 * 3_600_000),
   socialGraceMs: intIn("SOCIAL_GRACE_MS", 7 * 24 * 3_600_000, 0, 365 * 24 * 3_600_000),
-  socialContinuityCountdownMs: intIn("SOCIAL_CONTINUITY_COUNTDOWN_MS", 7 * 24 * 3_600_000, 1_000, 365 * 24 * 3_600_000)
+  socialContinuityCountdownMs: intIn("SOCIAL_CONTINUITY_COUNTDOWN_MS", 7 * 24 * 3_600_000, 1_000, 365 * 24 * 3_600_000),
+  socialSignatureWindowMs: intIn("SOCIAL_SIGNATURE_WINDOW_MS", 24 * 3_600_000, 1_000, 30 * 24 * 3_600_000)
 }).pipe(
   // A lock that expires before its next refresh would be lost by a healthy runner.
   Config.validate({

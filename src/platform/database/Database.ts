@@ -24,6 +24,7 @@ import m0016 from "./migrations/0016_market_data.ts"
 import m0017 from "./migrations/0017_desk_ledger.ts"
 import m0018 from "./migrations/0018_desk_orders.ts"
 import m0019 from "./migrations/0019_desk_cashout.ts"
+import m0023 from "./migrations/0023_member_signed_stamps.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
@@ -43,7 +44,8 @@ export const migrations = {
   "0016_market_data": m0016,
   "0017_desk_ledger": m0017,
   "0018_desk_orders": m0018,
-  "0019_desk_cashout": m0019
+  "0019_desk_cashout": m0019,
+  "0023_member_signed_stamps": m0023
 }
 
 const runMigrator = Migrator.make({})({

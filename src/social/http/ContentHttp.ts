@@ -9,7 +9,7 @@ import { SocialApi } from "../../../schemas/social/api.ts"
 import {
   BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
 } from "../../../schemas/social/errors.ts"
-import { Change, Post, type PostRefused, Publish } from "../../../schemas/social/post.ts"
+import { Change, ChangeUnsigned, Post, type PostRefused, Publish, PublishUnsigned } from "../../../schemas/social/post.ts"
 import { CancelCountdown, Continuity, type ContinuityRefused, StartCountdown } from "../../../schemas/social/continuity.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { parseRawCid } from "../../crypto/cid.ts"
@@ -17,6 +17,7 @@ import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { verifyMessage } from "../../chain/message.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { findAccount } from "../accounts/Accounts.ts"
+import { memberSigns } from "../accounts/signing.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
@@ -114,11 +115,11 @@ const htmlResponse = (body: string) =>
   HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: { "x-content-type-options": "nosniff" } })
 
 /** A refusal from the Post entity as the API's error. */
-const refusal = (e: PostRefused | ContinuityRefused) => {
+export const refusal = (e: PostRefused | ContinuityRefused) => {
   switch (e.code) {
     case "insufficient_balance": return new PaymentRequired({ error: { code: "insufficient_balance", message: e.message } })
     case "no_service_key": return new Forbidden({ error: { code: "no_service_key", message: e.message } })
-    case "post_closed": case "countdown_exists": case "no_countdown": return new ContentConflict({ error: { code: e.code, message: e.message } })
+    case "post_closed": case "countdown_exists": case "no_countdown": case "signature_pending": case "nothing_to_sign": case "signatures_expired": return new ContentConflict({ error: { code: e.code, message: e.message } })
     case "not_found": case "unknown_media": case "unknown_account": return notFound(e.message)
     case "invalid_parameter": return badRequest(e.message)
     // The database, the ledger or the fee sponsor did not answer (the entity logged it): retry.
@@ -147,6 +148,13 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           : yield* ownPost(id)
         if (action === "comment" && Option.isNone(yield* Effect.catchAll(findAccount(session.address), () => Effect.fail(unavailable())))) {
           return yield* Effect.fail(notFound("The session's address has no social account."))
+        }
+        // An account linked by xpub only: the stamp comes back unsigned for the member (202).
+        if (action !== "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(post.author), () => Effect.fail(unavailable()))))) {
+          return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId: randomUUID(), ...fields })).pipe(
+            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(known(e) ? e as PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest : unavailable()))
+          )
         }
         return yield* posts(post.id).Change(new Change({
           postId: post.id, action, requestId: randomUUID(), ...fields, ...(action === "comment" ? { author: session.address } : {})
@@ -180,6 +188,16 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
             if (Either.isLeft(parsed)) return yield* Effect.fail(badRequest(`media: ${parsed.left.message}`))
             media.push(parsed.right.cid)
           }
+          const account = yield* Effect.catchAll(findAccount(session.address), () => Effect.fail(unavailable()))
+          // An account linked by xpub only: the stamps come back unsigned for the member (202).
+          if (Option.isSome(account) && memberSigns(account.value)) {
+            return yield* posts(postId).PublishUnsigned(new PublishUnsigned({
+              postId, author: session.address, kind: payload.kind ?? "story", body: payload.body, tags: payload.tags ?? [], mediaCids: media
+            })).pipe(
+              Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+              Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
+            )
+          }
           return yield* posts(postId).Publish(new Publish({
             postId, author: session.address, kind: payload.kind ?? "story", body: payload.body, tags: payload.tags ?? [], mediaCids: media
           })).pipe(
@@ -190,7 +208,9 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
       .handle("takedown", ({ path }) => change(path.id, "takedown"))
       .handle("renew", ({ path }) => change(path.id, "renew"))
       .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(path.id, "metadata", p)))
-      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(path.id, "comment", p)))
+      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(path.id, "comment", p)).pipe(
+        // change() answers unsigned stamps only for takedown, renew and metadata.
+        Effect.flatMap((r) => ("txid" in r ? Effect.succeed(r) : Effect.dieMessage("a comment is never member-signed")))))
       .handleRaw("continuityStart", () =>
         Effect.flatMap(Effect.zip(Session, jsonPayload(ContinuityStartBody)), ([session, payload]) =>
           continuity(session.address).Start(new StartCountdown({ account: session.address, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
