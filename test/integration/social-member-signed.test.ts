@@ -39,6 +39,7 @@ let db: TestDatabase
 let node: RunningNode
 let session: string
 let identity: string
+let firstPostingAddress: string
 let assetId: string
 const seed = randomBytes(32)
 
@@ -96,6 +97,7 @@ beforeAll(async () => {
     })
   }))
   expect(linked.status, JSON.stringify(linked.body)).toBe(200)
+  firstPostingAddress = linked.body.first_posting_address
   const [row] = await db.query<{ seed_enc: string | null; xpub: string }>("SELECT seed_enc, xpub FROM social_accounts WHERE address = $1", [identity])
   expect(row!.seed_enc).toBeNull()
   session = (await createSession(db.url, identity)).token
@@ -125,6 +127,9 @@ describe("publishing from the member's own wallet", () => {
     expect(payments.p2pkh({ pubkey: derived.publicKey, network }).address).toBe(row!.address)
     expect(row!.derivation_path).toBe(`m/44'/696969'/1101'/${row!.post_index}/0/0`)
     expect(post.shortId).toBe(row!.address.slice(-6))
+    // The link told the wallet where its first post would be stamped from.
+    expect(row!.post_index).toBe(0)
+    expect(firstPostingAddress).toBe(row!.address)
     const account = bip32.fromSeed(seed, network).derivePath("m/44'/696969'/1101'")
     const outpoints = new Set<string>()
     const fundings = new Set<string>()
