@@ -6,6 +6,9 @@
 // Tampered signatures are refused with nothing sent; a moderator's D comes from the service's own
 // moderation address; an action never signed lapses at the end of its window, refunded.
 import { randomBytes } from "node:crypto"
+import { writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { BIP32Factory } from "bip32"
 import { Psbt, Transaction, payments, script as bscript } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
@@ -24,8 +27,9 @@ import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import { issueSocialLinkToken } from "../../src/social/identity/issueLinkToken.ts"
 import { decodeStamp } from "../../src/social/posts/opReturn.ts"
 import { moderationWalletName } from "../../src/social/posts/moderationStamp.ts"
+import { cli, cliJson, cliRefused } from "../support/cli.ts"
 import { makeWallet } from "../support/linkWallet.ts"
-import { startNode, type RunningNode } from "../support/node.ts"
+import { cliEnvOf, startNode, type RunningNode } from "../support/node.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { createSession } from "../support/services.ts"
 
@@ -307,6 +311,21 @@ describe("moderation and lapsed signatures", () => {
     expect(late.status).toBe(409)
     expect(await db.query("SELECT 1 FROM social_stamps WHERE post_id = $1", [p.body.postId])).toEqual([])
   }, 30_000)
+
+  it("social post --xprv-file signs the stamps in the CLI process (the key never reaches the node) and publishes", async () => {
+    const env = cliEnvOf(db.url, node)
+    expect(cliRefused(await cli(["social", "post", "--account", identity, "--body", "no key", "--json"], env))).toContain("--xprv-file")
+    const file = join(tmpdir(), `member-xprv-${process.pid}.txt`)
+    writeFileSync(file, `${unwrap(extendedKeysAt(seed, "m/44'/696969'/1101'")).xprv}\n`, { mode: 0o600 })
+    const out = cliJson<any>(await cli(["social", "post", "--account", identity, "--body", "signed in the CLI", "--xprv-file", file, "--json"], env))
+    expect(out).toMatchObject({ state: "hosted", action: "publish" })
+    expect(out.stamps.map((s: any) => s.tag)).toEqual(["CHV1P", "P"])
+    for (const s of out.stamps) expect((await getTx(s.txid))._tag).toBe("Right")
+    expect((await json(await fetch(url(`/api/public/post/${out.shortId}`)))).body.proof.txHash).toBe(out.txHash)
+    // Nothing the node stored holds the private key.
+    const xprv = unwrap(extendedKeysAt(seed, "m/44'/696969'/1101'")).xprv
+    expect(await db.query("SELECT 1 FROM cluster_messages WHERE payload::text LIKE $1", [`%${xprv.slice(4, 40)}%`])).toEqual([])
+  }, 60_000)
 
   it("lists the member-signed routes in the OpenAPI document", async () => {
     const doc = (await json(await fetch(url("/openapi.json")))).body
