@@ -31,7 +31,7 @@ import { cli, cliJson, cliRefused } from "../support/cli.ts"
 import { makeWallet } from "../support/linkWallet.ts"
 import { cliEnvOf, startNode, type RunningNode } from "../support/node.ts"
 import { pgClientLayer } from "../support/pg.ts"
-import { createSession } from "../support/services.ts"
+import { createSession, createSocialAccount } from "../support/services.ts"
 
 const bip32 = BIP32Factory(ecc)
 const ECPair = ECPairFactory(ecc)
@@ -326,6 +326,26 @@ describe("moderation and lapsed signatures", () => {
     const xprv = unwrap(extendedKeysAt(seed, "m/44'/696969'/1101'")).xprv
     expect(await db.query("SELECT 1 FROM cluster_messages WHERE payload::text LIKE $1", [`%${xprv.slice(4, 40)}%`])).toEqual([])
   }, 60_000)
+
+  it("answers bad input on the member-signed routes with the documented error shape, never 5xx", async () => {
+    const other = (await createSession(db.url, (await createSocialAccount(db.url)).address)).token
+    const [mine] = await db.query<{ id: string }>("SELECT id::text AS id FROM social_posts WHERE author = $1 LIMIT 1", [identity])
+    const at = (path: string, init: RequestInit = {}, token: string | null = session) =>
+      fetch(url(path), { ...init, headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), "content-type": "application/json", ...(init.headers ?? {}) } }).then(json)
+    const sigs = `/api/social/posts/${mine!.id}/signatures`
+    expect(await at(sigs, { method: "POST", body: "{}" }, null)).toMatchObject({ status: 401, body: { error: { code: "invalid_session" } } })
+    expect(await at(sigs, { method: "POST", body: "not json" })).toMatchObject({ status: 400, body: { error: { code: "invalid_request" } } })
+    expect(await at(sigs, { method: "POST", body: JSON.stringify({ psbts: "x" }) })).toMatchObject({ status: 400, body: { error: { code: "invalid_parameter" } } })
+    expect(await at(sigs, { method: "POST", body: JSON.stringify({}) })).toMatchObject({ status: 400, body: { error: { code: "invalid_parameter" } } })
+    expect(await at(sigs, { method: "POST", body: JSON.stringify({ transactions: ["00"] }) })).toMatchObject({ status: 400 })
+    expect(await at(sigs, { method: "POST", body: JSON.stringify({ psbts: ["AAAA"] }) }, other)).toMatchObject({ status: 403, body: { error: { code: "not_author" } } })
+    expect(await at(`/api/social/posts/${mine!.id}/unsigned`, {}, other)).toMatchObject({ status: 403, body: { error: { code: "not_author" } } })
+    expect(await at("/api/social/posts/00000000-0000-0000-0000-000000000000/signatures", { method: "POST", body: JSON.stringify({ psbts: ["AAAA"] }) })).toMatchObject({ status: 404 })
+    expect(await at("/api/social/posts/%3Cscript%3E/unsigned")).toMatchObject({ status: 404, body: { error: { code: "not_found" } } })
+    // A well-formed but unsigned PSBT for a post with nothing waiting: refused, never 5xx.
+    const nothing = await at(sigs, { method: "POST", body: JSON.stringify({ psbts: [post.stamps[0].psbt] }) })
+    expect(nothing.status).toBe(400)
+  })
 
   it("lists the member-signed routes in the OpenAPI document", async () => {
     const doc = (await json(await fetch(url("/openapi.json")))).body
