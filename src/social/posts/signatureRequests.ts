@@ -122,8 +122,8 @@ export const awaitingSignatures = (post: PostRow) =>
  * Funds and builds the stamps of one action and records them: one sponsor transaction paying a
  * coin per stamp to the post's address, a PSBT per stamp spending its own coin (so none depends on
  * another's txid), sequence numbers following the address's recorded stamps. A request with this
- * id already recorded (a redelivered message) is answered as it stands. `charge` runs in the same
- * transaction as the rows (a renewal's charge); `before` checks what must hold before funding.
+ * id already recorded (a redelivered message) is answered as it stands. A renewal's charge
+ * (`extra.chargedBase`) commits with the rows; a metadata change's new body and tags wait in them.
  */
 export const openRequest = (
   post: PostRow,

@@ -13,7 +13,6 @@ import { isClosed, renewed } from "./hosting.ts"
 import { outpointOf, signedTransactionOf, verifySignedStamp } from "./psbt.ts"
 import { type Action, accountOf, asRefusal, lastRequest, loadPost, refuse, type RequestRow, requestById, type UnsignedRow, unsignedRows } from "./signatureRequests.ts"
 
-
 /** Sends recorded stamps (the funding first: a lost parent goes back before its children). */
 const broadcastAll = (fundingHex: string, hexes: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -45,7 +44,7 @@ const signedView = (post: PostRow, request: RequestRow, rows: ReadonlyArray<Unsi
  * the transaction built and signed by the post's key (anything else is refused and nothing is
  * sent). They are recorded in social_stamps and the action takes effect in one transaction, then
  * broadcast. The same signatures again (a retry after a lost answer) send the recorded bytes again.
- * `effect` tells the entity what changed (schedule hosting, drop caches).
+ * `changed` tells the entity to schedule hosting again and drop its caches.
  */
 export const submitSignatures = (s: SubmitSignatures) =>
   Effect.gen(function*() {
