@@ -10,10 +10,12 @@ import { type Change, PostRefused, type PostReceipt, type PostState, type Publis
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { accountKey, type AccountRow, findAccount } from "../accounts/Accounts.ts"
+import { memberSigns } from "../accounts/signing.ts"
 import { postPath, shortIdOf } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import type { StampTag } from "./opReturn.ts"
 import { stamp } from "./Stamper.ts"
+import { moderationStamp } from "./moderationStamp.ts"
 
 /** Indexes skipped at most when a short id is already taken (1 in ~3.8e10 per post). */
 const SHORT_ID_ATTEMPTS = 8
@@ -70,6 +72,8 @@ export const stampsOf = (postId: string) =>
 /** Sends a stamp of `tag` for the post from its own address. */
 export const stampPost = (post: PostRow, account: AccountRow, tag: StampTag, cid: string) =>
   Effect.gen(function*() {
+    // A member-signed post (xpub only): the service signs only a moderator's D, from its own address.
+    if (memberSigns(account) && tag === "D") return yield* moderationStamp(post, account, cid)
     const key = yield* accountKey(account, post.post_index)
     return yield* stamp({ address: post.address, privateKey: key.privateKey, account: account.address, assetId: account.asset_id, postId: post.id, tag, cid })
   })
@@ -78,6 +82,8 @@ export const stampPost = (post: PostRow, account: AccountRow, tag: StampTag, cid
 export const ensureStamps = (post: PostRow, account: AccountRow) =>
   Effect.gen(function*() {
     const have = yield* stampsOf(post.id)
+    // A member-signed post's stamps come signed by the member (memberSigned.ts), never from here.
+    if (memberSigns(account)) return have
     for (const need of requiredStamps(post)) {
       if (!have.some((s) => s.tag === need.tag && s.cid === need.cid)) yield* stampPost(post, account, need.tag, need.cid)
     }
@@ -100,7 +106,7 @@ const accountOf = (address: string) =>
     onSome: Effect.succeed
   }))
 
-const checkText = (body: string, tags: ReadonlyArray<string>) =>
+export const checkText = (body: string, tags: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     if (body.length > bodyCharsMax) return yield* refuse("invalid_parameter", `body is over ${bodyCharsMax} characters`)
     if (tags.length > tagsMax || tags.some((t) => !/^[\p{L}\p{N}_-]{1,40}$/u.test(t))) {

@@ -7,7 +7,7 @@
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schedule } from "effect"
-import { HostingCheck, Post, PostRefused, type PostStateReply } from "../../../schemas/social/post.ts"
+import { HostingCheck, Post, PostRefused, type PostStateReply, SignatureDeadline } from "../../../schemas/social/post.ts"
 import { FinishStamps } from "../../../schemas/social/stamping.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
@@ -16,6 +16,8 @@ import { commentAsMember } from "./Comments.ts"
 import { ensureStamps, findPost, type PostRow, stampPost, updateMetadata } from "./Composer.ts"
 import { finishStamps, publishOrPending, type ScheduleRetry } from "./StampCompletion.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
+import { memberSignedHandlers } from "./memberSigned.ts"
+import { memberSigns } from "../accounts/signing.ts"
 import { forgetServed } from "../content/served.ts"
 import { lookupCache } from "../http/LookupCache.ts"
 
@@ -70,6 +72,11 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
   })
 
   return Post.of({
+    // Accounts linked by xpub only: stamps built for the member to sign (memberSigned.ts).
+    ...memberSignedHandlers({
+      deadline: (requestId, dueAtMs) => self.SignatureDeadline(new SignatureDeadline({ postId, requestId, dueAtMs }), { discard: true }).pipe(Effect.orDie),
+      afterChange: (post, action) => Effect.zipRight(forgetCached(post), action === "publish" || action === "renew" ? schedule(post) : Effect.void)
+    }),
     Publish: ({ payload }) =>
       Effect.gen(function*() {
         if (!UUID.test(postId) || payload.postId !== postId) return yield* new PostRefused({ code: "invalid_parameter", message: "a post id is a lowercase uuid" })
@@ -84,6 +91,9 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
       Effect.gen(function*() {
         const post = yield* load
         const account = Option.getOrThrow(yield* findAccount(post.author))
+        if (memberSigns(account) && (payload.action === "takedown" || payload.action === "renew" || payload.action === "metadata")) {
+          return yield* new PostRefused({ code: "no_service_key", message: `the member signs this post's stamps: POST /api/social/posts/${postId}/${payload.action} answers them unsigned` })
+        }
         const [done] = yield* sql<{ txid: string; op_return: string }>`SELECT txid, op_return FROM social_stamps
           WHERE post_id = ${postId} AND tag = ${payload.action === "takedown" ? "T" : "D"} ORDER BY seq DESC LIMIT 1`
         if (isClosed(post.state)) {
