@@ -128,7 +128,8 @@ export const SignedStamps = Schema.Struct({
   action: Schema.Literal("publish", "takedown", "renew", "metadata"),
   metadataCid: Schema.String,
   txHash: Schema.NullOr(Schema.String).annotations({ description: "The CHV1P stamp's txid (publish), else the action's stamp" }),
-  stamps: Schema.Array(Schema.Struct({ tag: Schema.String, cid: Schema.String, txid: Schema.String, opReturn: Schema.String }))
+  stamps: Schema.Array(Schema.Struct({ tag: Schema.String, cid: Schema.String, txid: Schema.String, opReturn: Schema.String })),
+  stamping: StampingState.annotations({ description: "\"pending\": recorded and in effect, not all on the ledger yet; the Post entity sends them again on its own timer" })
 })
 export type SignedStamps = typeof SignedStamps.Type
 

@@ -129,6 +129,8 @@ export interface MemberSignedContext {
   readonly deadline: (requestId: string, dueAtMs: number) => Effect.Effect<void>
   /** After signatures took effect: hosting scheduled again (publish, renew), caches dropped. */
   readonly afterChange: (post: PostRow, action: Action) => Effect.Effect<void, unknown, never>
+  /** Signed stamps recorded whose broadcast failed: sent again on the entity's FinishStamps timer. */
+  readonly later: (error: unknown) => Effect.Effect<void, unknown, never>
 }
 
 /** The Post entity's member-signed messages (schemas/social/post.ts). */
@@ -138,6 +140,7 @@ export const memberSignedHandlers = (ctx: MemberSignedContext) => ({
   SubmitSignatures: ({ payload }: { readonly payload: SubmitSignatures }) =>
     Effect.gen(function*() {
       const done = yield* submitSignatures(payload)
+      if (done.unsent !== undefined) yield* ctx.later(done.unsent)
       if (done.changed) yield* ctx.afterChange(yield* loadPost(payload.postId), done.action)
       return done.reply
     }).pipe(Effect.mapError(asRefusal)),

@@ -9,8 +9,8 @@ import { stamp } from "./Stamper.ts"
 
 export const moderationWalletName = "social-moderation"
 
-export const moderationStamp = (post: { readonly id: string }, account: { readonly address: string; readonly asset_id: string }, cid: string) =>
+export const moderationStamp = (post: { readonly id: string }, account: { readonly address: string; readonly asset_id: string }, cid: string, owedId?: string) =>
   Effect.gen(function*() {
     const key = yield* systemWallet(moderationWalletName)
-    return yield* stamp({ address: key.address, privateKey: key.privateKey, account: account.address, assetId: account.asset_id, postId: post.id, tag: "D", cid })
+    return yield* stamp({ address: key.address, privateKey: key.privateKey, account: account.address, assetId: account.asset_id, postId: post.id, tag: "D", cid, ...(owedId === undefined ? {} : { owedId }) })
   })

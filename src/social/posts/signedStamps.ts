@@ -29,13 +29,14 @@ const broadcastAll = (fundingHex: string, hexes: ReadonlyArray<string>) =>
     }
   })
 
-const signedView = (post: PostRow, request: RequestRow, rows: ReadonlyArray<UnsignedRow>): SignedStamps => {
+const signedView = (post: PostRow, request: RequestRow, rows: ReadonlyArray<UnsignedRow>, sent: Either.Either<unknown, unknown>): SignedStamps => {
   const proof = rows.find((r) => r.tag === "CHV1P") ?? rows.at(-1)
   return {
     postId: post.id, shortId: post.short_id, state: post.state, action: request.action,
     metadataCid: request.action === "metadata" ? rows[0]?.cid ?? post.metadata_cid : post.metadata_cid,
     txHash: proof?.txid ?? null,
-    stamps: rows.map((r) => ({ tag: r.tag, cid: r.cid, txid: r.txid ?? "", opReturn: r.op_return }))
+    stamps: rows.map((r) => ({ tag: r.tag, cid: r.cid, txid: r.txid ?? "", opReturn: r.op_return })),
+    stamping: Either.isRight(sent) ? "done" : "pending"
   }
 }
 
@@ -69,8 +70,8 @@ export const submitSignatures = (s: SubmitSignatures) =>
         const ids = new Set(rows.map((r) => r.txid))
         if (txs.length > 0 && txs.every((t) => ids.has(t.getId()))) {
           const recorded = yield* sql<{ tx_hex: string }>`SELECT tx_hex FROM social_stamps WHERE txid IN ${sql.in(rows.map((r) => r.txid!))} ORDER BY seq`
-          yield* broadcastAll(signed.value.funding_hex, recorded.map((r) => r.tx_hex))
-          return { reply: signedView(post, signed.value, rows), changed: false, action: signed.value.action }
+          const sent = yield* Effect.either(broadcastAll(signed.value.funding_hex, recorded.map((r) => r.tx_hex)))
+          return { reply: signedView(post, signed.value, rows, sent), changed: false, action: signed.value.action, unsent: Either.isLeft(sent) ? sent.left : undefined }
         }
       }
       return yield* refuse("nothing_to_sign", "no action of this post waits for signatures")
@@ -120,9 +121,14 @@ export const submitSignatures = (s: SubmitSignatures) =>
       }
     }).pipe(sql.withTransaction)
     const recorded = rows.map((r) => matched.get(r.n)!.toHex())
-    yield* broadcastAll(request.funding_hex, recorded)
+    // Recorded and in effect: a broadcast that fails now is the Post entity's to finish (its
+    // FinishStamps timer sends these recorded bytes again), not the member's to resend.
+    const sent = yield* Effect.either(broadcastAll(request.funding_hex, recorded))
     const after = yield* loadPost(post.id)
-    return { reply: signedView(after, Option.getOrThrow(yield* requestById(request.id)), yield* unsignedRows(request.id)), changed: true, action: request.action }
+    return {
+      reply: signedView(after, Option.getOrThrow(yield* requestById(request.id)), yield* unsignedRows(request.id), sent),
+      changed: true, action: request.action, unsent: Either.isLeft(sent) ? sent.left : undefined
+    }
   }).pipe(Effect.mapError(asRefusal))
 
 /**
