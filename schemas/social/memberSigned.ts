@@ -16,6 +16,7 @@ export const SignaturesBody = Schema.Struct({
 })
 
 const postIdParam = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) })
+const commentIdParam = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)), commentId: Schema.String.pipe(Schema.maxLength(64)) })
 
 export const MemberSignedGroup = HttpApiGroup.make("memberSigned")
   .add(HttpApiEndpoint.get("unsigned", "/api/social/posts/:id/unsigned").setPath(postIdParam).addSuccess(UnsignedStamps)
@@ -28,5 +29,10 @@ export const MemberSignedGroup = HttpApiGroup.make("memberSigned")
     .annotate(Weight, 5)
     .annotate(OpenApi.Description, "Every stamp of the waiting action, signed (psbts or transactions, any order). Each must be exactly the transaction built, signed SIGHASH_ALL by the post address's key; otherwise 400 and nothing is sent. Recorded, the action takes effect, then broadcast. Sending the same signatures again re-sends the recorded transactions.")
     .annotate(OpenApi.Summary, "Submit the member's signed stamps (session, author, weight 5)"))
+  .add(HttpApiEndpoint.post("commentSignatures", "/api/social/posts/:id/comments/:commentId/signatures").setPath(commentIdParam).setPayload(SignaturesBody).addSuccess(SignedStamps)
+    .addError(BadRequest).addError(Forbidden).addError(NotFound).addError(ContentConflict).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Description, "An xpub-only commenter's X, signed (the PSBT the comment route answered with 202; `commentId` is its requestId). Checked, recorded (the comment exists from then on), then broadcast; the same signatures again re-send the recorded transaction.")
+    .annotate(OpenApi.Summary, "Submit a member-signed comment's signed stamp (session, the commenter, weight 5)"))
   .middleware(SessionAuth)
   .annotate(OpenApi.Title, "Member-signed stamps")

@@ -112,7 +112,7 @@ export const UnsignedStamps = Schema.Struct({
   postId: Schema.String,
   shortId: Schema.String,
   state: PostState,
-  action: Schema.Literal("publish", "takedown", "renew", "metadata"),
+  action: Schema.Literal("publish", "takedown", "renew", "metadata", "comment"),
   requestId: Schema.String,
   metadataCid: Schema.String,
   expiresAt: Schema.String.annotations({ description: "ISO 8601: after this the action lapses (SHARDLINE_SOCIAL_SIGNATURE_WINDOW_MS)" }),
@@ -125,7 +125,7 @@ export const SignedStamps = Schema.Struct({
   postId: Schema.String,
   shortId: Schema.String,
   state: PostState,
-  action: Schema.Literal("publish", "takedown", "renew", "metadata"),
+  action: Schema.Literal("publish", "takedown", "renew", "metadata", "comment"),
   metadataCid: Schema.String,
   txHash: Schema.NullOr(Schema.String).annotations({ description: "The CHV1P stamp's txid (publish), else the action's stamp" }),
   stamps: Schema.Array(Schema.Struct({ tag: Schema.String, cid: Schema.String, txid: Schema.String, opReturn: Schema.String })),
@@ -160,14 +160,30 @@ export class ChangeUnsigned extends Schema.Class<ChangeUnsigned>("Post/ChangeUns
   }
 }
 
-/** The member's signed stamps (raw hex or PSBT base64 each); checked, recorded, then broadcast. */
+/**
+ * The member's signed stamps (raw hex or PSBT base64 each); checked, recorded, then broadcast.
+ * `requestId`: a member-signed comment's (its comment id); without it, the author's waiting action.
+ */
 export class SubmitSignatures extends Schema.Class<SubmitSignatures>("Post/SubmitSignatures")({
   postId: Schema.String,
   items: Schema.Array(Schema.String),
-  submissionId: Schema.String
+  submissionId: Schema.String,
+  requestId: Schema.optional(Schema.String)
 }) {
   [PrimaryKey.symbol]() {
     return `signatures:${this.postId}:${this.submissionId}`
+  }
+}
+
+/** A comment (X) by an xpub-only commenter: charged, its stamp built for the commenter to sign. */
+export class CommentUnsigned extends Schema.Class<CommentUnsigned>("Post/CommentUnsigned")({
+  postId: Schema.String,
+  author: Schema.String,
+  body: Schema.String,
+  requestId: Schema.String
+}) {
+  [PrimaryKey.symbol]() {
+    return `comment-unsigned:${this.postId}:${this.requestId}`
   }
 }
 
@@ -193,5 +209,6 @@ export const Post = Entity.make("Post", [
   Rpc.make("PublishUnsigned", { payload: PublishUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("ChangeUnsigned", { payload: ChangeUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("SubmitSignatures", { payload: SubmitSignatures, success: SignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("CommentUnsigned", { payload: CommentUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("SignatureDeadline", { payload: SignatureDeadline }).annotate(ClusterSchema.Persisted, true)
 ])

@@ -364,3 +364,54 @@ describe("moderation and lapsed signatures", () => {
     expect(Object.keys(doc.paths["/api/social/posts"].post.responses)).toEqual(expect.arrayContaining(["201", "202"]))
   })
 })
+
+describe("comments by an xpub-only commenter", () => {
+  it("answers 202 with the X as a PSBT from the commenter's own comment address; only the commenter's signature lands it, once; charged once", async () => {
+    const author = await createSocialAccount(db.url, "commented")
+    const authorSession = (await createSession(db.url, author.address)).token
+    const target = await json(await fetch(url("/api/social/posts"), {
+      method: "POST", headers: { authorization: `Bearer ${authorSession}`, "content-type": "application/json" }, body: JSON.stringify({ body: "comment on me" })
+    }))
+    expect(target.status, JSON.stringify(target.body)).toBe(201)
+    const before = await balance()
+    const [{ next_post_index: index }] = await db.query<{ next_post_index: number }>("SELECT next_post_index FROM social_accounts WHERE address = $1", [identity]) as any
+    const c = await send("POST", `/api/social/posts/${target.body.postId}/comments`, { body: "signed in my own wallet" })
+    expect(c.status, JSON.stringify(c.body)).toBe(202)
+    expect(c.body).toMatchObject({ action: "comment", signaturesUrl: `/api/social/posts/${target.body.postId}/comments/${c.body.requestId}/signatures` })
+    expect(c.body.stamps).toHaveLength(1)
+    const x = c.body.stamps[0]
+    expect(x.tag).toBe("X")
+    // The commenter's key at its next index: the comment's own address, not the post's, not the author's.
+    expect(x.derivationPath).toBe(`m/44'/696969'/1101'/${index}/0/0`)
+    expect(payments.p2pkh({ pubkey: bip32.fromSeed(seed, network).derivePath(x.derivationPath).publicKey, network }).address).toBe(x.address)
+    expect(before - (await balance())).toBe(price)
+    // Not a comment until signed; the post's author cannot sign it, nor does the author's route see it.
+    expect((await db.query("SELECT 1 FROM social_comments WHERE id = $1", [c.body.requestId])).length).toBe(0)
+    const signedHex = signWithPath(x).extractTransaction().toHex()
+    const byAuthor = await json(await fetch(url(c.body.signaturesUrl), {
+      method: "POST", headers: { authorization: `Bearer ${authorSession}`, "content-type": "application/json" }, body: JSON.stringify({ transactions: [signedHex] })
+    }))
+    expect(byAuthor).toMatchObject({ status: 403, body: { error: { code: "not_author" } } })
+    // The PSBT unsigned is refused, nothing sent.
+    expect((await send("POST", c.body.signaturesUrl, { psbts: [x.psbt] })).status).toBe(400)
+    const ok = await send("POST", c.body.signaturesUrl, { transactions: [signedHex] })
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200)
+    expect(ok.body).toMatchObject({ action: "comment", stamping: "done" })
+    const txid = ok.body.stamps[0].txid
+    expect((await getTx(txid))._tag).toBe("Right")
+    const decoded = Either.getOrThrow(decodeStamp(Buffer.from(ok.body.stamps[0].opReturn)))
+    expect(decoded).toMatchObject({ tag: "X", assetId, seq: 0 })
+    const [comment] = await db.query<{ txid: string; address: string; manifest_cid: string; author: string }>(
+      "SELECT txid, address, manifest_cid, author FROM social_comments WHERE id = $1", [c.body.requestId])
+    expect(comment).toEqual({ txid, address: x.address, manifest_cid: decoded.cid, author: identity })
+    // The manifest names the commented post's metadata CID.
+    const manifest = JSON.parse(await (await fetch(url(`/api/stream/${decoded.cid}`))).text())
+    expect(manifest).toMatchObject({ type: "comment", post: target.body.metadataCid, postId: target.body.postId, author: identity })
+    // The same signature again: the recorded bytes, nothing new, not charged again.
+    const again = await send("POST", c.body.signaturesUrl, { transactions: [signedHex] })
+    expect(again.status).toBe(200)
+    expect(again.body.stamps[0].txid).toBe(txid)
+    expect((await db.query("SELECT 1 FROM social_stamps WHERE tag = 'X' AND post_id = $1", [target.body.postId])).length).toBe(1)
+    expect(before - (await balance())).toBe(price)
+  }, 60_000)
+})

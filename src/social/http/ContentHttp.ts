@@ -9,7 +9,7 @@ import { SocialApi } from "../../../schemas/social/api.ts"
 import {
   BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
 } from "../../../schemas/social/errors.ts"
-import { Change, ChangeUnsigned, Post, type PostReceipt, PostRefused, Publish, PublishUnsigned, type UnsignedStamps } from "../../../schemas/social/post.ts"
+import { Change, ChangeUnsigned, CommentUnsigned, Post, type PostReceipt, PostRefused, Publish, PublishUnsigned, type UnsignedStamps } from "../../../schemas/social/post.ts"
 import { CancelCountdown, Continuity, type ContinuityRefused, StartCountdown } from "../../../schemas/social/continuity.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { parseRawCid } from "../../crypto/cid.ts"
@@ -161,6 +161,13 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           ? yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
           : yield* ownPost(id)
         if (action === "comment" && Option.isNone(me)) return yield* Effect.fail(noAccount())
+        // An xpub-only commenter: the comment's X comes back unsigned for their wallet (202).
+        if (action === "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(Option.getOrThrow(me)), () => Effect.fail(unavailable()))))) {
+          return yield* posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId: randomUUID() })).pipe(
+            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(known(e) ? e as PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest : unavailable()))
+          )
+        }
         // An account linked by xpub only: the stamp comes back unsigned for the member (202).
         if (action !== "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(post.author), () => Effect.fail(unavailable()))))) {
           return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId: randomUUID(), ...fields })).pipe(
@@ -248,8 +255,8 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
       .handle("renew", ({ path }) => change(path.id, "renew"))
       .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(path.id, "metadata", p)))
       .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(path.id, "comment", p)).pipe(
-        // change() answers unsigned stamps only for takedown, renew and metadata.
-        Effect.flatMap((r) => ("txid" in r ? Effect.succeed(r) : Effect.dieMessage("a comment is never member-signed")))))
+        // 201 with the X's txid; 202 with its PSBT for an xpub-only commenter.
+        Effect.map((r) => HttpServerResponse.unsafeJson(r, { status: "txid" in r ? 201 : 202 }))))
       .handleRaw("continuityStart", () =>
         Effect.flatMap(Effect.zip(member, jsonPayload(ContinuityStartBody)), ([me, payload]) =>
           Option.isNone(me) ? Effect.fail(noAccount()) : continuity(me.value).Start(new StartCountdown({ account: me.value, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(

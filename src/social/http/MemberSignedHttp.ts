@@ -76,4 +76,22 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
             ))
           )
         }))
+      .handleRaw("commentSignatures", ({ path }) =>
+        Effect.gen(function*() {
+          const items = yield* signaturesPayload
+          const session = yield* Session
+          const sql = yield* SqlClient.SqlClient
+          if (!UUID.test(path.id) || !UUID.test(path.commentId)) return yield* Effect.fail(notFound("No such comment."))
+          const [request] = yield* sql<{ account: string | null }>`SELECT account FROM social_signature_requests
+            WHERE id = ${path.commentId} AND post_id = ${path.id} AND action = 'comment'`
+          if (request === undefined) return yield* Effect.fail(notFound("No member-signed comment with this id on this post."))
+          const me = yield* accountOfIdentity(session.address)
+          if (Option.isNone(me) || me.value !== request.account) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the commenter may do this." } }))
+          return yield* posts(path.id).SubmitSignatures(new SubmitSignatures({ postId: path.id, items, submissionId: randomUUID(), requestId: path.commentId })).pipe(
+            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(
+              e instanceof BadRequest || e instanceof Forbidden || e instanceof NotFound || e instanceof ContentConflict ? e : unavailable()
+            ))
+          )
+        }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable()))))
   }))

@@ -9,7 +9,7 @@
 // (SHARDLINE_SOCIAL_SIGNATURE_WINDOW_MS, a durable timer on the Post entity) the action lapses.
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Stream } from "effect"
-import type { ChangeUnsigned, PublishUnsigned, SignatureDeadline, SubmitSignatures, UnsignedStamps } from "../../../schemas/social/post.ts"
+import type { ChangeUnsigned, CommentUnsigned, PublishUnsigned, SignatureDeadline, SubmitSignatures, UnsignedStamps } from "../../../schemas/social/post.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
 import { AppConfig } from "../../platform/Config.ts"
@@ -21,6 +21,7 @@ import { isClosed } from "./hosting.ts"
 import { postKeyFromXpub } from "./psbt.ts"
 import { type Action, accountOf, asRefusal, loadPost, type MemberAccount, openRequest, refuse, requestById, unsignedRows, viewOf } from "./signatureRequests.ts"
 import { expireSignatures, submitSignatures } from "./signedStamps.ts"
+import { commentUnsigned } from "./memberComments.ts"
 
 /** Indexes skipped at most when a short id is already taken (as Composer.ts). */
 const SHORT_ID_ATTEMPTS = 8
@@ -137,6 +138,7 @@ export interface MemberSignedContext {
 export const memberSignedHandlers = (ctx: MemberSignedContext) => ({
   PublishUnsigned: ({ payload }: { readonly payload: PublishUnsigned }) => publishUnsigned(payload, ctx.deadline),
   ChangeUnsigned: ({ payload }: { readonly payload: ChangeUnsigned }) => changeUnsigned(payload, ctx.deadline),
+  CommentUnsigned: ({ payload }: { readonly payload: CommentUnsigned }) => commentUnsigned(payload, ctx.deadline),
   SubmitSignatures: ({ payload }: { readonly payload: SubmitSignatures }) =>
     Effect.gen(function*() {
       const done = yield* submitSignatures(payload)

@@ -17,8 +17,10 @@ import { buildUnsignedStamp, postKeyFromXpub } from "./psbt.ts"
 export const memberStampCoinSats = (params: UtxoChainParams): bigint => params.dustSats + 1_000n
 
 export const signaturesPath = (postId: string) => `/api/social/posts/${postId}/signatures`
+/** Where a member-signed comment's signatures go (the request id is the comment id). */
+export const commentSignaturesPath = (postId: string, commentId: string) => `/api/social/posts/${postId}/comments/${commentId}/signatures`
 
-export type Action = "publish" | "takedown" | "renew" | "metadata"
+export type Action = "publish" | "takedown" | "renew" | "metadata" | "comment"
 
 export interface RequestRow {
   readonly id: string
@@ -31,6 +33,8 @@ export interface RequestRow {
   readonly funded_sats: string
   readonly state: "awaiting" | "signed" | "expired"
   readonly expires_at_ms: string
+  readonly account: string | null
+  readonly body_cid: string | null
 }
 
 export interface UnsignedRow {
@@ -66,17 +70,19 @@ export const asRefusal = (e: unknown): PostRefused =>
   })
 
 const requestColumns = `id::text AS id, post_id::text AS post_id, action, body, tags, charged_base::text AS charged_base, funding_hex,
-  funded_sats::text AS funded_sats, state, expires_at_ms::text AS expires_at_ms`
+  funded_sats::text AS funded_sats, state, expires_at_ms::text AS expires_at_ms, account, body_cid`
 
 export const requestById = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(sql.unsafe<RequestRow>(`SELECT ${requestColumns} FROM social_signature_requests WHERE id = $1`, [id]), (rows) => Option.fromNullable(rows[0])))
 
+/** The author's latest action of the post (a member-signed comment is the commenter's, never this). */
 export const lastRequest = (postId: string, state?: RequestRow["state"]) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(
       sql.unsafe<RequestRow>(
-        `SELECT ${requestColumns} FROM social_signature_requests WHERE post_id = $1 ${state === undefined ? "" : "AND state = $2"} ORDER BY created_at DESC LIMIT 1`,
+        `SELECT ${requestColumns} FROM social_signature_requests WHERE post_id = $1 AND action <> 'comment' ${state === undefined ? "" : "AND state = $2"}
+          ORDER BY created_at DESC LIMIT 1`,
         state === undefined ? [postId] : [postId, state]
       ),
       (rows) => Option.fromNullable(rows[0])
@@ -106,7 +112,7 @@ export const viewOf = (post: PostRow, request: RequestRow, rows: ReadonlyArray<U
   requestId: request.id,
   metadataCid: request.action === "metadata" ? rows[0]?.cid ?? post.metadata_cid : post.metadata_cid,
   expiresAt: new Date(Number(request.expires_at_ms)).toISOString(),
-  signaturesUrl: signaturesPath(post.id),
+  signaturesUrl: request.action === "comment" ? commentSignaturesPath(post.id, request.id) : signaturesPath(post.id),
   stamps: rows.map((r) => ({ tag: r.tag, cid: r.cid, opReturn: r.op_return, address: r.address, derivationPath: r.derivation_path, psbt: r.psbt }))
 })
 
@@ -132,7 +138,13 @@ export const openRequest = (
   messageKey: string,
   action: Action,
   needs: ReadonlyArray<{ readonly tag: StampTag; readonly cid: string }>,
-  extra: { readonly chargedBase?: bigint; readonly body?: string; readonly tags?: ReadonlyArray<string> } = {}
+  extra: {
+    readonly chargedBase?: bigint
+    readonly body?: string
+    readonly tags?: ReadonlyArray<string>
+    /** A comment's: the commenter's comment address (post index `index` of their xpub), its text's CID. */
+    readonly comment?: { readonly index: number; readonly address: string; readonly derivationPath: string; readonly bodyCid: string }
+  } = {}
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -142,37 +154,40 @@ export const openRequest = (
     const params = ledger.params
     const existing = yield* requestById(requestId)
     if (Option.isSome(existing)) return viewOf(post, existing.value, yield* unsignedRows(requestId))
-    const pending = yield* lastRequest(post.id, "awaiting")
+    const pending = action === "comment" ? Option.none<RequestRow>() : yield* lastRequest(post.id, "awaiting")
     if (Option.isSome(pending)) return yield* refuse("signature_pending", `the post's ${pending.value.action} waits for your signatures (GET /api/social/posts/${post.id}/unsigned)`)
     if (account.xpub === null) return yield* refuse("no_service_key", "this account has neither a service key nor a linked xpub")
-    const key = postKeyFromXpub(account.xpub, postSteps(post.post_index), params)
-    if (Either.isLeft(key) || key.right.address !== post.address) return yield* Effect.dieMessage(`post ${post.id}: its address is not the xpub's ${post.derivation_path}`)
-    const [last] = yield* sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM social_stamps WHERE address = ${post.address}`
+    // The address that signs: the post's own, or a comment's (the commenter's next index).
+    const target = extra.comment ?? { index: post.post_index, address: post.address, derivationPath: post.derivation_path }
+    const key = postKeyFromXpub(account.xpub, postSteps(target.index), params)
+    if (Either.isLeft(key) || key.right.address !== target.address) return yield* Effect.dieMessage(`post ${post.id}: ${target.address} is not the xpub's ${target.derivationPath}`)
+    const [last] = yield* sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM social_stamps WHERE address = ${target.address}`
     const seq0 = last?.seq === null || last?.seq === undefined ? 0 : last.seq + 1
     const each = memberStampCoinSats(params)
-    const funding = yield* sponsor.fund(post.address, needs.length, each)
+    const funding = yield* sponsor.fund(target.address, needs.length, each)
     const built = needs.map((need, n) => {
       const opReturn = encodeStamp({ tag: need.tag, cid: need.cid, assetId: account.asset_id, seq: seq0 + n })
       const psbt = buildUnsignedStamp(params, {
         coin: { txid: funding.txid, vout: n, value: each, prevTxHex: funding.hex },
-        address: post.address, opReturn, pubkey: key.right.pubkey, fingerprint: key.right.fingerprint, relativePath: key.right.relativePath
+        address: target.address, opReturn, pubkey: key.right.pubkey, fingerprint: key.right.fingerprint, relativePath: key.right.relativePath
       })
       return { need, n, opReturn, psbt: Either.getOrThrowWith(psbt, (m) => new Error(`member stamp: ${m}`)) }
     })
     const expiresAtMs = Date.now() + config.socialSignatureWindowMs
     yield* Effect.gen(function*() {
-      if (extra.chargedBase !== undefined && extra.chargedBase > 0n && action === "renew") {
+      if (extra.chargedBase !== undefined && extra.chargedBase > 0n && (action === "renew" || action === "comment")) {
         const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${extra.chargedBase.toString()}
           WHERE address = ${account.address} AND balance_base >= ${extra.chargedBase.toString()} RETURNING 1`
-        if (charged.length === 0) return yield* refuse("insufficient_balance", `a renewal costs ${extra.chargedBase} base units`)
-        yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${account.address}, ${extra.chargedBase.toString()}, 'renewal', ${post.id})`
+        if (charged.length === 0) return yield* refuse("insufficient_balance", `a ${action === "renew" ? "renewal" : "comment"} costs ${extra.chargedBase} base units`)
+        yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${account.address}, ${extra.chargedBase.toString()}, ${action === "renew" ? "renewal" : "comment"}, ${post.id})`
       }
-      yield* sql`INSERT INTO social_signature_requests (id, message_key, post_id, action, body, tags, charged_base, funding_txid, funding_hex, funded_sats, state, expires_at_ms)
+      yield* sql`INSERT INTO social_signature_requests (id, message_key, post_id, action, body, tags, charged_base, funding_txid, funding_hex, funded_sats, state, expires_at_ms, account, body_cid)
         VALUES (${requestId}, ${messageKey}, ${post.id}, ${action}, ${extra.body ?? null}, ${extra.tags === undefined ? null : JSON.stringify(extra.tags)}::jsonb,
-          ${(extra.chargedBase ?? 0n).toString()}, ${funding.txid}, ${funding.hex}, ${(each * BigInt(needs.length)).toString()}, 'awaiting', ${expiresAtMs})`
+          ${(extra.chargedBase ?? 0n).toString()}, ${funding.txid}, ${funding.hex}, ${(each * BigInt(needs.length)).toString()}, 'awaiting', ${expiresAtMs},
+          ${account.address}, ${extra.comment?.bodyCid ?? null})`
       for (const b of built) {
         yield* sql`INSERT INTO social_unsigned_stamps (request_id, n, address, derivation_path, seq, tag, cid, op_return, unsigned_hex, psbt)
-          VALUES (${requestId}, ${b.n}, ${post.address}, ${post.derivation_path}, ${seq0 + b.n}, ${b.need.tag}, ${b.need.cid}, ${b.opReturn},
+          VALUES (${requestId}, ${b.n}, ${target.address}, ${target.derivationPath}, ${seq0 + b.n}, ${b.need.tag}, ${b.need.cid}, ${b.opReturn},
             ${b.psbt.unsignedHex}, ${b.psbt.psbtBase64})`
       }
     }).pipe(sql.withTransaction)

@@ -54,17 +54,20 @@ export const submitSignatures = (s: SubmitSignatures) =>
     const ledger = yield* UtxoLedger
     const params = ledger.params
     const post = yield* loadPost(s.postId)
-    const account = yield* accountOf(post.author)
     const txs: Array<Transaction> = []
     for (const [i, item] of s.items.entries()) {
       const tx = signedTransactionOf(item)
       if (Either.isLeft(tx)) return yield* refuse("invalid_parameter", `items[${i}]: ${tx.left}`)
       txs.push(tx.right)
     }
-    const awaiting = yield* lastRequest(post.id, "awaiting")
+    // The author's waiting action, or (requestId) a member-signed comment's.
+    const named = (state: RequestRow["state"]) => s.requestId === undefined
+      ? lastRequest(post.id, state)
+      : Effect.map(requestById(s.requestId), Option.filter((r) => r.post_id === post.id && r.action === "comment" && r.state === state))
+    const awaiting = yield* named("awaiting")
     if (Option.isNone(awaiting)) {
       // A retry of signatures already taken: the recorded bytes go out again.
-      const signed = yield* lastRequest(post.id, "signed")
+      const signed = yield* named("signed")
       if (Option.isSome(signed)) {
         const rows = yield* unsignedRows(signed.value.id)
         const ids = new Set(rows.map((r) => r.txid))
@@ -77,6 +80,8 @@ export const submitSignatures = (s: SubmitSignatures) =>
       return yield* refuse("nothing_to_sign", "no action of this post waits for signatures")
     }
     const request = awaiting.value
+    // The stamps are the signer's: the author's, or a comment's commenter's.
+    const account = yield* accountOf(request.action === "comment" ? request.account ?? post.author : post.author)
     if (Date.now() >= Number(request.expires_at_ms)) return yield* refuse("signatures_expired", "the signature window of this action has ended")
     const rows = yield* unsignedRows(request.id)
     const byOutpoint = new Map(rows.map((r) => [outpointOf(Transaction.fromHex(r.unsigned_hex)) ?? "", r]))
@@ -115,6 +120,12 @@ export const submitSignatures = (s: SubmitSignatures) =>
         case "takedown":
           yield* sql`UPDATE social_posts SET state = 'taken_down', timer_n = timer_n + 1 WHERE id = ${post.id}`
           break
+        case "comment": {
+          const x = rows[0]!
+          yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, manifest_cid, address, derivation_path, txid)
+            VALUES (${request.id}, ${post.id}, ${account.address}, ${request.body_cid}, ${x.cid}, ${x.address}, ${x.derivation_path}, ${matched.get(x.n)!.getId()})`
+          break
+        }
         case "metadata":
           yield* sql`UPDATE social_posts SET body = ${request.body ?? post.body}, tags = ${JSON.stringify(request.tags ?? post.tags)}::jsonb WHERE id = ${post.id}`
           break

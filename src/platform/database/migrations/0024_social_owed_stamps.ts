@@ -21,4 +21,13 @@ export default Effect.gen(function*() {
   yield* sql`CREATE INDEX social_owed_stamps_unpaid ON social_owed_stamps (post_id) WHERE txid IS NULL`
   // A comment is written with its charge before its stamp exists (txid set when it is recorded).
   yield* sql`ALTER TABLE social_comments ALTER COLUMN txid DROP NOT NULL`
+  // Member-signed comments: an xpub-only commenter's X is a signature request of its own (the
+  // request id is the comment id), on the commented post but not the author's: any number may wait
+  // at once, beside the author's one. account: the commenter; body_cid: the comment's text.
+  yield* sql`ALTER TABLE social_signature_requests DROP CONSTRAINT social_signature_requests_action_check`
+  yield* sql`ALTER TABLE social_signature_requests ADD CONSTRAINT social_signature_requests_action_check
+    CHECK (action IN ('publish', 'takedown', 'renew', 'metadata', 'comment'))`
+  yield* sql`ALTER TABLE social_signature_requests ADD COLUMN account TEXT REFERENCES social_accounts (address), ADD COLUMN body_cid TEXT`
+  yield* sql`DROP INDEX social_signature_requests_awaiting`
+  yield* sql`CREATE UNIQUE INDEX social_signature_requests_awaiting ON social_signature_requests (post_id) WHERE state = 'awaiting' AND action <> 'comment'`
 })
