@@ -60,6 +60,6 @@ export const commentAsMember = (post: PostRow, change: Change) =>
       const key = yield* accountKey(commenter, charged.idx)
       yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, manifest_cid, address, derivation_path, txid)
         VALUES (${change.requestId}, ${post.id}, ${commenter.address}, ${bodyCid}, ${manifestCid}, ${key.address}, ${postPath(charged.idx)}, NULL)`
-      return yield* owe(post.id, "X", manifestCid, change.requestId)
+      return yield* owe(post.id, "X", manifestCid, change.requestId, change.requestId)
     }).pipe(sql.withTransaction)
   })

@@ -197,6 +197,6 @@ export const updateMetadata = (post: PostRow, account: AccountRow, change: Chang
     return yield* Effect.gen(function*() {
       yield* sql`UPDATE social_posts SET body = ${body}, tags = ${JSON.stringify(tags)}::jsonb WHERE id = ${post.id}`
       yield* sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${post.id}, ${stored.cid}) ON CONFLICT DO NOTHING`
-      return yield* owe(post.id, "M", stored.cid)
+      return yield* owe(post.id, "M", stored.cid, change.requestId)
     }).pipe(sql.withTransaction)
   })

@@ -14,7 +14,7 @@ import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { commentAsMember } from "./Comments.ts"
 import { ensureStamps, findPost, type PostRow, updateMetadata } from "./Composer.ts"
-import { lastOwed, owe, payOwed } from "./owedStamps.ts"
+import { lastOwed, owe, owedBy, payOwed } from "./owedStamps.ts"
 import { finishStamps, publishOrPending, type ScheduleRetry, stampLater } from "./StampCompletion.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
 import { memberSignedHandlers } from "./memberSigned.ts"
@@ -106,6 +106,9 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
             ? Effect.as(stampLater(postId, ready.left, retryStamps), undefined)
             : payOwed(owedId).pipe(Effect.catchAll((e) => Effect.as(stampLater(postId, e, retryStamps), undefined)))
         const tag = payload.action === "takedown" ? "T" as const : "D" as const
+        // The same Change redelivered (its node died after the effect committed): its stamp only.
+        const already = yield* owedBy(postId, payload.requestId)
+        if (already !== undefined) return reply(Option.getOrThrow(yield* findPost(postId)), yield* payNow(already))
         if (isClosed(post.state)) {
           if ((payload.action === "takedown" && post.state === "taken_down") || (payload.action === "moderate" && post.state === "moderated")) {
             // The same request again: its stamp, made now if it is still owed.
@@ -133,7 +136,7 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
             if (charged.length === 0) return yield* new PostRefused({ code: "insufficient_balance", message: `a renewal costs ${price} base units` })
             yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${post.author}, ${price.toString()}, 'renewal', ${postId})`
             yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${next.paidUntilMs} WHERE id = ${postId}`
-            return yield* owe(postId, "R", post.metadata_cid)
+            return yield* owe(postId, "R", post.metadata_cid, payload.requestId)
           }).pipe(sql.withTransaction)
           yield* forgetCached(post)
           yield* schedule(Option.getOrThrow(yield* findPost(postId)))
@@ -144,7 +147,7 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
         const state = payload.action === "takedown" ? "taken_down" : "moderated"
         const owedId = yield* Effect.gen(function*() {
           yield* sql`UPDATE social_posts SET state = ${state}, moderation_reason = ${payload.reason ?? null}, timer_n = timer_n + 1 WHERE id = ${postId}`
-          return yield* owe(postId, tag, post.metadata_cid)
+          return yield* owe(postId, tag, post.metadata_cid, payload.requestId)
         }).pipe(sql.withTransaction)
         yield* forgetCached(post)
         const s = yield* payNow(owedId)

@@ -14,7 +14,7 @@ import { findPost, stampPost } from "./Composer.ts"
 import type { StampTag } from "./opReturn.ts"
 import { stamp } from "./Stamper.ts"
 
-export { owe } from "./owedRows.ts"
+export { owe, owedBy } from "./owedRows.ts"
 
 export interface OwedRow {
   readonly id: string

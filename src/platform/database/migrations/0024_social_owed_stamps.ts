@@ -15,9 +15,12 @@ export default Effect.gen(function*() {
     tag TEXT NOT NULL,
     cid TEXT NOT NULL,
     comment_id UUID,
+    -- The Change that owes it (its requestId): a redelivered Change finds its stamp, not a second effect.
+    request_id TEXT,
     txid TEXT,
     created_at TIMESTAMPTZ NOT NULL DEFAULT now()
   )`
+  yield* sql`CREATE UNIQUE INDEX social_owed_stamps_request ON social_owed_stamps (post_id, request_id)`
   yield* sql`CREATE INDEX social_owed_stamps_unpaid ON social_owed_stamps (post_id) WHERE txid IS NULL`
   // A comment is written with its charge before its stamp exists (txid set when it is recorded).
   yield* sql`ALTER TABLE social_comments ALTER COLUMN txid DROP NOT NULL`
