@@ -7,7 +7,7 @@ import { OpenCors } from "../common/OpenCors.ts"
 import { Weight } from "../common/Weight.ts"
 import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType } from "./errors.ts"
 import { chainSlug } from "./health.ts"
-import { PostKind, PostReceipt, PostState, PostStateReply, StampingState } from "./post.ts"
+import { PostKind, PostReceipt, PostState, PostStateReply, StampingState, UnsignedStamps } from "./post.ts"
 import { SessionAuth } from "./security.ts"
 import { ContinuityView } from "./continuity.ts"
 
@@ -108,24 +108,24 @@ export const ComposerGroup = HttpApiGroup.make("composer")
     .annotate(OpenApi.Description, "The raw bytes of one media item as the body, its Content-Type as the header (image/png, image/jpeg, image/gif, image/webp, video/mp4, video/webm, audio/mpeg, audio/ogg, text/plain); streamed into the content store and answered with its CID. Not charged: posting is.")
     .annotate(OpenApi.Summary, "Upload media (session, weight 10)"))
   .add(HttpApiEndpoint.post("post", "/api/social/posts").setPayload(NewPost).addSuccess(PostReceipt, { status: 201 })
-    .addSuccess(PostReceipt.annotations({ description: "Written and charged; stamping: \"pending\" (the ledger or the fee sponsor failed): the Post entity sends the stamps on its own timer" }), { status: 202 })
+    .addSuccess(PostReceipt.annotations({ description: "Written and charged, stamps not on the ledger yet. stamping \"pending\": the ledger or the fee sponsor failed, the Post entity sends them on its own timer. stamping \"awaiting_signature\": an account linked by xpub only; `stamps` holds one PSBT per stamp for the member to sign and send to `signaturesUrl` before `expiresAt` (as takedown, renew and metadata answer)" }), { status: 202 })
     .addError(PaymentRequired).addError(Forbidden).addError(BadRequest).addError(NotFound).addError(IdempotencyKeyReused).addError(ServiceUnavailable)
     .annotate(Weight, 10)
-    .annotate(OpenApi.Description, "Optional header Idempotency-Key (draft-ietf-httpapi-idempotency-key-header; a Structured Field String, or a bare token; scoped to the account): a retry with the same key and payload answers the same post and is never charged again; the same key with another payload is 422.")
+    .annotate(OpenApi.Description, "Optional header Idempotency-Key (draft-ietf-httpapi-idempotency-key-header; a Structured Field String, or a bare token; scoped to the account): a retry with the same key and payload answers the same post and is never charged again; the same key with another payload is 422. Both kinds of account (service-keyed, xpub-only).")
     .annotate(OpenApi.Summary, "Publish a post: manifest pinned, own address derived, stamped, charged (session, weight 10)"))
-  .add(HttpApiEndpoint.post("takedown", "/api/social/posts/:id/takedown").setPath(postIdParam).addSuccess(PostStateReply)
+  .add(HttpApiEndpoint.post("takedown", "/api/social/posts/:id/takedown").setPath(postIdParam).addSuccess(PostStateReply).addSuccess(UnsignedStamps, { status: 202 })
     .addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Author takedown: unpinned now, tag T (session, weight 5)"))
-  .add(HttpApiEndpoint.post("renew", "/api/social/posts/:id/renew").setPath(postIdParam).addSuccess(PostStateReply)
+  .add(HttpApiEndpoint.post("renew", "/api/social/posts/:id/renew").setPath(postIdParam).addSuccess(PostStateReply).addSuccess(UnsignedStamps, { status: 202 })
     .addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Prepay another hosting period, tag R (session, weight 5)"))
-  .add(HttpApiEndpoint.post("metadata", "/api/social/posts/:id/metadata").setPath(postIdParam).setPayload(MetadataBody).addSuccess(PostStateReply)
+  .add(HttpApiEndpoint.post("metadata", "/api/social/posts/:id/metadata").setPath(postIdParam).setPayload(MetadataBody).addSuccess(PostStateReply).addSuccess(UnsignedStamps, { status: 202 })
     .addError(BadRequest).addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Author: a new body or tags; a new manifest naming the previous one, tag M (session, weight 5)"))
-  .add(HttpApiEndpoint.post("comment", "/api/social/posts/:id/comments").setPath(postIdParam).setPayload(CommentBody).addSuccess(PostStateReply, { status: 201 })
+  .add(HttpApiEndpoint.post("comment", "/api/social/posts/:id/comments").setPath(postIdParam).setPayload(CommentBody).addSuccess(PostStateReply, { status: 201 }).addSuccess(UnsignedStamps, { status: 202 })
     .addError(BadRequest).addError(PaymentRequired).addError(Forbidden).addError(ContentConflict).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Summary, "Comment on a post: the body stored by CID, charged, tag X (session, weight 5)"))

@@ -22,8 +22,8 @@ export class Forbidden extends errorClass<Forbidden>()(
 
 // Content's own 409 and 410 beside the common ones (wallet link, sign-in): one class per code family.
 export class ContentConflict extends errorClass<ContentConflict>()(
-  "ContentConflict", 409, ["post_closed", "countdown_exists", "no_countdown"],
-  "The post was taken down or pulled and cannot change (post_closed); a recovery countdown already runs or completed (countdown_exists), or none runs (no_countdown)"
+  "ContentConflict", 409, ["post_closed", "countdown_exists", "no_countdown", "signature_pending", "nothing_to_sign", "signatures_expired"],
+  "The post was taken down or pulled and cannot change (post_closed); a recovery countdown already runs or completed (countdown_exists), or none runs (no_countdown); member-signed posts: another action waits for signatures (signature_pending), none waits (nothing_to_sign), or its window ended (signatures_expired)"
 ) {}
 
 export class ContentGone extends errorClass<ContentGone>()(

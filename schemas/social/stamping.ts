@@ -12,7 +12,9 @@ export class FinishStamps extends Schema.Class<FinishStamps>("Post/FinishStamps"
   dueAtMs: Schema.Number
 }) {
   [PrimaryKey.symbol]() {
-    return `stamps:${this.postId}:${this.attempt}`
+    // dueAtMs too: a post may need its stamps finished more than once (a publish, later a takedown
+    // or a comment), each time from attempt 0, and a processed key would never be delivered again.
+    return `stamps:${this.postId}:${this.attempt}:${this.dueAtMs}`
   }
   [DeliverAt.symbol]() {
     return DateTime.unsafeMake(this.dueAtMs)

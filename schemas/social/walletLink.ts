@@ -36,7 +36,7 @@ export type SocialLinkEnvelope = typeof SocialLinkEnvelope.Type
 export const SocialLinked = Schema.Struct({
   identity_address: Schema.String,
   xpub_path: Schema.String,
-  first_posting_address: Schema.String.annotations({ description: "The first address posts will be stamped from: xpub/0/0" }),
+  first_posting_address: Schema.String.annotations({ description: "The first address posts will be stamped from: post 0 at xpub/0/0/0 (post i at xpub/i/0/0)" }),
   posting_path: Schema.String
 })
 

@@ -1,6 +1,7 @@
 // social account create [--handle NAME] [--json]                          → {address, assetId, handle, wif}   (devnet)
-// social post --account ADDR --body TEXT [--kind story] [--tags a,b] [--media FILE]… [--json]
+// social post --account ADDR --body TEXT [--kind story] [--tags a,b] [--media FILE]… [--xprv-file FILE] [--json]
 //                                                                        → {postId, shortId, metadataCid, mediaCids, txHash, opReturn}
+//   (an xpub-only account: --xprv-file signs its stamps here, → {postId, shortId, state, action, metadataCid, txHash, stamps})
 // social takedown --post ID [--json] / social moderate --post ID --reason TEXT [--json] → {postId, state, paidUntil, txid, opReturn}
 // social timeline --address ADDR [--xpub XPUB] [--json]                   → the author's stamps, rebuilt from the chain
 // social live add --stream ID --wallet ADDR --title TEXT [--json]         → {streamId, wallet, title, embed}
@@ -11,8 +12,12 @@ import { randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { extname } from "node:path"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Stream } from "effect"
-import { Change, Post, type PostRefused, Publish } from "../../schemas/social/post.ts"
+import { Duration, Effect, Either, Option, Stream } from "effect"
+import { Change, Post, type PostRefused, Publish, PublishUnsigned, SubmitSignatures } from "../../schemas/social/post.ts"
+import { ledgerParams } from "../chain/params.ts"
+import { findAccount } from "../social/accounts/Accounts.ts"
+import { memberSigns } from "../social/accounts/signing.ts"
+import { readAccountKey, signStamps } from "./socialSign.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
 import { createAccount } from "../social/accounts/Accounts.ts"
@@ -25,7 +30,7 @@ import { printJsonOr, runCommand, UsageError } from "./runtime.ts"
 
 const usage = [
   "usage: social account create [--handle NAME] [--json]",
-  "       social post --account ADDR --body TEXT [--kind story|photo|video|text] [--tags a,b] [--media FILE]... [--json]",
+  "       social post --account ADDR --body TEXT [--kind story|photo|video|text] [--tags a,b] [--media FILE]... [--xprv-file FILE] [--json]",
   "       social takedown --post ID [--json]",
   "       social moderate --post ID --reason TEXT [--json]",
   "       social timeline --address ADDR [--xpub XPUB] [--json]",
@@ -64,6 +69,22 @@ const upload = (file: string) =>
     return (yield* store.put(bytes, type)).cid
   })
 
+/** `social post` for an xpub-only account: stamps built by the node, signed here (socialSign.ts), sent back. */
+const publishSignedHere = (postId: string, publish: PublishUnsigned, xprvFile: string | undefined) =>
+  Effect.gen(function*() {
+    if (xprvFile === undefined) {
+      return yield* Effect.fail(new UsageError("this account's keys are in the member's wallet: pass --xprv-file FILE (its m/44'/696969'/1101' extended private key, used only here)"))
+    }
+    const key = readAccountKey(xprvFile, ledgerParams)
+    if (Either.isLeft(key)) return yield* Effect.fail(new UsageError(key.left))
+    const client = (yield* Post.client)(postId)
+    const view = yield* ask(client.PublishUnsigned(publish)).pipe(Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
+    const signed = signStamps(view.stamps.map((s) => s.psbt), key.right, ledgerParams)
+    if (Either.isLeft(signed)) return yield* Effect.fail(new UsageError(`${signed.left} (the post waits for signatures until ${view.expiresAt})`))
+    return yield* ask(client.SubmitSignatures(new SubmitSignatures({ postId, items: [...signed.right], submissionId: randomUUID() }))).pipe(
+      Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
+  })
+
 /** `social link-token`: the wallet-link QR of an account (src/social/identity). */
 const linkToken = (account: string | undefined, json: boolean): Promise<number> | number => {
   const a = account?.trim()
@@ -82,7 +103,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const rest = nested ? rest0.slice(1) : rest0
   const parsed = parseOrUsage(rest, {
     handle: { type: "string" }, account: { type: "string" }, body: { type: "string" }, kind: { type: "string" }, tags: { type: "string" },
-    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, address: { type: "string" }, xpub: { type: "string" },
+    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, address: { type: "string" }, xpub: { type: "string" }, "xprv-file": { type: "string" },
     json: { type: "boolean", default: false }
   }, usage)
   if (parsed === undefined) return 2
@@ -115,6 +136,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       for (const file of v.media ?? []) mediaCids.push(yield* upload(file))
       const postId = randomUUID()
       const client = (yield* Post.client)(postId)
+      const account = yield* findAccount(v.account!)
+      // An xpub-only account: the node builds the stamps, this process signs them with the account key.
+      if (Option.isSome(account) && memberSigns(account.value)) return yield* publishSignedHere(postId, new PublishUnsigned({ postId, author: v.account!, kind, body: v.body!, tags, mediaCids }), v["xprv-file"])
       return yield* ask(client.Publish(new Publish({ postId, author: v.account!, kind, body: v.body!, tags, mediaCids }))).pipe(
         Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
     }).pipe(Effect.provide(ContentStoreLive.layer)), print)

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { unwrap } from "../../harness/either.ts"
 import { SignInChallenge, MintChallenge } from "../../schemas/social/identity.ts"
-import { extendedKeysAt } from "../../src/chain/keys.ts"
+import { extendedKeysAt, signingKeyAt } from "../../src/chain/keys.ts"
 import { base62Token, sha256Hex } from "../../src/crypto/token.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { newLinkToken } from "../../src/platform/identity/linkTokens.ts"
@@ -213,8 +213,9 @@ describe("social wallet link v1", () => {
     expect(linked.status).toBe(401)
     const ok = await link(manifest, wallet, xpub, issued.token)
     expect(ok.status, JSON.stringify(ok.body)).toBe(200)
-    expect(ok.body).toMatchObject({ identity_address: account, xpub_path: "m/44'/696969'/1101'", posting_path: "m/44'/696969'/1101'/0/0" })
-    expect(ok.body.first_posting_address).toMatch(/^T/)
+    expect(ok.body).toMatchObject({ identity_address: account, xpub_path: "m/44'/696969'/1101'", posting_path: "m/44'/696969'/1101'/0/0/0" })
+    // The address the composer stamps post 0 from (m/…/1101'/0/0/0).
+    expect(ok.body.first_posting_address).toBe(unwrap(signingKeyAt(seed, "m/44'/696969'/1101'/0/0/0")).address)
     const [row] = await query<{ xpub: string; xpub_path: string }>(`SELECT xpub, xpub_path FROM social_accounts WHERE address = '${account}'`)
     expect(row).toEqual({ xpub, xpub_path: "m/44'/696969'/1101'" })
     expect(await link(manifest, wallet, xpub, issued.token)).toMatchObject({ status: 410, body: { error: { code: "token_used" } } })

@@ -26,6 +26,8 @@ import m0018 from "./migrations/0018_desk_orders.ts"
 import m0019 from "./migrations/0019_desk_cashout.ts"
 import m0021 from "./migrations/0021_desk_refund_legs.ts"
 import m0022 from "./migrations/0022_social_stamping_succession.ts"
+import m0023 from "./migrations/0023_member_signed_stamps.ts"
+import m0024 from "./migrations/0024_social_owed_stamps.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
@@ -47,7 +49,9 @@ export const migrations = {
   "0018_desk_orders": m0018,
   "0019_desk_cashout": m0019,
   "0021_desk_refund_legs": m0021,
-  "0022_social_stamping_succession": m0022
+  "0022_social_stamping_succession": m0022,
+  "0023_member_signed_stamps": m0023,
+  "0024_social_owed_stamps": m0024
 }
 
 const runMigrator = Migrator.make({})({

@@ -9,7 +9,7 @@ import { SocialApi } from "../../../schemas/social/api.ts"
 import {
   BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
 } from "../../../schemas/social/errors.ts"
-import { Change, Post, type PostReceipt, PostRefused, Publish } from "../../../schemas/social/post.ts"
+import { Change, ChangeUnsigned, CommentUnsigned, Post, type PostReceipt, PostRefused, Publish, PublishUnsigned, type UnsignedStamps } from "../../../schemas/social/post.ts"
 import { CancelCountdown, Continuity, type ContinuityRefused, StartCountdown } from "../../../schemas/social/continuity.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { parseRawCid } from "../../crypto/cid.ts"
@@ -20,6 +20,7 @@ import { findAccount } from "../accounts/Accounts.ts"
 import { accountOfIdentity, identityOf } from "../accounts/Succession.ts"
 import { claimPostId, fingerprintOf, parseIdempotencyKey, releaseKey } from "../posts/idempotency.ts"
 import { currentReceipt, isPending } from "../posts/StampCompletion.ts"
+import { memberSigns } from "../accounts/signing.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
@@ -118,17 +119,24 @@ const htmlResponse = (body: string) =>
   HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: { "x-content-type-options": "nosniff" } })
 
 /** A refusal from the Post entity as the API's error. */
-const refusal = (e: PostRefused | ContinuityRefused) => {
+export const refusal = (e: PostRefused | ContinuityRefused) => {
   switch (e.code) {
     case "insufficient_balance": return new PaymentRequired({ error: { code: "insufficient_balance", message: e.message } })
     case "no_service_key": return new Forbidden({ error: { code: "no_service_key", message: e.message } })
-    case "post_closed": case "countdown_exists": case "no_countdown": return new ContentConflict({ error: { code: e.code, message: e.message } })
+    case "post_closed": case "countdown_exists": case "no_countdown": case "signature_pending": case "nothing_to_sign": case "signatures_expired": return new ContentConflict({ error: { code: e.code, message: e.message } })
     case "not_found": case "unknown_media": case "unknown_account": return notFound(e.message)
     case "invalid_parameter": return badRequest(e.message)
     // The database, the ledger or the fee sponsor did not answer (the entity logged it): retry.
     default: return unavailable()
   }
 }
+
+/** A member-signed publish (its stamps waiting for the member) as the publish receipt (202). */
+const awaitingReceipt = (view: UnsignedStamps, mediaCids: ReadonlyArray<string>): PostReceipt => ({
+  postId: view.postId, shortId: view.shortId, metadataCid: view.metadataCid, mediaCids, txHash: null, opReturn: null,
+  stamping: view.state === "awaiting_signature" ? "awaiting_signature" : "done",
+  state: view.state, action: "publish", requestId: view.requestId, expiresAt: view.expiresAt, signaturesUrl: view.signaturesUrl, stamps: view.stamps
+})
 
 const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) =>
   Effect.gen(function*() {
@@ -153,6 +161,20 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           ? yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
           : yield* ownPost(id)
         if (action === "comment" && Option.isNone(me)) return yield* Effect.fail(noAccount())
+        // An xpub-only commenter: the comment's X comes back unsigned for their wallet (202).
+        if (action === "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(Option.getOrThrow(me)), () => Effect.fail(unavailable()))))) {
+          return yield* posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId: randomUUID() })).pipe(
+            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(known(e) ? e as PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest : unavailable()))
+          )
+        }
+        // An account linked by xpub only: the stamp comes back unsigned for the member (202).
+        if (action !== "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(post.author), () => Effect.fail(unavailable()))))) {
+          return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId: randomUUID(), ...fields })).pipe(
+            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(known(e) ? e as PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest : unavailable()))
+          )
+        }
         return yield* posts(post.id).Change(new Change({
           postId: post.id, action, requestId: randomUUID(), ...fields, ...(action === "comment" ? { author: Option.getOrThrow(me) } : {})
         })).pipe(
@@ -190,8 +212,10 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           }
           const wanted = { kind: payload.kind ?? "story", body: payload.body, tags: [...(payload.tags ?? [])], mediaCids: media }
           // A pending receipt (written and charged, stamps on the entity's timer) is 202 Accepted.
-          const answer = (r: PostReceipt) => HttpServerResponse.unsafeJson(r, { status: r.stamping === "pending" ? 202 : 201 })
+          const answer = (r: PostReceipt) => HttpServerResponse.unsafeJson(r, { status: r.stamping === "done" ? 201 : 202 })
           const key = idempotencyKey.right
+          const account = yield* Effect.catchAll(findAccount(author), () => Effect.fail(unavailable()))
+          const signs = Option.isSome(account) && memberSigns(account.value)
           let postId: string = randomUUID()
           if (key !== undefined) {
             const claim = yield* Effect.catchAll(claimPostId(author, key, fingerprintOf(wanted), postId), () => Effect.fail(unavailable()))
@@ -200,15 +224,28 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
             }
             postId = claim.postId
             if (claim._tag === "Replay") {
-              // The first request wrote the post: answer it as it stands now (never a second publish, never a second charge).
+              // The first request wrote the post: answer it as it stands now (never a second publish, never a second charge);
+              // a member-signed post still waiting for signatures is answered by PublishUnsigned below (its PSBTs).
               const existing = yield* Effect.catchAll(findPost(postId), () => Effect.fail(unavailable()))
-              if (Option.isSome(existing)) return answer(yield* Effect.catchAll(currentReceipt(existing.value), () => Effect.fail(unavailable())))
+              if (Option.isSome(existing) && existing.value.state !== "awaiting_signature") return answer(yield* Effect.catchAll(currentReceipt(existing.value), () => Effect.fail(unavailable())))
             }
           }
-          const receipt = yield* posts(postId).Publish(new Publish({ postId, author, ...wanted })).pipe(
+          // An account linked by xpub only: the stamps come back unsigned for the member (202). A
+          // replayed key reaches the same PublishUnsigned, which answers the post as it stands.
+          const releaseOnRefusal = (e: unknown) =>
             // A definite refusal (nothing written) frees the key; an unknown outcome (node lost,
             // timeout) keeps it: the persisted Publish may still run, and a retry must name it.
-            Effect.tapError((e) => (key === undefined || !(e instanceof PostRefused) || e.code === "unavailable" ? Effect.void : Effect.ignore(releaseKey(author, key, postId)))),
+            key === undefined || !(e instanceof PostRefused) || e.code === "unavailable" ? Effect.void : Effect.ignore(releaseKey(author, key, postId))
+          if (signs) {
+            const view = yield* posts(postId).PublishUnsigned(new PublishUnsigned({ postId, author, ...wanted })).pipe(
+              Effect.tapError(releaseOnRefusal),
+              Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+              Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
+            )
+            return answer(awaitingReceipt(view, media))
+          }
+          const receipt = yield* posts(postId).Publish(new Publish({ postId, author, ...wanted })).pipe(
+            Effect.tapError(releaseOnRefusal),
             Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
             Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
           )
@@ -217,7 +254,9 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
       .handle("takedown", ({ path }) => change(path.id, "takedown"))
       .handle("renew", ({ path }) => change(path.id, "renew"))
       .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(path.id, "metadata", p)))
-      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(path.id, "comment", p)))
+      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(path.id, "comment", p)).pipe(
+        // 201 with the X's txid; 202 with its PSBT for an xpub-only commenter.
+        Effect.map((r) => HttpServerResponse.unsafeJson(r, { status: "txid" in r ? 201 : 202 }))))
       .handleRaw("continuityStart", () =>
         Effect.flatMap(Effect.zip(member, jsonPayload(ContinuityStartBody)), ([me, payload]) =>
           Option.isNone(me) ? Effect.fail(noAccount()) : continuity(me.value).Start(new StartCountdown({ account: me.value, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
@@ -293,6 +332,10 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
           const base = baseOf(request, config.trustProxy)
           const post = yield* foundPost(path.id)
           const { page, proof, account, identity, stamps } = yield* pagePostOf(post)
+          // A member-signed post never signed (waiting, or lapsed) has no stamp and is not served.
+          if (proof === undefined && (post.state === "awaiting_signature" || post.state === "unsigned")) {
+            return yield* Effect.fail(notFound(`Post ${path.id.slice(0, 64)} is not signed by its author yet.`))
+          }
           // A post written and charged whose stamps are not all out yet is shown, with stamping "pending" (docs/social.md).
           const stamping = receiptOf(post, stamps).stamping === "pending" || (yield* isPending(post.id)) ? "pending" as const : "done" as const
           const answer = yield* encodeLookup({

@@ -16,6 +16,7 @@ import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { contentHandlers, uploadRoute } from "./ContentHttp.ts"
+import { MemberSignedHandlers } from "./MemberSignedHttp.ts"
 import { topUpWalletName } from "../accounts/TopUps.ts"
 import { lookupCache } from "./LookupCache.ts"
 import { fastStream } from "./fastStream.ts"
@@ -58,6 +59,6 @@ const SessionHandlers = HttpApiBuilder.group(SocialApi, "session", (handlers) =>
   handlers.handle("session", () => Effect.map(Session, (s) => ({ address: s.address, expiresAt: s.expiresAt.toISOString() }))))
 
 export const socialHandlers = HttpApiBuilder.api(SocialApi).pipe(
-  Layer.provide([HealthHandlers, SessionHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers]),
+  Layer.provide([HealthHandlers, SessionHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers, MemberSignedHandlers]),
   Layer.provide([SessionAuthLive, OpenCorsLive])
 )

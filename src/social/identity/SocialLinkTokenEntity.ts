@@ -56,7 +56,7 @@ export const SocialLinkTokenLive = SocialLinkToken.toLayer(Effect.gen(function*(
             identity_address: envelope.identity_address,
             xpub_path: envelope.xpub_path,
             first_posting_address: first.address,
-            posting_path: `${envelope.xpub_path}/0/0`
+            posting_path: `${envelope.xpub_path}/0/0/0`
           }
         }).pipe(sql.withTransaction)
         return yield* link.pipe(Effect.tapError((e) => e._tag === "LinkRefused" ? countLinkFailure(tokenHash)(e) : Effect.void))

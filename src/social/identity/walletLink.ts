@@ -1,14 +1,16 @@
 // Social wallet link v1, the pure part: the consent manifest of a link token and the exact
 // message it asks the account's identity key to sign (origin, account, the server-issued
 // challenge, expiry), and the check of an envelope against it. The wallet shares an account-level
-// xpub only; posting addresses are derived from it (xpub/0/i: the proof's "two further indexes").
+// xpub only; posting addresses are derived from it (xpub/i/0/0, as socialKeys.postSteps: post i
+// with the proof's "two further indexes").
 import { Either } from "effect"
 import { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import type { SocialLinkEnvelope } from "../../../schemas/social/walletLink.ts"
 import { socialLinkType } from "../../../schemas/social/walletLink.ts"
-import { deriveAddress, RECEIVE, type WatchOnlyAccount, watchOnlyFromXpub } from "../../chain/keys.ts"
+import { addressBelow, type WatchOnlyAccount, watchOnlyFromXpub } from "../../chain/keys.ts"
 import { signatureShapeError, signerAddressError, verifyMessage } from "../../chain/message.ts"
 import { ledgerParams } from "../../chain/params.ts"
+import { postSteps } from "../accounts/socialKeys.ts"
 
 /** Spec: social activity derives under m/44'/696969'/1101'. */
 export const socialAccountPath = `m/44'/${ledgerParams.coinType}'/1101'`
@@ -46,8 +48,8 @@ export const socialManifestOf = (f: SocialLinkFacts, baseUrl: string) => ({
   statement: linkStatement
 })
 
-/** The address of post `index`: xpub/0/index. */
-export const postingAddress = (watch: WatchOnlyAccount, index: number) => deriveAddress(watch, RECEIVE, index)
+/** The address of post `index`: xpub/index/0/0, where the composer stamps it from. */
+export const postingAddress = (watch: WatchOnlyAccount, index: number) => Either.map(addressBelow(watch, postSteps(index)), (address) => ({ address }))
 
 const refuse = (status: 400 | 401, code: string, message: string) => Either.left(new LinkRefused({ status, code, message }))
 

@@ -19,7 +19,7 @@ import { accountKey, type AccountRow } from "../accounts/Accounts.ts"
 import { postPath } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { bodyCharsMax, type PostRow } from "./Composer.ts"
-import { stamp } from "./Stamper.ts"
+import { owe } from "./owedRows.ts"
 
 const refuse = (code: string, message: string) => new PostRefused({ code, message })
 
@@ -27,7 +27,7 @@ const refuse = (code: string, message: string) => new PostRefused({ code, messag
 export const commentManifest = (m: { postMetadataCid: string; postId: string; bodyCid: string; author: string; createdAt: string }) =>
   canonicalJson({ version: 1, type: "comment", post: m.postMetadataCid, postId: m.postId, body: m.bodyCid, author: m.author, createdAt: m.createdAt })
 
-/** X: `change.author` (an account key) comments `change.body` on `post`; charged to and stamped by the commenter. */
+/** X: `change.author` (an account key) comments `change.body` on `post`; charged to the commenter; the owed X's id. */
 export const commentAsMember = (post: PostRow, change: Change) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -37,6 +37,9 @@ export const commentAsMember = (post: PostRow, change: Change) =>
     if (change.author === undefined || body.length === 0 || body.length > bodyCharsMax) {
       return yield* refuse("invalid_parameter", `a comment has an author and a body of 1 to ${bodyCharsMax} characters`)
     }
+    // The same Change again (redelivered): the comment is written, its owed X names it.
+    const [again] = yield* sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps WHERE comment_id = ${change.requestId}`
+    if (again !== undefined) return again.id
     if (post.state !== "hosted" && post.state !== "grace") return yield* refuse("post_closed", `the post is ${post.state.replace("_", " ")}`)
     const [commenter] = yield* sql<AccountRow & { identity: string }>`SELECT address, asset_id, handle, xpub, balance_base::text AS balance_base, seed_enc,
       COALESCE(identity_address, address) AS identity FROM social_accounts WHERE address = ${change.author}`
@@ -46,20 +49,17 @@ export const commentAsMember = (post: PostRow, change: Change) =>
     const bodyCid = (yield* store.put(Stream.succeed(Buffer.from(body, "utf8")), "text/plain")).cid
     const manifest = commentManifest({ postMetadataCid: post.metadata_cid, postId: post.id, bodyCid, author: commenter.identity, createdAt: new Date().toISOString() })
     const manifestCid = (yield* store.put(Stream.succeed(Buffer.from(manifest, "utf8")), "application/json")).cid
-    // The charge and the comment's own address index commit together.
-    const index = yield* Effect.gen(function*() {
+    // The charge, the comment (its own address) and the X it owes commit together; the Post entity
+    // makes the stamp (owedStamps.ts), now or on its FinishStamps timer.
+    return yield* Effect.gen(function*() {
       const [charged] = yield* sql<{ idx: number }>`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()},
         next_post_index = next_post_index + 1 WHERE address = ${commenter.address} AND balance_base >= ${price.toString()}
         RETURNING next_post_index - 1 AS idx`
       if (charged === undefined) return yield* refuse("insufficient_balance", `a comment costs ${price} base units`)
       yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${commenter.address}, ${price.toString()}, 'comment', ${post.id})`
-      return charged.idx
+      const key = yield* accountKey(commenter, charged.idx)
+      yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, manifest_cid, address, derivation_path, txid)
+        VALUES (${change.requestId}, ${post.id}, ${commenter.address}, ${bodyCid}, ${manifestCid}, ${key.address}, ${postPath(charged.idx)}, NULL)`
+      return yield* owe(post.id, "X", manifestCid, change.requestId, change.requestId)
     }).pipe(sql.withTransaction)
-    const key = yield* accountKey(commenter, index)
-    const s = yield* stamp({
-      address: key.address, privateKey: key.privateKey, account: commenter.address, assetId: commenter.asset_id, postId: post.id, tag: "X", cid: manifestCid
-    })
-    yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, manifest_cid, address, derivation_path, txid)
-      VALUES (${change.requestId}, ${post.id}, ${commenter.address}, ${bodyCid}, ${manifestCid}, ${key.address}, ${postPath(index)}, ${s.txid})`
-    return s
   })

@@ -10,10 +10,13 @@ import { type Change, PostRefused, type PostReceipt, type PostState, type Publis
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { accountKey, type AccountRow, findAccount } from "../accounts/Accounts.ts"
+import { memberSigns } from "../accounts/signing.ts"
 import { postPath, shortIdOf } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import type { StampTag } from "./opReturn.ts"
 import { stamp } from "./Stamper.ts"
+import { moderationStamp } from "./moderationStamp.ts"
+import { owe } from "./owedRows.ts"
 
 /** Indexes skipped at most when a short id is already taken (1 in ~3.8e10 per post). */
 const SHORT_ID_ATTEMPTS = 8
@@ -67,17 +70,21 @@ export const stampsOf = (postId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<StampRow>`SELECT txid, tag, cid, op_return, seq FROM social_stamps WHERE post_id = ${postId} ORDER BY seq`)
 
-/** Sends a stamp of `tag` for the post from its own address. */
-export const stampPost = (post: PostRow, account: AccountRow, tag: StampTag, cid: string) =>
+/** Sends a stamp of `tag` for the post from its own address (`owedId`: the owed row it pays, owedStamps.ts). */
+export const stampPost = (post: PostRow, account: AccountRow, tag: StampTag, cid: string, owedId?: string) =>
   Effect.gen(function*() {
+    // A member-signed post (xpub only): the service signs only a moderator's D, from its own address.
+    if (memberSigns(account) && tag === "D") return yield* moderationStamp(post, account, cid, owedId)
     const key = yield* accountKey(account, post.post_index)
-    return yield* stamp({ address: post.address, privateKey: key.privateKey, account: account.address, assetId: account.asset_id, postId: post.id, tag, cid })
+    return yield* stamp({ address: post.address, privateKey: key.privateKey, account: account.address, assetId: account.asset_id, postId: post.id, tag, cid, ...(owedId === undefined ? {} : { owedId }) })
   })
 
 /** Sends whichever required stamp is missing; returns all of the post's stamps. */
 export const ensureStamps = (post: PostRow, account: AccountRow) =>
   Effect.gen(function*() {
     const have = yield* stampsOf(post.id)
+    // A member-signed post's stamps come signed by the member (memberSigned.ts), never from here.
+    if (memberSigns(account)) return have
     for (const need of requiredStamps(post)) {
       if (!have.some((s) => s.tag === need.tag && s.cid === need.cid)) yield* stampPost(post, account, need.tag, need.cid)
     }
@@ -100,7 +107,7 @@ const accountOf = (address: string) =>
     onSome: Effect.succeed
   }))
 
-const checkText = (body: string, tags: ReadonlyArray<string>) =>
+export const checkText = (body: string, tags: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     if (body.length > bodyCharsMax) return yield* refuse("invalid_parameter", `body is over ${bodyCharsMax} characters`)
     if (tags.length > tagsMax || tags.some((t) => !/^[\p{L}\p{N}_-]{1,40}$/u.test(t))) {
@@ -186,7 +193,10 @@ export const updateMetadata = (post: PostRow, account: AccountRow, change: Chang
       updatedAt: new Date().toISOString()
     })
     const stored = yield* store.put(Stream.succeed(Buffer.from(manifest, "utf8")), "application/json")
-    yield* sql`UPDATE social_posts SET body = ${body}, tags = ${JSON.stringify(tags)}::jsonb WHERE id = ${post.id}`
-    yield* sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${post.id}, ${stored.cid}) ON CONFLICT DO NOTHING`
-    return yield* stampPost(post, account, "M", stored.cid)
+    // The new body and the M it owes commit together; the Post entity makes the stamp (owedStamps.ts).
+    return yield* Effect.gen(function*() {
+      yield* sql`UPDATE social_posts SET body = ${body}, tags = ${JSON.stringify(tags)}::jsonb WHERE id = ${post.id}`
+      yield* sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${post.id}, ${stored.cid}) ON CONFLICT DO NOTHING`
+      return yield* owe(post.id, "M", stored.cid, change.requestId)
+    }).pipe(sql.withTransaction)
   })

@@ -6,16 +6,19 @@
 // there names the one live timer, so a stale or redelivered HostingCheck does nothing.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schedule } from "effect"
-import { HostingCheck, Post, PostRefused, type PostStateReply } from "../../../schemas/social/post.ts"
+import { Effect, Either, Option, Schedule } from "effect"
+import { HostingCheck, Post, PostRefused, type PostStateReply, SignatureDeadline } from "../../../schemas/social/post.ts"
 import { FinishStamps } from "../../../schemas/social/stamping.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { commentAsMember } from "./Comments.ts"
-import { ensureStamps, findPost, type PostRow, stampPost, updateMetadata } from "./Composer.ts"
-import { finishStamps, publishOrPending, type ScheduleRetry } from "./StampCompletion.ts"
+import { ensureStamps, findPost, type PostRow, updateMetadata } from "./Composer.ts"
+import { lastOwed, owe, owedBy, payOwed } from "./owedStamps.ts"
+import { finishStamps, publishOrPending, type ScheduleRetry, stampLater } from "./StampCompletion.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
+import { memberSignedHandlers } from "./memberSigned.ts"
+import { memberSigns } from "../accounts/signing.ts"
 import { forgetServed } from "../content/served.ts"
 import { lookupCache } from "../http/LookupCache.ts"
 
@@ -70,6 +73,12 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
   })
 
   return Post.of({
+    // Accounts linked by xpub only: stamps built for the member to sign (memberSigned.ts).
+    ...memberSignedHandlers({
+      deadline: (requestId, dueAtMs) => self.SignatureDeadline(new SignatureDeadline({ postId, requestId, dueAtMs }), { discard: true }).pipe(Effect.orDie),
+      later: (error) => stampLater(postId, error, retryStamps).pipe(Effect.provideService(AppConfig, config), Effect.provideService(SqlClient.SqlClient, sql)),
+      afterChange: (post, action) => Effect.zipRight(forgetCached(post), action === "publish" || action === "renew" ? schedule(post) : Effect.void)
+    }),
     Publish: ({ payload }) =>
       Effect.gen(function*() {
         if (!UUID.test(postId) || payload.postId !== postId) return yield* new PostRefused({ code: "invalid_parameter", message: "a post id is a lowercase uuid" })
@@ -84,46 +93,64 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
       Effect.gen(function*() {
         const post = yield* load
         const account = Option.getOrThrow(yield* findAccount(post.author))
-        const [done] = yield* sql<{ txid: string; op_return: string }>`SELECT txid, op_return FROM social_stamps
-          WHERE post_id = ${postId} AND tag = ${payload.action === "takedown" ? "T" : "D"} ORDER BY seq DESC LIMIT 1`
+        if (memberSigns(account) && (payload.action === "takedown" || payload.action === "renew" || payload.action === "metadata")) {
+          return yield* new PostRefused({ code: "no_service_key", message: `the member signs this post's stamps: POST /api/social/posts/${postId}/${payload.action} answers them unsigned` })
+        }
+        // Every action below takes effect with the stamp it owes recorded in the same transaction
+        // (owedStamps.ts); the stamp is made now, or, if the ledger or the sponsor fails, on the
+        // entity's FinishStamps timer (the answer's txid is then null).
+        const ready = yield* Effect.either(ensureStamps(post, account))
+        const payNow = (owedId: string) =>
+          Either.isLeft(ready)
+            // The post's own stamps first (their sequence on its address): all of them on the timer.
+            ? Effect.as(stampLater(postId, ready.left, retryStamps), undefined)
+            : payOwed(owedId).pipe(Effect.catchAll((e) => Effect.as(stampLater(postId, e, retryStamps), undefined)))
+        const tag = payload.action === "takedown" ? "T" as const : "D" as const
+        // The same Change redelivered (its node died after the effect committed): its stamp only.
+        const already = yield* owedBy(postId, payload.requestId)
+        if (already !== undefined) return reply(Option.getOrThrow(yield* findPost(postId)), yield* payNow(already))
         if (isClosed(post.state)) {
           if ((payload.action === "takedown" && post.state === "taken_down") || (payload.action === "moderate" && post.state === "moderated")) {
-            // The same request again: its stamp, sent now if the first attempt stopped before it.
-            const s = done === undefined
-              ? yield* stampPost(post, account, payload.action === "takedown" ? "T" : "D", post.metadata_cid)
-              : { txid: done.txid, opReturn: done.op_return }
-            return reply(post, s)
+            // The same request again: its stamp, made now if it is still owed.
+            const owed = yield* lastOwed(postId, tag)
+            if (Option.isSome(owed)) return reply(post, yield* payNow(owed.value))
+            const [done] = yield* sql<{ txid: string; op_return: string }>`SELECT txid, op_return FROM social_stamps
+              WHERE post_id = ${postId} AND tag = ${tag} ORDER BY seq DESC LIMIT 1`
+            return reply(post, done === undefined ? undefined : { txid: done.txid, opReturn: done.op_return })
           }
           return yield* new PostRefused({ code: "post_closed", message: `the post is ${post.state.replace("_", " ")}; it cannot change any more` })
         }
-        yield* ensureStamps(post, account)
         if (payload.action === "metadata" || payload.action === "comment") {
-          const s = yield* (payload.action === "metadata" ? updateMetadata(post, account, payload) : commentAsMember(post, payload))
+          const owedId = yield* (payload.action === "metadata" ? updateMetadata(post, account, payload) : commentAsMember(post, payload))
           yield* forgetCached(post)
+          const s = yield* payNow(owedId)
           return reply(Option.getOrThrow(yield* findPost(postId)), s)
         }
         if (payload.action === "renew") {
           const price = config.socialPostPriceBase
           const next = renewed({ state: post.state, paidUntilMs: Number(post.paid_until_ms) }, config.socialHostingPeriodMs, Date.now())
-          // The charge and the new period commit together.
-          yield* Effect.gen(function*() {
+          // The charge, the new period and the R it owes commit together.
+          const owedId = yield* Effect.gen(function*() {
             const charged = yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}
               WHERE address = ${post.author} AND balance_base >= ${price.toString()} RETURNING 1`
             if (charged.length === 0) return yield* new PostRefused({ code: "insufficient_balance", message: `a renewal costs ${price} base units` })
             yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${post.author}, ${price.toString()}, 'renewal', ${postId})`
             yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${next.paidUntilMs} WHERE id = ${postId}`
+            return yield* owe(postId, "R", post.metadata_cid, payload.requestId)
           }).pipe(sql.withTransaction)
           yield* forgetCached(post)
-          const s = yield* stampPost(post, account, "R", post.metadata_cid)
-          const now = Option.getOrThrow(yield* findPost(postId))
-          yield* schedule(now)
+          yield* schedule(Option.getOrThrow(yield* findPost(postId)))
+          const s = yield* payNow(owedId)
           return reply(Option.getOrThrow(yield* findPost(postId)), s)
         }
         // Takedown and moderation unpin at once; the chain record stays.
         const state = payload.action === "takedown" ? "taken_down" : "moderated"
-        yield* sql`UPDATE social_posts SET state = ${state}, moderation_reason = ${payload.reason ?? null}, timer_n = timer_n + 1 WHERE id = ${postId}`
+        const owedId = yield* Effect.gen(function*() {
+          yield* sql`UPDATE social_posts SET state = ${state}, moderation_reason = ${payload.reason ?? null}, timer_n = timer_n + 1 WHERE id = ${postId}`
+          return yield* owe(postId, tag, post.metadata_cid, payload.requestId)
+        }).pipe(sql.withTransaction)
         yield* forgetCached(post)
-        const s = yield* stampPost(post, account, payload.action === "takedown" ? "T" : "D", post.metadata_cid)
+        const s = yield* payNow(owedId)
         return reply(Option.getOrThrow(yield* findPost(postId)), s)
       }).pipe(Effect.mapError(asRefusal), metrics.guard),
 

@@ -18,6 +18,7 @@ import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { type AccountRow, findAccount } from "../accounts/Accounts.ts"
 import { lookupCache } from "../http/LookupCache.ts"
 import { ensureStamps, findPost, type PostRow, publish, receiptOf, type StampRow, stampsOf } from "./Composer.ts"
+import { payAllOwed } from "./owedStamps.ts"
 
 /** Wait before retry `attempt` (0 is the first): base · 2^attempt, at most `maxMs`. Pure. */
 export const stampRetryDelayMs = (attempt: number, baseMs: number, maxMs: number): number =>
@@ -29,23 +30,34 @@ const known = (txid: string) =>
     ledger.getTx(txid).pipe(Effect.as(true), Effect.catchTag("LedgerTxNotFound", () => Effect.succeed(false))))
 
 /**
- * Sends again, with their recorded bytes, the stamps of the post's own address the ledger does not
- * know, oldest first (a parent before its child). A lost sponsor funding is repaired first.
- * (Comments on the post are stamped from their commenters' addresses: not this post's chain.)
+ * Sends again, with their recorded bytes, every recorded stamp of the post the ledger does not
+ * know: its own address's, its comments' (each from its commenter's comment address), its
+ * member-signed ones and a moderation D; per address oldest first. When a parent is missing, the
+ * sponsor's lost fundings, a member-signed action's funding transaction and the address's earlier
+ * stamps go first.
  */
 export const resendLost = (post: Pick<PostRow, "id" | "address">) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* UtxoLedger
     const sponsor = yield* FeeSponsor
-    const rows = yield* sql<{ txid: string; tx_hex: string }>`SELECT txid, tx_hex FROM social_stamps
-      WHERE post_id = ${post.id} AND address = ${post.address} ORDER BY seq`
+    const rows = yield* sql<{ txid: string; tx_hex: string; address: string; seq: number }>`SELECT txid, tx_hex, address, seq FROM social_stamps
+      WHERE post_id = ${post.id} ORDER BY address, seq`
+    const parents = (row: { txid: string; address: string; seq: number }) =>
+      Effect.gen(function*() {
+        yield* sponsor.repair
+        const funding = yield* sql<{ funding_hex: string }>`SELECT r.funding_hex FROM social_unsigned_stamps u
+          JOIN social_signature_requests r ON r.id = u.request_id WHERE u.txid = ${row.txid}`
+        for (const f of funding) yield* ledger.broadcast(f.funding_hex).pipe(Effect.ignore)
+        const earlier = yield* sql<{ tx_hex: string }>`SELECT tx_hex FROM social_stamps WHERE address = ${row.address} AND seq < ${row.seq} ORDER BY seq`
+        for (const e of earlier) yield* ledger.broadcast(e.tx_hex).pipe(Effect.ignore)
+      })
     let resent = 0
     for (const row of rows) {
       if (yield* known(row.txid)) continue
       yield* ledger.broadcast(row.tx_hex).pipe(
         Effect.catchTag("LedgerTxRejected", (e) =>
-          e.code === "missing-inputs" ? Effect.zipRight(sponsor.repair, ledger.broadcast(row.tx_hex)) : Effect.fail(e)),
+          e.code === "missing-inputs" ? Effect.zipRight(parents(row), ledger.broadcast(row.tx_hex)) : Effect.fail(e)),
         Effect.catchTag("LedgerTxRejected", (e) => (e.code === "already-known" ? Effect.succeed(row.txid) : Effect.fail(e)))
       )
       resent += 1
@@ -53,9 +65,14 @@ export const resendLost = (post: Pick<PostRow, "id" | "address">) =>
     return resent
   })
 
-/** Every required stamp recorded and on the ledger: the lost ones sent again, the missing ones made. */
+/** Every stamp the post is owed recorded and on the ledger: the lost ones sent again, the missing ones made. */
 export const completeStamps = (post: PostRow, account: AccountRow) =>
-  Effect.zipRight(resendLost(post), ensureStamps(post, account))
+  Effect.gen(function*() {
+    yield* resendLost(post)
+    yield* ensureStamps(post, account)
+    // T, D, R, M and X owed by actions that took effect (owedStamps.ts).
+    yield* payAllOwed(post.id)
+  })
 
 const pendingReceipt = (post: PostRow, stamps: ReadonlyArray<StampRow>): PostReceipt => ({ ...receiptOf(post, stamps), stamping: "pending" })
 
@@ -74,6 +91,18 @@ const markPending = (postId: string, attempts: number, error: unknown) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`INSERT INTO social_stamping_pending (post_id, attempts, last_error) VALUES (${postId}, ${attempts}, ${errorText(error)})
       ON CONFLICT (post_id) DO UPDATE SET attempts = EXCLUDED.attempts, last_error = EXCLUDED.last_error`)
+
+/**
+ * A stamp owed after an action took effect could not be made or sent now: the post is pending and
+ * its first FinishStamps retry is scheduled (the action answers with its stamp still to come).
+ */
+export const stampLater = (postId: string, error: unknown, retry: ScheduleRetry) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    yield* Effect.logWarning(`post ${postId}: a stamp it is owed did not go out; retrying on the entity's timer`, error)
+    yield* markPending(postId, 0, error)
+    yield* retry(0, Date.now() + stampRetryDelayMs(0, config.socialStampRetryMs, config.socialStampRetryMaxMs))
+  })
 
 /** Whether the post's stamps are being retried (lookups). */
 export const isPending = (postId: string) =>

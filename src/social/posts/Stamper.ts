@@ -30,6 +30,11 @@ export interface StampRequest {
   readonly postId: string | null
   readonly tag: StampTag
   readonly cid: string
+  /**
+   * The social_owed_stamps row this stamp pays (owedStamps.ts): marked with the txid in the
+   * transaction that records the stamp; a row already paid makes no second stamp (null answer).
+   */
+  readonly owedId?: string
 }
 
 export interface Stamp {
@@ -75,6 +80,10 @@ export const stamp = (req: StampRequest) =>
 
     const build = (funded: { readonly txid: string; readonly tx_hex: string } | undefined) => Effect.gen(function*() {
       yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`social-stamp:${req.address}`}))`
+      if (req.owedId !== undefined) {
+        const [owed] = yield* sql<{ txid: string | null }>`SELECT txid FROM social_owed_stamps WHERE id = ${req.owedId} FOR UPDATE`
+        if (owed?.txid != null) return yield* new StampFailed({ message: "already_paid" })
+      }
       const chain = yield* rows
       const last = chain.at(-1)
       const seq = last === undefined ? 0 : last.seq + 1
@@ -96,6 +105,10 @@ export const stamp = (req: StampRequest) =>
       yield* sql`INSERT INTO social_stamps (txid, address, seq, post_id, account, tag, cid, op_return, tx_hex, change_vout, change_value)
         VALUES (${built.right.txid}, ${req.address}, ${seq}, ${req.postId}, ${req.account}, ${req.tag}, ${req.cid}, ${opReturn},
           ${built.right.hex}, ${change === undefined ? null : 1}, ${change === undefined ? null : change.value.toString()})`
+      if (req.owedId !== undefined) {
+        yield* sql`UPDATE social_owed_stamps SET txid = ${built.right.txid} WHERE id = ${req.owedId}`
+        yield* sql`UPDATE social_comments SET txid = ${built.right.txid} WHERE id = (SELECT comment_id FROM social_owed_stamps WHERE id = ${req.owedId})`
+      }
       return { txid: built.right.txid, hex: built.right.hex, opReturn, seq }
     }).pipe(sql.withTransaction)
     // The sponsor's funding is journaled and committed in its own transaction before it is
@@ -123,6 +136,13 @@ export const stamp = (req: StampRequest) =>
     // for (unreachable, timed out) may have reached it: its row stays and is sent again with the
     // same bytes (StampCompletion.ts), never re-made on the same coin.
     yield* send.pipe(Effect.tapError((e) =>
-      e._tag === "LedgerTxRejected" ? sql`DELETE FROM social_stamps WHERE txid = ${signed.txid}`.pipe(Effect.ignore) : Effect.void))
+      e._tag === "LedgerTxRejected"
+        ? Effect.all([
+          sql`DELETE FROM social_stamps WHERE txid = ${signed.txid}`,
+          // An owed stamp refused is owed again (made anew on the next attempt).
+          sql`UPDATE social_owed_stamps SET txid = NULL WHERE txid = ${signed.txid}`,
+          sql`UPDATE social_comments SET txid = NULL WHERE txid = ${signed.txid}`
+        ]).pipe(sql.withTransaction, Effect.ignore)
+        : Effect.void))
     return { txid: signed.txid, opReturn: signed.opReturn, seq: signed.seq } satisfies Stamp
   }).pipe(Effect.mapError((e) => (e instanceof StampFailed ? e : failed(e))))

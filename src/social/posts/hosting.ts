@@ -11,6 +11,8 @@ export interface Hosting {
 /** Where hosting stands at `nowMs`, and when the timer should look again (undefined: never). */
 export const hostingAt = (h: Hosting, graceMs: number, nowMs: number): { readonly state: PostState; readonly dueAtMs: number | undefined } => {
   if (h.state === "taken_down" || h.state === "moderated" || h.state === "unpinned") return { state: h.state, dueAtMs: undefined }
+  // Member-signed posts: the paid period starts only when the stamps are signed (memberSigned.ts).
+  if (h.state === "awaiting_signature" || h.state === "unsigned") return { state: h.state, dueAtMs: undefined }
   if (nowMs < h.paidUntilMs) return { state: "hosted", dueAtMs: h.paidUntilMs }
   const graceEnd = h.paidUntilMs + graceMs
   if (nowMs < graceEnd) return { state: "grace", dueAtMs: graceEnd }

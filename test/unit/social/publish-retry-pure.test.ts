@@ -1,12 +1,15 @@
 // The pure parts of retrying a publish: the Idempotency-Key header's forms (draft-ietf-httpapi-
 // idempotency-key-header: a Structured Field String, or a bare token), the payload fingerprint,
 // the stamp retry backoff, and the comment manifest (the X stamp's CID) naming the post.
-import { Either } from "effect"
+import { Either, PrimaryKey } from "effect"
 import { describe, expect, it } from "vitest"
 import { rawCid } from "../../../src/crypto/cid.ts"
 import { commentManifest } from "../../../src/social/posts/Comments.ts"
 import { fingerprintOf, parseIdempotencyKey } from "../../../src/social/posts/idempotency.ts"
 import { stampRetryDelayMs } from "../../../src/social/posts/StampCompletion.ts"
+import { indexOfPath } from "../../../src/social/posts/owedStamps.ts"
+import { postPath } from "../../../src/social/accounts/socialKeys.ts"
+import { FinishStamps } from "../../../schemas/social/stamping.ts"
 
 describe("Idempotency-Key", () => {
   it("takes a Structured Field String (escapes undone) and a bare token; absent is no key", () => {
@@ -45,5 +48,19 @@ describe("comment manifest", () => {
     const body = rawCid(Buffer.from("nice"))
     const text = commentManifest({ postMetadataCid: post, postId: "p-1", bodyCid: body, author: "Tabc", createdAt: "2026-01-01T00:00:00.000Z" })
     expect(text).toBe(`{"author":"Tabc","body":"${body}","createdAt":"2026-01-01T00:00:00.000Z","post":"${post}","postId":"p-1","type":"comment","version":1}`)
+  })
+})
+
+describe("owed stamps", () => {
+  it("finds the index a comment address was derived at from its path, whatever the account path", () => {
+    expect(indexOfPath(postPath(0))).toBe(0)
+    expect(indexOfPath(postPath(41))).toBe(41)
+    expect(indexOfPath("m/44'/1'/1101'/7/0/0")).toBe(7)
+  })
+
+  it("a FinishStamps of the same post and attempt at another time is another message (a post may need finishing more than once)", () => {
+    const a = new FinishStamps({ postId: "p", attempt: 0, dueAtMs: 1 })
+    const b = new FinishStamps({ postId: "p", attempt: 0, dueAtMs: 2 })
+    expect(a[PrimaryKey.symbol]()).not.toBe(b[PrimaryKey.symbol]())
   })
 })

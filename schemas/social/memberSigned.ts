@@ -1,0 +1,38 @@
+// Member-signed stamps over HTTP (docs/social.md, "Member-signed stamps"): an account linked by
+// xpub only gets its stamps as PSBTs from the composer routes (202), reads them again here, and
+// sends them back signed. Session routes; the author only.
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Weight } from "../common/Weight.ts"
+import { BadRequest, ContentConflict, Forbidden, NotFound, ServiceUnavailable } from "./errors.ts"
+import { SignedStamps, UnsignedStamps } from "./post.ts"
+import { SessionAuth } from "./security.ts"
+
+const Signed = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20_000))).pipe(Schema.minItems(1), Schema.maxItems(50))
+
+export const SignaturesBody = Schema.Struct({
+  psbts: Schema.optional(Signed).annotations({ description: "Signed PSBTs (base64), finalized or with the partial signature" }),
+  transactions: Schema.optional(Signed).annotations({ description: "Signed raw transactions (hex)" })
+})
+
+const postIdParam = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) })
+const commentIdParam = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)), commentId: Schema.String.pipe(Schema.maxLength(64)) })
+
+export const MemberSignedGroup = HttpApiGroup.make("memberSigned")
+  .add(HttpApiEndpoint.get("unsigned", "/api/social/posts/:id/unsigned").setPath(postIdParam).addSuccess(UnsignedStamps)
+    .addError(Forbidden).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 1)
+    .annotate(OpenApi.Description, "The stamps of the author action waiting for the member's signatures (accounts linked by xpub only): one PSBT per stamp, each spending its own sponsor coin. 404 when nothing waits.")
+    .annotate(OpenApi.Summary, "Unsigned stamps of a member-signed post (session, author)"))
+  .add(HttpApiEndpoint.post("signatures", "/api/social/posts/:id/signatures").setPath(postIdParam).setPayload(SignaturesBody).addSuccess(SignedStamps)
+    .addError(BadRequest).addError(Forbidden).addError(NotFound).addError(ContentConflict).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Description, "Every stamp of the waiting action, signed (psbts or transactions, any order). Each must be exactly the transaction built, signed SIGHASH_ALL by the post address's key; otherwise 400 and nothing is sent. Recorded, the action takes effect, then broadcast. Sending the same signatures again re-sends the recorded transactions.")
+    .annotate(OpenApi.Summary, "Submit the member's signed stamps (session, author, weight 5)"))
+  .add(HttpApiEndpoint.post("commentSignatures", "/api/social/posts/:id/comments/:commentId/signatures").setPath(commentIdParam).setPayload(SignaturesBody).addSuccess(SignedStamps)
+    .addError(BadRequest).addError(Forbidden).addError(NotFound).addError(ContentConflict).addError(ServiceUnavailable)
+    .annotate(Weight, 5)
+    .annotate(OpenApi.Description, "An xpub-only commenter's X, signed (the PSBT the comment route answered with 202; `commentId` is its requestId). Checked, recorded (the comment exists from then on), then broadcast; the same signatures again re-send the recorded transaction.")
+    .annotate(OpenApi.Summary, "Submit a member-signed comment's signed stamp (session, the commenter, weight 5)"))
+  .middleware(SessionAuth)
+  .annotate(OpenApi.Title, "Member-signed stamps")

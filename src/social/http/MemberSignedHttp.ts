@@ -1,0 +1,97 @@
+// Handlers of the member-signed stamp routes (schemas/social/memberSigned.ts): the author reads
+// the PSBTs waiting for their wallet, and sends them back signed to the Post entity, which checks,
+// records and broadcasts them (src/social/posts/memberSigned.ts).
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { randomUUID } from "node:crypto"
+import { Effect, Either, Option, Schema } from "effect"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { ArrayFormatter } from "effect/ParseResult"
+import { SocialApi } from "../../../schemas/social/api.ts"
+import { BadRequest, ContentConflict, Forbidden, NotFound, ServiceUnavailable } from "../../../schemas/social/errors.ts"
+import { SignaturesBody } from "../../../schemas/social/memberSigned.ts"
+import { Post, SubmitSignatures } from "../../../schemas/social/post.ts"
+import { Session } from "../../../schemas/social/security.ts"
+import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
+import { findPost, postColumns, type PostRow } from "../posts/Composer.ts"
+import { awaitingSignatures } from "../posts/signatureRequests.ts"
+import { SqlClient } from "@effect/sql"
+import { SHORT_ID } from "../accounts/socialKeys.ts"
+import { accountOfIdentity } from "../accounts/Succession.ts"
+import { refusal } from "./ContentHttp.ts"
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The service could not answer now; please retry." } })
+const notFound = (message: string) => new NotFound({ error: { code: "not_found", message } })
+
+/** The session's own post by long or short id; 404 unknown, 403 another author's. */
+const ownPost = (id: string) =>
+  Effect.gen(function*() {
+    const session = yield* Session
+    const sql = yield* SqlClient.SqlClient
+    const found: Option.Option<PostRow> = UUID.test(id)
+      ? yield* findPost(id)
+      : SHORT_ID.test(id)
+      ? Option.fromNullable((yield* sql.unsafe<PostRow>(`SELECT ${postColumns} FROM social_posts WHERE short_id = $1`, [id]))[0])
+      : Option.none()
+    if (Option.isNone(found)) return yield* Effect.fail(notFound(`No post ${id.slice(0, 64)}.`))
+    // The author is the account; the session may be its identity after a succession (CHV1N).
+    const me = yield* accountOfIdentity(session.address)
+    if (Option.isNone(me) || found.value.author !== me.value) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the author may do this." } }))
+    return found.value
+  }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable())))
+
+/** The body read as text and decoded here, whatever its Content-Type (as ContentHttp's jsonPayload). */
+const signaturesPayload = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const text = yield* Effect.mapError(request.text, () => new BadRequest({ error: { code: "invalid_request", message: "The body did not arrive whole." } }))
+  const parsed = Either.try(() => JSON.parse(text) as unknown)
+  if (Either.isLeft(parsed)) return yield* Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The body must be JSON." } }))
+  const body = yield* Schema.decodeUnknown(SignaturesBody)(parsed.right).pipe(
+    Effect.mapError((e) => decodeErrorShape(new HttpApiDecodeError({ issues: ArrayFormatter.formatErrorSync(e), message: e.message })))
+  )
+  const items = [...(body.psbts ?? []), ...(body.transactions ?? [])]
+  if (items.length === 0) return yield* Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'psbts' or 'transactions' is required." } }))
+  return items
+})
+
+export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigned", (handlers) =>
+  Effect.gen(function*() {
+    const posts = yield* Post.client
+    return handlers
+      .handle("unsigned", ({ path }) =>
+        Effect.gen(function*() {
+          const post = yield* ownPost(path.id)
+          const waiting = yield* awaitingSignatures(post).pipe(Effect.catchAll(() => Effect.fail(unavailable())))
+          if (Option.isNone(waiting)) return yield* Effect.fail(notFound("Nothing of this post waits for signatures."))
+          return waiting.value
+        }))
+      .handleRaw("signatures", ({ path }) =>
+        Effect.gen(function*() {
+          const items = yield* signaturesPayload
+          const post = yield* ownPost(path.id)
+          return yield* posts(post.id).SubmitSignatures(new SubmitSignatures({ postId: post.id, items, submissionId: randomUUID() })).pipe(
+            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(
+              e instanceof BadRequest || e instanceof Forbidden || e instanceof NotFound || e instanceof ContentConflict ? e : unavailable()
+            ))
+          )
+        }))
+      .handleRaw("commentSignatures", ({ path }) =>
+        Effect.gen(function*() {
+          const items = yield* signaturesPayload
+          const session = yield* Session
+          const sql = yield* SqlClient.SqlClient
+          if (!UUID.test(path.id) || !UUID.test(path.commentId)) return yield* Effect.fail(notFound("No such comment."))
+          const [request] = yield* sql<{ account: string | null }>`SELECT account FROM social_signature_requests
+            WHERE id = ${path.commentId} AND post_id = ${path.id} AND action = 'comment'`
+          if (request === undefined) return yield* Effect.fail(notFound("No member-signed comment with this id on this post."))
+          const me = yield* accountOfIdentity(session.address)
+          if (Option.isNone(me) || me.value !== request.account) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the commenter may do this." } }))
+          return yield* posts(path.id).SubmitSignatures(new SubmitSignatures({ postId: path.id, items, submissionId: randomUUID(), requestId: path.commentId })).pipe(
+            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
+            Effect.catchAll((e) => Effect.fail(
+              e instanceof BadRequest || e instanceof Forbidden || e instanceof NotFound || e instanceof ContentConflict ? e : unavailable()
+            ))
+          )
+        }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable()))))
+  }))
