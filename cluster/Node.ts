@@ -15,6 +15,7 @@ import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
 import { makeDeskWorld } from "../src/desk/tokens/DeskWorld.ts"
 import * as Attestations from "../src/desk/attestation/Attestations.ts"
 import { AttestorKick, AttestorLive } from "../src/desk/attestation/AttestorEntity.ts"
+import { StampingSweep } from "../src/social/posts/stampingSweep.ts"
 import * as Transparency from "../src/desk/http/Transparency.ts"
 import * as ReserveScanner from "../src/desk/reserves/ReserveScanner.ts"
 import * as DeskWallets from "../src/desk/wallets/DeskWallets.ts"
@@ -70,7 +71,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
     exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer,
-    DeskLinkTokenLive, LinkedWalletLive, DeskOrderLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, AttestorLive, AttestorKick
+    DeskLinkTokenLive, LinkedWalletLive, DeskOrderLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, StampingSweep, AttestorLive, AttestorKick
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

@@ -113,6 +113,8 @@ export interface AppConfigShape {
   readonly socialStampRetryMs: number
   /** The longest wait between two such retries, ms. */
   readonly socialStampRetryMaxMs: number
+  /** How often a node looks for pending posts whose stamp timer was lost, ms (social/posts/stampingSweep.ts). */
+  readonly socialStampSweepMs: number
   /** Member-signed stamps: how long the service waits for the member's signatures before the action lapses, ms. */
   readonly socialSignatureWindowMs: number
 }
@@ -262,6 +264,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   socialContinuityCountdownMs: intIn("SOCIAL_CONTINUITY_COUNTDOWN_MS", 7 * 24 * 3_600_000, 1_000, 365 * 24 * 3_600_000),
   socialStampRetryMs: intIn("SOCIAL_STAMP_RETRY_MS", 5_000, 100, 3_600_000),
   socialStampRetryMaxMs: intIn("SOCIAL_STAMP_RETRY_MAX_MS", 300_000, 100, 24 * 3_600_000),
+  socialStampSweepMs: intIn("SOCIAL_STAMP_SWEEP_MS", 300_000, 200, 24 * 3_600_000),
   socialSignatureWindowMs: intIn("SOCIAL_SIGNATURE_WINDOW_MS", 24 * 3_600_000, 1_000, 30 * 24 * 3_600_000)
 }).pipe(
   // A lock that expires before its next refresh would be lost by a healthy runner.

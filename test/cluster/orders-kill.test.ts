@@ -205,7 +205,7 @@ describe("orders across kill -9 of the market's owner", () => {
       expect(acksAfterKill).toBeGreaterThan(0)
 
       // A refusal is a definite answer and allowed (a cross would exceed a cap, say), but none is expected here.
-      expect(refusals).toEqual([])
+      expect(refusals, refusals.join("\n")).toEqual([])
       // Every acknowledged order is in the database as acknowledged; nothing else is.
       const rows = await db.query<{ order_id: string; user_id: number; client_order_id: string; qty_lots: string; executed_lots: string }>(
         `SELECT order_id::text, user_id::int, client_order_id, qty_lots::text, executed_lots::text FROM orders`)

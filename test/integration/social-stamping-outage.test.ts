@@ -43,7 +43,8 @@ beforeAll(async () => {
     SHARDLINE_MESSAGE_POLL_MS: "100",
     SHARDLINE_SOCIAL_POST_PRICE: PRICE.toString(),
     SHARDLINE_SOCIAL_STAMP_RETRY_MS: "300",
-    SHARDLINE_SOCIAL_STAMP_RETRY_MAX_MS: "1500"
+    SHARDLINE_SOCIAL_STAMP_RETRY_MAX_MS: "1500",
+    SHARDLINE_SOCIAL_STAMP_SWEEP_MS: "1000"
   })
   // The operator funds the fee sponsor (it pays each stamping address its first coin).
   const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
@@ -63,12 +64,13 @@ afterAll(async () => {
 })
 
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
-const publish = (body: Record<string, unknown>, token: string, key?: string) =>
-  fetch(`${node.socialUrl}/api/social/posts`, {
+const send = (path: string, body: Record<string, unknown>, token: string, key?: string) =>
+  fetch(`${node.socialUrl}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...(key === undefined ? {} : { "idempotency-key": key }) },
     body: JSON.stringify(body)
   }).then(json)
+const publish = (body: Record<string, unknown>, token: string, key?: string) => send("/api/social/posts", body, token, key)
 const lookup = (id: string) => fetch(`${node.socialUrl}/api/public/post/${id}`).then(json)
 const balance = async (address: string) =>
   BigInt((await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [address]))[0]!.b)
@@ -145,6 +147,36 @@ describe("publishing while the ledger is unreachable", () => {
     expect((await litecoind.rpc<{ confirmations: number }>("getrawtransaction", stamps[1]!.txid, true)).confirmations).toBe(1)
   }, 90_000)
 
+  it("a pending post whose retry timer was lost is re-armed by the sweep and finished when the ledger is back", async () => {
+    await proxy.down()
+    const first = await publish({ body: "its timer will be lost" }, aliceSession)
+    expect(first.status).toBe(202)
+    const postId = first.body.postId as string
+    await waitFor("a failed retry", 20_000, async () =>
+      ((await db.query<{ attempts: number }>("SELECT attempts FROM social_stamping_pending WHERE post_id = $1", [postId]))[0]?.attempts ?? 0) >= 1 ? true : undefined)
+    // The timer is lost (as when an attempt gave up on the database): its unprocessed messages
+    // are removed until none is left for longer than the longest retry wait.
+    const timers = async () => (await db.query(
+      "DELETE FROM cluster_messages WHERE entity_type = 'Post' AND entity_id = $1 AND tag = 'FinishStamps' AND NOT processed RETURNING 1", [postId])).length
+    let quietSince = Date.now()
+    await waitFor("no FinishStamps timer left", 30_000, async () => {
+      if ((await timers()) > 0) quietSince = Date.now()
+      return Date.now() - quietSince > 2_500 ? true : undefined
+    }, 100)
+    // Pending for longer than the sweep's grace; the ledger is back.
+    await db.query("UPDATE social_stamping_pending SET since = now() - interval '2 minutes' WHERE post_id = $1", [postId])
+    await proxy.up()
+    const done = await waitFor("the stamps on the ledger, by the sweep", 40_000, async () => {
+      const r = await lookup(postId)
+      return r.body.proof?.stamping === "done" ? r : undefined
+    }, 300)
+    const stamps = await db.query<{ tag: string; txid: string }>("SELECT tag, txid FROM social_stamps WHERE post_id = $1 ORDER BY seq", [postId])
+    expect(stamps.map((s) => s.tag)).toEqual(["CHV1P", "P"])
+    expect(done.body.proof.txHash).toBe(stamps[0]!.txid)
+    for (const s of stamps) expect(await onChain(s.txid)).toMatchObject({ tag: s.tag, cid: first.body.metadataCid })
+    expect(await chargesFor(postId)).toBe(1)
+  }, 120_000)
+
   it("releases a key whose first attempt was refused before anything was written", async () => {
     await db.query("UPDATE social_accounts SET balance_base = 100 WHERE address = $1", [bob.address])
     const key = "bob-topup-then-retry"
@@ -159,6 +191,34 @@ describe("publishing while the ledger is unreachable", () => {
     expect(hers.status).toBe(201)
     expect(hers.body.postId).not.toBe(ok.body.postId)
   }, 30_000)
+
+  it("a renewal or a comment retried with the same Idempotency-Key is applied and charged once; another key is another one", async () => {
+    const post = await publish({ body: "renew me" }, aliceSession)
+    expect(post.status).toBe(201)
+    const id = post.body.postId as string
+    const renew = (key?: string) => send(`/api/social/posts/${id}/renew`, {}, aliceSession, key)
+    const first = await renew("renewal-1")
+    expect(first.status).toBe(200)
+    const again = await renew("renewal-1")
+    expect(again.status).toBe(200)
+    expect(again.body.paidUntil).toBe(first.body.paidUntil)
+    expect(await chargesFor(id)).toBe(2)
+    const other = await renew("renewal-2")
+    expect(other.status).toBe(200)
+    expect(Date.parse(other.body.paidUntil)).toBeGreaterThan(Date.parse(first.body.paidUntil))
+    expect(await chargesFor(id)).toBe(3)
+    expect((await renew("\"unterminated")).status).toBe(400)
+    expect(await chargesFor(id)).toBe(3)
+
+    const comment = (key?: string) => send(`/api/social/posts/${id}/comments`, { body: "nice" }, bobSession, key)
+    expect((await comment("comment-1")).status).toBe(201)
+    expect((await comment("comment-1")).status).toBe(201)
+    const comments = async () => (await db.query("SELECT 1 FROM social_comments WHERE post_id = $1", [id])).length
+    expect(await comments()).toBe(1)
+    // Without a key each request is its own comment.
+    await comment()
+    expect(await comments()).toBe(2)
+  }, 60_000)
 
   it("a key names its post for 24 hours; after that it is free again (a new post, charged)", async () => {
     const key = "bob-a-day-later"

@@ -18,7 +18,7 @@ import { verifyMessage } from "../../chain/message.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { accountOfIdentity, identityOf } from "../accounts/Succession.ts"
-import { claimPostId, fingerprintOf, parseIdempotencyKey, releaseKey } from "../posts/idempotency.ts"
+import { changeRequestId, claimPostId, fingerprintOf, parseIdempotencyKey, releaseKey } from "../posts/idempotency.ts"
 import { currentReceipt, isPending } from "../posts/StampCompletion.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
@@ -154,6 +154,17 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
         if (Option.isNone(me) || post.author !== me.value) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the author may do this." } }))
         return post
       })
+    /**
+     * The change's request id: with an Idempotency-Key (as on publish), the same for every retry of
+     * the same request by the same account (docs/social.md, "Retrying a change"); else a fresh one.
+     */
+    const requestIdOf = (account: string, postId: string, action: string, fields: { body?: string; tags?: ReadonlyArray<string> }) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const key = parseIdempotencyKey(request.headers["idempotency-key"])
+        if (Either.isLeft(key)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${key.left}`))
+        return key.right === undefined ? randomUUID() : changeRequestId({ account, postId, action }, key.right, { body: fields.body ?? null, tags: [...(fields.tags ?? [])] })
+      })
     const change = (id: string, action: "takedown" | "renew" | "metadata" | "comment", fields: { body?: string; tags?: ReadonlyArray<string> } = {}) =>
       Effect.gen(function*() {
         const me = yield* member
@@ -161,22 +172,23 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           ? yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
           : yield* ownPost(id)
         if (action === "comment" && Option.isNone(me)) return yield* Effect.fail(noAccount())
+        const requestId = yield* requestIdOf(Option.getOrElse(me, () => post.author), post.id, action, fields)
         // An xpub-only commenter: the comment's X comes back unsigned for their wallet (202).
         if (action === "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(Option.getOrThrow(me)), () => Effect.fail(unavailable()))))) {
-          return yield* posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId: randomUUID() })).pipe(
+          return yield* posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId })).pipe(
             Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
             Effect.catchAll((e) => Effect.fail(known(e) ? e as PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest : unavailable()))
           )
         }
         // An account linked by xpub only: the stamp comes back unsigned for the member (202).
         if (action !== "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(post.author), () => Effect.fail(unavailable()))))) {
-          return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId: randomUUID(), ...fields })).pipe(
+          return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId, ...fields })).pipe(
             Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
             Effect.catchAll((e) => Effect.fail(known(e) ? e as PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest : unavailable()))
           )
         }
         return yield* posts(post.id).Change(new Change({
-          postId: post.id, action, requestId: randomUUID(), ...fields, ...(action === "comment" ? { author: Option.getOrThrow(me) } : {})
+          postId: post.id, action, requestId, ...fields, ...(action === "comment" ? { author: Option.getOrThrow(me) } : {})
         })).pipe(
           Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
           Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof ContentConflict || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))

@@ -66,3 +66,17 @@ export const releaseKey = (account: string, key: string, postId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`DELETE FROM social_post_idempotency WHERE account = ${account} AND key = ${key} AND post_id = ${postId}
       AND NOT EXISTS (SELECT 1 FROM social_posts WHERE id = ${postId})`)
+
+/**
+ * The request id of a post change (takedown, renewal, metadata, comment) sent with an
+ * Idempotency-Key: a uuid derived from the account, the post, the action, the key and the
+ * request's payload, so a retry of the same request is the same Change message (the cluster
+ * answers a processed one with its stored reply, and the entity makes a redelivered one's stamp
+ * only) and is never applied or charged twice. Another payload under the same key is another
+ * request. Pure.
+ */
+export const changeRequestId = (scope: { readonly account: string; readonly postId: string; readonly action: string }, key: string, payload: CanonicalValue): string => {
+  const h = sha256Hex(canonicalJson({ ...scope, key, payload }))
+  // RFC 9562 layout (version 8: custom), so columns and keys typed as uuid take it.
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`
+}
