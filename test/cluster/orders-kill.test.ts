@@ -144,12 +144,17 @@ describe("orders across kill -9 of the market's owner", () => {
       }
     })()
     try {
+      // Funded on every node: each node's ledger view is its own, and whichever owns the market
+      // checks an order against its own (a CI run on a loaded machine saw the owner's view still
+      // without the funding when the first order came: -2010 "free 0").
       for (const t of traders) {
         const asset = t.side === "SELL" ? "KILLA" : "KILLB"
-        await waitFor(`${asset} free on node 1 for user ${t.userId}`, 60_000, async () => {
-          const a = (await (await signedGet(nodes[0]!.baseUrl, "/api/public/v1/account", t)).json()) as any
-          return a.balances?.find((b: any) => b.asset === asset)?.free === `${FUNDS_WHOLE}.00000000` ? true : undefined
-        })
+        for (const [i, n] of nodes.entries()) {
+          await waitFor(`${asset} free on node ${i + 1} for user ${t.userId}`, 60_000, async () => {
+            const a = (await (await signedGet(n.baseUrl, "/api/public/v1/account", t)).json()) as any
+            return a.balances?.find((b: any) => b.asset === asset)?.free === `${FUNDS_WHOLE}.00000000` ? true : undefined
+          })
+        }
       }
 
       // Which node owns the market?
