@@ -170,7 +170,6 @@ describe("orders across kill -9 of the market's owner", () => {
       const sent = new Set<string>()
       const refusals: Array<string> = []
       let retries = 0
-      let lateSigned = 0
       let acksAfterKill = 0
       let killedAt = 0
       const clientRun = async (t: Trader, c: number) => {
@@ -189,15 +188,6 @@ describe("orders across kill -9 of the market's owner", () => {
               acks.push({ clientOrderId, userId: t.userId, orderId: String(r.body.orderId), fills: (r.body.fills ?? []).map((f: any) => ({ tradeId: Number(f.tradeId), price: f.price, qty: f.qty })) })
               break
             }
-            // -1021: the request reached the order check after its recvWindow (a node's event loop
-            // stalled past 5 s on a loaded machine): the order was certainly not placed; a client
-            // signs it again with a fresh timestamp, as here.
-            if (r.kind === "answer" && r.body?.code === -1021) {
-              lateSigned++
-              if (Date.now() > deadline) throw new Error(`order ${clientOrderId} kept arriving late: ${JSON.stringify(r.body)}`)
-              await sleep(200)
-              continue
-            }
             if (r.kind === "answer") {
               refusals.push(`${clientOrderId}: ${r.status} ${JSON.stringify(r.body)}`)
               break
@@ -215,7 +205,7 @@ describe("orders across kill -9 of the market's owner", () => {
         await owner!.exited
       })()
       await Promise.all([...traders.map(clientRun), killer])
-      console.log(`orders-kill: ${acks.length} acknowledged (${acksAfterKill} after the kill), ${refusals.length} refused, ${retries} retries, ${lateSigned} re-signed after -1021; owner ${ownerName} killed after ${KILL_AFTER_ACKS} acks`)
+      console.log(`orders-kill: ${acks.length} acknowledged (${acksAfterKill} after the kill), ${refusals.length} refused, ${retries} retries; owner ${ownerName} killed after ${KILL_AFTER_ACKS} acks`)
       // The load really went on across the kill: the survivor took orders for the market.
       expect(acksAfterKill).toBeGreaterThan(0)
 
