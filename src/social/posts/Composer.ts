@@ -178,8 +178,12 @@ export const publish = (p: Publish) =>
     return { post, receipt: receiptOf(post, yield* ensureStamps(post, account)), created: true }
   })
 
-/** M: a new manifest naming the previous one, with the new body or tags; the post shows them. */
-export const updateMetadata = (post: PostRow, account: AccountRow, change: Change) =>
+/**
+ * The post's next manifest for an M (its new body or tags, checked), naming the previous one
+ * (the latest stamped CHV1P or M), stored by CID; both the service-keyed and the member-signed
+ * metadata change use it.
+ */
+export const nextManifest = (post: PostRow, change: { readonly body?: string | undefined; readonly tags?: ReadonlyArray<string> | undefined }) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const store = yield* ContentStore
@@ -193,6 +197,14 @@ export const updateMetadata = (post: PostRow, account: AccountRow, change: Chang
       updatedAt: new Date().toISOString()
     })
     const stored = yield* store.put(Stream.succeed(Buffer.from(manifest, "utf8")), "application/json")
+    return { body, tags, stored }
+  })
+
+/** M: a new manifest naming the previous one, with the new body or tags; the post shows them. */
+export const updateMetadata = (post: PostRow, account: AccountRow, change: Change) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { body, tags, stored } = yield* nextManifest(post, change)
     // The new body and the M it owes commit together; the Post entity makes the stamp (owedStamps.ts).
     return yield* Effect.gen(function*() {
       yield* sql`UPDATE social_posts SET body = ${body}, tags = ${JSON.stringify(tags)}::jsonb WHERE id = ${post.id}`

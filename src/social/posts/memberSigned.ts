@@ -16,7 +16,7 @@ import { AppConfig } from "../../platform/Config.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { postSteps, shortIdOf } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
-import { checkPublish, checkText, findPost, type PostRow, requiredStamps } from "./Composer.ts"
+import { checkPublish, findPost, nextManifest, type PostRow, requiredStamps } from "./Composer.ts"
 import { isClosed } from "./hosting.ts"
 import { postKeyFromXpub } from "./psbt.ts"
 import { type Action, accountOf, asRefusal, loadPost, type MemberAccount, openRequest, refuse, requestById, unsignedRows, viewOf } from "./signatureRequests.ts"
@@ -92,7 +92,6 @@ export const changeUnsigned = (c: ChangeUnsigned, deadline: (requestId: string, 
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
-    const store = yield* ContentStore
     const post = yield* loadPost(c.postId)
     const account = yield* accountOf(post.author)
     const messageKey = `change-unsigned:${c.postId}:${c.requestId}`
@@ -108,16 +107,7 @@ export const changeUnsigned = (c: ChangeUnsigned, deadline: (requestId: string, 
       if (BigInt(account.balance_base) < price) return yield* refuse("insufficient_balance", `a renewal costs ${price} base units`)
       view = yield* openRequest(post, account, c.requestId, messageKey, "renew", [{ tag: "R", cid: post.metadata_cid }], { chargedBase: price })
     } else {
-      const body = c.body ?? post.body
-      const tags = c.tags ?? post.tags
-      yield* checkText(body, tags)
-      const [latest] = yield* sql<{ cid: string }>`SELECT cid FROM social_stamps WHERE post_id = ${post.id} AND tag IN ('CHV1P', 'M') ORDER BY seq DESC LIMIT 1`
-      const manifest = canonicalJson({
-        version: 1, kind: post.kind, body, tags: [...tags], media: [...post.media_cids], author: post.author, address: post.address,
-        derivationPath: post.derivation_path, createdAt: new Date(post.created_at).toISOString(), previous: latest?.cid ?? post.metadata_cid,
-        updatedAt: new Date().toISOString()
-      })
-      const stored = yield* store.put(Stream.succeed(Buffer.from(manifest, "utf8")), "application/json")
+      const { body, tags, stored } = yield* nextManifest(post, c)
       yield* sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${post.id}, ${stored.cid}) ON CONFLICT DO NOTHING`
       view = yield* openRequest(post, account, c.requestId, messageKey, "metadata", [{ tag: "M", cid: stored.cid }], { body, tags })
     }
