@@ -15,24 +15,25 @@ import { Psbt, Transaction, payments } from "bitcoinjs-lib"
 import { Effect, Either } from "effect"
 import * as ecc from "tiny-secp256k1"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import type { TestDatabase } from "../../harness/db.ts"
 import { unwrap } from "../../harness/either.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
 import { extendedKeysAt } from "../../src/chain/keys.ts"
-import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
-import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
+import { ledgerParams } from "../../src/chain/params.ts"
 import type { NewAccount } from "../../src/social/accounts/Accounts.ts"
 import { decodeStamp } from "../../src/social/posts/opReturn.ts"
 import { makeWallet } from "../support/linkWallet.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
-import { startNode, type RunningNode } from "../support/node.ts"
-import { createSession, createSocialAccount } from "../support/services.ts"
-import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts"
+import type { Litecoind } from "../support/litecoind.ts"
+import type { RunningNode } from "../support/node.ts"
+import { createSession } from "../support/services.ts"
+import { type OutageWorld, startOutageWorld } from "../support/socialOutage.ts"
+import type { TcpProxy } from "../support/tcpProxy.ts"
 import { waitFor } from "../support/waitFor.ts"
 
 const bip32 = BIP32Factory(ecc)
 const network = ledgerParams.network
 const PRICE = 25_000n
+let world: OutageWorld
 let litecoind: Litecoind
 let proxy: TcpProxy
 let db: TestDatabase
@@ -41,36 +42,18 @@ let alice: NewAccount
 let aliceSession: string
 let bob: NewAccount
 let bobSession: string
+let ledger: OutageWorld["ledger"]
 // The xpub-only member: its keys only here.
 const seed = randomBytes(32)
 let member: string
 let memberSession: string
 let startHeight: number
 
-const ledger = () => makeRpcLedger({ url: `http://u:p@127.0.0.1:${new URL(litecoind.url).port}/`, params: ledgerParams, nodeParams: litecoinRegtestParams })
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 
 beforeAll(async () => {
-  litecoind = await startLitecoind()
-  proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(litecoind.url).port) })
-  db = await createTestDatabase("socialowed")
-  node = await startNode(db.url, {
-    SHARDLINE_LEDGER_RPC_URL: `http://u:p@127.0.0.1:${proxy.port}/`,
-    SHARDLINE_LEDGER_BLOCK_MS: "1000",
-    SHARDLINE_SOCIAL_RATE_LIMIT_IP_WEIGHT: "10000000",
-    SHARDLINE_MESSAGE_POLL_MS: "100",
-    SHARDLINE_SOCIAL_POST_PRICE: PRICE.toString(),
-    SHARDLINE_SOCIAL_STAMP_RETRY_MS: "300",
-    SHARDLINE_SOCIAL_STAMP_RETRY_MAX_MS: "1500"
-  })
-  const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
-    (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
-  await run(ledger().mine(1, sponsor))
-  await run(ledger().mine(ledgerParams.coinbaseMaturity, randomLedgerKey().address))
-  alice = await createSocialAccount(db.url, "alice")
-  bob = await createSocialAccount(db.url, "bob")
-  aliceSession = (await createSession(db.url, alice.address)).token
-  bobSession = (await createSession(db.url, bob.address)).token
+  world = await startOutageWorld("socialowed", PRICE)
+  ;({ litecoind, proxy, db, node, alice, aliceSession, bob, bobSession, ledger } = world)
   // An account linked by xpub only (as the wallet-link flow leaves it: no sealed seed).
   member = makeWallet(seed).addresses.p2pkh
   await db.query("INSERT INTO social_accounts (address, asset_id, balance_base, xpub, xpub_path) VALUES ($1, $2, 1000000, $3, $4)",
@@ -79,10 +62,7 @@ beforeAll(async () => {
   startHeight = await litecoind.rpc<number>("getblockcount")
 }, 120_000)
 afterAll(async () => {
-  await node?.stop()
-  await proxy?.down()
-  await litecoind?.stop()
-  await db?.drop()
+  await world?.stop()
 })
 
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })

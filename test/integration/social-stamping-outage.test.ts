@@ -7,19 +7,18 @@
 import { Transaction, payments } from "bitcoinjs-lib"
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import type { TestDatabase } from "../../harness/db.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
-import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
-import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import type { NewAccount } from "../../src/social/accounts/Accounts.ts"
 import { decodeStamp } from "../../src/social/posts/opReturn.ts"
 import { waitFor } from "../support/waitFor.ts"
-import { startLitecoind, type Litecoind } from "../support/litecoind.ts"
-import { startNode, type RunningNode } from "../support/node.ts"
-import { createSession, createSocialAccount } from "../support/services.ts"
-import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts"
+import type { Litecoind } from "../support/litecoind.ts"
+import type { RunningNode } from "../support/node.ts"
+import { type OutageWorld, startOutageWorld } from "../support/socialOutage.ts"
+import type { TcpProxy } from "../support/tcpProxy.ts"
 
 const PRICE = 25_000n
+let world: OutageWorld
 let litecoind: Litecoind
 let proxy: TcpProxy
 let db: TestDatabase
@@ -28,39 +27,15 @@ let alice: NewAccount
 let aliceSession: string
 let bob: NewAccount
 let bobSession: string
-
-const ledger = () => makeRpcLedger({ url: `http://u:p@127.0.0.1:${new URL(litecoind.url).port}/`, params: ledgerParams, nodeParams: litecoinRegtestParams })
+let ledger: OutageWorld["ledger"]
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 
 beforeAll(async () => {
-  litecoind = await startLitecoind()
-  proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(litecoind.url).port) })
-  db = await createTestDatabase("socialoutage")
-  node = await startNode(db.url, {
-    SHARDLINE_LEDGER_RPC_URL: `http://u:p@127.0.0.1:${proxy.port}/`,
-    SHARDLINE_LEDGER_BLOCK_MS: "1000",
-    SHARDLINE_SOCIAL_RATE_LIMIT_IP_WEIGHT: "10000000",
-    SHARDLINE_MESSAGE_POLL_MS: "100",
-    SHARDLINE_SOCIAL_POST_PRICE: PRICE.toString(),
-    SHARDLINE_SOCIAL_STAMP_RETRY_MS: "300",
-    SHARDLINE_SOCIAL_STAMP_RETRY_MAX_MS: "1500",
-    SHARDLINE_SOCIAL_STAMP_SWEEP_MS: "1000"
-  })
-  // The operator funds the fee sponsor (it pays each stamping address its first coin).
-  const sponsor = await waitFor("the fee sponsor's wallet", 30_000, async () =>
-    (await db.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`))[0]?.address)
-  await run(ledger().mine(1, sponsor))
-  await run(ledger().mine(ledgerParams.coinbaseMaturity, randomLedgerKey().address))
-  alice = await createSocialAccount(db.url, "alice")
-  bob = await createSocialAccount(db.url, "bob")
-  aliceSession = (await createSession(db.url, alice.address)).token
-  bobSession = (await createSession(db.url, bob.address)).token
+  world = await startOutageWorld("socialoutage", PRICE, { SHARDLINE_SOCIAL_STAMP_SWEEP_MS: "1000" })
+  ;({ litecoind, proxy, db, node, alice, aliceSession, bob, bobSession, ledger } = world)
 }, 120_000)
 afterAll(async () => {
-  await node?.stop()
-  await proxy?.down()
-  await litecoind?.stop()
-  await db?.drop()
+  await world?.stop()
 })
 
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
