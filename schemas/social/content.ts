@@ -60,6 +60,34 @@ export const PostLookup = Schema.Struct({
 })
 export type PostLookup = typeof PostLookup.Type
 
+export const CommentView = Schema.Struct({
+  id: Schema.String.annotations({ description: "The comment's id (uuid)" }),
+  author: Schema.Struct({
+    wallet: Schema.String.annotations({ description: "The commenter's identity address now" }),
+    handle: Schema.NullOr(Schema.String),
+    assetId: Schema.String
+  }),
+  body: Schema.String,
+  bodyCid: Schema.String.annotations({ description: "CID of the body (text/plain content, /api/stream/{cid})" }),
+  manifestCid: Schema.NullOr(Schema.String).annotations({ description: "CID of the comment manifest the X stamp carries (names the post and the body)" }),
+  address: Schema.NullOr(Schema.String).annotations({ description: "The comment's own derived address, which sent its X stamp" }),
+  derivationPath: Schema.NullOr(Schema.String),
+  txHash: Schema.NullOr(Schema.String).annotations({ description: "The X stamp's txid; null while it is owed (stamping pending)" }),
+  opReturn: Schema.NullOr(Schema.String),
+  createdAt: Schema.String
+})
+
+export const CommentList = Schema.Struct({
+  postId: Schema.String,
+  comments: Schema.Array(CommentView).annotations({ description: "Newest first" }),
+  next: Schema.NullOr(Schema.String).annotations({ description: "The `before` cursor of the next (older) page; null on the last page" })
+})
+
+export const CommentListParams = Schema.Struct({
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))),
+  before: Schema.optional(Schema.String.pipe(Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)))
+})
+
 export const OEmbed = Schema.Struct({
   type: Schema.Literal("rich"),
   version: Schema.Literal("1.0"),
@@ -148,6 +176,11 @@ export const PublicContentGroup = HttpApiGroup.make("content")
   .add(HttpApiEndpoint.get("lookup", "/api/public/post/:id").setPath(postIdParam).addSuccess(PostLookup).addError(NotFound).addError(ServiceUnavailable)
     .annotate(Weight, 1)
     .annotate(OpenApi.Summary, "A post by short or long id, with its on-chain proof (no key)"))
+  .add(HttpApiEndpoint.get("comments", "/api/public/post/:id/comments").setPath(postIdParam).setUrlParams(CommentListParams)
+    .addSuccess(CommentList).addError(BadRequest).addError(NotFound).addError(ServiceUnavailable)
+    .annotate(Weight, 2)
+    .annotate(OpenApi.Description, "Newest first, `limit` 1 to 100 (default 50); `before` = the `next` of the previous page. Each comment with its body, its CIDs, its own derived address and its X stamp (null while owed).")
+    .annotate(OpenApi.Summary, "A post's comments with their on-chain proof (no key)"))
   .add(HttpApiEndpoint.get("oembed", "/api/public/oembed").setUrlParams(Schema.Struct({
     url: Schema.String.pipe(Schema.maxLength(2048)),
     maxwidth: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(200, 1200))),

@@ -28,7 +28,7 @@ afterAll(async () => {
 const routes = {
   desk: ["/api/public/status", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status"],
   social: [
-    "/api/public/ledger-health", "/api/public/v1/session", "/api/public/post/abc", "/api/public/ledger-verify-message", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/p/x",
+    "/api/public/ledger-health", "/api/public/v1/session", "/api/public/post/abc", "/api/public/post/abc/comments?limit=-1", "/api/public/ledger-verify-message", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/p/x",
     "/api/stream/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "/api/stream/x", "/api/public/oembed", "/embed/p/abcdef", "/embed/x", "/embed/live/x",
     "/embed/live/by-wallet/x", "/api/social/upload", "/api/social/posts", "/api/social/posts/abcdef/takedown", "/api/public/timeline/x", "/api/social/continuity",
     "/api/social/posts/abcdef/unsigned", "/api/social/posts/abcdef/signatures",

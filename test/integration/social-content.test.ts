@@ -353,6 +353,32 @@ describe("chain record and lifecycle", () => {
     expect(BigInt(bobBefore) - BigInt(bobAfter)).toBe(25000n)
     expect(await db.query("SELECT author FROM social_comments WHERE post_id = $1", [post.postId])).toEqual([{ author: bob.address }])
     expect((await post2("comments", bobSession, { body: "" })).status).toBe(400)
+
+    // The public read of the comments: the body back by its CID, the commenter, the X stamp.
+    const listed = await json(await fetch(url(`/api/public/post/${post.shortId}/comments`)))
+    expect(listed.status).toBe(200)
+    expect(listed.body).toEqual({
+      postId: post.postId,
+      comments: [{
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/), author: { wallet: bob.address, handle: null, assetId: bob.assetId },
+        body: "nice <b>post</b>", bodyCid: commentManifest.body.body, manifestCid: c.body.opReturn.split("|")[1],
+        address: commentRow!.address, derivationPath: commentRow!.derivation_path, txHash: c.body.txid, opReturn: c.body.opReturn,
+        createdAt: expect.any(String)
+      }],
+      next: null
+    })
+    // Newest first, paged by the `next` cursor.
+    expect((await post2("comments", aliceSession, { body: "thanks" })).status).toBe(201)
+    const page1 = await json(await fetch(url(`/api/public/post/${post.postId}/comments?limit=1`)))
+    expect(page1.body.comments.map((x: any) => x.body)).toEqual(["thanks"])
+    expect(page1.body.next).toEqual(expect.any(String))
+    const page2 = await json(await fetch(url(`/api/public/post/${post.postId}/comments?limit=1&before=${page1.body.next}`)))
+    expect(page2.body).toMatchObject({ comments: [{ body: "nice <b>post</b>" }], next: null })
+    for (const bad of ["limit=0", "limit=101", "limit=x", "before=nope"]) {
+      const r = await json(await fetch(url(`/api/public/post/${post.postId}/comments?${bad}`)))
+      expect(r.status, bad).toBe(400)
+    }
+    expect((await fetch(url("/api/public/post/zzzzzz/comments"))).status).toBe(404)
   })
 
   it("only the author takes a post down; T is stamped, the content is 410, the lookup keeps its proof", async () => {

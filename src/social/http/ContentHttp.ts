@@ -29,6 +29,7 @@ import { embedUrl, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, 
 import { findPost, type PostRow, postColumns, receiptOf, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
+import { commentsOf } from "../posts/commentList.ts"
 import { lookupCache } from "./LookupCache.ts"
 import { streamHeaders } from "./fastStream.ts"
 import { CommentBody, ContinuityStartBody, MetadataBody, NewPost, PostLookup, VerifyRequest } from "../../../schemas/social/content.ts"
@@ -363,6 +364,12 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
           const body = JSON.stringify(answer)
           lookups.put(path.id, request.headers.host, body)
           return HttpServerResponse.text(body, { contentType: "application/json" })
+        }).pipe(orUnavailable))
+      .handle("comments", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const post = yield* foundPost(path.id)
+          if (post.state === "awaiting_signature" || post.state === "unsigned") return yield* Effect.fail(notFound(`Post ${path.id.slice(0, 64)} is not signed by its author yet.`))
+          return yield* commentsOf(post.id, urlParams.limit, urlParams.before)
         }).pipe(orUnavailable))
       .handle("oembed", ({ urlParams }) =>
         Effect.gen(function*() {
