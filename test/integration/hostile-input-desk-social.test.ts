@@ -32,7 +32,7 @@ const routes = {
     "/api/stream/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "/api/stream/x", "/api/public/oembed", "/embed/p/abcdef", "/embed/x", "/embed/live/x",
     "/embed/live/by-wallet/x", "/api/social/upload", "/api/social/posts", "/api/social/posts/abcdef/takedown", "/api/public/timeline/x", "/api/social/continuity",
     "/api/social/posts/abcdef/unsigned", "/api/social/posts/abcdef/signatures",
-    "/api/social/posts/00000000-0000-0000-0000-000000000000/comments/abc/signatures", "/api/social/posts/abcdef/comments"
+    "/api/social/posts/00000000-0000-0000-0000-000000000000/comments/abc/signatures", "/api/social/posts/abc/comments/abc/unsigned", "/api/social/posts/abcdef/comments"
   ]
 } as const
 

@@ -72,7 +72,7 @@ describe("social listener", () => {
       "/api/public/auth/wallet-callback", "/api/public/auth/wallet-challenge", "/api/public/auth/wallet-exchange", "/api/public/auth/wallet-status",
       "/api/public/ledger-health", "/api/public/ledger-verify-message", "/api/public/oembed", "/api/public/post/{id}", "/api/public/post/{id}/comments", "/api/public/timeline/{address}",
       "/api/public/v1/session", "/api/public/v1/wallet-link", "/api/social/continuity", "/api/social/continuity/cancel", "/api/social/posts", "/api/social/posts/{id}/comments",
-      "/api/social/posts/{id}/comments/{commentId}/signatures",
+      "/api/social/posts/{id}/comments/{commentId}/signatures", "/api/social/posts/{id}/comments/{commentId}/unsigned",
       "/api/social/posts/{id}/metadata", "/api/social/posts/{id}/renew", "/api/social/posts/{id}/signatures", "/api/social/posts/{id}/takedown",
       "/api/social/posts/{id}/unsigned", "/api/social/upload", "/api/stream/{cid}",
       "/embed/live/by-wallet/{wallet}", "/embed/live/{streamId}", "/embed/p/{id}", "/embed/{cid}", "/p/{id}"

@@ -387,6 +387,12 @@ describe("comments by an xpub-only commenter", () => {
     expect(before - (await balance())).toBe(price)
     // Not a comment until signed; the post's author cannot sign it, nor does the author's route see it.
     expect((await db.query("SELECT 1 FROM social_comments WHERE id = $1", [c.body.requestId])).length).toBe(0)
+    // The waiting X can be read again by the commenter (not by anyone else).
+    const unsignedUrl = `/api/social/posts/${target.body.postId}/comments/${c.body.requestId}/unsigned`
+    const reread = await send("GET", unsignedUrl)
+    expect(reread.status, JSON.stringify(reread.body)).toBe(200)
+    expect(reread.body).toMatchObject({ action: "comment", requestId: c.body.requestId, stamps: [{ tag: "X", psbt: x.psbt, address: x.address }] })
+    expect((await fetch(url(unsignedUrl), { headers: { authorization: `Bearer ${authorSession}` } })).status).toBe(403)
     const signedHex = signWithPath(x).extractTransaction().toHex()
     const byAuthor = await json(await fetch(url(c.body.signaturesUrl), {
       method: "POST", headers: { authorization: `Bearer ${authorSession}`, "content-type": "application/json" }, body: JSON.stringify({ transactions: [signedHex] })
@@ -397,6 +403,7 @@ describe("comments by an xpub-only commenter", () => {
     const ok = await send("POST", c.body.signaturesUrl, { transactions: [signedHex] })
     expect(ok.status, JSON.stringify(ok.body)).toBe(200)
     expect(ok.body).toMatchObject({ action: "comment", stamping: "done" })
+    expect((await send("GET", unsignedUrl)).status).toBe(404)
     const txid = ok.body.stamps[0].txid
     expect((await getTx(txid))._tag).toBe("Right")
     const decoded = Either.getOrThrow(decodeStamp(Buffer.from(ok.body.stamps[0].opReturn)))

@@ -13,7 +13,7 @@ import { Post, SubmitSignatures } from "../../../schemas/social/post.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
 import { findPost, postColumns, type PostRow } from "../posts/Composer.ts"
-import { awaitingSignatures } from "../posts/signatureRequests.ts"
+import { awaitingSignatures, requestById, unsignedRows, viewOf } from "../posts/signatureRequests.ts"
 import { SqlClient } from "@effect/sql"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { accountOfIdentity } from "../accounts/Succession.ts"
@@ -76,6 +76,20 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
             ))
           )
         }))
+      .handle("commentUnsigned", ({ path }) =>
+        Effect.gen(function*() {
+          const session = yield* Session
+          if (!UUID.test(path.id) || !UUID.test(path.commentId)) return yield* Effect.fail(notFound("No such comment."))
+          const request = yield* requestById(path.commentId)
+          if (Option.isNone(request) || request.value.post_id !== path.id || request.value.action !== "comment") {
+            return yield* Effect.fail(notFound("No member-signed comment with this id on this post."))
+          }
+          const me = yield* accountOfIdentity(session.address)
+          if (Option.isNone(me) || me.value !== request.value.account) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the commenter may do this." } }))
+          const post = yield* findPost(path.id)
+          if (request.value.state !== "awaiting" || Option.isNone(post)) return yield* Effect.fail(notFound("This comment no longer waits for a signature."))
+          return viewOf(post.value, request.value, yield* unsignedRows(path.commentId))
+        }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable()))))
       .handleRaw("commentSignatures", ({ path }) =>
         Effect.gen(function*() {
           const items = yield* signaturesPayload
