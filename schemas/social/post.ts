@@ -60,14 +60,17 @@ export const PostStateReply = Schema.Struct({
 })
 export type PostStateReply = typeof PostStateReply.Type
 
-export class Publish extends Schema.Class<Publish>("Post/Publish")({
+/** What a publish carries, whoever signs its stamps (Publish: the service; PublishUnsigned: the member). */
+const publishFields = {
   postId: Schema.String,
   author: Schema.String,
   kind: PostKind,
   body: Schema.String,
   tags: Schema.Array(Schema.String),
   mediaCids: Schema.Array(Schema.String)
-}) {
+}
+
+export class Publish extends Schema.Class<Publish>("Post/Publish")(publishFields) {
   [PrimaryKey.symbol]() {
     return `publish:${this.postId}`
   }
@@ -134,14 +137,7 @@ export const SignedStamps = Schema.Struct({
 export type SignedStamps = typeof SignedStamps.Type
 
 /** A publish by a member-signed account: rows as for Publish, stamps built for the member to sign. */
-export class PublishUnsigned extends Schema.Class<PublishUnsigned>("Post/PublishUnsigned")({
-  postId: Schema.String,
-  author: Schema.String,
-  kind: PostKind,
-  body: Schema.String,
-  tags: Schema.Array(Schema.String),
-  mediaCids: Schema.Array(Schema.String)
-}) {
+export class PublishUnsigned extends Schema.Class<PublishUnsigned>("Post/PublishUnsigned")(publishFields) {
   [PrimaryKey.symbol]() {
     return `publish-unsigned:${this.postId}`
   }
