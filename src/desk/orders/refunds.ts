@@ -14,6 +14,7 @@
 //   operator: in UTXO land there is no "sender" to return to (inputs may be anyone's, an
 //   exchange's pooled wallet), so the desk does not guess one.
 // - cash-out, redeem: an Omni send back to the refund address (that address always exists).
+import { evmChainNames } from "../../chain/evm/chains.ts"
 import type { DeskOrderKind } from "./deskOrderState.ts"
 
 /**
@@ -22,10 +23,7 @@ import type { DeskOrderKind } from "./deskOrderState.ts"
  * deposit's sender is an account).
  */
 export const refundable = (kind: DeskOrderKind, refundAddress: string | null, chain: string | null = null): boolean =>
-  kind !== "wrap" || refundAddress !== null || (chain !== null && evmWrapChains.has(chain))
-
-/** Wrap chains on which the deposit comes from an EVM account. */
-const evmWrapChains: ReadonlySet<string> = new Set(["ethereum", "base", "bsc"])
+  kind !== "wrap" || refundAddress !== null || (chain !== null && (evmChainNames as ReadonlyArray<string>).includes(chain))
 
 /**
  * What an ETH wrap refund pays: the deposit less the most its transfer's gas can cost (gas limit
