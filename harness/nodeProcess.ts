@@ -101,7 +101,7 @@ export const spawnNode = async (vars: Record<string, string>, options: SpawnOpti
     return exchange === 200 && desk > 0 && social > 0
   }
   const node: NodeProcess = {
-    name: `shardline:127.0.0.1:${runnerPort}`,
+    name: `shardline:127.0.0.1:${env["SHARDLINE_RUNNER_PORT"]}`,
     pid: child.pid!,
     baseUrl: `http://127.0.0.1:${httpPort}`,
     child,

@@ -29,8 +29,11 @@ export interface ScheduleOptions {
 /** Longest single outage of each kind, ms: long enough to move shards (lock expiry 4 s), short enough to leave time to check. */
 export const faultLimits = { killDownMsMax: 20_000, cutMsMax: 12_000, rpcMsMax: 15_000, partitionMsMax: 12_000, reorgDepthMax: 3 } as const
 
+/** The kinds drawn, kill twice as likely as each other kind. */
+const faultKinds = ["kill-node", "kill-node", "restart-postgres", "cut-database", "ledger-rpc", "reorg", "partition-runner"] as const
+
 const drawFault = (rng: Rng, nodes: number): Fault => {
-  const kind = rng.pick(["kill-node", "kill-node", "restart-postgres", "cut-database", "ledger-rpc", "reorg", "partition-runner"] as const)
+  const kind = rng.pick(faultKinds)
   switch (kind) {
     case "kill-node": return { kind, node: rng.int(0, nodes - 1), downMs: rng.int(2_000, faultLimits.killDownMsMax) }
     case "restart-postgres": return { kind }
