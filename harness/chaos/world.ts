@@ -56,6 +56,12 @@ export const startWorld = async (o: { readonly nodes: number; readonly log: (lin
   // Run as root, the embedded Postgres runs as its own user, which must be able to enter this folder.
   chmodSync(dataDir, 0o755)
   const started: Array<() => Promise<void>> = []
+  const nodes: Array<ChaosNode> = Array.from({ length: o.nodes }, (_, index) => ({ index, current: undefined, lives: [] }))
+  const stopAll = async () => {
+    for (const slot of nodes) for (const n of slot.lives) await n.dispose().catch(() => undefined)
+    for (const f of started.reverse()) await f().catch(() => undefined)
+    rmSync(dataDir, { recursive: true, force: true })
+  }
   try {
     const postgres = await startEmbeddedPostgres({ dataDir: join(dataDir, "pg"), engine: "postgres" })
     started.push(postgres.stop)
@@ -75,7 +81,7 @@ export const startWorld = async (o: { readonly nodes: number; readonly log: (lin
     const ledgerUrl = withPort(ltcUrl, ledgerProxy.port)
     const anvil = await startAnvil({ chainId: anvilChainId })
     started.push(anvil.stop)
-    o.log(`world: postgres ${directUrl} (pid ${postgres.serverPid}), litecoind ${litecoind.url}, anvil ${anvil.url}, data ${dataDir}`)
+    o.log(`world: postgres on port ${new URL(directUrl).port} (pid ${postgres.serverPid}), litecoind ${litecoind.url}, anvil ${anvil.url}, data ${dataDir}`)
 
     const vars: Record<string, string> = {
       SHARDLINE_DATABASE_URL: withPort(directUrl, dbProxy.port),
@@ -103,14 +109,13 @@ export const startWorld = async (o: { readonly nodes: number; readonly log: (lin
       // A node that lost its shard locks in a database cut exits and is started again (below).
       SHARDLINE_SHARD_WATCHDOG_MS: "30000"
     }
-    const nodes: Array<ChaosNode> = Array.from({ length: o.nodes }, (_, index) => ({ index, current: undefined, lives: [] }))
     // Each node keeps its runner ports for the whole run: peers dial the proxy, the node binds behind it.
     const listenPorts = await Promise.all(nodes.map(() => freePort()))
     const runnerProxies = await Promise.all(listenPorts.map((p) => startTcpProxy({ host: "127.0.0.1", port: p })))
     for (const p of runnerProxies) started.push(p.down)
     const startNode = async (i: number): Promise<NodeProcess> => {
       const slot = nodes[i]!
-      const node = await spawnNode({ ...vars, SHARDLINE_RUNNER_PORT: String(runnerProxies[i]!.port), SHARDLINE_RUNNER_LISTEN_PORT: String(listenPorts[i]!) }, { startTimeoutMs: 120_000 })
+      const node = await spawnNode({ ...vars, SHARDLINE_RUNNER_PORT: String(runnerProxies[i]!.port), SHARDLINE_RUNNER_LISTEN_PORT: String(listenPorts[i]!) }, { startTimeoutMs: 300_000 })
       slot.current = node
       slot.lives.push(node)
       o.log(`node${i + 1} up: pid ${node.pid}, ${node.baseUrl}`)
@@ -124,20 +129,14 @@ export const startWorld = async (o: { readonly nodes: number; readonly log: (lin
       return r !== undefined && r.n >= o.nodes ? true : undefined
     }, 500).catch(() => o.log("note: cluster_runners did not show every runner healthy within 60 s"))
 
-    const stop = async () => {
-      for (const slot of nodes) for (const n of slot.lives) await n.dispose().catch(() => undefined)
-      for (const f of started.reverse()) await f().catch(() => undefined)
-      rmSync(dataDir, { recursive: true, force: true })
-    }
     return {
       postgres, directUrl, query, dbProxy, litecoind, ledgerUrl, ledgerProxy, anvil, runnerProxies, nodes, dataDir,
       live: () => nodes.flatMap((s) => (s.current !== undefined && s.current.isRunning() ? [s.current] : [])),
       startNode,
-      stop
+      stop: stopAll
     }
   } catch (e) {
-    for (const f of started.reverse()) await f().catch(() => undefined)
-    rmSync(dataDir, { recursive: true, force: true })
+    await stopAll()
     throw e
   }
 }
