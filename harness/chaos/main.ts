@@ -11,6 +11,8 @@ import { runNemesis, type AppliedFault } from "./nemesis.ts"
 import { makeRng } from "./rng.ts"
 import { describeFault, makeSchedule } from "./schedule.ts"
 import { faultWindows } from "./windows.ts"
+import { checkSocial } from "./socialChecker.ts"
+import { runMember, setUpSocial, type SocialRun } from "./socialWorkload.ts"
 import { startWorld } from "./world.ts"
 import { pollFor } from "../omniIssuer.ts"
 
@@ -20,6 +22,7 @@ const { values } = parseArgs({
     minutes: { type: "string", default: "3" },
     nodes: { type: "string", default: "3" },
     traders: { type: "string", default: "6" },
+    members: { type: "string", default: "3" },
     "mean-gap-s": { type: "string", default: "20" }
   }
 })
@@ -40,7 +43,7 @@ const schedule = makeSchedule(rng.fork("nemesis"), {
 log(`chaos: seed ${seed}, ${minutes} min, ${nodeCount} nodes; schedule (${schedule.length} faults):`)
 for (const s of schedule) log(`  ${(s.atMs / 1000).toFixed(1).padStart(7)} s  ${describeFault(s.fault)}`)
 
-/** After the load stops: how long the system may take to finish what it owes (legs final, expired grants swept). */
+/** After the load stops: how long the system may take to finish what it owes (legs final, expired grants swept, owed stamps sent). */
 const SETTLE_MS_MAX = 240_000
 
 const world = await startWorld({ nodes: nodeCount, log }).catch((e) => {
@@ -53,6 +56,8 @@ try {
   // drawn against the moment the setup is expected to end (it takes well under this on one core).
   const runStartEpochMs = Date.now() + 60_000
   const ex = await setUpExchange(world, rng.fork("setup"), { traders: Number(values.traders), runStartMs: runStartEpochMs, durationMs, log })
+  const members = await setUpSocial(world, Number(values.members))
+  const social: SocialRun = { posts: [], stats: { published: 0, comments: 0, renewals: 0, takedowns: 0, neverAnswered: 0 } }
   // The run's clock starts now; grants' expiries were drawn against an estimate of this moment.
   const t0 = Date.now()
   const clock = () => Date.now() - t0
@@ -64,22 +69,26 @@ try {
   const [applied] = await Promise.all([
     runNemesis(world, schedule, clock, log),
     ...ex.traders.map((t) => runTrader(world, t, history, rng.fork(`trader ${t.name}`), clock, stopLoadAt, stats)),
-    sampleBook(world, rng.fork("book"), clock, stopLoadAt, 1_000, book)
+    sampleBook(world, rng.fork("book"), clock, stopLoadAt, 1_000, book),
+    ...members.map((m) => runMember(world, m, social, history, rng.fork(`member ${m.name}`), clock, stopLoadAt))
   ]) as [ReadonlyArray<AppliedFault>, ...Array<unknown>]
   log(`load over at ${(clock() / 1000).toFixed(1)} s: ${stats.placed} orders acknowledged, ${stats.cancelled} cancelled, ${stats.refused} refused, ${stats.neverAnswered} never answered`)
 
   // Settle: every node back, every leg final, every expired grant swept and its key gone.
   for (const slot of world.nodes) if (slot.current === undefined || !slot.current.isRunning()) await world.startNode(slot.index)
-  await pollFor("the system to settle (legs final, expired grants swept)", SETTLE_MS_MAX, async () => {
+  await pollFor("the system to settle (legs final, expired grants swept, owed stamps sent)", SETTLE_MS_MAX, async () => {
     const [legs] = await world.query<{ open: number }>(`SELECT count(*)::int AS open FROM settlement_legs WHERE status <> 'final'`)
     const due = ex.traders.filter((t) => t.expiresAtMs < Date.now()).map((t) => t.grantId)
     const [keys] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM authorization_keys WHERE grant_id = ANY($1)`, [due])
-    return legs!.open === 0 && keys!.n === 0 ? true : undefined
+    const [stamps] = await world.query<{ n: number }>(`SELECT (SELECT count(*) FROM social_stamping_pending) + (SELECT count(*) FROM social_owed_stamps WHERE txid IS NULL) AS n`)
+    return legs!.open === 0 && keys!.n === 0 && Number(stamps!.n) === 0 ? true : undefined
   }, 2_000).catch((e) => log(`settle: ${String(e)} (the checker reports what is still owed)`))
   await stopMiner()
 
   const windows = faultWindows(applied)
-  const checked: Checked = await checkRun(world, ex, history, book, windows, t0)
+  const exchangeChecked = await checkRun(world, ex, history, book, windows, t0)
+  const socialChecked = await checkSocial(world, social, history)
+  const checked: Checked = { violations: [...exchangeChecked.violations, ...socialChecked.violations], counts: { ...exchangeChecked.counts, ...socialChecked.counts } }
   await ex.dispose()
   log("")
   log(`summary: seed ${seed}, ${minutes} min, ${nodeCount} nodes`)
