@@ -41,7 +41,9 @@ export const setUpSocial = async (world: World, members: number): Promise<Readon
   return out
 }
 
-const send = async (world: World, history: History, rng: Rng, clock: () => number, m: Member, op: string, subject: string, path: string, body: unknown, key: string): Promise<Outcome | undefined> => {
+type Answered = Extract<Outcome, { kind: "answer" }>
+
+const send = async (world: World, history: History, rng: Rng, clock: () => number, m: Member, op: string, subject: string, path: string, body: unknown, key: string): Promise<Answered | undefined> => {
   const deadline = Date.now() + REQUEST_DEADLINE_MS
   for (;;) {
     const live = world.live()
