@@ -9,6 +9,7 @@ import * as MarketData from "../src/exchange/marketdata/MarketData.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
 import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
@@ -77,7 +78,7 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),
-    Layer.provide(databaseLayer({ applicationName: name })),
+    Layer.provide(databaseLayer({ applicationName: name, migrations })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
     Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config)))
   )
