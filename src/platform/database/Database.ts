@@ -28,6 +28,7 @@ import m0021 from "./migrations/0021_desk_refund_legs.ts"
 import m0022 from "./migrations/0022_social_stamping_succession.ts"
 import m0023 from "./migrations/0023_member_signed_stamps.ts"
 import m0024 from "./migrations/0024_social_owed_stamps.ts"
+import m0031 from "./migrations/0031_web_sessions.ts"
 
 export const migrations = {
   "0001_accounts": m0001,
@@ -51,7 +52,8 @@ export const migrations = {
   "0021_desk_refund_legs": m0021,
   "0022_social_stamping_succession": m0022,
   "0023_member_signed_stamps": m0023,
-  "0024_social_owed_stamps": m0024
+  "0024_social_owed_stamps": m0024,
+  "0031_web_sessions": m0031
 }
 
 const runMigrator = Migrator.make({})({
