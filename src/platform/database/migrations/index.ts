@@ -12,11 +12,14 @@ import m0004 from "./0004_devnet.ts"
 import m0006 from "./0006_key_epochs.ts"
 import m0007 from "./0007_desk_social_auth.ts"
 import m0014 from "./0014_wallet_identity.ts"
+import m0031 from "./0031_web_sessions.ts"
 
 export const migrations: Migrations = {
   "0003_platform": m0003,
   "0004_devnet": m0004,
   "0006_key_epochs": m0006,
   "0007_desk_social_auth": m0007,
-  "0014_wallet_identity": m0014
+  "0014_wallet_identity": m0014,
+  // Wallet sign-in sessions of every listener (platform/signin): one table, a service column.
+  "0031_web_sessions": m0031
 }
