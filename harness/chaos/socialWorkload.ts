@@ -4,7 +4,7 @@
 // create` and a wallet sign-in make them.
 import { randomUUID } from "node:crypto"
 import { createAccount } from "../../src/social/accounts/Accounts.ts"
-import { mintSession } from "../../src/social/sessions/SessionStore.ts"
+import { mintSession } from "../../src/platform/signin/sessionStore.ts"
 import { runWithDatabase } from "../withDatabase.ts"
 import { call, type History, type Outcome } from "./history.ts"
 import type { Rng } from "./rng.ts"
@@ -35,7 +35,7 @@ export const setUpSocial = async (world: World, members: number): Promise<Readon
   const out: Array<Member> = []
   for (let i = 0; i < members; i++) {
     const account = await runWithDatabase(world.directUrl, createAccount(`chaos${i}`))
-    const session = await runWithDatabase(world.directUrl, mintSession(account.address))
+    const session = await runWithDatabase(world.directUrl, mintSession("social", account.address))
     out.push({ name: `m${i}`, address: account.address, token: session.token })
   }
   return out
