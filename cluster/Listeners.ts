@@ -38,7 +38,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
     routes: opsRoutes(exchangeOpsRefused),
-    trustProxy: config.trustProxy,
+    settings: config.httpEdge,
     fastLane: config.httpFastLane
   })
 }))
@@ -54,7 +54,7 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     port: config.deskHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
-    trustProxy: config.trustProxy,
+    settings: config.httpEdge,
     fastLane: config.httpFastLane
   })))
 
@@ -69,6 +69,6 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     port: config.socialHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
-    trustProxy: config.trustProxy,
+    settings: config.httpEdge,
     fastLane: config.httpFastLane
   })))

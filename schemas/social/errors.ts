@@ -17,7 +17,8 @@ export class PaymentRequired extends errorClass<PaymentRequired>()(
 ) {}
 
 export class Forbidden extends errorClass<Forbidden>()(
-  "Forbidden", 403, ["not_author", "no_service_key"], "Not this session's post (not_author), or an account whose keys the service does not hold (no_service_key)"
+  "Forbidden", 403, ["not_author", "no_service_key", "cross_site_refused"],
+  "Not this session's post (not_author), an account whose keys the service does not hold (no_service_key), or a change on a browser session that did not come from this site's pages as JSON and carries no CSRF token (cross_site_refused)"
 ) {}
 
 // Content's own 409 and 410 beside the common ones (wallet link, sign-in): one class per code family.

@@ -3,6 +3,7 @@
 // setting is passed explicitly from here.
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import type { EvmChain } from "../chain/evm/chains.ts"
+import { type EdgeSettings, edgeSettingsConfig } from "./http/EdgeSettings.ts"
 import { parseTokenContracts, type TokenContract } from "../chain/evm/tokenContracts.ts"
 
 /** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
@@ -61,6 +62,8 @@ export interface AppConfigShape {
   readonly pruneMessagesOlderThan: Duration.Duration
   readonly poolSize: number
   readonly trustProxy: boolean
+  /** The HTTP edge's trusted proxies, header and body timeouts, connections per IP (http/EdgeSettings.ts). */
+  readonly httpEdge: EdgeSettings
   /** Bearer token for /ops and /metrics; unset = open (see src/platform/http/opsAccess.ts). */
   readonly opsToken: Option.Option<Redacted.Redacted>
   /** Shared secrets of the desk's inbound partner webhooks; unset: that endpoint answers 503. */
@@ -212,6 +215,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
+  httpEdge: edgeSettingsConfig,
   opsToken: optionalRedacted("OPS_TOKEN"),
   webhookSecretPartnerA: optionalRedacted("WEBHOOK_SECRET_PARTNER_A"),
   webhookSecretPartnerB: optionalRedacted("WEBHOOK_SECRET_PARTNER_B"),

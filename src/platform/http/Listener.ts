@@ -8,6 +8,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
 import { RateLimiter } from "../RateLimiter.ts"
 import { makeEdgeServer } from "./Edge.ts"
+import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
 import { edgeStateOf, type Reply, type ServiceEdge } from "./ServiceEdge.ts"
 
@@ -26,7 +27,7 @@ export interface ListenerOptions<E, R, RR> {
   readonly docsPath: string
   /** More routes on the same router (the exchange's /metrics and /ops). */
   readonly routes?: Layer.Layer<never, never, RR>
-  readonly trustProxy: boolean
+  readonly settings: EdgeSettings
   readonly fastLane: boolean
 }
 
@@ -74,7 +75,7 @@ export const listener = <E, R, RR = never>(options: ListenerOptions<E, R, RR>) =
       // No span per request: nothing exports traces (measured: a quarter of a request's CPU).
       HttpMiddleware.withTracerDisabledWhen(() => true),
       Layer.provide(NodeHttpServer.layer(
-        () => makeEdgeServer({ edge: options.edge, limiter, trustProxy: options.trustProxy, fastLane: options.fastLane }),
+        () => makeEdgeServer({ edge: options.edge, limiter, settings: options.settings, fastLane: options.fastLane }),
         { host: options.host, port: options.port }
       ))
     )

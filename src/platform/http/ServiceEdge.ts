@@ -6,6 +6,7 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { HttpServerRequest } from "@effect/platform"
 import type { Usage } from "../RateLimiter.ts"
 import type { RouteTable } from "./RouteTable.ts"
+import { clientIpFrom, normalizeIp, type ProxyRange } from "./clientIp.ts"
 
 /** A pre-encoded answer in the service's own error shape. */
 export interface Reply {
@@ -108,15 +109,11 @@ export const edgeStateOf = (request: HttpServerRequest.HttpServerRequest): EdgeS
   return state
 }
 
-/** "::ffff:127.0.0.1" and "127.0.0.1" are the same client. */
-export const normalizeIp = (ip: string): string => (ip.startsWith("::ffff:") ? ip.slice(7) : ip)
-
-/** The client IP: the socket's, or behind a trusted proxy the first X-Forwarded-For entry. */
-export const clientIpOf = (request: IncomingMessage, trustProxy: boolean): string => {
-  if (trustProxy) {
-    const forwarded = request.headers["x-forwarded-for"]
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim()
-    if (first) return normalizeIp(first)
-  }
-  return normalizeIp(request.socket.remoteAddress ?? "unknown")
+/** The client IP: the socket's, or behind trusted proxies the right-most X-Forwarded-For entry
+ * that is not one of them (clientIp.ts); `proxies` undefined = no proxy is trusted. */
+export const clientIpOf = (request: IncomingMessage, proxies: ReadonlyArray<ProxyRange> | undefined): string => {
+  const socketIp = request.socket.remoteAddress ?? "unknown"
+  if (proxies === undefined) return normalizeIp(socketIp)
+  const forwarded = request.headers["x-forwarded-for"]
+  return clientIpFrom(socketIp, Array.isArray(forwarded) ? forwarded.join(",") : forwarded, proxies)
 }

@@ -12,7 +12,7 @@ import { signingKeyFromSeed } from "../../../src/chain/keys.ts"
 import { verifyMessageByKey } from "../../../src/chain/message.ts"
 import { averageOf, MISSING_SLOTS_MAX, nextSlotAt, planSampling, windowSize } from "../../../src/desk/identity/sampling.ts"
 import { checkEnvelope, issuedAtSkewMs, manifestOf, postedLinkToken } from "../../../src/desk/identity/walletLink.ts"
-import { signInMessage } from "../../../src/social/signin/challenge.ts"
+import { signInMessage } from "../../../src/platform/signin/challenge.ts"
 import { deskPayload, makeWallet, type SignKind } from "../../support/linkWallet.ts"
 
 const hour = 3_600_000
