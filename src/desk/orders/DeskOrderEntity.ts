@@ -37,7 +37,9 @@ import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderS
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
 import { createOrder } from "./createOrder.ts"
 import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
-import { decimal, milestoneMessage, orderDecimals } from "./orderView.ts"
+import { decimal, milestoneMessage } from "./orderView.ts"
+import { orderDecimalsOf } from "./orderDecimals.ts"
+import { TokenDecimals } from "../../chain/evm/TokenDecimals.ts"
 
 const metrics = entityMetrics("DeskOrder")
 
@@ -61,6 +63,7 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const evm = yield* EvmLedgers
   const coins = yield* CoinLedgers
   const wallets = yield* DeskWallets
+  const tokenDecimals = yield* TokenDecimals
   const config = yield* AppConfig
   const devnets = yield* DevnetChains
   // An ETH wrap's scan cursor, for this activation (ethWrap.ts).
@@ -143,16 +146,18 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         order.refundTxid !== before.refundTxid
       if (!changed) return false
       if (!(yield* writeStep(orderId, row.status, order, milestones))) return false
+      const decimals = milestones.length === 0 ? undefined : yield* orderDecimalsOf(row).pipe(Effect.provideService(TokenDecimals, tokenDecimals))
       for (const m of milestones) {
+        if (decimals === undefined) break
         yield* Effect.forkDaemon(sendCallback(row.key_id, orderId, {
           type: m,
           message: milestoneMessage[m],
-          amount: { exact: decimal(order.deposit?.amount ?? order.amount, orderDecimals(row).deposit) },
+          amount: { exact: decimal(order.deposit?.amount ?? order.amount, decimals.deposit) },
           // Where the milestone happened: a grant's payout on the ledger, a token deposit on the ledger, the rest on the order's chain.
           chain: (m === "payout_sent") === (row.kind === "mint" || row.kind === "wrap") ? "ledger" : row.chain ?? "",
           txid: txidOf(order, m),
           occurredAt: new Date().toISOString(),
-          order: { id: orderId, reference: row.short_ref, status: order.status, payoutAmount: { exact: decimal(row.payout, orderDecimals(row).payout) } }
+          order: { id: orderId, reference: row.short_ref, status: order.status, payoutAmount: { exact: decimal(row.payout, decimals.payout) } }
         }).pipe(Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: callback ${m} not sent`, c)), Effect.provide(services)))
       }
       return order.status !== before.status || milestones.length > 0 || order.payoutTxid !== before.payoutTxid
