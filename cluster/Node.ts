@@ -11,6 +11,7 @@ import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
+import * as DevnetCoinFaucets from "../src/platform/devnet/coinFaucets.ts"
 import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
 import { makeDeskWorld } from "../src/desk/tokens/DeskWorld.ts"
@@ -67,6 +68,7 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
     Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer, TokenDecimals.layer)),
     // A devnet pays the desk's tokens backed, into the desk's vaults (docs/desk.md, "Token registry").
+    Layer.provideMerge(DevnetCoinFaucets.layer),
     Layer.provideMerge(DevnetChains.layer.pipe(Layer.provide(DeskDevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))))),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),

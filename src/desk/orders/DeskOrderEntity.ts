@@ -20,16 +20,16 @@ import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
 import type { CoinChain } from "../../chain/params.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
 import { AppConfig } from "../../platform/Config.ts"
-import { DevnetChains, deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
-import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
+import { deskIssuerWallet, systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { sendCallback } from "../callbacks/CallbackSender.ts"
 import { findToken } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
-import { devnetTopUp } from "../wallets/devnetHotVaults.ts"
+import { hotVaultTopUp } from "../wallets/hotVaultTopUp.ts"
+import { CoinFaucets } from "../../platform/ledger/CoinFaucets.ts"
 import { type DeskOrder, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
 import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
 import { followRefund, refundLeg } from "./refundLegs.ts"
@@ -65,11 +65,11 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const wallets = yield* DeskWallets
   const tokenDecimals = yield* TokenDecimals
   const config = yield* AppConfig
-  const devnets = yield* DevnetChains
+  const faucets = yield* CoinFaucets
   // An ETH wrap's scan cursor, for this activation (ethWrap.ts).
   const ethCursor = { clearedTo: undefined as bigint | undefined }
-  // Devnet hot-vault top-ups, one per coin chain for this activation (each pays at most once a block).
-  const topUps = new Map(coins.chains.map((c) => [c, devnetTopUp(config, devnets, c, coins.get(c))] as const))
+  // Hot-vault top-ups where a chain has a faucet (a devnet), one per coin chain for this activation (each pays at most once a block).
+  const topUps = new Map(coins.chains.map((c) => [c, hotVaultTopUp(faucets, c, coins.get(c))] as const))
   const refundChains = { evm, coins, wallets, config }
   const self = (yield* DeskOrderEntity.client)(address.entityId)
   const orderId = address.entityId
