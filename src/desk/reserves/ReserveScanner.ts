@@ -10,7 +10,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
 import { isAddress } from "viem"
-import { devnetTokenSymbols } from "../../chain/evm/devnetTokens.ts"
 import { tokenContractAddress } from "../../chain/evm/tokenAddress.ts"
 import { type EvmChain, EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
@@ -26,7 +25,7 @@ import { listTokens } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
 import type { DeskChain } from "../wallets/paths.ts"
 import { type AddressGroup, type Holding, type ReservesReport, reservesReport, type TokenSupply } from "./reserves.ts"
-import type { TokenContract as StablecoinContract } from "../../chain/evm/tokenContracts.ts"
+import { type TokenContract as StablecoinContract, tokenContractSymbols } from "../../chain/evm/tokenContracts.ts"
 
 /** Balance reads in flight at once, per scan. */
 export const scanConcurrency = 16
@@ -63,7 +62,7 @@ export const make = Effect.gen(function*() {
   let contracts: ReadonlyArray<StablecoinContract>
   if (evmKind(config) === "devnet") {
     contracts = yield* Effect.forEach(evm.chains, (chain) =>
-      Effect.map(Effect.orDie(evm.get(chain)), (ledger) => devnetTokenSymbols.map((symbol) => ({ chain, symbol, address: tokenContractAddress(config.evmTokenContracts, ledger, symbol) }))))
+      Effect.map(Effect.orDie(evm.get(chain)), (ledger) => tokenContractSymbols.map((symbol) => ({ chain, symbol, address: tokenContractAddress(config.evmTokenContracts, ledger, symbol) }))))
       .pipe(Effect.map((all) => all.flat()))
   } else {
     contracts = config.evmTokenContracts.filter((c) => evm.chains.includes(c.chain))
