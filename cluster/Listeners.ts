@@ -5,6 +5,7 @@ import { Effect, Layer } from "effect"
 import { prefix } from "../schemas/exchange/public.ts"
 import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
 import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
+import { makeSignedLane } from "../src/exchange/http/SignedLane.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
 import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataHandlers.ts"
@@ -21,15 +22,17 @@ import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
 import { ContentStore } from "../src/social/content/ContentStore.ts"
 
-export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData]), ([config, registry, data]) => {
+export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
+  const [config, registry, data] = yield* Effect.all([AppConfig, MarketRegistry, MarketData])
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
+  const signedLane = yield* makeSignedLane
   return listener({
     edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
       fast: fastMarketData(view),
       stream: streams.route,
       closeStreams: streams.closeAll
-    }),
+    }, signedLane),
     api: ExchangeApi,
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,

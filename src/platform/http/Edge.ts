@@ -151,6 +151,10 @@ export const makeFront = (options: EdgeOptions) => {
       done(200)
       return true
     }
+    if (options.fastLane && edge.signedLane !== undefined) {
+      const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers }
+      if (edge.signedLane(req, res, path, q < 0 ? "" : url.slice(q + 1), state, done)) return true
+    }
     if (method === "GET" && options.fastLane) {
       const render = edge.fast.get(path)
       const out = render === undefined ? undefined : render(q < 0 ? "" : url.slice(q + 1))
