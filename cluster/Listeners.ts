@@ -46,7 +46,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
 export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Transparency]), ([config, transparency]) =>
   listener({
-    edge: deskEdge(config.deskIpWeightPerMin, transparency),
+    edge: deskEdge(config.deskIpWeightPerMin, { "partner-a": config.webhookSecretPartnerA, "partner-b": config.webhookSecretPartnerB }, transparency),
     api: DeskApi,
     handlers: deskHandlers,
     decodeError: decodeErrorShape,
