@@ -34,6 +34,8 @@ export interface AppConfigShape {
   /** Multi-node only: this runner's address as other runners reach it. */
   readonly runnerHost: string
   readonly runnerPort: number
+  /** The port the runner binds; unset = runnerPort. Differs when peers reach it through a proxy or NAT. */
+  readonly runnerListenPort: Option.Option<number>
   /** "single" = SingleRunner (embedded default); "socket" = NodeClusterSocket runner. */
   readonly topology: "single" | "socket"
   readonly shardsPerGroup: number
@@ -191,6 +193,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   masterKey: Config.option(Config.redacted(env("MASTER_KEY"))),
   runnerHost: Config.string(env("RUNNER_HOST")).pipe(Config.withDefault("127.0.0.1")),
   runnerPort: Config.port(env("RUNNER_PORT")).pipe(Config.withDefault(34431)),
+  runnerListenPort: Config.option(Config.port(env("RUNNER_LISTEN_PORT"))),
   topology: Config.literal("single", "socket")(env("TOPOLOGY")).pipe(Config.withDefault("single" as const)),
   shardsPerGroup: intIn("SHARDS_PER_GROUP", 300, 1, 10_000),
   entityMessagePollMs: intIn("MESSAGE_POLL_MS", 1000, 10, 60_000),

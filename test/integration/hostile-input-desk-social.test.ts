@@ -45,6 +45,21 @@ const junkValue = fc.oneof(
 const query = fc.array(fc.tuple(fc.constantFrom("token", "id", "address", "days", "x"), junkValue).map(([k, v]) => `${k}=${v}`), { maxLength: 6 })
   .map((ps) => ps.join("&"))
 
+/** Bodies shaped like the documented requests with one field made hostile (wallet-link: no token, bad times). */
+const envelope = (payload: Record<string, unknown>) => Buffer.from(JSON.stringify({
+  payload: {
+    v: 1, type: "wl-link-xpubs", challenge_id: "c", from: "x", callback_url: "x", chains: ["LEDGER", "EVM"],
+    xpubs: { LEDGER: "xpub", EVM: "0x0" }, wallet: "w", exp: 1, issued_at: "2026-01-01T00:00:00.000Z", ...payload
+  },
+  signature: "AA==", address: "T"
+}))
+const shapedBodies = [
+  envelope({ callback_url: "not a url" }),
+  envelope({ callback_url: "http://x/api/public/v1/wallet-link?token=%zz" }),
+  envelope({ callback_url: `http://x/?token=${"A".repeat(43)}`, issued_at: "yesterday" }),
+  envelope({ issued_at: "9999-99-99T99:99:99Z" }),
+  envelope({ exp: 1e300 })
+]
 /** Issue 27: JSON 3,000-10,000 deep, NUL and unpaired surrogates in the fields routes store (503s before). */
 const hostileJson = [
   `{"event":${"[".repeat(3_000)}${"]".repeat(3_000)}}`,
@@ -66,6 +81,7 @@ const hostileRequest = (service: keyof typeof routes) =>
       fc.constant(Buffer.alloc(0)),
       fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
       fc.constantFrom(Buffer.from("{"), Buffer.from("{\"a\":1}"), Buffer.from("[]"), Buffer.from("null"), Buffer.from([0xff, 0xfe, 0x00])),
+      fc.constantFrom(...shapedBodies),
       fc.constantFrom(...hostileJson)
     ),
     contentType: fc.constantFrom(undefined, "application/json", "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"),
