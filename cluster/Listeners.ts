@@ -49,7 +49,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
 export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Transparency]), ([config, transparency]) =>
   listener({
-    edge: deskEdge(config.deskIpWeightPerMin, transparency),
+    edge: deskEdge(config.deskIpWeightPerMin, { "partner-a": config.webhookSecretPartnerA, "partner-b": config.webhookSecretPartnerB }, transparency),
     api: DeskApi,
     handlers: deskHandlers,
     decodeError: decodeErrorShape,

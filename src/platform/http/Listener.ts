@@ -66,7 +66,7 @@ const afterHandler = (edge: ServiceEdge) => <E, R>(app: HttpApp.Default<E, R>): 
     const guarded = Effect.flatMap(refusedBody(edge, request, state.route), (reason) =>
       reason === undefined ? app : Effect.succeed(replyResponse(edge.errors.refusedText(reason))))
     return Effect.map(Effect.catchAllCause(guarded, safetyNet(edge)), (response) => {
-      recordRequest(edge.service, request.method, state.route, response.status, performance.now() - state.started)
+      if (!state.answered) recordRequest(edge.service, request.method, state.route, response.status, performance.now() - state.started)
       return HttpServerResponse.setHeaders(response, state.headers)
     })
   })

@@ -80,6 +80,9 @@ export interface ServiceEdge {
   /** Refuse `multipart/*` request bodies before any parser sees them: no route of the service takes
    * them, and @effect/platform's multipart parser waits forever on an empty or truncated one. */
   readonly refusesMultipart?: boolean
+  /** Refuses a request on its headers alone, before a byte of its body is read (a webhook's secret):
+   * the refusal and any headers of its own, or undefined to go on. */
+  readonly bodyGate?: (route: string, request: IncomingMessage) => { readonly reply: Reply; readonly headers?: Record<string, string> } | undefined
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>
@@ -109,6 +112,8 @@ export interface EdgeState {
   readonly weight: number
   /** Rate-limit headers for the answer; a signed route's middleware replaces them with the key's. */
   headers: Record<string, string>
+  /** The edge answered while the app still ran (a chunked body past the limit): the app's answer is dropped, not counted. */
+  answered: boolean
 }
 
 const states = new WeakMap<IncomingMessage, EdgeState>()
