@@ -11,6 +11,7 @@ import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataH
 import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { listener } from "../src/platform/http/Listener.ts"
+import { tracingOn } from "../src/platform/telemetry/Telemetry.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
@@ -39,7 +40,8 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
     docsPath: "/api-docs",
     routes: opsRoutes(exchangeOpsRefused),
     trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })
 }))
 
@@ -55,7 +57,8 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))
 
 /** The social network: the desk's error shape, session auth, health open to any origin. */
@@ -70,5 +73,6 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))
