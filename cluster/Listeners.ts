@@ -39,7 +39,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
     routes: opsRoutes(exchangeOpsRefused),
-    trustProxy: config.trustProxy,
+    settings: config.httpEdge,
     fastLane: config.httpFastLane,
     serverSpans: tracingOn(config.telemetry)
   })
@@ -56,7 +56,7 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     port: config.deskHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
-    trustProxy: config.trustProxy,
+    settings: config.httpEdge,
     fastLane: config.httpFastLane,
     serverSpans: tracingOn(config.telemetry)
   })))
@@ -72,7 +72,7 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     port: config.socialHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
-    trustProxy: config.trustProxy,
+    settings: config.httpEdge,
     fastLane: config.httpFastLane,
     serverSpans: tracingOn(config.telemetry)
   })))

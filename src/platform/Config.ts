@@ -3,6 +3,7 @@
 // setting is passed explicitly from here.
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import type { EvmChain } from "../chain/evm/chains.ts"
+import { type EdgeSettings, edgeSettingsConfig } from "./http/EdgeSettings.ts"
 import { parseTokenContracts, type TokenContract } from "../chain/evm/tokenContracts.ts"
 import { telemetryConfig, type TelemetryConfigShape } from "./telemetry/TelemetryConfig.ts"
 
@@ -36,6 +37,8 @@ export interface AppConfigShape {
   /** Multi-node only: this runner's address as other runners reach it. */
   readonly runnerHost: string
   readonly runnerPort: number
+  /** The port the runner binds; unset = runnerPort. Differs when peers reach it through a proxy or NAT. */
+  readonly runnerListenPort: Option.Option<number>
   /** "single" = SingleRunner (embedded default); "socket" = NodeClusterSocket runner. */
   readonly topology: "single" | "socket"
   readonly shardsPerGroup: number
@@ -64,6 +67,8 @@ export interface AppConfigShape {
   readonly pruneMessagesOlderThan: Duration.Duration
   readonly poolSize: number
   readonly trustProxy: boolean
+  /** The HTTP edge's trusted proxies, header and body timeouts, connections per IP (http/EdgeSettings.ts). */
+  readonly httpEdge: EdgeSettings
   /** Bearer token for /ops and /metrics; unset = open (see src/platform/http/opsAccess.ts). */
   readonly opsToken: Option.Option<Redacted.Redacted>
   /** Shared secrets of the desk's inbound partner webhooks; unset: that endpoint answers 503. */
@@ -192,6 +197,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   masterKey: Config.option(Config.redacted(env("MASTER_KEY"))),
   runnerHost: Config.string(env("RUNNER_HOST")).pipe(Config.withDefault("127.0.0.1")),
   runnerPort: Config.port(env("RUNNER_PORT")).pipe(Config.withDefault(34431)),
+  runnerListenPort: Config.option(Config.port(env("RUNNER_LISTEN_PORT"))),
   topology: Config.literal("single", "socket")(env("TOPOLOGY")).pipe(Config.withDefault("single" as const)),
   shardsPerGroup: intIn("SHARDS_PER_GROUP", 300, 1, 10_000),
   entityMessagePollMs: intIn("MESSAGE_POLL_MS", 1000, 10, 60_000),
@@ -216,6 +222,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
+  httpEdge: edgeSettingsConfig,
   opsToken: optionalRedacted("OPS_TOKEN"),
   webhookSecretPartnerA: optionalRedacted("WEBHOOK_SECRET_PARTNER_A"),
   webhookSecretPartnerB: optionalRedacted("WEBHOOK_SECRET_PARTNER_B"),

@@ -114,6 +114,31 @@ describe("desk wallet-link POST", () => {
     expect((await manifestOf(issued.url)).status).toBe(410)
   })
 
+  it("takes a wallet's own issued_at (its signing time) and an envelope POSTed to the bare path, the token only in payload.callback_url", async () => {
+    const issued = await issue()
+    const wallet = makeWallet()
+    const { body: manifest } = await manifestOf(issued.url)
+    const payload = { ...deskPayload(manifest, wallet), issued_at: new Date(Date.now() - 1500).toISOString() }
+    expect(payload.issued_at).not.toBe(manifest.issued_at)
+    const envelope = { payload, signature: wallet.signJson(payload), address: wallet.addresses.p2pkh }
+    const linked = await post(`${node.deskUrl}${v1}/wallet-link`, envelope)
+    expect(linked.status, JSON.stringify(linked.body)).toBe(200)
+    expect(linked.body.signing_address).toBe(wallet.addresses.p2pkh)
+    expect(await tokenStatus(issued.token)).toEqual({ status: "used", failures: 0 })
+    // A signing time outside the token's life is refused, and counts.
+    const other = await issue()
+    const { body: m2 } = await manifestOf(other.url)
+    const stale = { ...deskPayload(m2, wallet), issued_at: "2020-01-01T00:00:00.000Z" }
+    const refused = await post(other.url, { payload: stale, signature: wallet.signJson(stale), address: wallet.addresses.p2pkh })
+    expect(refused.status).toBe(401)
+    expect(refused.body.error.message).toContain("issued_at")
+    // No token anywhere: 400, the documented shape.
+    const nowhere = { ...deskPayload(m2, wallet), callback_url: `${node.deskUrl}${v1}/wallet-link` }
+    const missing = await post(`${node.deskUrl}${v1}/wallet-link`, { payload: nowhere, signature: wallet.signJson(nowhere), address: wallet.addresses.p2pkh })
+    expect(missing).toEqual({ status: 400, body: { error: { code: "invalid_parameter", message: expect.stringContaining("token") } } })
+    expect(await tokenStatus(other.token)).toEqual({ status: "issued", failures: 1 })
+  })
+
   it("takes an EVM extended public key and pays to its m/0/0", async () => {
     // BIP-32 test vector 1's m/0'/1 public key, whose m/0/0 child has a fixed ethereum address.
     const xpub = "xpub6ASuArnXKPbfEwhqN6e3mwBcDTgzisQN1wXN9BJcM47sSikHjJf3UFHKkNAWbWMiGj7Wf5uMash7SyYq527Hqck2AxYysAA7xmALppuCkwQ"

@@ -10,14 +10,16 @@ import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { gzipSync } from "node:zlib"
 import type { RateLimiterShape } from "../RateLimiter.ts"
+import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
+import { refusedUrlText } from "./textGuard.ts"
 import { costOfUnknown } from "./RouteTable.ts"
 import { clientIpOf, type EdgeState, type Reply, type ServiceEdge, setEdgeState } from "./ServiceEdge.ts"
 
 export interface EdgeOptions {
   readonly edge: ServiceEdge
   readonly limiter: RateLimiterShape
-  readonly trustProxy: boolean
+  readonly settings: EdgeSettings
   /** Off: every request goes through the Effect app (tests run both ways; bench compares). */
   readonly fastLane: boolean
 }
@@ -115,13 +117,20 @@ export const makeFront = (options: EdgeOptions) => {
     const q = url.indexOf("?")
     const path = q < 0 ? url : url.slice(0, q)
     const route = edge.routes.lookup(method, path) ?? costOfUnknown
-    const ip = clientIpOf(req, options.trustProxy)
+    const ip = clientIpOf(req, options.settings.trustedProxies)
     const usage = limiter.consume(`ip:${ip}`, route.weight, edge.ipWeightPerMin)
     const headers = edge.usageHeaders(usage)
     const done = (status: number) => recordRequest(edge.service, method, route.label, status, performance.now() - started)
     if (!usage.allowed) {
       const reply = edge.errors.rateLimited(edge.ipWeightPerMin)
       send(res, reply.status, reply.body, { ...headers, "retry-after": String(usage.retryAfterSec) })
+      done(reply.status)
+      return true
+    }
+    const refusedUrl = refusedUrlText(url)
+    if (refusedUrl !== undefined) {
+      const reply = edge.errors.refusedText(refusedUrl)
+      send(res, reply.status, reply.body, headers)
       done(reply.status)
       return true
     }
