@@ -12,6 +12,7 @@ import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataH
 import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { listener } from "../src/platform/http/Listener.ts"
+import { tracingOn } from "../src/platform/telemetry/Telemetry.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
@@ -42,7 +43,8 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
     docsPath: "/api-docs",
     routes: opsRoutes(exchangeOpsRefused),
     settings: config.httpEdge,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })
 }))
 
@@ -58,7 +60,8 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     settings: config.httpEdge,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))
 
 /** The social network: the desk's error shape, session auth, health open to any origin. */
@@ -73,5 +76,6 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     settings: config.httpEdge,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))

@@ -5,6 +5,7 @@ import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either,
 import type { EvmChain } from "../chain/evm/chains.ts"
 import { type EdgeSettings, edgeSettingsConfig } from "./http/EdgeSettings.ts"
 import { parseTokenContracts, type TokenContract } from "../chain/evm/tokenContracts.ts"
+import { telemetryConfig, type TelemetryConfigShape } from "./telemetry/TelemetryConfig.ts"
 
 /** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
 export interface EvmRpcUrl {
@@ -18,6 +19,8 @@ export const devnetBlockMsMin = 10
 export const devnetBlockMsMax = 3_600_000
 
 export interface AppConfigShape {
+  /** Traces (OTLP) and the log format: platform/telemetry. */
+  readonly telemetry: TelemetryConfigShape
   readonly httpHost: string
   readonly httpPort: number
   readonly deskHttpPort: number
@@ -183,6 +186,7 @@ const publicUrl = (name: string) =>
 const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  telemetry: telemetryConfig,
   httpHost: Config.string(env("HTTP_HOST")).pipe(Config.withDefault("127.0.0.1")),
   httpPort: Config.port(env("HTTP_PORT")).pipe(Config.withDefault(8080)),
   deskHttpPort: Config.port(env("DESK_HTTP_PORT")).pipe(Config.withDefault(8180)),
