@@ -20,6 +20,7 @@ import { StampingSweep } from "../src/social/posts/stampingSweep.ts"
 import * as Transparency from "../src/desk/http/Transparency.ts"
 import * as ReserveScanner from "../src/desk/reserves/ReserveScanner.ts"
 import * as DeskWallets from "../src/desk/wallets/DeskWallets.ts"
+import * as DeskDevnetBacking from "../src/desk/tokens/devnetBacking.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
@@ -64,7 +65,8 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(Transparency.layer),
     Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
     Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),
-    Layer.provideMerge(DevnetChains.layer),
+    // A devnet pays the desk's tokens backed, into the desk's vaults (docs/desk.md, "Token registry").
+    Layer.provideMerge(DevnetChains.layer.pipe(Layer.provide(DeskDevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))))),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))

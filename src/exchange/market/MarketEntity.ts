@@ -23,7 +23,7 @@ import { listMarkets } from "../markets/marketStore.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { formatPrice, formatQty, formatSats } from "./amounts.ts"
 import * as Q from "./marketSql.ts"
-import { type Changes, MarketState, newChanges, type OrderRec, type PlaceInput, type TradeRec } from "./MarketState.ts"
+import { type Changes, MarketState, newChanges, type OrderRec, type PlaceInput, type Refusal, type TradeRec } from "./MarketState.ts"
 
 const metrics = entityMetrics("Market")
 
@@ -33,7 +33,13 @@ export const batchMax = 2_000
 export const signWaitMs = 10_000
 
 type Command =
-  | { readonly _tag: "Place"; readonly input: PlaceInput; readonly done: Deferred.Deferred<Placed, OrderRefused> }
+  | {
+    readonly _tag: "Place"
+    readonly input: PlaceInput
+    readonly done: Deferred.Deferred<Placed, OrderRefused>
+    /** Placed again after the node's Omni view caught up (see retryAfterSync): refused for funds at once. */
+    readonly afterSync?: true
+  }
   | {
     readonly _tag: "Cancel"
     readonly userId: number
@@ -163,6 +169,8 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
       const answers: Array<() => Effect.Effect<boolean, never, SqlClient.SqlClient>> = []
       const placedKeys = new Set<string>()
       const placedTrades: Array<{ cmd: Extract<Command, { _tag: "Place" }>; order: OrderRec; trades: ReadonlyArray<TradeRec> }> = []
+      const unfunded: Array<{ cmd: Extract<Command, { _tag: "Place" }>; refusal: Refusal }> = []
+      let viewHeight = -1
 
       yield* Effect.gen(function*() {
         // Orders of grants that are ending stop matching first.
@@ -177,8 +185,8 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
           const spent = state.spentAsset(p.input.side)
           keys.set(`${p.input.userId}:${spent.asset}`, { userId: p.input.userId, asset: spent.asset, propertyId: spent.propertyId })
         }
-        const height = yield* view.height
-        const grants = yield* Q.lockGrants([...keys.values()], height, view.balance)
+        viewHeight = yield* view.height
+        const grants = yield* Q.lockGrants([...keys.values()], viewHeight, view.balance)
         tRead = performance.now() // instrumentation
 
         for (const cmd of batch) {
@@ -193,7 +201,9 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
               }
               placedKeys.add(key)
               const outcome = state.place(input, grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), now, changes)
-              if (outcome._tag === "Refused") {
+              if (outcome._tag === "Refused" && outcome.refusal.unfunded === true && cmd.afterSync !== true) {
+                unfunded.push({ cmd, refusal: outcome.refusal })
+              } else if (outcome._tag === "Refused") {
                 answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
               } else {
                 placedTrades.push({ cmd, order: outcome.order, trades: outcome.trades })
@@ -251,6 +261,7 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
       }
       for (const answer of answers) yield* answer()
       if (changes.trades.length > 0) yield* Effect.forkDaemon(follow(changes.trades.map((t) => String(t.tradeId))))
+      if (unfunded.length > 0) yield* Effect.forkDaemon(retryAfterSync(viewHeight, unfunded))
       const hook = marketInstrumentation.onBatch // instrumentation
       if (hook !== undefined) {
         const tEnd = performance.now()
@@ -262,6 +273,18 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
           signMs: tSign - tCommit, answerMs: tEnd - tSign, totalMs: tEnd - t0
         })
       }
+    })
+
+  /**
+   * Orders refused for the delegated address's balance while the view may be behind the ledger
+   * (a tool funded the address and answered a moment ago): once the view has caught up, placed
+   * again if it applied a block the batch had not seen, refused otherwise. One extra pass at most.
+   */
+  const retryAfterSync = (seenHeight: number, refused: ReadonlyArray<{ cmd: Extract<Command, { _tag: "Place" }>; refusal: Refusal }>) =>
+    Effect.gen(function*() {
+      const reached = yield* view.sync
+      if (reached > seenHeight) return yield* Queue.offerAll(queue, refused.map(({ cmd }): Command => ({ ...cmd, afterSync: true })))
+      for (const { cmd, refusal } of refused) yield* Deferred.fail(cmd.done, refuse(refusal.code, refusal.msg))
     })
 
   /** A place whose client order id is taken: the order as it is now. */

@@ -12,6 +12,7 @@ import { gzipSync } from "node:zlib"
 import type { RateLimiterShape } from "../RateLimiter.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
+import { refusedUrlText } from "./textGuard.ts"
 import { costOfUnknown } from "./RouteTable.ts"
 import { clientIpOf, type EdgeState, type Reply, type ServiceEdge, setEdgeState } from "./ServiceEdge.ts"
 
@@ -123,6 +124,13 @@ export const makeFront = (options: EdgeOptions) => {
     if (!usage.allowed) {
       const reply = edge.errors.rateLimited(edge.ipWeightPerMin)
       send(res, reply.status, reply.body, { ...headers, "retry-after": String(usage.retryAfterSec) })
+      done(reply.status)
+      return true
+    }
+    const refusedUrl = refusedUrlText(url)
+    if (refusedUrl !== undefined) {
+      const reply = edge.errors.refusedText(refusedUrl)
+      send(res, reply.status, reply.body, headers)
       done(reply.status)
       return true
     }

@@ -2,7 +2,7 @@
 // extra routes (ops on the exchange), behind the node:http edge (Edge.ts). The Effect side adds
 // one step after the handler: the edge's rate-limit headers, metrics, and the safety net that
 // turns anything unexpected into the service's own error body (never a 500, never a stack trace).
-import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMethod, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
@@ -10,6 +10,7 @@ import { RateLimiter } from "../RateLimiter.ts"
 import { makeEdgeServer } from "./Edge.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
+import { refusedJson, refusedUrlText } from "./textGuard.ts"
 import { edgeStateOf, type Reply, type ServiceEdge } from "./ServiceEdge.ts"
 
 export interface ListenerOptions<E, R, RR> {
@@ -46,11 +47,25 @@ const safetyNet = (edge: ServiceEdge) => (cause: Cause.Cause<unknown>) => {
   return Effect.logError(`${edge.service}: request failed unexpectedly`, cause).pipe(Effect.as(replyResponse(edge.errors.internal)))
 }
 
-/** The one step after the handler: headers the edge prepared, metrics, the safety net. */
+/** Why this request's body is refused before any handler reads it (textGuard.ts), or undefined.
+ * Streamed uploads (routes with their own body limit) are raw bytes and are not read here; the
+ * text read here is the one the handler gets (the request caches it). */
+const refusedBody = (edge: ServiceEdge, request: HttpServerRequest.HttpServerRequest, route: string) => {
+  if (!HttpMethod.hasBody(request.method) || edge.bodyBytesMaxByRoute?.has(route) === true) return Effect.succeed(undefined)
+  const type = (request.headers["content-type"] ?? "application/json").toLowerCase()
+  const check = type.includes("json") ? refusedJson : type.includes("x-www-form-urlencoded") ? refusedUrlText : undefined
+  if (check === undefined) return Effect.succeed(undefined)
+  // A body that cannot be read is the handler's to answer (413, 400), as before.
+  return Effect.match(request.text, { onFailure: () => undefined, onSuccess: check })
+}
+
+/** The one step around the handler: the body guard, headers the edge prepared, metrics, the safety net. */
 const afterHandler = (edge: ServiceEdge) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const state = edgeStateOf(request)
-    return Effect.map(Effect.catchAllCause(app, safetyNet(edge)), (response) => {
+    const guarded = Effect.flatMap(refusedBody(edge, request, state.route), (reason) =>
+      reason === undefined ? app : Effect.succeed(replyResponse(edge.errors.refusedText(reason))))
+    return Effect.map(Effect.catchAllCause(guarded, safetyNet(edge)), (response) => {
       recordRequest(edge.service, request.method, state.route, response.status, performance.now() - state.started)
       return HttpServerResponse.setHeaders(response, state.headers)
     })

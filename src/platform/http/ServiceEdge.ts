@@ -30,6 +30,14 @@ export interface ErrorReplies {
   readonly rateLimited: (limit: number) => Reply
   /** A multipart body where the service takes none (see ServiceEdge.refusesMultipart). */
   readonly multipartRefused?: Reply
+  /** Text no route takes (a NUL, an unpaired surrogate, JSON nested too deep: textGuard.ts), 400 with the reason. */
+  readonly refusedText: (reason: string) => Reply
+  /** `Upgrade: websocket` and any other protocol upgrade: no route offers one (400). */
+  readonly upgradeRefused: Reply
+  /** An `Expect` other than 100-continue (417). */
+  readonly expectationFailed: Reply
+  /** A client IP past its open-connection cap (429); the connection is closed after it. */
+  readonly tooManyConnections: (limit: number) => Reply
 }
 
 /** A GET answered in node:http, before Effect: the body comes from the same pure function and
