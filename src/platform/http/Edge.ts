@@ -210,7 +210,7 @@ export const makeFront = (options: EdgeOptions) => {
       return true
     }
     if (options.fastLane && edge.signedLane !== undefined) {
-      const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers }
+      const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
       if (edge.signedLane(req, res, path, q < 0 ? "" : url.slice(q + 1), state, done)) return true
     }
     if (method === "GET" && options.fastLane) {
