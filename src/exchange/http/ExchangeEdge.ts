@@ -7,7 +7,7 @@ import { type ApiErrorCode, messages, statusOf } from "../../../schemas/exchange
 import { Empty, ExchangeInfo, IndexDocument, prefix, ServerTime } from "../../../schemas/exchange/public.ts"
 import { replyResponse } from "../../platform/http/Listener.ts"
 import { docsRoutes, makeRouteTable, routesOf } from "../../platform/http/RouteTable.ts"
-import type { ErrorReplies, FastRender, Reply, ServiceEdge, StreamRoute } from "../../platform/http/ServiceEdge.ts"
+import type { ErrorReplies, FastRender, Reply, ServiceEdge, SignedLane, StreamRoute } from "../../platform/http/ServiceEdge.ts"
 import type { Usage } from "../../platform/RateLimiter.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { exchangeInfo, indexDocument, ping, serverTime } from "./publicBodies.ts"
@@ -78,7 +78,7 @@ export interface MarketDataEdge {
   readonly closeStreams: () => void
 }
 
-export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, marketData?: MarketDataEdge): ServiceEdge => ({
+export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, marketData?: MarketDataEdge, signedLane?: SignedLane): ServiceEdge => ({
   service: "exchange",
   errors: exchangeErrors,
   rewrite: rewriteV3,
@@ -95,5 +95,6 @@ export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, market
   ]),
   streams: new Map(marketData === undefined ? [] : [[`${prefix}/stream`, marketData.stream]]),
   ...(marketData === undefined ? {} : { onClose: marketData.closeStreams }),
+  ...(signedLane === undefined ? {} : { signedLane }),
   cached: new Set([...docsRoutes.map((r) => r.path), `${prefix}/openapi.json`])
 })

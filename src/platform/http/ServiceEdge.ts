@@ -51,6 +51,12 @@ export type FastRender = (query: string) => string | Reply | { readonly body: st
  * fast-lane setting: it owns the response from here on. */
 export type StreamRoute = (req: IncomingMessage, res: ServerResponse, query: string, headers: Record<string, string>) => void
 
+/** Signed calls a service answers in node:http (the exchange's order path): given the request, its
+ * path and raw query after rewrite, and the edge's state (IP charged, route weight, headers), it
+ * returns true when it took the request (and answers it, calling `done` with the status), false
+ * to leave it to the Effect app untouched (nothing read from the request). */
+export type SignedLane = (req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string, state: EdgeState, done: (status: number) => void) => boolean
+
 /** A 200 JSON body kept by a service's own cache, with the headers its route adds (CORS). */
 export interface CachedAnswer {
   readonly body: string
@@ -74,6 +80,9 @@ export interface ServiceEdge {
   /** Refuse `multipart/*` request bodies before any parser sees them: no route of the service takes
    * them, and @effect/platform's multipart parser waits forever on an empty or truncated one. */
   readonly refusesMultipart?: boolean
+  /** Refuses a request on its headers alone, before a byte of its body is read (a webhook's secret):
+   * the refusal and any headers of its own, or undefined to go on. */
+  readonly bodyGate?: (route: string, request: IncomingMessage) => { readonly reply: Reply; readonly headers?: Record<string, string> } | undefined
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>
@@ -87,6 +96,8 @@ export interface ServiceEdge {
   /** GETs a service can answer from memory by writing the response itself (hot media ranges);
    * returns the status it answered, or undefined to leave the request to the Effect app. */
   readonly fastRaw?: (req: IncomingMessage, res: ServerResponse, path: string, headers: Record<string, string>) => number | undefined
+  /** Signed calls answered before Effect with the same schemas, checks and actions (fast lane on). */
+  readonly signedLane?: SignedLane
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>
@@ -101,6 +112,8 @@ export interface EdgeState {
   readonly weight: number
   /** Rate-limit headers for the answer; a signed route's middleware replaces them with the key's. */
   headers: Record<string, string>
+  /** The edge answered while the app still ran (a chunked body past the limit): the app's answer is dropped, not counted. */
+  answered: boolean
 }
 
 const states = new WeakMap<IncomingMessage, EdgeState>()

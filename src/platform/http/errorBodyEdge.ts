@@ -51,6 +51,7 @@ export interface ErrorShapeEdgeOptions {
   readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
   readonly fastCached?: ServiceEdge["fastCached"]
   readonly fastRaw?: ServiceEdge["fastRaw"]
+  readonly bodyGate?: ServiceEdge["bodyGate"]
   /** GET routes answered before Effect (none by default). */
   readonly fast?: ReadonlyMap<string, FastRender>
 }
@@ -67,6 +68,7 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   ...(options.bodyBytesMaxByRoute === undefined ? {} : { bodyBytesMaxByRoute: options.bodyBytesMaxByRoute }),
   ...(options.fastCached === undefined ? {} : { fastCached: options.fastCached }),
   ...(options.fastRaw === undefined ? {} : { fastRaw: options.fastRaw }),
+  ...(options.bodyGate === undefined ? {} : { bodyGate: options.bodyGate }),
   routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
   fast: options.fast ?? new Map(),
   cached: new Set(docsRoutes.map((r) => r.path))
