@@ -50,6 +50,7 @@ import { entityIdOf } from "../src/exchange/authorization/policy.ts"
 import { MARKET_SHIFT } from "../src/exchange/markets/ids.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import { storageClient } from "../src/platform/ShardingSettings.ts"
 import { configFrom, testMasterKey } from "../harness/config.ts"
 import { randomLedgerKey } from "../harness/walletServices.ts"
@@ -161,7 +162,7 @@ interface MarketSetup {
 const grantAll = async (db: TestDatabase, grants: ReadonlyArray<{ userId: number; asset: string; cap: string }>) => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey })
   const layer = storageClient(config).pipe(
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench" })),
+    Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench", migrations })),
     Layer.provide(Layer.succeed(AppConfig, config))
   )
   const expiresAtMs = Date.now() + 6 * 3600_000

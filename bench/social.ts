@@ -23,7 +23,7 @@ import { spawnNode } from "../harness/nodeProcess.ts"
 import { freePort } from "../harness/ports.ts"
 import { runWithDatabase } from "../harness/withDatabase.ts"
 import { createAccount } from "../src/social/accounts/Accounts.ts"
-import { mintSession } from "../src/social/sessions/SessionStore.ts"
+import { mintSession } from "../src/platform/signin/sessionStore.ts"
 import { parseRange } from "../src/social/content/ranges.ts"
 import { load, type Target } from "./parts/httpLoad.ts"
 import { envInt, printTable, writeResults, type Row } from "./report.ts"
@@ -98,7 +98,7 @@ export const run = async (): Promise<void> => {
   try {
     const socialUrl = `http://127.0.0.1:${socialPort}`
     const account = await runWithDatabase(db.url, createAccount(undefined))
-    const session = (await runWithDatabase(db.url, mintSession(account.address))).token
+    const session = (await runWithDatabase(db.url, mintSession("social", account.address))).token
     const bytes = randomBytes(fileBytes)
     const up = await fetch(`${socialUrl}/api/social/upload`, { method: "POST", headers: { authorization: `Bearer ${session}`, "content-type": "video/mp4" }, body: bytes })
     const { cid } = (await up.json()) as { cid: string }

@@ -12,6 +12,7 @@ import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataH
 import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { listener } from "../src/platform/http/Listener.ts"
+import { tracingOn } from "../src/platform/telemetry/Telemetry.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
@@ -26,7 +27,8 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
   const [config, registry, data] = yield* Effect.all([AppConfig, MarketRegistry, MarketData])
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
-  const signedLane = yield* makeSignedLane
+  // With tracing on, signed calls take the Effect path, which makes each request's server span.
+  const signedLane = tracingOn(config.telemetry) ? undefined : yield* makeSignedLane
   return listener({
     edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
       fast: fastMarketData(view),
@@ -41,15 +43,16 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
     routes: opsRoutes(exchangeOpsRefused),
-    trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    settings: config.httpEdge,
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })
 }))
 
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
 export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Transparency]), ([config, transparency]) =>
   listener({
-    edge: deskEdge(config.deskIpWeightPerMin, transparency),
+    edge: deskEdge(config.deskIpWeightPerMin, { "partner-a": config.webhookSecretPartnerA, "partner-b": config.webhookSecretPartnerB }, transparency),
     api: DeskApi,
     handlers: deskHandlers,
     decodeError: decodeErrorShape,
@@ -57,8 +60,9 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     port: config.deskHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
-    trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    settings: config.httpEdge,
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))
 
 /** The social network: the desk's error shape, session auth, health open to any origin. */
@@ -72,6 +76,7 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     port: config.socialHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
-    trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    settings: config.httpEdge,
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))

@@ -9,6 +9,7 @@ import * as MarketData from "../src/exchange/marketdata/MarketData.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
 import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
@@ -19,18 +20,20 @@ import { StampingSweep } from "../src/social/posts/stampingSweep.ts"
 import * as Transparency from "../src/desk/http/Transparency.ts"
 import * as ReserveScanner from "../src/desk/reserves/ReserveScanner.ts"
 import * as DeskWallets from "../src/desk/wallets/DeskWallets.ts"
+import * as DeskDevnetBacking from "../src/desk/tokens/devnetBacking.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
 import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
+import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { deskListener, exchangeListener, socialListener } from "./Listeners.ts"
 import { single, socket } from "./topology.ts"
 import * as AccountReadModel from "../src/exchange/account/AccountReadModel.ts"
 import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
 import * as DeskKeys from "../src/desk/keys/DeskKeys.ts"
-import * as Sessions from "../src/social/sessions/Sessions.ts"
+import * as WebSessions from "../src/platform/signin/WebSessions.ts"
 import * as ContentStoreLive from "../src/social/content/ContentStoreLive.ts"
 import { PostLive } from "../src/social/posts/PostEntity.ts"
 import { ContinuityLive } from "../src/social/accounts/ContinuityEntity.ts"
@@ -42,7 +45,7 @@ import { DeskLinkTokenLive } from "../src/desk/identity/LinkTokenEntity.ts"
 import { LinkedWalletLive } from "../src/desk/identity/LinkedWalletEntity.ts"
 import { DeskOrderLive } from "../src/desk/orders/DeskOrderEntity.ts"
 import { SocialLinkTokenLive } from "../src/social/identity/SocialLinkTokenEntity.ts"
-import { SignInChallengeLive } from "../src/social/signin/SignInChallengeEntity.ts"
+import { SignInChallengeLive } from "../src/platform/signin/SignInChallengeEntity.ts"
 
 /** The name a node goes by in ops, logs and Postgres' application_name (max 63 bytes). */
 export const nodeName = (config: AppConfigShape) =>
@@ -54,7 +57,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   // beside the other services, for entities to use. The demo world (a devnet's market assets and
   // first markets) is made before any entity runs.
   const services = Layer.mergeAll(
-    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, Sessions.layer, RateLimiter.layer, ChainMonitor.layer,
+    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, WebSessions.layer, RateLimiter.layer, ChainMonitor.layer,
     // The exchange's demo world, then the desk's tokens: one after the other, so property ids are handed out in one order.
     Layer.effectDiscard(Effect.zipRight(DemoWorld.makeDemoWorld, makeDeskWorld)),
     MarketRegistry.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)), ContentStoreLive.layer
@@ -63,7 +66,8 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(Transparency.layer),
     Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
     Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),
-    Layer.provideMerge(DevnetChains.layer),
+    // A devnet pays the desk's tokens backed, into the desk's vaults (docs/desk.md, "Token registry").
+    Layer.provideMerge(DevnetChains.layer.pipe(Layer.provide(DeskDevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))))),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
@@ -77,8 +81,10 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),
-    Layer.provide(databaseLayer({ applicationName: name })),
+    Layer.provide(databaseLayer({ applicationName: name, migrations })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
-    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config)))
+    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config))),
+    // Beneath everything: every fiber of the node inherits the tracer (or its absence) and the log format.
+    Layer.provide(Telemetry.layer(config.telemetry, name))
   )
 }

@@ -3,7 +3,7 @@
 // API's own 401 here.
 import { errorClass } from "../common/ErrorBody.ts"
 
-export { BadRequest, Conflict, Gone, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
+export { BadRequest, Conflict, Gone, HeadersTooLarge, IdempotencyKeyReused, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
 
 export class Unauthorized extends errorClass<Unauthorized>()(
   "Unauthorized", 401, ["invalid_session", "invalid_signature"],
@@ -17,7 +17,8 @@ export class PaymentRequired extends errorClass<PaymentRequired>()(
 ) {}
 
 export class Forbidden extends errorClass<Forbidden>()(
-  "Forbidden", 403, ["not_author", "no_service_key"], "Not this session's post (not_author), or an account whose keys the service does not hold (no_service_key)"
+  "Forbidden", 403, ["not_author", "no_service_key", "cross_site_refused"],
+  "Not this session's post (not_author), an account whose keys the service does not hold (no_service_key), or a change on a browser session that did not come from this site's pages as JSON and carries no CSRF token (cross_site_refused)"
 ) {}
 
 // Content's own 409 and 410 beside the common ones (wallet link, sign-in): one class per code family.
@@ -42,7 +43,3 @@ export class NotImplemented extends errorClass<NotImplemented>()(
   "NotImplemented", 501, ["not_implemented"], "oEmbed format=xml (oEmbed 1.0 §2.2: a provider may answer 501 for a format it does not support)"
 ) {}
 
-export class IdempotencyKeyReused extends errorClass<IdempotencyKeyReused>()(
-  "IdempotencyKeyReused", 422, ["idempotency_key_reused"],
-  "This account already used the Idempotency-Key for a different request payload (draft-ietf-httpapi-idempotency-key-header §2.7)"
-) {}

@@ -3,11 +3,10 @@
 // link token is persisted (the CLI sends it through cluster storage); each entity's Expire is its
 // durable 5-minute timer. The other steps are not persisted: their replies carry one-time tokens
 // and sessions that must never rest in cluster storage.
-import { ClusterSchema, DeliverAt, Entity } from "@effect/cluster"
+import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { DateTime, PrimaryKey, Schema } from "effect"
+import { Schema } from "effect"
 import { ExpireLinkToken, LinkRefused, MintLinkToken } from "../common/linkToken.ts"
-import { CallbackAccepted, SessionIssued, WalletStatus } from "./signin.ts"
 import { SocialLinked, SocialLinkEnvelope } from "./walletLink.ts"
 
 export class RedeemSocialLink extends Schema.Class<RedeemSocialLink>("SocialLinkToken/Redeem")({
@@ -20,43 +19,4 @@ export const SocialLinkToken = Entity.make("SocialLinkToken", [
   Rpc.make("Redeem", { payload: RedeemSocialLink, success: SocialLinked, error: LinkRefused })
 ])
 
-export class MintChallenge extends Schema.Class<MintChallenge>("SignInChallenge/Mint")({
-  nonce: Schema.String,
-  origin: Schema.String,
-  browserHash: Schema.String,
-  issuedAtMs: Schema.Number,
-  expiresAtMs: Schema.Number
-}) {}
-
-export class ExpireChallenge extends Schema.Class<ExpireChallenge>("SignInChallenge/Expire")({
-  dueAtMs: Schema.Number
-}) {
-  [PrimaryKey.symbol]() {
-    return "expire"
-  }
-  [DeliverAt.symbol]() {
-    return DateTime.unsafeMake(this.dueAtMs)
-  }
-}
-
-export class SignedCallback extends Schema.Class<SignedCallback>("SignInChallenge/Callback")({
-  address: Schema.String,
-  signature: Schema.String
-}) {}
-
-export class PollStatus extends Schema.Class<PollStatus>("SignInChallenge/Status")({
-  /** SHA-256 of the poller's sign-in cookie, if it sent one: only the minting browser gets the token. */
-  browserHash: Schema.NullOr(Schema.String)
-}) {}
-
-export class ExchangeToken extends Schema.Class<ExchangeToken>("SignInChallenge/Exchange")({
-  tokenHash: Schema.String
-}) {}
-
-export const SignInChallenge = Entity.make("SignInChallenge", [
-  Rpc.make("Mint", { payload: MintChallenge, error: LinkRefused }),
-  Rpc.make("Expire", { payload: ExpireChallenge }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("Callback", { payload: SignedCallback, success: CallbackAccepted, error: LinkRefused }),
-  Rpc.make("Status", { payload: PollStatus, success: WalletStatus, error: LinkRefused }),
-  Rpc.make("Exchange", { payload: ExchangeToken, success: SessionIssued, error: LinkRefused })
-])
+export { ExchangeToken, ExpireChallenge, MintChallenge, PollStatus, SignedCallback, SignInChallenge } from "../common/signIn.ts"

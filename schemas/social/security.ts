@@ -3,19 +3,22 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
 import { ServiceUnavailable } from "../common/ErrorBody.ts"
-import { Unauthorized } from "./errors.ts"
+import { Forbidden, Unauthorized } from "./errors.ts"
 
 export interface SessionInfo {
+  readonly service: string
   /** The wallet address that signed in. */
   readonly address: string
   readonly expiresAt: Date
+  /** SHA-256 hex of the session token (names it for sign-out and the session list). */
+  readonly tokenHash: string
 }
 
 export class Session extends Context.Tag("shardline/social/Session")<Session, SessionInfo>() {}
 
 export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("social/SessionAuth", {
   provides: Session,
-  failure: Schema.Union(Unauthorized, ServiceUnavailable),
+  failure: Schema.Union(Unauthorized, Forbidden, ServiceUnavailable),
   security: {
     bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "The session token from POST /api/public/auth/wallet-exchange.")),
     cookie: HttpApiSecurity.apiKey({ in: "cookie", key: "sl_session" }).pipe(

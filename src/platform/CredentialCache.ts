@@ -38,6 +38,8 @@ export const credentialCacheLimits = {
 
 export interface CredentialCache<A> {
   readonly get: (hash: string) => Effect.Effect<Option.Option<A>, CredentialsUnavailable>
+  /** Evicts one credential now (this node revoked it; the others' polls follow). */
+  readonly forget: (hash: string) => void
 }
 
 /** Scoped: the poller runs as long as the scope. */
@@ -87,5 +89,9 @@ export const makeCredentialCache = <A>(source: CredentialSource<A>, limits = cre
         )
       })
 
-    return { get } satisfies CredentialCache<A>
+    const forget = (hash: string) => {
+      entries.delete(hash)
+    }
+
+    return { get, forget } satisfies CredentialCache<A>
   })

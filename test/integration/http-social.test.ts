@@ -105,7 +105,7 @@ describe("social sessions", () => {
     expect(await json(r)).toEqual({ status: 200, body: { address, expiresAt: s.expiresAt.toISOString() } })
     const other = await createSession(db.url, "TAnotherAddressXXXXXXXXXXXXXXXXXX", 3600_000)
     expect((await json(await sessionGet(other.token))).body.address).toBe("TAnotherAddressXXXXXXXXXXXXXXXXXX")
-    const rows = await db.query<{ row: string }>("SELECT row_to_json(s)::text AS row FROM social_sessions s")
+    const rows = await db.query<{ row: string }>("SELECT row_to_json(s)::text AS row FROM web_sessions s")
     expect(rows.map((x) => x.row).join("\n")).not.toContain(s.token)
   })
 

@@ -15,6 +15,7 @@ import { issueSocialLinkToken } from "../../src/social/identity/issueLinkToken.t
 import { cli, cliJson } from "../support/cli.ts"
 import { makeWallet, type SignKind, type TestWallet } from "../support/linkWallet.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { signInWithWallet } from "../support/walletSignIn.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { randomBytes } from "node:crypto"
 
@@ -170,7 +171,7 @@ describe("QR sign-in", () => {
       nonce: base62Token(16), origin: node.socialUrl, browserHash: sha256Hex("x"), issuedAtMs: now, expiresAtMs: now + 1500
     }))))
     const message = await messageOf(id)
-    await expect.poll(async () => (await query<{ status: string }>(`SELECT status FROM social_signin_challenges WHERE id = '${id}'`))[0]!.status,
+    await expect.poll(async () => (await query<{ status: string }>(`SELECT status FROM signin_challenges WHERE id = '${id}'`))[0]!.status,
       { timeout: 10_000, interval: 200 }).toBe("expired")
     expect(await callback(id, makeWallet(), message)).toMatchObject({ status: 410, body: { error: { code: "token_expired" } } })
     expect((await status(id)).body.status).toBe("expired")
@@ -252,5 +253,70 @@ describe("social wallet link v1", () => {
     const refused = await cli(["social", "link-token", "--account", "Tnope", "--json"], env)
     expect(refused.code).not.toBe(0)
     expect(refused.stderr).toContain("no social account")
+  })
+})
+
+describe("cookie sessions: cross-site writes (issue 27.2), sign-out and the session list (27.10)", () => {
+  const site = () => new URL(node.socialUrl)
+  const continuity = (headers: Record<string, string>, body: string) =>
+    fetch(`${node.socialUrl}/api/social/continuity`, { method: "POST", headers, body }).then(json)
+
+  it("refuses a cookie-session change from another origin or as a form/text body; same-origin JSON, the CSRF token and bearer pass", async () => {
+    const me = await signInWithWallet(node.socialUrl, makeWallet())
+    const body = JSON.stringify({ newAddress: makeWallet().addresses.p2pkh })
+    const otherPort = `http://${site().hostname}:${Number(site().port) + 1}`
+    // A page on another port of the same host (same site for SameSite): text/plain needs no preflight.
+    const crossSite = await continuity({ cookie: me.cookie, "content-type": "text/plain", origin: otherPort }, body)
+    expect(crossSite.status, JSON.stringify(crossSite.body)).toBe(403)
+    expect(crossSite.body.error.code).toBe("cross_site_refused")
+    expect((await continuity({ cookie: me.cookie, "content-type": "application/json", "sec-fetch-site": "same-site" }, body)).status).toBe(403)
+    expect((await continuity({ cookie: me.cookie, "content-type": "application/json" }, body)).status).toBe(403)
+    // Same origin but a form-able body.
+    expect((await continuity({ cookie: me.cookie, "content-type": "text/plain", "sec-fetch-site": "same-origin" }, body)).status).toBe(403)
+    expect((await continuity({ cookie: me.cookie, "content-type": "application/x-www-form-urlencoded", origin: node.socialUrl }, body)).status).toBe(403)
+    // Reading stays open to the cookie.
+    const view = await fetch(`${node.socialUrl}/api/public/v1/session`, { headers: { cookie: me.cookie } }).then(json)
+    expect(view.status).toBe(200)
+    // The service's own pages: same origin and JSON; or the session's CSRF token.
+    const sameOrigin = await continuity({ cookie: me.cookie, "content-type": "application/json", origin: node.socialUrl }, body)
+    expect(sameOrigin.body.error?.code).not.toBe("cross_site_refused")
+    expect(sameOrigin.status).not.toBe(401)
+    const withToken = await continuity({ cookie: me.cookie, "content-type": "text/plain", "x-csrf-token": view.body.csrfToken }, body)
+    expect(withToken.body.error?.code).not.toBe("cross_site_refused")
+    expect((await continuity({ cookie: me.cookie, "content-type": "text/plain", "x-csrf-token": "0".repeat(64) }, body)).status).toBe(403)
+    // A bearer session cannot be sent by another site's page: unaffected.
+    const bearer = await continuity({ authorization: `Bearer ${me.token}`, "content-type": "text/plain", origin: otherPort }, body)
+    expect(bearer.body.error?.code).not.toBe("cross_site_refused")
+  })
+
+  it("lists the address's sessions, ends another one by id, and signs out this one everywhere (cookie cleared)", async () => {
+    const wallet = makeWallet()
+    const laptop = await signInWithWallet(node.socialUrl, wallet)
+    const phone = await signInWithWallet(node.socialUrl, wallet)
+    const stranger = await signInWithWallet(node.socialUrl, makeWallet())
+    const get = (path: string, s: { token: string }) => fetch(`${node.socialUrl}${path}`, { headers: { authorization: `Bearer ${s.token}` } }).then(json)
+    const post = (path: string, s: { token: string }, method = "POST") => fetch(`${node.socialUrl}${path}`, { method, headers: { authorization: `Bearer ${s.token}` } }).then(json)
+    const listed = await get("/api/public/v1/sessions", laptop)
+    expect(listed.status).toBe(200)
+    expect(listed.body.sessions).toHaveLength(2)
+    const current = listed.body.sessions.find((s: any) => s.current)
+    const other = listed.body.sessions.find((s: any) => !s.current)
+    expect(current.id).toMatch(/^[0-9a-f]{16}$/)
+    // Another address cannot end it.
+    expect((await post(`/api/public/v1/sessions/${other.id}`, stranger, "DELETE")).status).toBe(404)
+    expect((await post(`/api/public/v1/sessions/nothex`, laptop, "DELETE")).status).toBe(404)
+    expect(await post(`/api/public/v1/sessions/${other.id}`, laptop, "DELETE")).toMatchObject({ status: 200, body: { id: other.id, ended: true } })
+    expect((await get("/api/public/v1/session", phone)).status).toBe(401)
+    // Sign-out by the cookie (a same-origin page): the session ends at once and the cookie is cleared.
+    const out = await fetch(`${node.socialUrl}/api/public/auth/sign-out`, { method: "POST", headers: { cookie: laptop.cookie, origin: node.socialUrl } })
+    expect(out.status).toBe(200)
+    expect(out.headers.get("set-cookie")).toMatch(/^sl_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Strict/)
+    expect((await get("/api/public/v1/session", laptop)).status).toBe(401)
+    expect((await fetch(`${node.socialUrl}/api/public/v1/session`, { headers: { cookie: laptop.cookie } })).status).toBe(401)
+    // A signed-out session cannot sign out again; a cross-site sign-out is refused.
+    expect((await post("/api/public/auth/sign-out", laptop)).status).toBe(401)
+    const strangerOut = await fetch(`${node.socialUrl}/api/public/auth/sign-out`, { method: "POST", headers: { cookie: stranger.cookie, origin: "http://evil.example" } })
+    expect(strangerOut.status).toBe(403)
+    expect((await get("/api/public/v1/session", stranger)).status).toBe(200)
   })
 })

@@ -1,27 +1,18 @@
 // QR sign-in and wallet linking over HTTP. Every step goes to the entity that owns it (the
 // challenge's SignInChallenge, the token's SocialLinkToken), wherever in the cluster it lives; the
 // keyless GET of the message to sign reads the challenge's row.
-import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { BadRequest, Conflict, Gone, ServiceUnavailable, Unauthorized } from "../../../schemas/social/errors.ts"
-import { ExchangeToken, MintChallenge, PollStatus, RedeemSocialLink, SignedCallback, SignInChallenge, SocialLinkToken } from "../../../schemas/social/identity.ts"
-import { base62Token, sha256Hex } from "../../crypto/token.ts"
+import { RedeemSocialLink, SocialLinkToken } from "../../../schemas/social/identity.ts"
 import { AppConfig } from "../../platform/Config.ts"
-import { edgeStateOf } from "../../platform/http/ServiceEdge.ts"
 import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
 import { socialBaseUrl, socialOrigin } from "../identity/urls.ts"
+import { makeSignInFlow } from "../../platform/signin/flow.ts"
 import { socialManifestOf } from "../identity/walletLink.ts"
-import { sessionTtlMs } from "../sessions/SessionStore.ts"
-import { CHALLENGE_TTL_MS, deepLinkOf, envelopeOf, exchangeTokenParts, isChallengeId, POLL_INTERVAL_MS, signInMessage } from "../signin/challenge.ts"
-import { factsOfChallenge, isExpired, readChallenge } from "../signin/SignInChallengeEntity.ts"
-
-/** The browser's proof that it minted a challenge (only it gets the one-time token). */
-export const signInCookie = "sl_signin"
-/** The session, for browsers; the same token as the bearer one. */
-export const sessionCookie = "sl_session"
 
 const invalid = (name: string, why: string) => new BadRequest({ error: { code: "invalid_parameter", message: `Parameter '${name}' is invalid: ${why}` } })
 const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "Sign-in cannot be processed right now; please retry." } })
@@ -43,71 +34,31 @@ export const refusalOf = (e: LinkRefused) => {
 const fromEntity = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
   Effect.mapError(effect, (e) => (e._tag === "LinkRefused" ? refusalOf(e as unknown as LinkRefused) : unavailable()))
 
-/** For steps whose only refusal is 410 (a status poll, an exchange). */
+/** For steps whose only refusals are 400 and 410 (a status poll, the message, an exchange). */
 const goneOrUnavailable = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
   Effect.mapError(effect, (e) => {
     const refusal = e._tag === "LinkRefused" ? (e as unknown as LinkRefused) : undefined
+    if (refusal?.status === 400) return new BadRequest({ error: { code: "invalid_parameter", message: refusal.message } })
     return refusal?.status === 410
       ? new Gone({ error: { code: refusal.code === "token_expired" ? "token_expired" : "token_used", message: refusal.message } })
       : unavailable()
   })
 
-const setCookie = (request: HttpServerRequest.HttpServerRequest, secure: boolean, name: string, value: string, path: string, maxAgeSec: number) => {
-  const state = edgeStateOf(request)
-  state.headers = {
-    ...state.headers,
-    "set-cookie": `${name}=${value}; Path=${path}; Max-Age=${maxAgeSec}; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}`,
-    "cache-control": "no-store"
-  }
-}
+/** The social listener's site in the shared sign-in: an account is its identity address, and the
+ * session opens the routes that act for it (an address without an account row yet is a member
+ * who has not linked or been created; the routes that need one say so). */
+export const socialSignIn = Effect.map(AppConfig, (config) =>
+  makeSignInFlow({ service: "social", baseUrl: socialBaseUrl(config), cookiePrefix: "sl", onSignedIn: () => Effect.void }))
 
 export const SignInHandlers = HttpApiBuilder.group(SocialApi, "signIn", (handlers) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
-    const challenges = yield* SignInChallenge.client
-    const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof readChallenge>>>()
-    const base = socialBaseUrl(config)
-    const secure = base.startsWith("https:")
+    const flow = yield* Effect.flatten(socialSignIn)
     return handlers
-      .handle("challenge", ({ request }) =>
-        Effect.gen(function*() {
-          const id = base62Token(22)
-          const browser = base62Token(43)
-          const issuedAtMs = Date.now()
-          const facts = { id, nonce: base62Token(16), origin: socialOrigin(config), expiresAtMs: issuedAtMs + CHALLENGE_TTL_MS }
-          yield* Effect.mapError(challenges(id).Mint(new MintChallenge({ ...facts, browserHash: sha256Hex(browser), issuedAtMs })), unavailable)
-          setCookie(request, secure, signInCookie, browser, "/api/public/auth", CHALLENGE_TTL_MS / 1000)
-          const qr = envelopeOf(facts, base)
-          return { id, qr, deepLink: deepLinkOf(qr), expiresAt: new Date(facts.expiresAtMs).toISOString(), pollIntervalMs: POLL_INTERVAL_MS }
-        }))
-      .handle("status", ({ request, urlParams }) =>
-        Effect.gen(function*() {
-          if (!isChallengeId(urlParams.id)) return yield* Effect.fail(invalid("id", "not a challenge id"))
-          const cookie = request.cookies[signInCookie]
-          return yield* goneOrUnavailable(challenges(urlParams.id).Status(new PollStatus({ browserHash: cookie === undefined ? null : sha256Hex(cookie) })))
-        }))
-      .handle("callbackMessage", ({ urlParams }) =>
-        Effect.gen(function*() {
-          if (!isChallengeId(urlParams.id)) return yield* Effect.fail(invalid("id", "not a challenge id"))
-          const row = yield* readChallenge(urlParams.id).pipe(Effect.provide(context), Effect.mapError(unavailable))
-          if (Option.isNone(row)) return yield* Effect.fail(new Gone({ error: { code: "token_used", message: "No such sign-in challenge (or it is finished)." } }))
-          if (isExpired(row.value, Date.now())) return yield* Effect.fail(new Gone({ error: { code: "token_expired", message: "This sign-in challenge has expired." } }))
-          const facts = factsOfChallenge(row.value)
-          return { id: facts.id, message: signInMessage(facts), expiresAt: new Date(facts.expiresAtMs).toISOString() }
-        }))
-      .handle("callback", ({ payload }) =>
-        Effect.gen(function*() {
-          if (!isChallengeId(payload.id)) return yield* Effect.fail(invalid("id", "not a challenge id"))
-          return yield* fromEntity(challenges(payload.id).Callback(new SignedCallback({ address: payload.address.trim(), signature: payload.signature.trim() })))
-        }))
-      .handle("exchange", ({ payload, request }) =>
-        Effect.gen(function*() {
-          const parts = exchangeTokenParts(payload.token)
-          if (parts === undefined) return yield* Effect.fail(invalid("token", "not a sign-in token"))
-          const session = yield* goneOrUnavailable(challenges(parts.id).Exchange(new ExchangeToken({ tokenHash: sha256Hex(payload.token) })))
-          setCookie(request, secure, sessionCookie, session.token, "/", sessionTtlMs / 1000)
-          return session
-        }))
+      .handle("challenge", ({ request }) => Effect.mapError(flow.challenge(request), unavailable))
+      .handle("status", ({ request, urlParams }) => goneOrUnavailable(flow.status(request, urlParams.id)))
+      .handle("callbackMessage", ({ urlParams }) => goneOrUnavailable(flow.callbackMessage(urlParams.id)))
+      .handle("callback", ({ payload }) => fromEntity(flow.callback(payload)))
+      .handle("exchange", ({ payload, request }) => goneOrUnavailable(flow.exchange(request, payload.token)))
   }))
 
 export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", (handlers) =>

@@ -2,7 +2,7 @@
 // API with its handlers and session middleware, and its edge.
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Layer } from "effect"
-import { ServiceUnavailable } from "../../../schemas/social/errors.ts"
+import { NotFound, ServiceUnavailable } from "../../../schemas/social/errors.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
@@ -11,7 +11,11 @@ import { AppConfig } from "../../platform/Config.ts"
 import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
 import { OpenCorsLive } from "../../platform/http/openCors.ts"
 import { SessionAuthLive } from "../auth/SessionAuth.ts"
-import { SignInHandlers, SocialLinkHandlers } from "./SignInHandlers.ts"
+import { SignInHandlers, SocialLinkHandlers, socialSignIn } from "./SignInHandlers.ts"
+import { endSession, sessionList, sessionView } from "../../platform/signin/sessionAuth.ts"
+import { sessionIdOf } from "../../platform/signin/sessionStore.ts"
+import { WebSessions } from "../../platform/signin/WebSessions.ts"
+import { SqlClient } from "@effect/sql"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { formatAmount } from "../../chain/units.ts"
@@ -55,8 +59,26 @@ const HealthHandlers = HttpApiBuilder.group(SocialApi, "health", (handlers) =>
       ))
   }))
 
+const sessionsUnavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "Sessions cannot be changed right now; please retry." } })
+
 const SessionHandlers = HttpApiBuilder.group(SocialApi, "session", (handlers) =>
-  handlers.handle("session", () => Effect.map(Session, (s) => ({ address: s.address, expiresAt: s.expiresAt.toISOString() }))))
+  Effect.gen(function*() {
+    const flow = yield* Effect.flatten(socialSignIn)
+    const context = yield* Effect.context<SqlClient.SqlClient | WebSessions>()
+    return handlers
+      .handle("session", () => Effect.map(Session, sessionView))
+      .handle("signOut", ({ request }) =>
+        Effect.flatMap(Session, (s) => flow.signOut(request, s).pipe(Effect.map((ended) => ({ id: sessionIdOf(s.tokenHash), ended })), Effect.mapError(sessionsUnavailable))))
+      .handle("sessions", () => Effect.flatMap(Session, (s) => sessionList(s).pipe(Effect.provide(context), Effect.mapError(sessionsUnavailable))))
+      .handle("endSession", ({ path }) =>
+        Effect.flatMap(Session, (s) =>
+          endSession(s, path.id).pipe(
+            Effect.provide(context),
+            Effect.mapError(sessionsUnavailable),
+            Effect.filterOrFail((ended) => ended, () => new NotFound({ error: { code: "not_found", message: "No live session of yours has this id." } })),
+            Effect.as({ id: path.id, ended: true })
+          )))
+  }))
 
 export const socialHandlers = HttpApiBuilder.api(SocialApi).pipe(
   Layer.provide([HealthHandlers, SessionHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers, MemberSignedHandlers]),

@@ -1,4 +1,5 @@
-// The SignInChallenge entity: the one owner of one QR sign-in (entity id: the challenge id). It
+// The SignInChallenge entity: the one owner of one QR sign-in on any listener (entity id: the
+// challenge id; the row names the service whose session it ends in). It
 // records the challenge and schedules its own durable 5-minute Expire; takes the wallet's one
 // signature (a second is 409); releases a one-time token only to the browser that minted the
 // challenge (its sign-in cookie); and trades that token for a session once. Every step is also
@@ -7,11 +8,11 @@ import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { LinkRefused } from "../../../schemas/common/linkToken.ts"
-import { ExpireChallenge, SignInChallenge } from "../../../schemas/social/identity.ts"
+import { ExpireChallenge, SignInChallenge } from "../../../schemas/common/signIn.ts"
 import { signatureShapeError, signerAddressError, verifyMessage } from "../../chain/message.ts"
 import { base62Token, sha256Hex } from "../../crypto/token.ts"
-import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
-import { mintSession } from "../sessions/SessionStore.ts"
+import { entityMetrics } from "../entity/EntityMetrics.ts"
+import { mintSession } from "./sessionStore.ts"
 import { type ChallengeFacts, signInMessage } from "./challenge.ts"
 
 const metrics = entityMetrics("SignInChallenge")
@@ -19,6 +20,7 @@ const metrics = entityMetrics("SignInChallenge")
 interface Row {
   readonly id: string
   readonly nonce: string
+  readonly service: string
   readonly origin: string
   readonly browser_hash: string
   readonly expires_at: Date
@@ -32,7 +34,7 @@ export const factsOfChallenge = (r: Row): ChallengeFacts => ({ id: r.id, nonce: 
 /** The challenge's row, if any (read by the entity and by the keyless GET of the message). */
 export const readChallenge = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<Row>`SELECT id, nonce, origin, browser_hash, expires_at, status, address, token_hash FROM social_signin_challenges WHERE id = ${id}`.pipe(
+    sql<Row>`SELECT id, service, nonce, origin, browser_hash, expires_at, status, address, token_hash FROM signin_challenges WHERE id = ${id}`.pipe(
       Effect.map((rows) => Option.fromNullable(rows[0]))
     ))
 
@@ -59,8 +61,8 @@ export const SignInChallengeLive = SignInChallenge.toLayer(Effect.gen(function*(
   return SignInChallenge.of({
     Mint: ({ payload }) =>
       Effect.gen(function*() {
-        yield* sql`INSERT INTO social_signin_challenges (id, nonce, origin, browser_hash, issued_at, expires_at)
-          VALUES (${id}, ${payload.nonce}, ${payload.origin}, ${payload.browserHash}, ${new Date(payload.issuedAtMs)}, ${new Date(payload.expiresAtMs)})
+        yield* sql`INSERT INTO signin_challenges (id, service, nonce, origin, browser_hash, issued_at, expires_at)
+          VALUES (${id}, ${payload.service}, ${payload.nonce}, ${payload.origin}, ${payload.browserHash}, ${new Date(payload.issuedAtMs)}, ${new Date(payload.expiresAtMs)})
           ON CONFLICT (id) DO NOTHING`
         yield* self.Expire(new ExpireChallenge({ dueAtMs: payload.expiresAtMs }), { discard: true })
       }).pipe(Effect.orDie, metrics.guard),
@@ -68,7 +70,7 @@ export const SignInChallengeLive = SignInChallenge.toLayer(Effect.gen(function*(
     Expire: ({ payload }) =>
       Effect.gen(function*() {
         yield* metrics.timerFired(payload.dueAtMs)
-        yield* sql`UPDATE social_signin_challenges SET status = 'expired', closed_at = now()
+        yield* sql`UPDATE signin_challenges SET status = 'expired', closed_at = now()
           WHERE id = ${id} AND status IN ('pending', 'signed', 'released')`.pipe(Effect.orDie)
       }).pipe(metrics.guard),
 
@@ -82,7 +84,7 @@ export const SignInChallengeLive = SignInChallenge.toLayer(Effect.gen(function*(
         if (row.status !== "pending") return yield* refuse(409, "already_signed", "This challenge was already signed.")
         const verified = verifyMessage({ address: payload.address, message: signInMessage(factsOfChallenge(row)), signature: payload.signature })
         if (!verified.valid) return yield* refuse(401, "invalid_signature", `The signature does not verify over this challenge's message: ${verified.reason}`)
-        const done = yield* sql`UPDATE social_signin_challenges SET status = 'signed', address = ${payload.address}
+        const done = yield* sql`UPDATE signin_challenges SET status = 'signed', address = ${payload.address}
           WHERE id = ${id} AND status = 'pending' AND expires_at > now() RETURNING 1`
         if (done.length === 0) return yield* refuse(409, "already_signed", "This challenge was already signed.")
         return { id, status: "signed" as const, address: payload.address }
@@ -100,7 +102,7 @@ export const SignInChallengeLive = SignInChallenge.toLayer(Effect.gen(function*(
         if (payload.browserHash !== row.browser_hash) return { id, status: "signed" as const, expiresAt }
         // Each poll of the minting browser gets a fresh token (a lost answer is not a dead end); only the newest works.
         const token = `${id}.${base62Token(43)}`
-        yield* sql`UPDATE social_signin_challenges SET status = 'released', token_hash = ${sha256Hex(token)}
+        yield* sql`UPDATE signin_challenges SET status = 'released', token_hash = ${sha256Hex(token)}
           WHERE id = ${id} AND status IN ('signed', 'released')`
         return { id, status: "signed" as const, token, address: row.address ?? undefined, expiresAt }
       }).pipe(Effect.catchTag("SqlError", Effect.die), metrics.guard),
@@ -110,10 +112,10 @@ export const SignInChallengeLive = SignInChallenge.toLayer(Effect.gen(function*(
         const row = yield* live
         if (row.status !== "released" || row.token_hash !== payload.tokenHash || row.address === null) return yield* used()
         return yield* Effect.gen(function*() {
-          const done = yield* sql`UPDATE social_signin_challenges SET status = 'exchanged', closed_at = now()
+          const done = yield* sql`UPDATE signin_challenges SET status = 'exchanged', closed_at = now()
             WHERE id = ${id} AND status = 'released' AND token_hash = ${payload.tokenHash} AND expires_at > now() RETURNING 1`
           if (done.length === 0) return yield* used()
-          const session = yield* mintSession(row.address!)
+          const session = yield* mintSession(row.service, row.address!)
           return { token: session.token, tokenType: "Bearer" as const, address: session.address, expiresAt: session.expiresAt.toISOString() }
         }).pipe(sql.withTransaction)
       }).pipe(Effect.catchTag("SqlError", Effect.die), metrics.guard)

@@ -1,8 +1,8 @@
 // QR sign-in, the pure part: the `wl-login` envelope a QR holds, its deep link, and the exact
 // message the wallet signs. The message names the origin, the challenge and its nonce and expiry,
 // so a signature made for another site or another challenge never signs in here.
-import type { LoginEnvelope } from "../../../schemas/social/signin.ts"
-import { loginType } from "../../../schemas/social/signin.ts"
+import type { LoginEnvelope } from "../../../schemas/common/signIn.ts"
+import { loginType } from "../../../schemas/common/signIn.ts"
 import { ledgerParams } from "../../chain/params.ts"
 
 /** Spec: sign-in challenge lifetime 5 minutes; status polling every 2 seconds. */

@@ -1,0 +1,56 @@
+// Who a request's session is, for a service's session middleware: the bearer token (programs) or
+// the service's session cookie (browsers), looked up in the node's session cache. A cookie session
+// also passes the cross-site check on state changes (csrf.ts); a bearer one cannot be sent by
+// another site's page, so it needs none. The service turns each outcome into its own error body.
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { bearerOf } from "../http/bearer.ts"
+import { csrfRefusal, csrfTokenOf } from "./csrf.ts"
+import { isSessionId, listSessions, revokeSessionById, sessionIdOf, type WebSession } from "./sessionStore.ts"
+import { WebSessions } from "./WebSessions.ts"
+
+export type SessionCheck =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Unknown" }
+  | { readonly _tag: "CrossSite"; readonly message: string }
+  | { readonly _tag: "Found"; readonly session: WebSession }
+
+export const authenticateSession = (service: string, cookieName: string, options: { readonly allowMultipart?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const sessions = yield* WebSessions
+    const bearer = bearerOf(request)
+    const token = bearer ?? request.cookies[cookieName]
+    if (token === undefined) return { _tag: "Missing" } as SessionCheck
+    const found = yield* sessions.session(service, token, Date.now())
+    if (Option.isNone(found)) return { _tag: "Unknown" } as SessionCheck
+    if (bearer === undefined) {
+      const refusal = csrfRefusal({ method: request.method, headers: request.headers, tokenHash: found.value.tokenHash, ...options })
+      if (refusal !== undefined) return { _tag: "CrossSite", message: refusal } as SessionCheck
+    }
+    return { _tag: "Found", session: found.value } as SessionCheck
+  })
+
+/** GET session: who, until when, and the CSRF token a page may send. */
+export const sessionView = (s: WebSession) => ({ address: s.address, expiresAt: s.expiresAt.toISOString(), csrfToken: csrfTokenOf(s.tokenHash) })
+
+/** The address's live sessions on this service, the request's own marked. */
+export const sessionList = (s: WebSession) =>
+  Effect.map(listSessions(s.service, s.address), (rows) => ({
+    sessions: rows.map((r) => ({
+      id: sessionIdOf(r.token_hash),
+      createdAt: new Date(r.created_at).toISOString(),
+      expiresAt: new Date(r.expires_at).toISOString(),
+      current: r.token_hash === s.tokenHash
+    }))
+  }))
+
+/** Ends one of the address's sessions by id; false when the id names none of its live ones. */
+export const endSession = (s: WebSession, id: string) =>
+  Effect.gen(function*() {
+    if (!isSessionId(id)) return false
+    const sessions = yield* WebSessions
+    const ended = yield* revokeSessionById(s.service, s.address, id)
+    for (const hash of ended) sessions.forget(hash)
+    return ended.length > 0
+  })

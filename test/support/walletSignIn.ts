@@ -1,0 +1,52 @@
+// Playing the wallet app in the shared sign-in of any listener (schemas/common/signIn.ts): a
+// browser mints a challenge (and gets its sign-in cookie), the wallet reads the callback's message
+// and signs it (BIP-137, the ledger's prefix), the browser polls for the one-time token and trades
+// it for a session. Works against the exchange, desk and social listeners alike.
+import type { TestWallet } from "./linkWallet.ts"
+
+const cookieOf = (headers: Headers, name: string): string | undefined => {
+  for (const line of headers.getSetCookie()) {
+    const m = new RegExp(`^${name}=([^;]*)`).exec(line)
+    if (m !== null) return `${name}=${m[1]}`
+  }
+  return undefined
+}
+
+export const authUrl = (baseUrl: string, path: string) => `${baseUrl}/api/public/auth/${path}`
+
+/** The wallet's half: fetch the exact message of challenge `id` and post its signature. */
+export const walletSigns = async (baseUrl: string, id: string, wallet: TestWallet) => {
+  const { message } = (await (await fetch(authUrl(baseUrl, `wallet-callback?id=${id}`))).json()) as { message: string }
+  const r = await fetch(authUrl(baseUrl, "wallet-callback"), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id, address: wallet.addresses.p2pkh, signature: wallet.sign(message) })
+  })
+  if (r.status !== 200) throw new Error(`wallet-callback answered ${r.status}: ${await r.text()}`)
+}
+
+export interface SignedIn {
+  /** The bearer token. */
+  readonly token: string
+  /** `Cookie:` header value carrying the session cookie. */
+  readonly cookie: string
+  readonly address: string
+}
+
+/** The whole flow as a browser plus a wallet; `cookiePrefix` is the service's (sl, sl_exchange, sl_desk). */
+export const signInWithWallet = async (baseUrl: string, wallet: TestWallet, cookiePrefix = "sl"): Promise<SignedIn> => {
+  const minted = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST" })
+  const challenge = (await minted.json()) as { id: string }
+  const browser = cookieOf(minted.headers, `${cookiePrefix}_signin`)
+  if (browser === undefined) throw new Error(`no ${cookiePrefix}_signin cookie from wallet-challenge`)
+  await walletSigns(baseUrl, challenge.id, wallet)
+  const status = (await (await fetch(authUrl(baseUrl, `wallet-status?id=${challenge.id}`), { headers: { cookie: browser } })).json()) as { token?: string }
+  if (status.token === undefined) throw new Error("wallet-status gave no token")
+  const exchanged = await fetch(authUrl(baseUrl, "wallet-exchange"), {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: status.token })
+  })
+  const session = (await exchanged.json()) as { token: string; address: string }
+  const cookie = cookieOf(exchanged.headers, `${cookiePrefix}_session`)
+  if (cookie === undefined) throw new Error(`no ${cookiePrefix}_session cookie from wallet-exchange`)
+  return { token: session.token, cookie, address: session.address }
+}
