@@ -30,6 +30,7 @@ export const exchangeErrors: ErrorReplies = {
   timeout: reply(-1007, "Timeout waiting for the request.", 408),
   methodNotAllowed: reply(-1020, messages.unsupported, 405),
   internal: reply(-1001, "Internal error; unable to process your request. Please try again."),
+  stopping: reply(-1001, "This node is stopping; send the request again (to another node).", 503),
   rateLimited: (limit) => reply(-1003, messages.rateLimit(limit))
 }
 

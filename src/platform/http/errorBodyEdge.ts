@@ -19,6 +19,7 @@ export const errorShapeReplies: ErrorReplies = {
   timeout: reply(408, "request_timeout", "Timeout waiting for the request."),
   methodNotAllowed: reply(405, "method_not_allowed", "This method is not supported."),
   internal: reply(503, "internal", "Internal error; unable to process the request. Please try again."),
+  stopping: reply(503, "unavailable", "This node is stopping; send the request again (to another node)."),
   rateLimited: (limit) => reply(429, "rate_limited", `Too much request weight used; the limit is ${limit} per minute per client IP. See Retry-After.`)
 }
 
