@@ -11,11 +11,12 @@
 // spec settles inline); each trade's Settlement entity then follows the legs to their final depth.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Deferred, Duration, Effect, Exit, Queue, Schedule } from "effect"
+import { Deferred, Duration, Effect, Exit, Queue, Schedule, type Tracer } from "effect"
 import { Authorization, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
 import { Follow, Settlement } from "../../../schemas/exchange/settlement.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
+import { recordedSpan, withBatchSpan } from "../../platform/telemetry/batchSpan.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { entityIdOf } from "../authorization/policy.ts"
 import { MarketData } from "../marketdata/MarketData.ts"
@@ -32,7 +33,9 @@ export const batchMax = 2_000
 /** How long an answer waits for its legs to be signed and broadcast before it goes out without txids. */
 export const signWaitMs = 10_000
 
-type Command =
+/** A command, with the span of the request it serves when that trace is recorded. */
+type Command = Queued & { readonly span?: Tracer.AnySpan | undefined }
+type Queued =
   | {
     readonly _tag: "Place"
     readonly input: PlaceInput
@@ -303,7 +306,8 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
     const first = yield* Queue.take(queue)
     const rest = yield* Queue.takeUpTo(queue, batchMax - 1)
     const batch = [first, ...rest]
-    const exit = yield* Effect.exit(runBatch(batch))
+    const spans = batch.flatMap((c) => (c.span === undefined ? [] : [c.span]))
+    const exit = yield* Effect.exit(runBatch(batch).pipe(withBatchSpan("Market.batch", spans, { "market.symbol": symbol, "batch.commands": batch.length })))
     if (Exit.isFailure(exit)) {
       for (const c of batch) yield* Deferred.die(c.done as Deferred.Deferred<unknown, OrderRefused>, new Error("the market's commit failed; nothing of this batch was accepted"))
       yield* Effect.logError(`market ${symbol}: batch failed; restarting the entity`, exit.cause)
@@ -321,10 +325,10 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
   // Trades left unfollowed by a crash between commit and hand-off.
   yield* Effect.forkScoped(Effect.flatMap(Q.unsettledTrades(market.id).pipe(Effect.orElseSucceed(() => [])), follow))
 
-  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Command) =>
+  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) =>
     Effect.gen(function*() {
       const done = yield* Deferred.make<A, OrderRefused>()
-      yield* Queue.offer(queue, make(done))
+      yield* Queue.offer(queue, { ...make(done), span: yield* recordedSpan })
       return yield* Deferred.await(done)
     })
 
