@@ -11,6 +11,7 @@ import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { gzipSync } from "node:zlib"
 import type { RateLimiterShape } from "../RateLimiter.ts"
+import { type Drain, processDrain } from "./Drain.ts"
 import { isTrustedProxy, normalizeIp } from "./clientIp.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
@@ -24,6 +25,8 @@ export interface EdgeOptions {
   readonly settings: EdgeSettings
   /** Off: every request goes through the Effect app (tests run both ways; bench compares). */
   readonly fastLane: boolean
+  /** The process's drain unless a test gives its own. */
+  readonly drain?: Drain
 }
 
 /** How long a refused oversized body is read and dropped before the connection is cut. */
@@ -159,10 +162,17 @@ const sendPage = (req: IncomingMessage, res: ServerResponse, page: CachedPage, h
 /** The request handler that runs before Effect: true when it answered. */
 export const makeFront = (options: EdgeOptions) => {
   const { edge, limiter } = options
+  const drain = options.drain ?? processDrain
   const pages = new Map<string, CachedPage>()
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const started = performance.now()
     const method = req.method ?? "GET"
+    if (drain.draining()) {
+      // Stopping: nothing new starts; the client closes this connection and goes elsewhere.
+      send(res, edge.errors.stopping.status, edge.errors.stopping.body, { connection: "close", "retry-after": "1" })
+      recordRequest(edge.service, method, "stopping", edge.errors.stopping.status, performance.now() - started)
+      return true
+    }
     const url = edge.rewrite(req.url ?? "/")
     if (url !== req.url) req.url = url
     const q = url.indexOf("?")
@@ -245,6 +255,7 @@ export const makeFront = (options: EdgeOptions) => {
     }
     const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
     setEdgeState(req, state)
+    drain.track(res)
     if (req.headers["transfer-encoding"] !== undefined) {
       countBody(req, bodyBytesMax, () => {
         if (!res.headersSent) {

@@ -27,6 +27,8 @@ export interface ErrorReplies {
   readonly methodNotAllowed: Reply
   /** The safety net: something unexpected failed (never a 500, never a stack trace). */
   readonly internal: Reply
+  /** 503: the node is stopping (its drain has begun); sent with `Connection: close`. */
+  readonly stopping: Reply
   readonly rateLimited: (limit: number) => Reply
   /** A multipart body where the service takes none (see ServiceEdge.refusesMultipart). */
   readonly multipartRefused?: Reply

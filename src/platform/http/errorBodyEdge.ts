@@ -19,6 +19,7 @@ export const errorShapeReplies: ErrorReplies = {
   timeout: reply(408, "request_timeout", "Timeout waiting for the request."),
   methodNotAllowed: reply(405, "method_not_allowed", "This method is not supported."),
   internal: reply(503, "internal", "Internal error; unable to process the request. Please try again."),
+  stopping: reply(503, "unavailable", "This node is stopping; send the request again (to another node)."),
   refusedText: (reason) => reply(400, "invalid_request", reason),
   upgradeRefused: reply(400, "upgrade_not_supported", "Protocol upgrades (WebSocket) are not supported; send plain HTTP requests."),
   expectationFailed: reply(417, "expectation_failed", "Only the 100-continue expectation is supported."),
