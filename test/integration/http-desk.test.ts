@@ -31,8 +31,11 @@ describe("desk listener", () => {
     expect(status).toBe(200)
     expect(body).toMatchObject({ service: "token-desk", status: "ok" })
     expect(Math.abs(body.serverTime - Date.now())).toBeLessThan(5000)
-    expect(body.notYetLive).toEqual(expect.arrayContaining(["cashout", "stables/orders"]))
-    expect(body.notYetLive).not.toContain("reserves")
+    // Derived from the running node: a devnet with live tokens and every chain serves every order
+    // kind; only the webhooks whose partner secret is unset are off (issue 23.9).
+    expect(body.live).toMatchObject({ cashout: true, "stables/orders": true, "wrap/orders": true, "wallet-link": true, rewards: true, callbacks: true })
+    expect(body.notYetLive).toEqual(["webhooks/partner-a", "webhooks/partner-b"])
+    expect(body).toMatchObject({ redemptionQueueDepth: 0, attestationCadence: "hourly" })
     // The exchange's routes are not on the desk's port, and the desk's are not on the exchange's.
     expect((await fetch(`${node.deskUrl}${v1}/ping`)).status).toBe(404)
     expect((await fetch(`${node.baseUrl}/api/public/status`)).status).toBe(404)
