@@ -26,7 +26,7 @@ afterAll(async () => {
 })
 
 const routes = {
-  desk: ["/api/public/status", "/api/public/v1/rewards/balance", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status"],
+  desk: ["/api/public/status", "/api/public/reserves", "/api/public/reserves/history", "/api/public/v1/stables/assets", "/api/public/v1/rewards/balance", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status"],
   social: [
     "/api/public/ledger-health", "/api/public/v1/session", "/api/public/post/abc", "/api/public/post/abc/comments?limit=-1", "/api/public/ledger-verify-message", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/p/x",
     "/api/stream/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "/api/stream/x", "/api/public/oembed", "/embed/p/abcdef", "/embed/x", "/embed/live/x",
