@@ -26,6 +26,7 @@ import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
 import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
+import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { deskListener, exchangeListener, socialListener } from "./Listeners.ts"
 import { single, socket } from "./topology.ts"
 import * as AccountReadModel from "../src/exchange/account/AccountReadModel.ts"
@@ -82,6 +83,8 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(services),
     Layer.provide(databaseLayer({ applicationName: name, migrations })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
-    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config)))
+    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config))),
+    // Beneath everything: every fiber of the node inherits the tracer (or its absence) and the log format.
+    Layer.provide(Telemetry.layer(config.telemetry, name))
   )
 }

@@ -2,10 +2,11 @@
 import { HttpApi } from "@effect/platform"
 import { apiDocumentation } from "../common/openApi.ts"
 import { AccountGroup } from "./account.ts"
-import { BadRequest, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./errors.ts"
+import { BadRequest, Conflict, Forbidden, Gone, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./errors.ts"
 import { AggregatorGroup, MarketDataGroup } from "./marketData.ts"
 import { OrderGroup, OrderQueryGroup } from "./orders.ts"
 import { PublicGroup } from "./public.ts"
+import { ExchangeAppGroup, ExchangeSessionGroup, ExchangeSignInGroup } from "./webApp.ts"
 
 export const ExchangeApi = HttpApi.make("exchange")
   .add(PublicGroup)
@@ -14,12 +15,17 @@ export const ExchangeApi = HttpApi.make("exchange")
   .add(AccountGroup)
   .add(OrderGroup)
   .add(OrderQueryGroup)
+  .add(ExchangeSignInGroup)
+  .add(ExchangeSessionGroup)
+  .add(ExchangeAppGroup)
   .addError(BadRequest)
   .addError(Unauthorized)
   .addError(Forbidden)
   .addError(NotFound)
   .addError(TooManyRequests)
   .addError(ServiceUnavailable)
+  .addError(Conflict)
+  .addError(Gone)
   .annotateContext(apiDocumentation({
     title: "Shardline exchange API",
     server: "this node (every route is also served under /api/v3)",

@@ -75,11 +75,26 @@ export class LegsRefused extends Schema.TaggedError<LegsRefused>()("LegsRefused"
 }) {}
 
 
+/** "End now" from the user's web app (the spec's withdrawal): the live grant expires at once, its
+ * orders end, and what is left at the delegated address is swept back. One id per request. */
+export class EndNow extends Schema.Class<EndNow>("Authorization/EndNow")({
+  requestId: Schema.String
+}) {
+  [PrimaryKey.symbol]() {
+    return `end:${this.requestId}`
+  }
+}
+
+export const Ended = Schema.Struct({ grantId: Schema.NullOr(Schema.String) })
+
 export const Authorization = Entity.make("Authorization", [
   Rpc.make("Grant", { payload: Grant, success: Granted, error: GrantRefused })
     .annotate(ClusterSchema.Persisted, true),
   Rpc.make("Expire", { payload: Expire })
     .annotate(ClusterSchema.Persisted, true)
     .annotate(ClusterSchema.Uninterruptible, true),
-  Rpc.make("SignLegs", { payload: SignLegs, success: Schema.Array(SignedLeg), error: LegsRefused })
+  Rpc.make("SignLegs", { payload: SignLegs, success: Schema.Array(SignedLeg), error: LegsRefused }),
+  Rpc.make("EndNow", { payload: EndNow, success: Ended })
+    .annotate(ClusterSchema.Persisted, true)
+    .annotate(ClusterSchema.Uninterruptible, true)
 ])

@@ -13,13 +13,25 @@ export class BadRequest extends Schema.Class<BadRequest>("BadRequest")(
 ) {}
 
 export class Unauthorized extends Schema.Class<Unauthorized>("Unauthorized")(
-  { code: Schema.Literal(-2014, -2015), msg: Schema.String },
+  { code: Schema.Literal(-2014, -2015, -2033), msg: Schema.String },
   HttpApiSchema.annotations({ status: 401, description: "Invalid API-key, IP, or permissions for action" })
 ) {}
 
 export class Forbidden extends Schema.Class<Forbidden>("Forbidden")(
-  { code: Schema.Literal(-1004), msg: Schema.String },
-  HttpApiSchema.annotations({ status: 403, description: "Request from an address outside the key's IP allowlist" })
+  { code: Schema.Literal(-1004, -2032), msg: Schema.String },
+  HttpApiSchema.annotations({ status: 403, description: "Request from an address outside the key's IP allowlist (-1004), or a change on a browser session that did not come from the web app's own pages (-2032)" })
+) {}
+
+// The wallet sign-in's one-time steps (schemas/common/signIn.ts): Binance has no codes for them, so
+// ours continue its -20xx family.
+export class Conflict extends Schema.Class<Conflict>("Conflict")(
+  { code: Schema.Literal(-2030), msg: Schema.String },
+  HttpApiSchema.annotations({ status: 409, description: "The sign-in challenge was already signed" })
+) {}
+
+export class Gone extends Schema.Class<Gone>("Gone")(
+  { code: Schema.Literal(-2031), msg: Schema.String },
+  HttpApiSchema.annotations({ status: 410, description: "The sign-in challenge or one-time token was already used or is past its 5 minutes" })
 ) {}
 
 export class NotFound extends Schema.Class<NotFound>("NotFound")(
@@ -45,9 +57,12 @@ export const statusOf = (code: ApiErrorCode): number => {
   switch (code) {
     case -2014:
     case -2015:
+    case -2033:
       return 401
     case -1004:
+    case -2032:
       return 403
+
     case -1020:
       return 404
     case -1003:
@@ -70,6 +85,7 @@ export const apiError = (code: ApiErrorCode, msg: string): ApiError => {
       return new Forbidden({ code: code as Forbidden["code"], msg })
     case 404:
       return new NotFound({ code: code as NotFound["code"], msg })
+
     case 429:
       return new TooManyRequests({ code: code as TooManyRequests["code"], msg })
     case 503:

@@ -5,6 +5,7 @@ import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either,
 import type { EvmChain } from "../chain/evm/chains.ts"
 import { type EdgeSettings, edgeSettingsConfig } from "./http/EdgeSettings.ts"
 import { parseTokenContracts, type TokenContract } from "../chain/evm/tokenContracts.ts"
+import { telemetryConfig, type TelemetryConfigShape } from "./telemetry/TelemetryConfig.ts"
 
 /** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
 export interface EvmRpcUrl {
@@ -18,6 +19,8 @@ export const devnetBlockMsMin = 10
 export const devnetBlockMsMax = 3_600_000
 
 export interface AppConfigShape {
+  /** Traces (OTLP) and the log format: platform/telemetry. */
+  readonly telemetry: TelemetryConfigShape
   readonly httpHost: string
   readonly httpPort: number
   readonly deskHttpPort: number
@@ -34,6 +37,8 @@ export interface AppConfigShape {
   /** Multi-node only: this runner's address as other runners reach it. */
   readonly runnerHost: string
   readonly runnerPort: number
+  /** The port the runner binds; unset = runnerPort. Differs when peers reach it through a proxy or NAT. */
+  readonly runnerListenPort: Option.Option<number>
   /** "single" = SingleRunner (embedded default); "socket" = NodeClusterSocket runner. */
   readonly topology: "single" | "socket"
   readonly shardsPerGroup: number
@@ -181,6 +186,7 @@ const publicUrl = (name: string) =>
 const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  telemetry: telemetryConfig,
   httpHost: Config.string(env("HTTP_HOST")).pipe(Config.withDefault("127.0.0.1")),
   httpPort: Config.port(env("HTTP_PORT")).pipe(Config.withDefault(8080)),
   deskHttpPort: Config.port(env("DESK_HTTP_PORT")).pipe(Config.withDefault(8180)),
@@ -192,6 +198,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   masterKey: Config.option(Config.redacted(env("MASTER_KEY"))),
   runnerHost: Config.string(env("RUNNER_HOST")).pipe(Config.withDefault("127.0.0.1")),
   runnerPort: Config.port(env("RUNNER_PORT")).pipe(Config.withDefault(34431)),
+  runnerListenPort: Config.option(Config.port(env("RUNNER_LISTEN_PORT"))),
   topology: Config.literal("single", "socket")(env("TOPOLOGY")).pipe(Config.withDefault("single" as const)),
   shardsPerGroup: intIn("SHARDS_PER_GROUP", 300, 1, 10_000),
   entityMessagePollMs: intIn("MESSAGE_POLL_MS", 1000, 10, 60_000),

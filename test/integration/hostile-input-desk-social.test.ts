@@ -26,12 +26,14 @@ afterAll(async () => {
 })
 
 const routes = {
-  desk: ["/api/public/status", "/api/public/reserves", "/api/public/reserves/history", "/api/public/v1/stables/assets", "/api/public/v1/rewards/balance", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status"],
+  desk: ["/api/public/status", "/api/public/reserves", "/api/public/reserves/history", "/api/public/v1/stables/assets", "/api/public/v1/rewards/balance", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status",
+    // Issue 27: bodies that nest, NUL and unpaired surrogates (see bodies below) on routes that store them.
+    "/api/public/v1/webhooks/partner-a", "/api/public/v1/wrap/orders", "/api/public/v1/stables/orders", "/api/public/v1/cashout/payout-address"],
   social: [
     "/api/public/ledger-health", "/api/public/v1/session", "/api/public/post/abc", "/api/public/post/abc/comments?limit=-1", "/api/public/ledger-verify-message", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/p/x",
     "/api/stream/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "/api/stream/x", "/api/public/oembed", "/embed/p/abcdef", "/embed/x", "/embed/live/x",
     "/embed/live/by-wallet/x", "/api/social/upload", "/api/social/posts", "/api/social/posts/abcdef/takedown", "/api/public/timeline/x", "/api/social/continuity",
-    "/api/social/posts/abcdef/unsigned", "/api/social/posts/abcdef/signatures",
+    "/api/social/posts/abcdef/unsigned", "/api/social/posts/abcdef/signatures", "/api/public/timeline/%00", "/embed/live/%00", "/api/public/post/%00",
     "/api/social/posts/00000000-0000-0000-0000-000000000000/comments/abc/signatures", "/api/social/posts/abc/comments/abc/unsigned", "/api/social/posts/abcdef/comments"
   ]
 } as const
@@ -58,6 +60,17 @@ const shapedBodies = [
   envelope({ issued_at: "9999-99-99T99:99:99Z" }),
   envelope({ exp: 1e300 })
 ]
+/** Issue 27: JSON 3,000-10,000 deep, NUL and unpaired surrogates in the fields routes store (503s before). */
+const hostileJson = [
+  `{"event":${"[".repeat(3_000)}${"]".repeat(3_000)}}`,
+  `{"body":${"{\"a\":".repeat(10_000)}1${"}".repeat(10_000)}}`,
+  '{"event":"paid\\u0000","order_id":"TX-AAAAAAAA"}',
+  '{"event":"paid","message":"\\ud800"}',
+  '{"direction":"wrap","asset":"BTC","amount":"1","payoutAddress":"x","reference":"\\udc00"}',
+  '{"amount":"10","chain":"base","source":"a\\u0000"}',
+  '{"body":"hi \\ud83d"}',
+  "address=%00&x=1"
+].map((t) => Buffer.from(t))
 
 const hostileRequest = (service: keyof typeof routes) =>
   fc.record({
@@ -68,7 +81,8 @@ const hostileRequest = (service: keyof typeof routes) =>
       fc.constant(Buffer.alloc(0)),
       fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
       fc.constantFrom(Buffer.from("{"), Buffer.from("{\"a\":1}"), Buffer.from("[]"), Buffer.from("null"), Buffer.from([0xff, 0xfe, 0x00])),
-      fc.constantFrom(...shapedBodies)
+      fc.constantFrom(...shapedBodies),
+      fc.constantFrom(...hostileJson)
     ),
     contentType: fc.constantFrom(undefined, "application/json", "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"),
     credential: fc.constantFrom(undefined, "valid", "", "junk", "A".repeat(64), "A".repeat(5000), "\u00e9"),

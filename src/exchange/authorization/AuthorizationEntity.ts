@@ -196,6 +196,18 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
         }
       })).pipe(metrics.guard),
 
+    EndNow: () =>
+      lifecycle.withPermits(1)(Effect.gen(function*() {
+        const now = yield* current.pipe(Effect.orDie)
+        if (Option.isNone(now) || Either.isLeft(id)) return { grantId: null }
+        const grantId = now.value.grant_id
+        yield* retire(now.value, id.right.asset, id.right.userId)
+        yield* keyLock.withPermits(1)(destroy(grantId, "expired", Date.now()).pipe(sql.withTransaction, Effect.orDie))
+        if (opened?.grantId === grantId) opened = undefined
+        yield* Effect.logInfo("authorization ended by its user").pipe(Effect.annotateLogs({ grantId, entity: address.entityId }))
+        return { grantId }
+      })).pipe(metrics.guard),
+
     SignLegs: ({ payload }) =>
       keyLock.withPermits(1)(Effect.gen(function*() {
         const now = yield* current.pipe(Effect.mapError((e) => new LegsRefused({ message: `cannot read the grant: ${e.message}` })))

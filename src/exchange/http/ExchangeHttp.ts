@@ -11,10 +11,12 @@ import { AggregatorHandlers, MarketDataHandlers } from "./MarketDataHandlers.ts"
 import { OrderHandlers } from "./OrderHandlers.ts"
 import { OrderQueryHandlers } from "./OrderQueryHandlers.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
+import { ExchangeAppHandlers, ExchangeSessionHandlers, ExchangeSignInHandlers } from "./WebAppHandlers.ts"
+import { ExchangeSessionAuthLive } from "../auth/ExchangeSessionAuth.ts"
 
 export const exchangeHandlers = HttpApiBuilder.api(ExchangeApi).pipe(
-  Layer.provide([PublicHandlers, MarketDataHandlers, AggregatorHandlers, AccountHandlers, OrderHandlers, OrderQueryHandlers]),
-  Layer.provide(SignedAuthLive)
+  Layer.provide([PublicHandlers, MarketDataHandlers, AggregatorHandlers, AccountHandlers, OrderHandlers, OrderQueryHandlers, ExchangeSignInHandlers, ExchangeSessionHandlers, ExchangeAppHandlers]),
+  Layer.provide([SignedAuthLive, ExchangeSessionAuthLive])
 )
 
 /** A request that does not decode: the same answer as the fast lane's (decodeErrors.ts). */
