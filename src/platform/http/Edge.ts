@@ -17,6 +17,7 @@ import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
 import { refusedUrlText } from "./textGuard.ts"
 import { costOfUnknown } from "./RouteTable.ts"
+import { preflightHeaders } from "./openCors.ts"
 import { clientIpOf, type EdgeState, type Reply, type ServiceEdge, setEdgeState } from "./ServiceEdge.ts"
 
 export interface EdgeOptions {
@@ -211,6 +212,13 @@ export const makeFront = (options: EdgeOptions) => {
     if (edge.refusesMultipart === true && /^\s*multipart\//i.test(String(req.headers["content-type"] ?? ""))) {
       refuseBody(req, res, edge.errors.multipartRefused ?? edge.errors.malformed, headers)
       done((edge.errors.multipartRefused ?? edge.errors.malformed).status)
+      return true
+    }
+    const preflight = method === "OPTIONS" ? edge.preflight?.get(path) : undefined
+    if (preflight !== undefined) {
+      res.writeHead(204, { ...headers, ...preflightHeaders(preflight, req.headers["access-control-request-headers"]) })
+      res.end()
+      done(204)
       return true
     }
     const stream = method === "GET" ? edge.streams?.get(path) : undefined

@@ -4,6 +4,7 @@
 import type { HttpApi } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { BadRequest, errorBody } from "../../../schemas/common/ErrorBody.ts"
+import { openCorsPaths } from "./openCors.ts"
 import { docsRoutes, makeRouteTable, routesOf } from "./RouteTable.ts"
 import type { ErrorReplies, FastRender, Reply, ServiceEdge } from "./ServiceEdge.ts"
 import type { Usage } from "../RateLimiter.ts"
@@ -72,5 +73,6 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   ...(options.bodyGate === undefined ? {} : { bodyGate: options.bodyGate }),
   routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
   fast: options.fast ?? new Map(),
+  preflight: openCorsPaths(options.api),
   cached: new Set(docsRoutes.map((r) => r.path))
 })
