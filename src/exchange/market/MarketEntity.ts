@@ -24,7 +24,7 @@ import { listMarkets } from "../markets/marketStore.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { formatPrice, formatQty, formatSats } from "./amounts.ts"
 import * as Q from "./marketSql.ts"
-import { type Changes, MarketState, newChanges, type OrderRec, type PlaceInput, type Refusal, type TradeRec } from "./MarketState.ts"
+import { type Changes, isRetryOf, MarketState, newChanges, type OrderRec, type PlaceInput, type Refusal, type TradeRec } from "./MarketState.ts"
 
 const metrics = entityMetrics("Market")
 
@@ -318,12 +318,12 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
       for (const { cmd, refusal } of refused) yield* Deferred.fail(cmd.done, refuse(refusal.code, refusal.msg))
     })
 
-  /** A place whose client order id is taken: the order as it is now. */
+  /** A place whose client order id is taken: a retry gets the order as it is now, other parameters -2010. */
   const duplicate = (cmd: Extract<Command, { _tag: "Place" }>) =>
     Effect.gen(function*() {
       const open = state.openByClientId(cmd.input.userId, cmd.input.clientOrderId)
       const rec = open ?? (yield* Q.orderByClientId(market.id, cmd.input.userId, cmd.input.clientOrderId).pipe(Effect.orDie))
-      return yield* rec === undefined
+      return yield* rec === undefined || !isRetryOf(market, cmd.input, rec)
         ? Deferred.fail(cmd.done, refuse(-2010, "Duplicate order sent."))
         : Deferred.succeed(cmd.done, { order: orderState(market, rec), fills: [], duplicate: true })
     })
