@@ -4,7 +4,8 @@
 import { Effect, Layer } from "effect"
 import { prefix } from "../schemas/exchange/public.ts"
 import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
-import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
+import { exchangeDecodeError, exchangeHandlers, exchangeWebApp } from "../src/exchange/http/ExchangeHttp.ts"
+import { faviconRoute } from "../src/platform/webapp/WebApp.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
 import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataHandlers.ts"
@@ -18,7 +19,7 @@ import { SocialApi } from "../schemas/social/api.ts"
 import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
 import { Transparency } from "../src/desk/http/Transparency.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
-import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
+import { socialEdge, socialHandlers, socialWebApp } from "../src/social/http/SocialHttp.ts"
 import { ContentStore } from "../src/social/content/ContentStore.ts"
 
 export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData]), ([config, registry, data]) => {
@@ -37,7 +38,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
     port: config.httpPort,
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
-    routes: opsRoutes(exchangeOpsRefused),
+    routes: Layer.mergeAll(opsRoutes(exchangeOpsRefused), exchangeWebApp),
     trustProxy: config.trustProxy,
     fastLane: config.httpFastLane
   })
@@ -54,6 +55,7 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     port: config.deskHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
+    routes: faviconRoute,
     trustProxy: config.trustProxy,
     fastLane: config.httpFastLane
   })))
@@ -69,6 +71,7 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     port: config.socialHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
+    routes: socialWebApp,
     trustProxy: config.trustProxy,
     fastLane: config.httpFastLane
   })))
