@@ -14,6 +14,7 @@ import { deskChains } from "../src/desk/wallets/paths.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
 import { configFrom, testMasterKey } from "../harness/config.ts"
@@ -69,7 +70,7 @@ const scanBench = async (dbUrl: string): Promise<ReadonlyArray<Row>> => {
     Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
-    Layer.provideMerge(databaseLayer({ applicationName: "bench:desk" })),
+    Layer.provideMerge(databaseLayer({ applicationName: "bench:desk", migrations })),
     Layer.provideMerge(Layer.succeed(AppConfig, config))
   )
   return Effect.runPromise(Effect.scoped(Effect.provide(Effect.gen(function*() {

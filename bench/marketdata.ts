@@ -36,6 +36,7 @@ import { globalId, MARKET_SHIFT } from "../src/exchange/markets/ids.ts"
 import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import { capture, load, nodeVars, sameBytes, startBare, type BareSpec } from "./http.ts"
 import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
@@ -163,7 +164,7 @@ const fanOut = async (rows: Array<Row>) => {
     const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey })
     const layer = MarketData.layer.pipe(
       Layer.provideMerge(MarketRegistry.layer),
-      Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench" })),
+      Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench", migrations })),
       Layer.provide(Layer.succeed(AppConfig, config))
     )
     // The layer migrates the database; the market is listed after, and the registry reloads.

@@ -1,10 +1,17 @@
-// `npm run bench -- orders`: signed LIMIT orders over HTTP against one real node process, 64
-// concurrent keep-alive clients, a mixed stream (80% of orders rest and are cancelled later, 20%
-// cross the spread and fill), on the machine's Postgres. Reports acknowledged orders/s, cancels/s,
-// p50/p95/p99 per kind, errors by code, settlement transactions/s (legs with a txid), trades/s,
-// the Market entity's batches (size, time in the transaction, commit), CPU of the node, of its
-// Postgres backends and of this load generator, and, in the same run, the single-row INSERT
-// ceiling of the same Postgres (pgbench). Writes bench/results/orders.json.
+// `npm run bench -- orders`: signed LIMIT orders over HTTP against one real node process and,
+// right after it with the same client and the same mix, against a least-work reference server
+// (bench/parts/referenceServer.ts: node:http, the same HMAC check, an in-memory book, group commit
+// of orders and trades to the same Postgres, answers after COMMIT; no Effect, no cluster, no chain).
+// 64 concurrent keep-alive clients; two mixes by default: resting orders and their cancels only, and
+// 80% rest-then-cancel with 20% crossing the spread and filling (every fill's legs recorded and
+// broadcast inline on the node). Per target and mix: acknowledged orders/s, trades/s, p50/p99, CPU
+// per acknowledged order of the process plus its Postgres backends (/proc of the backend pids from
+// pg_stat_activity), event-loop utilization and the delay of a 5 ms timer, the load generator's
+// and the machine's CPU, and the load average; then ours ÷ reference. For the node also: latency
+// per kind, errors by code, the Market entity's batches (read, match, write, commit, sign), CPU per
+// trade, the node's CPU per request at four points of the order path, a CPU profile
+// (BENCH_ORDERS_PROFILE=1), and pgbench's single-row INSERT ceiling of the same Postgres. Writes
+// bench/results/orders.json. The machine is shared: compare ratios and CPU per unit of work.
 //
 // Setup (what test/integration/exchange-trading.test.ts does, at scale): one node
 // (bench/parts/orderNode.ts: `npm start`'s layer plus an IPC channel for devnet setup), one Omni
@@ -17,19 +24,21 @@
 // Each client keeps at most BENCH_ORDERS_DEPTH resting orders and cancels its oldest beyond that.
 //
 // Knobs: BENCH_ORDERS_CLIENTS (64), BENCH_ORDERS_MARKETS (2: clients split between them),
-// BENCH_ORDERS_DURATION_MS (20000, measured), BENCH_ORDERS_WARMUP_MS (5000), BENCH_ORDERS_CROSS_PCT
-// (20), BENCH_ORDERS_DEPTH (4), BENCH_ORDERS_HISTORY_TRADES (100000 settled trades per market before
-// the load, so what grows with history is measured; 0: an empty market), BENCH_ORDERS_SPLIT_MS (4000:
-// after the window, four kinds of signed request that stop at successive points of the order path,
-// twice in turn, for the node's CPU per request up to each point; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
-// BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the measured window, summarised and kept
+// BENCH_ORDERS_DURATION_MS (20000, measured per target and mix), BENCH_ORDERS_WARMUP_MS (5000),
+// BENCH_ORDERS_MIXES ("0,20": the crossing percentages to run, in order; BENCH_ORDERS_CROSS_PCT sets
+// the second, 20), BENCH_ORDERS_DEPTH (4), BENCH_ORDERS_HISTORY_TRADES (100000 settled trades per
+// market before the load, so what grows with history is measured; 0: an empty market),
+// BENCH_ORDERS_SPLIT_MS (4000: after the windows, four kinds of signed request that stop at
+// successive points of the order path, twice in turn, for the node's CPU per request up to each
+// point; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
+// BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the last mix's window, summarised and kept
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
-// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the database for a look afterwards). Timing is reported,
+// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards). Timing is reported,
 // never asserted.
-import { execFile } from "node:child_process"
+import { type ChildProcess, execFile, fork } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { Agent, request } from "node:http"
+import { Agent } from "node:http"
 import { cpus, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -41,16 +50,18 @@ import { entityIdOf } from "../src/exchange/authorization/policy.ts"
 import { MARKET_SHIFT } from "../src/exchange/markets/ids.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import { storageClient } from "../src/platform/ShardingSettings.ts"
 import { configFrom, testMasterKey } from "../harness/config.ts"
 import { randomLedgerKey } from "../harness/walletServices.ts"
 import { adminUrl, createTestDatabase, type TestDatabase } from "../harness/db.ts"
 import { createKey } from "../harness/keys.ts"
 import { spawnNode, type NodeProcess } from "../harness/nodeProcess.ts"
-import { signedQuery, type Key } from "../harness/signed.ts"
 import { clusterRoundTrip } from "./parts/clusterRoundTrip.ts"
 import { type CpuProfile, summarise } from "./parts/cpuProfile.ts"
 import type { FundSend } from "./parts/orderNode.ts"
+import type { Key } from "../harness/signed.ts"
+import { type Answer, call, driveLoad, type LoadFigures, signedPath } from "./parts/orderLoad.ts"
 import type { BatchFigures } from "../src/exchange/market/MarketEntity.ts"
 import { printTable, writeResults, type Row } from "./report.ts"
 
@@ -76,7 +87,6 @@ const historyTrades = envInt("BENCH_ORDERS_HISTORY_TRADES", 100_000, 0)
 const splitMs = envInt("BENCH_ORDERS_SPLIT_MS", 4_000, 0)
 const extraNodeVars = JSON.parse(process.env.BENCH_ORDERS_NODE_VARS ?? "{}") as Record<string, string>
 
-const prefix = "/api/public/v1"
 const quote = { code: devnetDollar.code, property: devnetDollar.propertyId }
 /** Whole tokens: supply issued per base asset, and what each user's delegated addresses get. */
 const baseSupplyWhole = 100_000_000n
@@ -85,17 +95,18 @@ const userQuoteWhole = 1_000_000n
 const makerBaseWhole = 200_000n
 const makerQuoteWhole = 20_000_000n
 const makerQty = "100000"
-const crossQty = "0.05"
+/** The makers' orders at the touch, placed on the node and seeded into the reference alike. */
+const makerOrders = [{ side: "SELL", price: "100.00", quantity: makerQty }, { side: "BUY", price: "99.00", quantity: makerQty }] as const
 const sats = (whole: bigint) => String(whole * 10n ** 8n)
 
 // --- the node and its IPC ---
 
 type Ipc = <A>(op: string, args?: Record<string, unknown>) => Promise<A>
 
-const ipcOf = (node: NodeProcess): Ipc => {
+const ipcOf = (child: ChildProcess): Ipc => {
   let next = 0
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
-  node.child.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: string }) => {
+  child.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: string }) => {
     const p = pending.get(m.id)
     if (p === undefined) return
     pending.delete(m.id)
@@ -106,30 +117,9 @@ const ipcOf = (node: NodeProcess): Ipc => {
     new Promise<A>((resolve, reject) => {
       const id = ++next
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
-      node.child.send({ id, op, ...args })
+      child.send({ id, op, ...args })
     })
 }
-
-// --- HTTP ---
-
-interface Answer {
-  readonly status: number
-  readonly body: string
-}
-
-export const call = (agent: Agent, url: URL, method: "POST" | "DELETE" | "GET", path: string, key: Key) =>
-  new Promise<Answer>((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method, path, agent, headers: { "X-MBX-APIKEY": key.apiKey, ...(method === "POST" ? { "content-length": "0" } : {}) } }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end()
-  })
-
-export const signedPath = (path: string, key: Key, params: Record<string, string | number>) => `${prefix}${path}?${signedQuery(key, params)}`
 
 // --- CPU from /proc (Linux) ---
 
@@ -156,8 +146,6 @@ export const pct = (sorted: ReadonlyArray<number>, p: number) => sorted.length =
 export const round = (x: number, d = 2) => Number.isFinite(x) ? Number(x.toFixed(d)) : NaN
 const mean = (xs: ReadonlyArray<number>) => xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length
 
-type Kind = "rest" | "cross" | "cancel"
-
 // --- setup ---
 
 interface User extends Key {
@@ -174,7 +162,7 @@ interface MarketSetup {
 const grantAll = async (db: TestDatabase, grants: ReadonlyArray<{ userId: number; asset: string; cap: string }>) => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey })
   const layer = storageClient(config).pipe(
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench" })),
+    Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench", migrations })),
     Layer.provide(Layer.succeed(AppConfig, config))
   )
   const expiresAtMs = Date.now() + 6 * 3600_000
@@ -273,9 +261,9 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
     SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "1000000000",
     SHARDLINE_RATE_LIMIT_IP_WEIGHT: "1000000000",
     ...nodeVars
-  }, { script: join(here, "parts", "orderNode.ts"), ipc: true })
+  }, { script: join(here, "parts", "orderNode.ts"), ipc: true, startTimeoutMs: 300_000 })
   try {
-    const ipc = ipcOf(node)
+    const ipc = ipcOf(node.child)
     const t0 = Date.now()
 
     // Markets: BXA/DUSD, BXB/DUSD, ... (one Omni property per base, issued from the faucet).
@@ -334,8 +322,8 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
     const url = new URL(node.baseUrl)
     const setupAgent = new Agent({ keepAlive: true, maxSockets: 4 })
     for (const [i, m] of markets.entries()) {
-      for (const [side, price] of [["SELL", "100.00"], ["BUY", "99.00"]] as const) {
-        const r = await call(setupAgent, url, "POST", signedPath("/order", makers[i]!, { symbol: m.symbol, side, type: "LIMIT", timeInForce: "GTC", price, quantity: makerQty }), makers[i]!)
+      for (const { side, price, quantity } of makerOrders) {
+        const r = await call(setupAgent, url, "POST", signedPath("/order", makers[i]!, { symbol: m.symbol, side, type: "LIMIT", timeInForce: "GTC", price, quantity }), makers[i]!)
         if (r.status !== 200) throw new Error(`maker order on ${m.symbol}: ${r.status} ${r.body}`)
       }
     }
@@ -354,219 +342,207 @@ export const stopNode = async (node: NodeProcess) => {
   writeFileSync(nodeLog, node.output())
 }
 
+// --- the least-work reference (bench/parts/referenceServer.ts), in its own process ---
+
+
+interface Reference {
+  readonly pid: number
+  readonly url: URL
+  readonly ipc: Ipc
+  readonly stop: () => Promise<void>
+}
+
+const startReference = async (db: TestDatabase, keys: ReadonlyArray<Key>, markets: ReadonlyArray<MarketSetup>): Promise<Reference> => {
+  const config = { databaseUrl: db.url, keys: keys.map((k) => ({ apiKey: k.apiKey, secretKey: k.secretKey })), markets: markets.map((m) => ({ symbol: m.symbol, makers: makerOrders })) }
+  const child = fork(join(here, "parts", "referenceServer.ts"), [], { execArgv: ["--import", "tsx"], env: { ...process.env, BENCH_REF_CONFIG: JSON.stringify(config) }, stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.on("message", (m: { ready?: number }) => m.ready !== undefined && resolve(m.ready))
+    child.once("exit", (code) => reject(new Error(`the reference server exited (${code}) before it listened`)))
+  })
+  const exited = new Promise((r) => child.once("exit", r))
+  return {
+    pid: child.pid!,
+    url: new URL(`http://127.0.0.1:${port}`),
+    ipc: ipcOf(child),
+    stop: async () => {
+      child.kill("SIGTERM")
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))])
+    }
+  }
+}
+
+// --- one measured window against one target ---
+
+interface LoopFigures {
+  readonly utilizationPct: number
+  readonly lagP50Ms: number
+  readonly lagP99Ms: number
+  readonly lagMaxMs: number
+}
+
+interface Target {
+  readonly name: string
+  readonly url: URL
+  readonly pid: number
+  readonly ipc: Ipc
+  readonly db: TestDatabase
+  /** Its Postgres backends, by application_name (LIKE). */
+  readonly pgApplication: string
+}
+
+interface WindowFigures {
+  readonly load: LoadFigures
+  readonly seconds: number
+  readonly wallStart: number
+  readonly wallEnd: number
+  readonly cpuMs: number
+  readonly pgCpuMs: number
+  readonly pgBackends: number
+  readonly loadGenCpuMs: number
+  readonly machineBusyMs: number
+  readonly loop: LoopFigures
+  readonly loadAverage: string
+  readonly commits: number
+}
+
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+
+const measureWindow = async (target: Target, users: ReadonlyArray<User>, symbolOf: (i: number) => string, mixPct: number, hooks: { open?: () => Promise<void>; close?: () => Promise<void> } = {}): Promise<WindowFigures> => {
+  const xacts = async () => Number((await target.db.query<{ c: string }>(`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = current_database()`))[0]!.c)
+  let pgPids: Array<number> = []
+  let cpu0 = 0, pg0 = 0, xact0 = 0, wallStart = 0
+  let loadGen0 = process.cpuUsage()
+  let machine0 = machineCpu()
+  let end: Omit<WindowFigures, "load" | "seconds" | "wallStart"> | undefined
+  const load = await driveLoad({
+    url: target.url, users, symbolOf, crossPct: mixPct, depth, warmupMs, durationMs,
+    window: {
+      open: async () => {
+        await target.ipc("loop", { reset: true })
+        await hooks.open?.()
+        pgPids = (await target.db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1`, [target.pgApplication])).map((r) => r.pid)
+        pg0 = pgPids.reduce((a, p) => a + procCpuMs(p), 0)
+        xact0 = await xacts()
+        cpu0 = procCpuMs(target.pid)
+        loadGen0 = process.cpuUsage()
+        machine0 = machineCpu()
+        wallStart = Date.now()
+      },
+      close: async () => {
+        const cpuMs = procCpuMs(target.pid) - cpu0
+        const pgCpuMs = pgPids.reduce((a, p) => a + procCpuMs(p), 0) - pg0
+        const used = process.cpuUsage(loadGen0)
+        const machineBusyMs = machineCpu().busyMs - machine0.busyMs
+        const wallEnd = Date.now()
+        const loop = await target.ipc<LoopFigures>("loop", { reset: true })
+        end = { cpuMs, pgCpuMs, pgBackends: pgPids.length, loadGenCpuMs: (used.user + used.system) / 1000, machineBusyMs, wallEnd, loop, loadAverage: loadAverage(), commits: (await xacts()) - xact0 }
+        await hooks.close?.()
+      }
+    }
+  })
+  return { load, seconds: durationMs / 1000, wallStart, ...end! }
+}
+
+const ordersOf = (w: WindowFigures) => w.load.counts.rest + w.load.counts.cross
+const orderP = (w: WindowFigures, p: number) => pct([...w.load.latencies.rest, ...w.load.latencies.cross].sort((a, b) => a - b), p)
+const errorsOf = (w: WindowFigures) => [...w.load.errors.values()].reduce((a, b) => a + b, 0)
+
+/** One line per target and mix: what the goals are stated in. */
+const headline = (mix: string, target: string, w: WindowFigures, trades: number): Row => {
+  const orders = Math.max(1, ordersOf(w))
+  return {
+    mix,
+    target,
+    "orders ack/s": Math.round(ordersOf(w) / w.seconds),
+    "cancels/s": Math.round(w.load.counts.cancel / w.seconds),
+    "trades/s": Math.round(trades / w.seconds),
+    "p50 ms": round(orderP(w, 0.5)),
+    "p99 ms": round(orderP(w, 0.99)),
+    errors: errorsOf(w),
+    "CPU ms/order (proc+pg)": round((w.cpuMs + w.pgCpuMs) / orders, 3),
+    "proc µs/order": Math.round((w.cpuMs * 1000) / orders),
+    "pg µs/order": Math.round((w.pgCpuMs * 1000) / orders),
+    "loop util %": w.loop.utilizationPct,
+    "lag p99 ms": w.loop.lagP99Ms,
+    "loadgen cores": round(w.loadGenCpuMs / durationMs),
+    "machine cores": round(w.machineBusyMs / durationMs),
+    "load avg": w.loadAverage
+  }
+}
+
+const mixName = (p: number) => p === 0 ? "rest+cancel" : `${p}% cross`
+
 // --- the run ---
 
+/** The node's own figures for one mix: the Market entity's batches and its settlement legs. */
+interface NodeExtras {
+  batches: Array<BatchFigures & { symbol: string }>
+  legs: { legs: number; signed: number; trades: number }
+}
+
 export const run = async (): Promise<void> => {
+  const mixes = (process.env.BENCH_ORDERS_MIXES ?? `0,${crossPct}`).split(",").map(Number).filter((n) => Number.isInteger(n) && n >= 0 && n <= 100)
   const db = await createTestDatabase("benchorders")
+  const refDb = await createTestDatabase("benchorderref")
   let node: NodeProcess | undefined
+  let reference: Reference | undefined
   try {
     const world = await setupWorld(db)
     node = world.node
     const { ipc, users, marketOfClient, setupMs } = world
     const url = new URL(node.baseUrl)
+    const symbolOf = (i: number) => marketOfClient(i).symbol
+    reference = await startReference(refDb, users, world.markets)
     // The node's CPU with no load (timers, the devnet clocks, the Omni view's follower, storage polls).
     await new Promise((r) => setTimeout(r, 1_000))
     const idleCpu0 = procCpuMs(node.pid)
     await new Promise((r) => setTimeout(r, 3_000))
     const idleCoresUsed = (procCpuMs(node.pid) - idleCpu0) / 3_000
-    console.log(`orders bench: setup ${(setupMs / 1000).toFixed(1)} s (${marketCount} markets, ${clients} users + ${marketCount} makers, ${world.grants} grants funded on the devnet)`)
+    console.log(`orders bench: setup ${(setupMs / 1000).toFixed(1)} s (${marketCount} markets, ${clients} users + ${marketCount} makers, ${world.grants} grants funded on the devnet); mixes ${mixes.map(mixName).join(", ")}`)
 
-    // --- load ---
-    const agent = new Agent({ keepAlive: true, maxSockets: clients })
-    const latencies: Record<Kind, Array<number>> = { rest: [], cross: [], cancel: [] }
-    const counts: Record<Kind, number> = { rest: 0, cross: 0, cancel: 0 }
-    const errors = new Map<string, number>()
-    const perSecond: Array<number> = []
-    let measureStart = Infinity
-    let measureEnd = Infinity
-    const startAt = performance.now()
-    const stopAt = startAt + warmupMs + durationMs
-    const record = (kind: Kind, t0: number, t1: number, a: Answer | undefined) => {
-      if (t0 < measureStart || t1 > measureEnd) return
-      if (a === undefined || a.status !== 200) {
-        let code = "network"
-        if (a !== undefined) {
-          try {
-            code = `${a.status} ${(JSON.parse(a.body) as { code?: number }).code ?? "?"}`
-          } catch {
-            code = `${a.status}`
-          }
+    const nodeTarget: Target = { name: "shardline node", url, pid: node.pid, ipc, db, pgApplication: "shardline:%" }
+    const refTarget: Target = { name: "reference", url: reference.url, pid: reference.pid, ipc: reference.ipc, db: refDb, pgApplication: "bench:reference" }
+    const headlines: Array<Row> = []
+    const ratios: Array<Row> = []
+    const perMix: Array<Record<string, unknown>> = []
+    for (const [m, mixPct] of mixes.entries()) {
+      const last = m === mixes.length - 1
+      // The node, then the reference right after, with the same client and the same mix.
+      const extras: NodeExtras = { batches: [], legs: { legs: 0, signed: 0, trades: 0 } }
+      const profileFile = join(here, "results", "orders.cpuprofile")
+      const ours = await measureWindow(nodeTarget, users, symbolOf, mixPct, {
+        open: async () => {
+          await ipc("batches", { reset: true })
+          if (profile && last) await ipc("profileStart")
+        },
+        close: async () => {
+          if (profile && last) await ipc("profileStop", { file: profileFile })
+          extras.batches = await ipc<Array<BatchFigures & { symbol: string }>>("batches", { reset: true })
         }
-        const k = `${kind} ${code}`
-        errors.set(k, (errors.get(k) ?? 0) + 1)
-        return
-      }
-      counts[kind]++
-      latencies[kind].push(t1 - t0)
-      if (kind !== "cancel") {
-        const s = Math.floor((t1 - measureStart) / 1000)
-        perSecond[s] = (perSecond[s] ?? 0) + 1
-      }
+      })
+      const legRow = (await db.query<{ legs: string; signed: string; trades: string }>(`SELECT count(*)::text AS legs, count(l.txid)::text AS signed,
+          count(DISTINCT l.trade_id)::text AS trades FROM settlement_legs l JOIN trades t USING (trade_id) WHERE t.time_ms >= $1 AND t.time_ms < $2`, [ours.wallStart, ours.wallEnd]))[0]!
+      extras.legs = { legs: Number(legRow.legs), signed: Number(legRow.signed), trades: Number(legRow.trades) }
+      let refTrades0 = 0
+      let refTrades = 0
+      const theirs = await measureWindow(refTarget, users, symbolOf, mixPct, {
+        open: async () => void (refTrades0 = (await reference!.ipc<{ trades: number }>("counts")).trades),
+        close: async () => void (refTrades = (await reference!.ipc<{ trades: number }>("counts")).trades - refTrades0)
+      })
+      const mix = mixName(mixPct)
+      const a = headline(mix, "shardline", ours, extras.legs.trades)
+      const b = headline(mix, "reference", theirs, refTrades)
+      headlines.push(a, b)
+      const ratio = (k: string) => round(Number(a[k]) / Number(b[k]), 3)
+      ratios.push({ mix, "orders/s ours÷ref": ratio("orders ack/s"), "p99 ours ms": a["p99 ms"]!, "p99 ref ms": b["p99 ms"]!, "CPU/order ours÷ref": ratio("CPU ms/order (proc+pg)"), "load avg": `${a["load avg"]} → ${b["load avg"]}` })
+      perMix.push({ crossPct: mixPct, ours: a, reference: b, ratio: ratios[ratios.length - 1], nodeDetail: nodeDetail(ours, extras, idleCoresUsed) })
     }
-    const tick = (n: number) => (n / 100).toFixed(2)
-    const client = async (i: number) => {
-      const key = users[i]!
-      const symbol = marketOfClient(i).symbol
-      const resting: Array<string> = []
-      const rnd = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo + 1))
-      while (performance.now() < stopAt) {
-        while (resting.length > depth && performance.now() < stopAt) {
-          const orderId = resting.shift()!
-          const t0 = performance.now()
-          const a = await call(agent, url, "DELETE", signedPath("/order", key, { symbol, orderId }), key).catch(() => undefined)
-          record("cancel", t0, performance.now(), a)
-        }
-        const crossing = Math.random() * 100 < crossPct
-        const side = Math.random() < 0.5 ? "BUY" : "SELL"
-        const price = crossing ? (side === "BUY" ? "100.00" : "99.00") : side === "BUY" ? tick(rnd(9000, 9899)) : tick(rnd(10001, 10999))
-        const quantity = crossing ? crossQty : tick(rnd(5, 100))
-        const kind: Kind = crossing ? "cross" : "rest"
-        const t0 = performance.now()
-        const a = await call(agent, url, "POST", signedPath("/order", key, { symbol, side, type: "LIMIT", timeInForce: "GTC", price, quantity }), key).catch(() => undefined)
-        record(kind, t0, performance.now(), a)
-        if (!crossing && a?.status === 200) resting.push((JSON.parse(a.body) as { orderId: string }).orderId)
-      }
-    }
-    const workers = Promise.all(Array.from({ length: clients }, (_, i) => client(i)))
-    await new Promise((r) => setTimeout(r, warmupMs))
-
-    // The measured window.
-    await ipc("batches", { reset: true })
-    await ipc("loop", { reset: true })
-    if (profile) await ipc("profileStart")
-    const pgPids = (await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'shardline:%'`)).map((r) => r.pid)
-    const pgCpu0 = pgPids.reduce((a, p) => a + procCpuMs(p), 0)
-    const nodeCpu0 = procCpuMs(node.pid)
-    const machine0 = machineCpu()
-    const loadWin0 = process.cpuUsage()
-    const xact0 = (await db.query<{ c: string }>(`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = current_database()`))[0]!.c
-    const wallStart = Date.now()
-    measureStart = performance.now()
-    measureEnd = measureStart + durationMs
-    await new Promise((r) => setTimeout(r, durationMs))
-    const wallEnd = Date.now()
-    const nodeCpu1 = procCpuMs(node.pid)
-    const pgCpu1 = pgPids.reduce((a, p) => a + procCpuMs(p), 0)
-    const machine1 = machineCpu()
-    const loadWin1 = process.cpuUsage(loadWin0)
-    const xact1 = (await db.query<{ c: string }>(`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = current_database()`))[0]!.c
-    const profileFile = join(here, "results", "orders.cpuprofile")
-    if (profile) await ipc("profileStop", { file: profileFile })
-    const batches = await ipc<Array<BatchFigures & { symbol: string }>>("batches", { reset: true })
-    const loop = await ipc<{ utilizationPct: number; lagP50Ms: number; lagP99Ms: number; lagMaxMs: number }>("loop", { reset: true })
-    await workers
-    agent.destroy()
-
-    const seconds = durationMs / 1000
-    const orders = counts.rest + counts.cross
-    const errorCount = [...errors.values()].reduce((a, b) => a + b, 0)
 
     // --- the split: the same node answering requests that stop at successive points of the path ---
-    const split: Array<Row> = []
-    if (splitMs > 0) {
-      const splitAgent = new Agent({ keepAlive: true, maxSockets: clients })
-      const post = (key: User, params: Record<string, string>) => call(splitAgent, url, "POST", signedPath("/order", key, { type: "LIMIT", timeInForce: "GTC", ...params }), key)
-      type Case = readonly [string, (key: User, i: number, resting: Array<string>) => Promise<Answer | undefined>]
-      const cases: ReadonlyArray<Case> = [
-        ["1 signed GET /account (HTTP, signature, read model)", (key) => call(splitAgent, url, "GET", signedPath("/account", key, {}), key)],
-        ["2 POST /order, unknown symbol (-1121: HTTP, signature, decode; no entity)", (key) => post(key, { symbol: "NOPE_DUSD", side: "BUY", price: "95.00", quantity: "0.10" })],
-        ["3 POST /order refused in the batch (PRICE_FILTER: + cluster message, batch with its reads, nothing written)", (key, i) => post(key, { symbol: marketOfClient(i).symbol, side: "BUY", price: "95.001", quantity: "0.10" })],
-        ["4 POST /order rests (ACK) + DELETE /order (+ writes; no trades)", async (key, i, resting) => {
-          if (resting.length > depth) {
-            const orderId = resting.shift()!
-            return call(splitAgent, url, "DELETE", signedPath("/order", key, { symbol: marketOfClient(i).symbol, orderId }), key)
-          }
-          const a = await post(key, { symbol: marketOfClient(i).symbol, side: "BUY", price: tick(9000 + Math.floor(Math.random() * 800)), quantity: "0.10", newOrderRespType: "ACK" })
-          if (a.status === 200) resting.push((JSON.parse(a.body) as { orderId: string }).orderId)
-          return a
-        }]
-      ]
-      // Twice in turn (1 2 3 4 1 2 3 4), so a change in what else runs on the machine shows as a
-      // difference between the two rounds instead of between the cases.
-      for (const round of [1, 2]) {
-        for (const [name, f] of cases) {
-          let n = 0
-          let failed = 0
-          const until = performance.now() + splitMs
-          const cpu0 = procCpuMs(node.pid)
-          await Promise.all(users.map(async (key, i) => {
-            const resting: Array<string> = []
-            while (performance.now() < until) {
-              const a = await f(key, i, resting).catch(() => undefined)
-              n++
-              if (a === undefined || (a.status !== 200 && !name.startsWith("2") && !name.startsWith("3"))) failed++
-            }
-          }))
-          const cpu = procCpuMs(node.pid) - cpu0
-          split.push({ requests: name, round, "per s": Math.round(n / (splitMs / 1000)), failed, "node CPU µs/request": Math.round((cpu * 1000) / Math.max(1, n)),
-            "less CPU at rest": Math.round(((cpu - idleCoresUsed * splitMs) * 1000) / Math.max(1, n)) })
-        }
-      }
-      splitAgent.destroy()
-      const mixedCpu = nodeCpu1 - nodeCpu0
-      split.unshift({ requests: "the mixed window above (rest, cross, cancel)", round: 0, "per s": Math.round((orders + counts.cancel) / seconds), failed: errorCount,
-        "node CPU µs/request": Math.round((mixedCpu * 1000) / Math.max(1, orders + counts.cancel)),
-        "less CPU at rest": Math.round(((mixedCpu - idleCoresUsed * durationMs) * 1000) / Math.max(1, orders + counts.cancel)) })
-    }
+    const split = splitMs > 0 ? await splitCases(url, users, marketOfClient, node.pid, idleCoresUsed) : []
 
-    // --- settlement, from the database ---
-    const legs = (await db.query<{ legs: string; signed: string; trades: string }>(`SELECT count(*)::text AS legs, count(l.txid)::text AS signed,
-        count(DISTINCT l.trade_id)::text AS trades FROM settlement_legs l JOIN trades t USING (trade_id) WHERE t.time_ms >= $1 AND t.time_ms < $2`, [wallStart, wallEnd]))[0]!
-
-    // --- figures ---
-    const kindRows: Array<Row> = (["rest", "cross", "cancel"] as const).map((k) => {
-      const sorted = latencies[k].slice().sort((a, b) => a - b)
-      return { request: k === "rest" ? "POST /order (rests)" : k === "cross" ? "POST /order (crosses, fills)" : "DELETE /order", ok: counts[k], "per s": Math.round(counts[k] / seconds), "p50 ms": round(pct(sorted, 0.5)), "p95 ms": round(pct(sorted, 0.95)), "p99 ms": round(pct(sorted, 0.99)), "max ms": round(pct(sorted, 1)) }
-    })
-    const allOrders = [...latencies.rest, ...latencies.cross].sort((a, b) => a - b)
-    const summary: Row = {
-      clients,
-      markets: marketCount,
-      "seconds": seconds,
-      "orders ack/s": Math.round(orders / seconds),
-      "cancels/s": Math.round(counts.cancel / seconds),
-      "requests/s": Math.round((orders + counts.cancel) / seconds),
-      "order p50 ms": round(pct(allOrders, 0.5)),
-      "order p99 ms": round(pct(allOrders, 0.99)),
-      errors: errorCount,
-      "trades/s": Math.round(Number(legs.trades) / seconds),
-      "settlement tx/s": round(Number(legs.signed) / seconds),
-      "legs recorded/s": Math.round(Number(legs.legs) / seconds)
-    }
-    const byMarket = new Map<string, Array<BatchFigures>>()
-    for (const b of batches) byMarket.set(b.symbol, [...(byMarket.get(b.symbol) ?? []), b])
-    const batchRows: Array<Row> = [...byMarket].map(([symbol, bs]) => {
-      const sorted = (f: (b: BatchFigures) => number) => bs.map(f).sort((a, b) => a - b)
-      const size = sorted((b) => b.commands)
-      const tx = sorted((b) => b.txMs)
-      const busy = bs.reduce((a, b) => a + b.totalMs, 0)
-      return {
-        market: symbol,
-        "batches/s": round(bs.length / seconds, 1),
-        "cmds mean": round(mean(size), 1),
-        "cmds p99": pct(size, 0.99),
-        "read ms": round(mean(bs.map((b) => b.readMs))),
-        "match ms": round(mean(bs.map((b) => b.matchMs))),
-        "write ms": round(mean(bs.map((b) => b.writeMs))),
-        "commit ms": round(mean(bs.map((b) => b.txMs - b.readMs - b.matchMs - b.writeMs))),
-        "tx p50 ms": round(pct(tx, 0.5)),
-        "tx p99 ms": round(pct(tx, 0.99)),
-        "sign ms": round(mean(bs.map((b) => b.signMs))),
-        "answer ms": round(mean(bs.map((b) => b.answerMs))),
-        "loop busy %": round((100 * busy) / durationMs, 1)
-      }
-    })
-    const cores = cpus().length
-    const machineBusy = machine1.busyMs - machine0.busyMs
-    const cpuRows: Array<Row> = [
-      { process: "node (HTTP + entities)", "CPU ms": Math.round(nodeCpu1 - nodeCpu0), "cores used": round((nodeCpu1 - nodeCpu0) / durationMs), "µs per order": Math.round(((nodeCpu1 - nodeCpu0) * 1000) / Math.max(1, orders)), "µs per request": Math.round(((nodeCpu1 - nodeCpu0) * 1000) / Math.max(1, orders + counts.cancel)) },
-      { process: "node at rest before the load (3 s)", "CPU ms": Math.round(idleCoresUsed * durationMs), "cores used": round(idleCoresUsed), "µs per order": "", "µs per request": "" },
-      { process: `postgres backends of the node (${pgPids.length})`, "CPU ms": Math.round(pgCpu1 - pgCpu0), "cores used": round((pgCpu1 - pgCpu0) / durationMs), "µs per order": Math.round(((pgCpu1 - pgCpu0) * 1000) / Math.max(1, orders)), "µs per request": Math.round(((pgCpu1 - pgCpu0) * 1000) / Math.max(1, orders + counts.cancel)) },
-      { process: "load generator (this process)", "CPU ms": Math.round((loadWin1.user + loadWin1.system) / 1000), "cores used": round((loadWin1.user + loadWin1.system) / 1000 / durationMs), "µs per order": Math.round((loadWin1.user + loadWin1.system) / Math.max(1, orders)), "µs per request": Math.round((loadWin1.user + loadWin1.system) / Math.max(1, orders + counts.cancel)) },
-      { process: `whole machine (${cores} cores)`, "CPU ms": Math.round(machineBusy), "cores used": round(machineBusy / durationMs), "µs per order": Math.round((machineBusy * 1000) / Math.max(1, orders)), "µs per request": Math.round((machineBusy * 1000) / Math.max(1, orders + counts.cancel)) }
-    ]
-    const dbRows: Array<Row> = [{ "commits/s (bench db)": Math.round((Number(xact1) - Number(xact0)) / seconds) }]
-
+    await reference.stop()
+    reference = undefined
     // The node is stopped before pgbench runs, so the ceiling is the database's alone.
     await stopNode(node)
     const logLines = node.output().split("\n")
@@ -575,35 +551,141 @@ export const run = async (): Promise<void> => {
     const roundTrip = splitMs > 0 ? await clusterRoundTrip(clients, Math.min(splitMs, 3_000)) : []
     const pgbench = await pgbenchCeiling()
 
-    console.log(`\norders bench: ${clients} clients, ${warmupMs} ms warmup + ${durationMs} ms measured; ${100 - crossPct}% rest then cancel, ${crossPct}% cross; depth ${depth}; ${historyTrades} trades of history per market; goal >= 5000 orders/s, p99 < 50 ms`)
-    printTable("Summary", [summary])
-    printTable("Latency by request (measured window)", kindRows)
-    if (errors.size > 0) printTable("Errors by request and code", [...errors].map(([k, n]) => ({ "request status code": k, count: n })))
-    printTable("Market entity batches (means per batch; commit = transaction time not in read/match/write)", batchRows)
-    printTable("The node's event loop over the measured window (utilization; delay of a 5 ms timer)", [{ "utilization %": loop.utilizationPct, "delay p50 ms": loop.lagP50Ms, "delay p99 ms": loop.lagP99Ms, "delay max ms": loop.lagMaxMs }])
-    printTable("CPU over the measured window", cpuRows)
-    printTable("Postgres", dbRows)
-    if (split.length > 0) printTable(`Node CPU per request along the order path (${splitMs} ms per case, right after the window; includes the node's CPU at rest)`, split)
+    console.log(`\norders bench: ${clients} clients, ${warmupMs} ms warmup + ${durationMs} ms measured per target and mix; depth ${depth}; ${historyTrades} trades of history per market`)
+    printTable("Shardline and the least-work reference, same client, one after the other (CPU: the process + its Postgres backends, per acknowledged order)", headlines)
+    printTable("Ratios (goals: rest+cancel orders/s ≥ 0.5 with p99 < 50 ms; 20% cross ≥ 0.33 with p99 < 100 ms, ≤ 1 ms CPU per order)", ratios)
+    for (const pm of perMix) {
+      const d = pm["nodeDetail"] as ReturnType<typeof nodeDetail>
+      console.log(`\n=== the node, ${mixName(pm["crossPct"] as number)} ===`)
+      printTable("Latency by request (measured window)", d.latency)
+      if (d.errors.length > 0) printTable("Errors by request and code", d.errors)
+      printTable("Market entity batches (means per batch; commit = transaction time not in read/match/write)", d.batches)
+      printTable("CPU over the measured window", d.cpu)
+    }
+    if (split.length > 0) printTable(`Node CPU per request along the order path (${splitMs} ms per case, after the windows; includes the node's CPU at rest)`, split)
     console.log(`\nnode log: ${nodeLog} (${logLines.length} lines, ${warnings} warnings or errors)`)
     printTable("Cluster messaging alone: a Market Place round trip in this process (node stopped), no HTTP, no SQL", roundTrip)
     printTable("Postgres single-row INSERT ceiling (same server, node stopped)", pgbench)
     let profileSummary: ReturnType<typeof summarise> | undefined
     if (profile) {
+      const profileFile = join(here, "results", "orders.cpuprofile")
       profileSummary = summarise(JSON.parse(readFileSync(profileFile, "utf8")) as CpuProfile, 30)
-      printTable(`Node CPU profile by group (self time, ${profileSummary.totalMs} ms sampled over ${durationMs} ms)`, profileSummary.byGroup)
+      printTable(`Node CPU profile by group (self time, ${profileSummary.totalMs} ms sampled over ${durationMs} ms, last mix)`, profileSummary.byGroup)
       printTable("Node CPU profile by area (self time)", profileSummary.byArea)
       printTable("Node CPU profile: top functions (self time)", profileSummary.byFunction)
       console.log(`\nprofile: ${profileFile} (open in Chrome DevTools or speedscope)`)
     }
     writeResults("orders", {
-      clients, markets: marketCount, warmupMs, durationMs, crossPct, depth, historyTrades, cpus: cores, loadAverage: readFileSync("/proc/loadavg", "utf8").trim(),
-      summary, latency: kindRows, errors: Object.fromEntries(errors), batches: batchRows, eventLoop: loop, cpu: cpuRows, split, clusterRoundTrip: roundTrip, postgres: dbRows, pgbench,
-      ordersPerSecond: perSecond, settlement: { legs: Number(legs.legs), signedLegs: Number(legs.signed), trades: Number(legs.trades) },
+      clients, markets: marketCount, warmupMs, durationMs, depth, historyTrades, cpus: cpus().length, loadAverageAtEnd: loadAverage(),
+      comparison: headlines, ratios, mixes: perMix, split, clusterRoundTrip: roundTrip, pgbench,
       profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction }
     })
   } finally {
+    if (reference !== undefined) await reference.stop()
     if (node !== undefined) await stopNode(node)
-    if (keepDb) console.log(`kept database ${db.name} (BENCH_ORDERS_KEEP_DB)`)
-    else await db.drop()
+    if (keepDb) console.log(`kept databases ${db.name}, ${refDb.name} (BENCH_ORDERS_KEEP_DB)`)
+    else {
+      await db.drop()
+      await refDb.drop()
+    }
   }
+}
+
+/** The node's detail tables for one mix: latency per kind, errors, batches, CPU. */
+const nodeDetail = (w: WindowFigures, extras: NodeExtras, idleCoresUsed: number) => {
+  const { latencies, counts, errors } = w.load
+  const seconds = w.seconds
+  const orders = Math.max(1, ordersOf(w))
+  const requests = Math.max(1, ordersOf(w) + counts.cancel)
+  const latency: Array<Row> = (["rest", "cross", "cancel"] as const).map((k) => {
+    const sorted = latencies[k].slice().sort((a, b) => a - b)
+    return { request: k === "rest" ? "POST /order (rests)" : k === "cross" ? "POST /order (crosses, fills)" : "DELETE /order", ok: counts[k], "per s": Math.round(counts[k] / seconds), "p50 ms": round(pct(sorted, 0.5)), "p95 ms": round(pct(sorted, 0.95)), "p99 ms": round(pct(sorted, 0.99)), "max ms": round(pct(sorted, 1)) }
+  })
+  const byMarket = new Map<string, Array<BatchFigures>>()
+  for (const b of extras.batches) byMarket.set(b.symbol, [...(byMarket.get(b.symbol) ?? []), b])
+  const batches: Array<Row> = [...byMarket].map(([symbol, bs]) => {
+    const sorted = (f: (b: BatchFigures) => number) => bs.map(f).sort((a, b) => a - b)
+    const size = sorted((b) => b.commands)
+    const tx = sorted((b) => b.txMs)
+    return {
+      market: symbol,
+      "batches/s": round(bs.length / seconds, 1),
+      "cmds mean": round(mean(size), 1),
+      "cmds p99": pct(size, 0.99),
+      "read ms": round(mean(bs.map((b) => b.readMs))),
+      "match ms": round(mean(bs.map((b) => b.matchMs))),
+      "write ms": round(mean(bs.map((b) => b.writeMs))),
+      "commit ms": round(mean(bs.map((b) => b.txMs - b.readMs - b.matchMs - b.writeMs))),
+      "tx p50 ms": round(pct(tx, 0.5)),
+      "tx p99 ms": round(pct(tx, 0.99)),
+      "sign ms": round(mean(bs.map((b) => b.signMs))),
+      "answer ms": round(mean(bs.map((b) => b.answerMs))),
+      "loop busy %": round((100 * bs.reduce((a, b) => a + b.totalMs, 0)) / durationMs, 1)
+    }
+  })
+  const per = (ms: number, n: number) => Math.round((ms * 1000) / n)
+  const cpu: Array<Row> = [
+    { process: "node (HTTP + entities)", "CPU ms": Math.round(w.cpuMs), "cores used": round(w.cpuMs / durationMs), "µs per order": per(w.cpuMs, orders), "µs per request": per(w.cpuMs, requests), "µs per trade": extras.legs.trades > 0 ? per(w.cpuMs, extras.legs.trades) : "" },
+    { process: "node at rest before the load (3 s)", "CPU ms": Math.round(idleCoresUsed * durationMs), "cores used": round(idleCoresUsed), "µs per order": "", "µs per request": "", "µs per trade": "" },
+    { process: `postgres backends of the node (${w.pgBackends})`, "CPU ms": Math.round(w.pgCpuMs), "cores used": round(w.pgCpuMs / durationMs), "µs per order": per(w.pgCpuMs, orders), "µs per request": per(w.pgCpuMs, requests), "µs per trade": "" },
+    { process: "load generator (this process)", "CPU ms": Math.round(w.loadGenCpuMs), "cores used": round(w.loadGenCpuMs / durationMs), "µs per order": per(w.loadGenCpuMs, orders), "µs per request": per(w.loadGenCpuMs, requests), "µs per trade": "" },
+    { process: `whole machine (${cpus().length} cores)`, "CPU ms": Math.round(w.machineBusyMs), "cores used": round(w.machineBusyMs / durationMs), "µs per order": per(w.machineBusyMs, orders), "µs per request": per(w.machineBusyMs, requests), "µs per trade": "" }
+  ]
+  return {
+    latency,
+    errors: [...errors].map(([k, n]): Row => ({ "request status code": k, count: n })),
+    batches,
+    cpu,
+    eventLoop: w.loop,
+    commitsPerSecond: Math.round(w.commits / seconds),
+    settlement: extras.legs,
+    ordersPerSecond: w.load.perSecond,
+    loadAverage: w.loadAverage
+  }
+}
+
+/** Four kinds of signed request that stop at successive points of the order path, twice in turn. */
+const splitCases = async (url: URL, users: ReadonlyArray<User>, marketOfClient: (i: number) => MarketSetup, pid: number, idleCoresUsed: number): Promise<Array<Row>> => {
+  const split: Array<Row> = []
+  const tick = (n: number) => (n / 100).toFixed(2)
+  const splitAgent = new Agent({ keepAlive: true, maxSockets: clients })
+  const post = (key: User, params: Record<string, string>) => call(splitAgent, url, "POST", signedPath("/order", key, { type: "LIMIT", timeInForce: "GTC", ...params }), key)
+  type Case = readonly [string, (key: User, i: number, resting: Array<string>) => Promise<Answer | undefined>]
+  const cases: ReadonlyArray<Case> = [
+    ["1 signed GET /account (HTTP, signature, read model)", (key) => call(splitAgent, url, "GET", signedPath("/account", key, {}), key)],
+    ["2 POST /order, unknown symbol (-1121: HTTP, signature, decode; no entity)", (key) => post(key, { symbol: "NOPE_DUSD", side: "BUY", price: "95.00", quantity: "0.10" })],
+    ["3 POST /order refused in the batch (PRICE_FILTER: + cluster message, batch with its reads, nothing written)", (key, i) => post(key, { symbol: marketOfClient(i).symbol, side: "BUY", price: "95.001", quantity: "0.10" })],
+    ["4 POST /order rests (ACK) + DELETE /order (+ writes; no trades)", async (key, i, resting) => {
+      if (resting.length > depth) {
+        const orderId = resting.shift()!
+        return call(splitAgent, url, "DELETE", signedPath("/order", key, { symbol: marketOfClient(i).symbol, orderId }), key)
+      }
+      const a = await post(key, { symbol: marketOfClient(i).symbol, side: "BUY", price: tick(9000 + Math.floor(Math.random() * 800)), quantity: "0.10", newOrderRespType: "ACK" })
+      if (a.status === 200) resting.push((JSON.parse(a.body) as { orderId: string }).orderId)
+      return a
+    }]
+  ]
+  // Twice in turn (1 2 3 4 1 2 3 4), so a change in what else runs on the machine shows as a
+  // difference between the two rounds instead of between the cases.
+  for (const round of [1, 2]) {
+    for (const [name, f] of cases) {
+      let n = 0
+      let failed = 0
+      const until = performance.now() + splitMs
+      const cpu0 = procCpuMs(pid)
+      await Promise.all(users.map(async (key, i) => {
+        const resting: Array<string> = []
+        while (performance.now() < until) {
+          const a = await f(key, i, resting).catch(() => undefined)
+          n++
+          if (a === undefined || (a.status !== 200 && !name.startsWith("2") && !name.startsWith("3"))) failed++
+        }
+      }))
+      const cpu = procCpuMs(pid) - cpu0
+      split.push({ requests: name, round, "per s": Math.round(n / (splitMs / 1000)), failed, "node CPU µs/request": Math.round((cpu * 1000) / Math.max(1, n)),
+        "less CPU at rest": Math.round(((cpu - idleCoresUsed * splitMs) * 1000) / Math.max(1, n)), "load avg": loadAverage() })
+    }
+  }
+  splitAgent.destroy()
+  return split
 }

@@ -6,12 +6,14 @@ import { prefix } from "../schemas/exchange/public.ts"
 import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
 import { exchangeDecodeError, exchangeHandlers, exchangeWebApp } from "../src/exchange/http/ExchangeHttp.ts"
 import { faviconRoute } from "../src/platform/webapp/WebApp.ts"
+import { makeSignedLane } from "../src/exchange/http/SignedLane.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
 import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataHandlers.ts"
 import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { listener } from "../src/platform/http/Listener.ts"
+import { tracingOn } from "../src/platform/telemetry/Telemetry.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
@@ -22,15 +24,17 @@ import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers, socialWebApp } from "../src/social/http/SocialHttp.ts"
 import { ContentStore } from "../src/social/content/ContentStore.ts"
 
-export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData]), ([config, registry, data]) => {
+export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
+  const [config, registry, data] = yield* Effect.all([AppConfig, MarketRegistry, MarketData])
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
+  const signedLane = yield* makeSignedLane
   return listener({
     edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
       fast: fastMarketData(view),
       stream: streams.route,
       closeStreams: streams.closeAll
-    }),
+    }, signedLane),
     api: ExchangeApi,
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,
@@ -39,15 +43,16 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
     routes: Layer.mergeAll(opsRoutes(exchangeOpsRefused), exchangeWebApp),
-    trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    settings: config.httpEdge,
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })
 }))
 
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
 export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Transparency]), ([config, transparency]) =>
   listener({
-    edge: deskEdge(config.deskIpWeightPerMin, transparency),
+    edge: deskEdge(config.deskIpWeightPerMin, { "partner-a": config.webhookSecretPartnerA, "partner-b": config.webhookSecretPartnerB }, transparency),
     api: DeskApi,
     handlers: deskHandlers,
     decodeError: decodeErrorShape,
@@ -56,8 +61,9 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     routes: faviconRoute,
-    trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    settings: config.httpEdge,
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))
 
 /** The social network: the desk's error shape, session auth, health open to any origin. */
@@ -72,6 +78,7 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     routes: socialWebApp,
-    trustProxy: config.trustProxy,
-    fastLane: config.httpFastLane
+    settings: config.httpEdge,
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))

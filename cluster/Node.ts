@@ -9,6 +9,7 @@ import * as MarketData from "../src/exchange/marketdata/MarketData.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
 import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
@@ -19,11 +20,13 @@ import { StampingSweep } from "../src/social/posts/stampingSweep.ts"
 import * as Transparency from "../src/desk/http/Transparency.ts"
 import * as ReserveScanner from "../src/desk/reserves/ReserveScanner.ts"
 import * as DeskWallets from "../src/desk/wallets/DeskWallets.ts"
+import * as DeskDevnetBacking from "../src/desk/tokens/devnetBacking.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
 import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
+import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { deskListener, exchangeListener, socialListener } from "./Listeners.ts"
 import { single, socket } from "./topology.ts"
 import * as AccountReadModel from "../src/exchange/account/AccountReadModel.ts"
@@ -63,7 +66,8 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(Transparency.layer),
     Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
     Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),
-    Layer.provideMerge(DevnetChains.layer),
+    // A devnet pays the desk's tokens backed, into the desk's vaults (docs/desk.md, "Token registry").
+    Layer.provideMerge(DevnetChains.layer.pipe(Layer.provide(DeskDevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))))),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(Layer.succeed(NodeIdentity, { name }))
@@ -77,8 +81,10 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(cluster),
     // Kept in the output, so a node run inside a test process can reach its chains (test/support/node.ts).
     Layer.provideMerge(services),
-    Layer.provide(databaseLayer({ applicationName: name })),
+    Layer.provide(databaseLayer({ applicationName: name, migrations })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
-    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config)))
+    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config))),
+    // Beneath everything: every fiber of the node inherits the tracer (or its absence) and the log format.
+    Layer.provide(Telemetry.layer(config.telemetry, name))
   )
 }

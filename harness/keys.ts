@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { ApiKeys, layerNoListen as apiKeysLayer, type Scope } from "../src/exchange/auth/ApiKeys.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
 import { configFrom, testMasterKey } from "./config.ts"
 
@@ -10,7 +11,7 @@ export const createKey = (databaseUrl: string, options: { scopes: ReadonlyArray<
   const config = configFrom({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey })
   const layer = apiKeysLayer.pipe(
     Layer.provideMerge(SecretBox.layer),
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:test" })),
+    Layer.provideMerge(databaseLayer({ applicationName: "shardline:test", migrations })),
     Layer.provide(Layer.succeed(AppConfig, config))
   )
   return Effect.runPromise(Effect.scoped(Effect.provide(Effect.flatMap(ApiKeys, (k) => k.create(options)), layer)))

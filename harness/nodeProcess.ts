@@ -25,6 +25,8 @@ export interface NodeProcess {
   readonly name: string
   readonly pid: number
   readonly baseUrl: string
+  readonly deskUrl: string
+  readonly socialUrl: string
   readonly child: ChildProcess
   /** Everything the node wrote to stdout and stderr so far. */
   readonly output: () => string
@@ -101,9 +103,11 @@ export const spawnNode = async (vars: Record<string, string>, options: SpawnOpti
     return exchange === 200 && desk > 0 && social > 0
   }
   const node: NodeProcess = {
-    name: `shardline:127.0.0.1:${runnerPort}`,
+    name: `shardline:127.0.0.1:${env["SHARDLINE_RUNNER_PORT"]}`,
     pid: child.pid!,
     baseUrl: `http://127.0.0.1:${httpPort}`,
+    deskUrl: `http://127.0.0.1:${env["SHARDLINE_DESK_HTTP_PORT"]}`,
+    socialUrl: `http://127.0.0.1:${env["SHARDLINE_SOCIAL_HTTP_PORT"]}`,
     child,
     output: () => out,
     exited,

@@ -13,6 +13,7 @@ import { UtxoLedger } from "../src/chain/ledger/UtxoLedger.ts"
 import { ledgerParams } from "../src/chain/params.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
+import { migrations } from "../src/migrations.ts"
 import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
@@ -37,7 +38,7 @@ export const walletServices = <E>(databaseUrl: string, ledger: Layer.Layer<UtxoL
   return Layer.mergeAll(FeeSponsor.layer, OmniViewIndexer.layer).pipe(
     Layer.provideMerge(ledger),
     Layer.provideMerge(SecretBox.layer),
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:wallet" })),
+    Layer.provideMerge(databaseLayer({ applicationName: "shardline:wallet", migrations })),
     Layer.provideMerge(Layer.succeed(AppConfig, config))
   )
 }

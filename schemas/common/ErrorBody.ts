@@ -68,6 +68,16 @@ export class ServiceUnavailable extends errorClass<ServiceUnavailable>()(
 ) {}
 
 
+export class IdempotencyKeyReused extends errorClass<IdempotencyKeyReused>()(
+  "IdempotencyKeyReused", 422, ["idempotency_key_reused"],
+  "The caller (a social account, a desk API key) already used this Idempotency-Key for a different request payload (draft-ietf-httpapi-idempotency-key-header §2.7)"
+) {}
+
+/** The 422 answer to a reused Idempotency-Key. */
+export const idempotencyKeyReused = () =>
+  new IdempotencyKeyReused({ error: { code: "idempotency_key_reused", message: "This Idempotency-Key was used for a different request payload." } })
+
+
 /** Adds the common error classes to a service's HttpApi (documented on every route). */
 export const withCommonErrors = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(api: HttpApi.HttpApi<Id, Groups, E, R>) =>
   api.addError(BadRequest).addError(NotFound).addError(MethodNotAllowed).addError(RequestTimeout)

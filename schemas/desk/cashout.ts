@@ -4,12 +4,15 @@
 // amount may be a JSON number or a decimal string (never more decimals than the token has).
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { BadRequest, NotFound } from "../common/ErrorBody.ts"
+import { BadRequest, IdempotencyKeyReused, NotFound } from "../common/ErrorBody.ts"
 import { text } from "../common/text.ts"
 import { Weight } from "../common/Weight.ts"
 import { Forbidden } from "./errors.ts"
 import { prefix } from "./key.ts"
 import { DeskKey, DeskKeyCashout, DeskKeyStables, DeskKeyWrap } from "./security.ts"
+
+/** The order routes' Idempotency-Key (docs/desk-orders.md, "Retrying an order"). */
+const idempotencyKeyHeader = "Optional header Idempotency-Key (draft-ietf-httpapi-idempotency-key-header; a Structured Field String, or a bare token; scoped to the API key, kept 24 hours): a retry with the same key and body answers the same order; the same key with another body is 422 idempotency_key_reused; concurrent retries make one order."
 
 const fee = {
   redeemFeeBps: Schema.Number.annotations({ description: "The fee this member's orders pay, in basis points (negotiated, else the desk's)" }),
@@ -126,7 +129,8 @@ export const CashoutGroup = HttpApiGroup.make("cashout")
     .annotate(Weight, 2)
     .annotate(OpenApi.Summary, "Whether a coupon code is valid and the fee it would apply; never uses it (scope cashout)"))
   .add(HttpApiEndpoint.post("createOrder", `${prefix}/cashout/orders`).setPayload(CashoutOrderBody).addSuccess(CashoutOrder, { status: 201 })
-    .addError(BadRequest)
+    .addError(BadRequest).addError(IdempotencyKeyReused)
+    .annotate(OpenApi.Description, idempotencyKeyHeader)
     .annotate(Weight, 10)
     .annotate(OpenApi.Summary, "A cash-out order: send the token to its deposit address, USDC is paid on the chosen chain (scope cashout)"))
   .middleware(DeskKeyCashout)
@@ -172,7 +176,8 @@ export type StablesOrderBody = typeof StablesOrderBody.Type
 
 export const StablesGroup = HttpApiGroup.make("stables")
   .add(HttpApiEndpoint.post("order", `${prefix}/stables/orders`).setPayload(StablesOrderBody).addSuccess(CashoutOrder, { status: 201 })
-    .addError(BadRequest)
+    .addError(BadRequest).addError(IdempotencyKeyReused)
+    .annotate(OpenApi.Description, idempotencyKeyHeader)
     .annotate(Weight, 10)
     .annotate(OpenApi.Summary, "Mint (send a stablecoin to the order's fresh EVM address, the token is granted to recipient) or redeem (send the token, USDC is paid) (scope stables)"))
   .middleware(DeskKeyStables)
@@ -210,7 +215,8 @@ export type WrapOrderBody = typeof WrapOrderBody.Type
 
 export const WrapGroup = HttpApiGroup.make("wrap")
   .add(HttpApiEndpoint.post("order", `${prefix}/wrap/orders`).setPayload(WrapOrderBody).addSuccess(CashoutOrder, { status: 201 })
-    .addError(BadRequest)
+    .addError(BadRequest).addError(IdempotencyKeyReused)
+    .annotate(OpenApi.Description, idempotencyKeyHeader)
     .annotate(Weight, 10)
     .annotate(OpenApi.Summary, "A wrap order: send the coin to the order's own address, the wrapped token is granted to payoutAddress (scope wrap)"))
   .add(HttpApiEndpoint.get("poll", `${prefix}/wrap/orders/:id`).setPath(OrderIdPath).addSuccess(CashoutOrder)

@@ -77,6 +77,10 @@ export const WalletLinked = Schema.Struct({
 export type WalletLinked = typeof WalletLinked.Type
 
 export const LinkTokenParam = Schema.Struct({ token: text(100) })
+/** The POST may come to the bare path: the token is then read from the signed `payload.callback_url`. */
+export const LinkTokenPostParam = Schema.Struct({
+  token: Schema.optional(text(100)).annotations({ description: "The single-use token; when absent, the one inside payload.callback_url" })
+})
 
 export const WalletLinkGroup = HttpApiGroup.make("walletLink")
   .add(HttpApiEndpoint.get("manifest", `${prefix}/wallet-link`).setUrlParams(LinkTokenParam)
@@ -84,11 +88,11 @@ export const WalletLinkGroup = HttpApiGroup.make("walletLink")
     .addError(Gone)
     .annotate(Weight, 1)
     .annotate(OpenApi.Summary, "The link manifest: JSON with Accept: application/json, otherwise an HTML page holding <script type=\"wl-link-xpubs\"> (single-use token, weight 1)"))
-  .add(HttpApiEndpoint.post("link", `${prefix}/wallet-link`).setUrlParams(LinkTokenParam).setPayload(WalletLinkEnvelope)
+  .add(HttpApiEndpoint.post("link", `${prefix}/wallet-link`).setUrlParams(LinkTokenPostParam).setPayload(WalletLinkEnvelope)
     .addSuccess(WalletLinked)
     .addError(Unauthorized).addError(Forbidden).addError(Conflict).addError(Gone).addError(BadRequest)
     .annotate(Weight, 5)
-    .annotate(OpenApi.Summary, "Link the wallet: BIP-137 over canonicalJson(payload); answers a new partner key (single-use token, weight 5)"))
+    .annotate(OpenApi.Summary, "Link the wallet: BIP-137 over canonicalJson(payload); answers a new partner key (single-use token in the query or in payload.callback_url, weight 5)"))
   .annotate(OpenApi.Title, "Wallet linking")
 
 export const rewardsDaysMax = 365
@@ -102,8 +106,13 @@ export const RewardsMatch = Schema.Literal("signing_address", "derived_address",
 export const RewardsBalance = Schema.Struct({
   address: Schema.String,
   matched: RewardsMatch.annotations({ description: "Which field of the linked wallet the address is" }),
-  propertyId: Schema.Int.annotations({ description: "The Omni token sampled" }),
-  currentBalance: Schema.String.annotations({ description: "Total Omni token balance of every derived address now, decimal" }),
+  tokens: Schema.Array(Schema.Struct({
+    asset: Schema.NullOr(Schema.String).annotations({ description: "The token's registry code (SUSD, XUSD); null for an operator's override property the registry does not know" }),
+    propertyId: Schema.Int,
+    currentBalance: Schema.String.annotations({ description: "This token's balance of every derived address now, decimal" }),
+    averageDailyBalance: Schema.String.annotations({ description: "This token's mean over the window's samples, decimal" })
+  })).annotations({ description: "Per token sampled: the desk's dollar tokens unless the operator configured one property" }),
+  currentBalance: Schema.String.annotations({ description: "Total balance of the sampled tokens on every derived address now, decimal" }),
   averageDailyBalance: Schema.String.annotations({ description: "Mean of the hourly samples taken in the window (missing slots excluded), decimal" }),
   days: Schema.Int,
   sampleCount: Schema.Int.annotations({ description: "Hourly samples taken in the window" }),

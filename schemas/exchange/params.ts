@@ -6,6 +6,9 @@ import { Schema } from "effect"
 const legal = (text: string) => ({ message: () => text, description: `legal range: ${text}` })
 
 export const Digits = Schema.String.pipe(Schema.pattern(/^[0-9]{1,20}$/)).annotations(legal("^[0-9]{1,20}$"))
+/** A time in Unix milliseconds (16 digits allow microseconds): far below 2^63, so a database
+ * comparison never overflows (a 19-digit value once answered -1001). */
+export const MillisText = Schema.String.pipe(Schema.pattern(/^[0-9]{1,16}$/)).annotations(legal("^[0-9]{1,16}$"))
 export const DecimalText = Schema.String.pipe(Schema.pattern(/^([0-9]{1,20})(\.[0-9]{1,20})?$/))
   .annotations(legal("^([0-9]{1,20})(\\.[0-9]{1,20})?$"))
 export const SymbolText = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9]{2,12}([_/-]?[A-Za-z0-9]{2,12})?$/))
@@ -64,12 +67,14 @@ export const QueryOrderParams = Schema.Struct({ ...OrderRef, ...SignedParams.fie
 export type QueryOrderParams = typeof QueryOrderParams.Type
 
 export const CancelOpenOrdersParams = Schema.Struct({ symbol: SymbolText, ...SignedParams.fields })
+export type CancelOpenOrdersParams = typeof CancelOpenOrdersParams.Type
 
 export const OpenOrdersParams = Schema.Struct({ symbol: Schema.optional(SymbolText), ...SignedParams.fields })
+export type OpenOrdersParams = typeof OpenOrdersParams.Type
 
 const Paging = {
-  startTime: Schema.optional(Digits.annotations({ description: "Unix milliseconds, inclusive" })),
-  endTime: Schema.optional(Digits.annotations({ description: "Unix milliseconds, inclusive" })),
+  startTime: Schema.optional(MillisText.annotations({ description: "Unix milliseconds, inclusive" })),
+  endTime: Schema.optional(MillisText.annotations({ description: "Unix milliseconds, inclusive" })),
   limit: Schema.optional(Digits.annotations({ description: "Default 500, maximum 1000" }))
 }
 

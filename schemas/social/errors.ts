@@ -3,7 +3,7 @@
 // API's own 401 here.
 import { errorClass } from "../common/ErrorBody.ts"
 
-export { BadRequest, Conflict, Gone, HeadersTooLarge, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
+export { BadRequest, Conflict, Gone, HeadersTooLarge, IdempotencyKeyReused, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
 
 export class Unauthorized extends errorClass<Unauthorized>()(
   "Unauthorized", 401, ["invalid_session", "invalid_signature"],
@@ -43,7 +43,3 @@ export class NotImplemented extends errorClass<NotImplemented>()(
   "NotImplemented", 501, ["not_implemented"], "oEmbed format=xml (oEmbed 1.0 §2.2: a provider may answer 501 for a format it does not support)"
 ) {}
 
-export class IdempotencyKeyReused extends errorClass<IdempotencyKeyReused>()(
-  "IdempotencyKeyReused", 422, ["idempotency_key_reused"],
-  "This account already used the Idempotency-Key for a different request payload (draft-ietf-httpapi-idempotency-key-header §2.7)"
-) {}

@@ -49,3 +49,13 @@ export const formatAmount = (base: bigint, decimals: number): Either.Either<stri
   const fraction = digits.slice(digits.length - decimals).replace(/0+$/, "")
   return Either.right(fraction === "" ? whole : `${whole}.${fraction}`)
 }
+
+/**
+ * A base-unit amount at `from` decimals in base units of `to` decimals, rounded up: what backs an
+ * amount in a coarser unit is never less than it (8-decimal 1.00000001 → 6-decimal 1.000001).
+ */
+export const rescaleUp = (base: bigint, from: number, to: number): bigint => {
+  if (to >= from) return base * 10n ** BigInt(to - from)
+  const unit = 10n ** BigInt(from - to)
+  return (base + unit - 1n) / unit
+}

@@ -6,6 +6,7 @@ import { storageClient } from "../platform/ShardingSettings.ts"
 import * as ApiKeys from "../exchange/auth/ApiKeys.ts"
 import { AppConfig, appConfig } from "../platform/Config.ts"
 import { databaseLayer } from "../platform/database/Database.ts"
+import { migrations } from "../migrations.ts"
 import * as SecretBox from "../platform/SecretBox.ts"
 
 /** The command was called wrongly (bad argument, unknown key): its message is printed, exit code 2. */
@@ -18,7 +19,7 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
 export const cliLayer = Layer.unwrapEffect(Effect.map(appConfig, (config) =>
   Layer.mergeAll(ApiKeys.layerNoListen, storageClient(config)).pipe(
     Layer.provideMerge(SecretBox.layer),
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:cli" })),
+    Layer.provideMerge(databaseLayer({ applicationName: "shardline:cli", migrations })),
     Layer.provideMerge(Layer.succeed(AppConfig, config))
   )))
 

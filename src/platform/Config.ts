@@ -3,7 +3,9 @@
 // setting is passed explicitly from here.
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import type { EvmChain } from "../chain/evm/chains.ts"
+import { type EdgeSettings, edgeSettingsConfig } from "./http/EdgeSettings.ts"
 import { parseTokenContracts, type TokenContract } from "../chain/evm/tokenContracts.ts"
+import { telemetryConfig, type TelemetryConfigShape } from "./telemetry/TelemetryConfig.ts"
 
 /** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
 export interface EvmRpcUrl {
@@ -17,6 +19,8 @@ export const devnetBlockMsMin = 10
 export const devnetBlockMsMax = 3_600_000
 
 export interface AppConfigShape {
+  /** Traces (OTLP) and the log format: platform/telemetry. */
+  readonly telemetry: TelemetryConfigShape
   readonly httpHost: string
   readonly httpPort: number
   readonly deskHttpPort: number
@@ -33,6 +37,8 @@ export interface AppConfigShape {
   /** Multi-node only: this runner's address as other runners reach it. */
   readonly runnerHost: string
   readonly runnerPort: number
+  /** The port the runner binds; unset = runnerPort. Differs when peers reach it through a proxy or NAT. */
+  readonly runnerListenPort: Option.Option<number>
   /** "single" = SingleRunner (embedded default); "socket" = NodeClusterSocket runner. */
   readonly topology: "single" | "socket"
   readonly shardsPerGroup: number
@@ -61,6 +67,8 @@ export interface AppConfigShape {
   readonly pruneMessagesOlderThan: Duration.Duration
   readonly poolSize: number
   readonly trustProxy: boolean
+  /** The HTTP edge's trusted proxies, header and body timeouts, connections per IP (http/EdgeSettings.ts). */
+  readonly httpEdge: EdgeSettings
   /** Bearer token for /ops and /metrics; unset = open (see src/platform/http/opsAccess.ts). */
   readonly opsToken: Option.Option<Redacted.Redacted>
   /** Shared secrets of the desk's inbound partner webhooks; unset: that endpoint answers 503. */
@@ -91,8 +99,11 @@ export interface AppConfigShape {
   readonly socialPublicUrl: Option.Option<string>
   /** LinkedWallet balance sampling interval, ms (the spec's hourly; shorter only for tests and demos). */
   readonly rewardsSampleMs: number
-  /** The Omni property whose balance rewards sample (the desk's dollar token; 3 = the devnet's DUSD). */
-  readonly deskTokenProperty: number
+  /**
+   * An override of what rewards sample: this one Omni property. None (the default): the desk's own
+   * dollar tokens from its registry (SUSD, XUSD), per token and in total.
+   */
+  readonly deskTokenProperty: Option.Option<number>
   /** Social content store backend (docs/social.md, "Storage"). */
   readonly socialContentStore: "postgres" | "filesystem"
   /** Largest content item (upload), bytes. */
@@ -124,11 +135,9 @@ export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, App
 const env = (name: string) => `SHARDLINE_${name}`
 
 /** An integer setting with bounds: 0 or a negative would make a busy loop, a stalled pool or a lapsed lock. */
-const intIn = (name: string, fallback: number, min: number, max: number) =>
-  Config.integer(env(name)).pipe(
-    Config.validate({ message: `must be an integer from ${min} to ${max}`, validation: (n) => n >= min && n <= max }),
-    Config.withDefault(fallback)
-  )
+const boundedInt = (name: string, min: number, max: number) =>
+  Config.integer(env(name)).pipe(Config.validate({ message: `must be an integer from ${min} to ${max}`, validation: (n) => n >= min && n <= max }))
+const intIn = (name: string, fallback: number, min: number, max: number) => boundedInt(name, min, max).pipe(Config.withDefault(fallback))
 
 // Messages below never repeat a URL or key: they may carry a password or a provider's API key.
 /** A refused setting, as the ConfigError a node prints in one line: `(Invalid data at SHARDLINE_<name>: "<message>")`. */
@@ -177,6 +186,7 @@ const publicUrl = (name: string) =>
 const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  telemetry: telemetryConfig,
   httpHost: Config.string(env("HTTP_HOST")).pipe(Config.withDefault("127.0.0.1")),
   httpPort: Config.port(env("HTTP_PORT")).pipe(Config.withDefault(8080)),
   deskHttpPort: Config.port(env("DESK_HTTP_PORT")).pipe(Config.withDefault(8180)),
@@ -188,6 +198,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   masterKey: Config.option(Config.redacted(env("MASTER_KEY"))),
   runnerHost: Config.string(env("RUNNER_HOST")).pipe(Config.withDefault("127.0.0.1")),
   runnerPort: Config.port(env("RUNNER_PORT")).pipe(Config.withDefault(34431)),
+  runnerListenPort: Config.option(Config.port(env("RUNNER_LISTEN_PORT"))),
   topology: Config.literal("single", "socket")(env("TOPOLOGY")).pipe(Config.withDefault("single" as const)),
   shardsPerGroup: intIn("SHARDS_PER_GROUP", 300, 1, 10_000),
   entityMessagePollMs: intIn("MESSAGE_POLL_MS", 1000, 10, 60_000),
@@ -212,6 +223,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   pruneMessagesOlderThan: Config.duration(env("PRUNE_MESSAGES_AFTER")).pipe(Config.withDefault(Duration.days(7))),
   poolSize: intIn("DB_POOL_SIZE", 10, 1, 1_000),
   trustProxy: Config.boolean(env("TRUST_PROXY")).pipe(Config.withDefault(false)),
+  httpEdge: edgeSettingsConfig,
   opsToken: optionalRedacted("OPS_TOKEN"),
   webhookSecretPartnerA: optionalRedacted("WEBHOOK_SECRET_PARTNER_A"),
   webhookSecretPartnerB: optionalRedacted("WEBHOOK_SECRET_PARTNER_B"),
@@ -253,7 +265,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   deskPublicUrl: publicUrl("DESK_PUBLIC_URL"),
   socialPublicUrl: publicUrl("SOCIAL_PUBLIC_URL"),
   rewardsSampleMs: intIn("REWARDS_SAMPLE_MS", 3_600_000, 1_000, 86_400_000),
-  deskTokenProperty: intIn("DESK_TOKEN_PROPERTY", 3, 1, 0x7fffffff),
+  deskTokenProperty: Config.option(boundedInt("DESK_TOKEN_PROPERTY", 1, 0x7fffffff)),
   socialContentStore: Config.literal("postgres", "filesystem")(env("SOCIAL_CONTENT_STORE")).pipe(Config.withDefault("postgres" as const)),
   socialContentBytesMax: intIn("SOCIAL_CONTENT_BYTES_MAX", 50 * 1024 * 1024, 1, 2 * 1024 * 1024 * 1024),
   socialChunkCacheBytes: intIn("SOCIAL_CHUNK_CACHE_BYTES", 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),

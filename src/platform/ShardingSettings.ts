@@ -10,7 +10,8 @@ import type { AppConfigShape } from "./Config.ts"
 export const shardingConfig = (config: AppConfigShape, runner: boolean): ShardingConfig.ShardingConfig["Type"] => ({
   ...ShardingConfig.defaults,
   runnerAddress: runner ? Option.some(RunnerAddress.make(config.runnerHost, config.runnerPort)) : Option.none(),
-  runnerListenAddress: runner ? Option.some(RunnerAddress.make(config.runnerHost, config.runnerPort)) : Option.none(),
+  // Peers dial runnerAddress; the runner binds runnerListenAddress (another port behind a proxy).
+  runnerListenAddress: runner ? Option.some(RunnerAddress.make(config.runnerHost, Option.getOrElse(config.runnerListenPort, () => config.runnerPort))) : Option.none(),
   runnerShardWeight: 1,
   availableShardGroups: ["default"],
   assignedShardGroups: ["default"],

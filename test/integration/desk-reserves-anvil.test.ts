@@ -12,6 +12,7 @@ import * as DeskWallets from "../../src/desk/wallets/DeskWallets.ts"
 import * as ChainsLive from "../../src/platform/ChainsLive.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { migrations } from "../../src/migrations.ts"
 import * as OmniViewIndexer from "../../src/platform/ledger/OmniViewIndexer.ts"
 import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
@@ -58,7 +59,7 @@ describe("reserves scan over anvil", () => {
       Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),
       Layer.provideMerge(ChainsLive.layer),
       Layer.provideMerge(SecretBox.layer),
-      Layer.provideMerge(databaseLayer({ applicationName: "test:desk-anvil" })),
+      Layer.provideMerge(databaseLayer({ applicationName: "test:desk-anvil", migrations })),
       Layer.provideMerge(Layer.succeed(AppConfig, configFrom(vars)))
     )
     const run = <A>(effect: Effect.Effect<A, never, ReserveScanner.ReserveScanner | DeskWallets.DeskWallets>) =>

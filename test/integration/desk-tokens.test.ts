@@ -1,8 +1,10 @@
 // The desk's tokens on a devnet node: created by themselves on the first start as managed
 // properties of the desk issuer (nothing granted), listed and changed with `desk tokens`, given
 // back their property ids when the node restarts on a fresh devnet, and payable by code with
-// `devnet pay | balance --asset`.
-import { Effect } from "effect"
+// `devnet pay | balance --asset` (paid backed: the backing into the desk's cold vault, then the
+// desk issuer's grant).
+import { Effect, Either } from "effect"
+import { formatAmount } from "../../src/chain/units.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { OmniIndexer } from "../../src/chain/omni/indexer.ts"
@@ -13,6 +15,8 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { cli, cliJson, cliRefused } from "../support/cli.ts"
 import { cliEnvOf, startNode, type RunningNode } from "../support/node.ts"
 import { runWithDb } from "../support/services.ts"
+import { makeWallet } from "../support/linkWallet.ts"
+import { DeskWallets } from "../../src/desk/wallets/DeskWallets.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -60,6 +64,37 @@ describe("desk tokens", () => {
     }
     // devnet balance takes the codes, case-insensitively.
     expect(cliJson(await cli(["devnet", "balance", "--chain", "ledger", "--address", issuer.address, "--asset", "wbtc", "--json"], env))).toEqual({ balance: "0" })
+  })
+
+  it("devnet pay pays every desk token by code, backed: the backing into the desk's cold vault, then the issuer's grant", { timeout: 240_000 }, async () => {
+    const cold = await node.run(Effect.map(DeskWallets, (w) => ({ ethereum: w.wallet("ethereum", "cold").address, btc: w.wallet("btc", "cold").address, ltc: w.wallet("ltc", "cold").address })))
+    const balance = async (chain: string, address: string, asset?: string) =>
+      cliJson<{ balance: string }>(await cli(["devnet", "balance", "--chain", chain, "--address", address, ...(asset === undefined ? [] : ["--asset", asset]), "--json"], env)).balance
+    const before = { usdc: await balance("ethereum", cold.ethereum, "USDC"), eth: await balance("ethereum", cold.ethereum), btc: await balance("btc", cold.btc), ltc: await balance("ltc", cold.ltc) }
+    const cases = [["SUSD", "12.5"], ["xusd", "1.23456789"], ["wBTC", "0.25"], ["wLTC", "3"], ["wETH", "0.5"]] as const
+    const payees = cases.map(() => makeWallet().addresses.p2pkh)
+    for (const [i, [code, amount]] of cases.entries()) {
+      const paid = await cli(["devnet", "pay", "--chain", "ledger", "--to", payees[i]!, "--asset", code, "--amount", amount, "--json"], env)
+      expect(paid.code, `${code}: ${paid.stderr}`).toBe(0)
+      expect(cliJson<{ txid: string }>(paid).txid).toMatch(/^[0-9a-f]{64}$/)
+    }
+    await cli(["devnet", "mine", "--chain", "ledger", "--json"], env)
+    await Promise.all([cli(["devnet", "mine", "--chain", "btc", "--json"], env), cli(["devnet", "mine", "--chain", "ltc", "--json"], env)])
+    for (const [i, [code, amount]] of cases.entries()) expect(await balance("ledger", payees[i]!, code), code).toBe(amount)
+    // The backing landed in the cold vaults: 12.5 + 1.234568 USDC (rounded up to USDC's 6 decimals), 0.25 BTC, 3 LTC, 0.5 ETH.
+    const units = (d: string) => BigInt(d.split(".")[0]! + (d.split(".")[1] ?? "").padEnd(18, "0"))
+    const plus = (a: string, b: string) => Either.getOrThrow(formatAmount(units(a) + units(b), 18))
+    expect(await balance("ethereum", cold.ethereum, "USDC")).toBe(plus(before.usdc, "13.734568"))
+    expect(await balance("ethereum", cold.ethereum)).toBe(plus(before.eth, "0.5"))
+    expect(await balance("btc", cold.btc)).toBe(plus(before.btc, "0.25"))
+    expect(await balance("ltc", cold.ltc)).toBe(plus(before.ltc, "3"))
+    // The grant came from the desk issuer: the property's total is what was paid, and the faucet holds none.
+    const props = await properties(node)
+    expect(props.get(6)?.total).toBe(1_250_000_000n)
+    expect(props.get(7)?.total).toBe(123_456_789n)
+    const refused = await cli(["devnet", "pay", "--chain", "ledger", "--to", "not-an-address", "--asset", "SUSD", "--amount", "1", "--json"], env)
+    expect(refused.code).not.toBe(0)
+    expect(cliRefused(refused)).toContain("not-an-address")
   })
 
   it("desk tokens set changes limits, fees, confirmations and the live flag; bad input is refused in one line", { timeout: 240_000 }, async () => {

@@ -9,6 +9,7 @@ import { Effect, Layer } from "effect"
 import { Attestor, attestorId, Tick } from "../../schemas/desk/attestor.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { migrations } from "../../src/migrations.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
@@ -181,7 +182,7 @@ describe("desk transparency", () => {
       "SELECT deliver_at::text AS deliver_at, processed FROM cluster_messages WHERE entity_type = 'Attestor' AND tag = 'Tick' AND message_id LIKE $1", [`%tick:${n}:%`])
     expect(pending).toEqual([{ deliver_at: schedule!.due_at_ms, processed: false }])
     const client = storageClient(node.config).pipe(
-      Layer.provideMerge(databaseLayer({ applicationName: "test:attestor" })),
+      Layer.provideMerge(databaseLayer({ applicationName: "test:attestor", migrations })),
       Layer.provide(Layer.succeed(AppConfig, node.config))
     )
     const tick = (k: number, dueAtMs = Date.now()) =>

@@ -11,6 +11,7 @@ import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
 import { type CoinChain, coinChains } from "../../src/chain/params.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { migrations } from "../../src/migrations.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { cli, cliJson, cliRefused } from "../support/cli.ts"
@@ -165,7 +166,7 @@ describe("devnet CLI against a running node", () => {
     const to = freshLedgerAddress()
     const request = new Pay({ requestId: randomBytes(16).toString("hex"), to, amount: "0.5" })
     const client = storageClient(node.config).pipe(
-      Layer.provideMerge(databaseLayer({ applicationName: "test:devnet" })),
+      Layer.provideMerge(databaseLayer({ applicationName: "test:devnet", migrations })),
       Layer.provide(Layer.succeed(AppConfig, node.config))
     )
     const send = () => Effect.runPromise(Effect.scoped(Effect.provide(Effect.flatMap(Devnet.client, (c) => c("ledger").Pay(request)), client)))

@@ -26,12 +26,14 @@ afterAll(async () => {
 })
 
 const routes = {
-  desk: ["/api/public/status", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status"],
+  desk: ["/api/public/status", "/api/public/v1/rewards/balance", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status",
+    // Issue 27: bodies that nest, NUL and unpaired surrogates (see bodies below) on routes that store them.
+    "/api/public/v1/webhooks/partner-a", "/api/public/v1/wrap/orders", "/api/public/v1/stables/orders", "/api/public/v1/cashout/payout-address"],
   social: [
     "/api/public/ledger-health", "/api/public/v1/session", "/api/public/post/abc", "/api/public/post/abc/comments?limit=-1", "/api/public/ledger-verify-message", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/p/x",
     "/api/stream/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "/api/stream/x", "/api/public/oembed", "/embed/p/abcdef", "/embed/x", "/embed/live/x",
     "/embed/live/by-wallet/x", "/api/social/upload", "/api/social/posts", "/api/social/posts/abcdef/takedown", "/api/public/timeline/x", "/api/social/continuity",
-    "/api/social/posts/abcdef/unsigned", "/api/social/posts/abcdef/signatures",
+    "/api/social/posts/abcdef/unsigned", "/api/social/posts/abcdef/signatures", "/api/public/timeline/%00", "/embed/live/%00", "/api/public/post/%00",
     "/api/social/posts/00000000-0000-0000-0000-000000000000/comments/abc/signatures", "/api/social/posts/abc/comments/abc/unsigned", "/api/social/posts/abcdef/comments"
   ]
 } as const
@@ -43,6 +45,33 @@ const junkValue = fc.oneof(
 const query = fc.array(fc.tuple(fc.constantFrom("token", "id", "address", "days", "x"), junkValue).map(([k, v]) => `${k}=${v}`), { maxLength: 6 })
   .map((ps) => ps.join("&"))
 
+/** Bodies shaped like the documented requests with one field made hostile (wallet-link: no token, bad times). */
+const envelope = (payload: Record<string, unknown>) => Buffer.from(JSON.stringify({
+  payload: {
+    v: 1, type: "wl-link-xpubs", challenge_id: "c", from: "x", callback_url: "x", chains: ["LEDGER", "EVM"],
+    xpubs: { LEDGER: "xpub", EVM: "0x0" }, wallet: "w", exp: 1, issued_at: "2026-01-01T00:00:00.000Z", ...payload
+  },
+  signature: "AA==", address: "T"
+}))
+const shapedBodies = [
+  envelope({ callback_url: "not a url" }),
+  envelope({ callback_url: "http://x/api/public/v1/wallet-link?token=%zz" }),
+  envelope({ callback_url: `http://x/?token=${"A".repeat(43)}`, issued_at: "yesterday" }),
+  envelope({ issued_at: "9999-99-99T99:99:99Z" }),
+  envelope({ exp: 1e300 })
+]
+/** Issue 27: JSON 3,000-10,000 deep, NUL and unpaired surrogates in the fields routes store (503s before). */
+const hostileJson = [
+  `{"event":${"[".repeat(3_000)}${"]".repeat(3_000)}}`,
+  `{"body":${"{\"a\":".repeat(10_000)}1${"}".repeat(10_000)}}`,
+  '{"event":"paid\\u0000","order_id":"TX-AAAAAAAA"}',
+  '{"event":"paid","message":"\\ud800"}',
+  '{"direction":"wrap","asset":"BTC","amount":"1","payoutAddress":"x","reference":"\\udc00"}',
+  '{"amount":"10","chain":"base","source":"a\\u0000"}',
+  '{"body":"hi \\ud83d"}',
+  "address=%00&x=1"
+].map((t) => Buffer.from(t))
+
 const hostileRequest = (service: keyof typeof routes) =>
   fc.record({
     method: fc.constantFrom("GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS", "HEAD"),
@@ -51,7 +80,9 @@ const hostileRequest = (service: keyof typeof routes) =>
     body: fc.oneof(
       fc.constant(Buffer.alloc(0)),
       fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
-      fc.constantFrom(Buffer.from("{"), Buffer.from("{\"a\":1}"), Buffer.from("[]"), Buffer.from("null"), Buffer.from([0xff, 0xfe, 0x00]))
+      fc.constantFrom(Buffer.from("{"), Buffer.from("{\"a\":1}"), Buffer.from("[]"), Buffer.from("null"), Buffer.from([0xff, 0xfe, 0x00])),
+      fc.constantFrom(...shapedBodies),
+      fc.constantFrom(...hostileJson)
     ),
     contentType: fc.constantFrom(undefined, "application/json", "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"),
     credential: fc.constantFrom(undefined, "valid", "", "junk", "A".repeat(64), "A".repeat(5000), "\u00e9"),

@@ -26,13 +26,14 @@ afterAll(async () => {
 })
 
 const prefixes = ["/api/public/v1", "/api/v3", ""]
-const routes = ["", "/", "/ops", "/metrics", "/api-docs", "/api-docs/swagger-ui.css", "/ping", "/time", "/account", "/order", "/openapi.json", "/depth", "/exchangeInfo", "/%2e%2e/ops", "/../../etc/passwd", "/order/", "/ORDER", "/nope"]
-const names = ["timestamp", "signature", "recvWindow", "symbol", "side", "type", "price", "quantity", "timeInForce", "orderId", "origClientOrderId", "newClientOrderId", "limit", "x"]
+const routes = ["", "/", "/ops", "/metrics", "/api-docs", "/api-docs/swagger-ui.css", "/ping", "/time", "/account", "/order", "/allOrders", "/myTrades", "/openapi.json", "/depth", "/exchangeInfo", "/%2e%2e/ops", "/../../etc/passwd", "/order/", "/ORDER", "/nope"]
+const names = ["timestamp", "signature", "recvWindow", "symbol", "side", "type", "price", "quantity", "timeInForce", "orderId", "origClientOrderId", "newClientOrderId", "limit", "startTime", "endTime", "fromId", "x"]
 const junkValues = fc.oneof(
   fc.constantFrom("", "0", "-1", "1e309", "NaN", "0x10", "99999999999999999999999", "1.5", "BTC_USDT", "%", "%zz", "%ff%fe", "%00", "%E2%82", "+", "&", "=", "a=b", "[]", "{}", "null"),
   fc.string({ maxLength: 40 }).map(encodeURIComponent),
   fc.integer().map(String),
   fc.constant("9".repeat(5000)),
+  fc.constantFrom("9223372036854775807", "9223372036854775808", "18446744073709551615"), // past a bigint (issue 27: -1001 before)
   fc.constant(String(Date.now()))
 )
 const pair = fc.tuple(fc.constantFrom(...names), junkValues).map(([k, v]) => `${k}=${v}`)

@@ -219,7 +219,7 @@ describe.each([["fast lane", "true"], ["Effect only", "false"]])("exchange HTTP 
       expect(spoofed.status).toBe(403) // this node does not trust the header
       const proxied = await startNode(db.url, { SHARDLINE_TRUST_PROXY: "true" })
       try {
-        const r = await signedGet(proxied.baseUrl, `${v1}/account`, k, {}, { "X-Forwarded-For": "203.0.113.7, 10.0.0.1" })
+        const r = await signedGet(proxied.baseUrl, `${v1}/account`, k, {}, { "X-Forwarded-For": "10.0.0.1, 203.0.113.7" })
         expect(r.status).toBe(200)
       } finally {
         await proxied.stop()

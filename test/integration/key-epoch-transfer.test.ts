@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { KeyEpochs, layer as keyEpochsLayer, stateFileName, transferWaitMs } from "../../src/exchange/authorization/KeyEpochStore.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { migrations } from "../../src/migrations.ts"
 import { NodeIdentity } from "../../src/platform/NodeIdentity.ts"
 import { make as secretBox, SecretBox } from "../../src/platform/SecretBox.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -33,7 +34,7 @@ const store = async (name: string) => {
   const layer = keyEpochsLayer.pipe(
     Layer.provide(Layer.succeed(SecretBox, secretBox(Buffer.from(testMasterKey, "hex")))),
     Layer.provide(Layer.succeed(NodeIdentity, { name: `test:${name}` })),
-    Layer.provide(databaseLayer({ applicationName: `shardline:test-${name}`, url: Redacted.make(db.url) })),
+    Layer.provide(databaseLayer({ applicationName: `shardline:test-${name}`, url: Redacted.make(db.url), migrations })),
     Layer.provide(Layer.succeed(AppConfig, configFrom({ SHARDLINE_DATA_DIR: dataDir, SHARDLINE_DATABASE_URL: db.url })))
   )
   const scope = Effect.runSync(Scope.make())

@@ -16,6 +16,7 @@ import { makeStreams } from "../../src/exchange/marketdata/sse.ts"
 import * as MarketRegistry from "../../src/exchange/markets/MarketRegistry.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { migrations } from "../../src/migrations.ts"
 import { migratedTestDatabase } from "../support/pg.ts"
 import { DUSD, listMarket } from "../support/tradingWorld.ts"
 
@@ -36,7 +37,7 @@ beforeAll(async () => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey })
   const layer = MarketData.layer.pipe(
     Layer.provideMerge(MarketRegistry.layer),
-    Layer.provideMerge(databaseLayer({ applicationName: "shardline:test" })),
+    Layer.provideMerge(databaseLayer({ applicationName: "shardline:test", migrations })),
     Layer.provide(Layer.succeed(AppConfig, config))
   )
   scope = Effect.runSync(Scope.make())

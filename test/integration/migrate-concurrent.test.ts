@@ -5,7 +5,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
-import { migrate, migrations } from "../../src/platform/database/Database.ts"
+import { migrations } from "../../src/migrations.ts"
+import { migrate } from "../../src/platform/database/Database.ts"
 
 const RUNS = 4
 const ROUNDS = 5
@@ -16,7 +17,7 @@ afterAll(async () => {
 
 /** One process's migrate: its own pool, as a node or the CLI has. */
 const migrateWithOwnPool = (url: string) =>
-  migrate.pipe(
+  migrate(migrations).pipe(
     Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 3, transformJson: false })),
     Effect.either,
     Effect.map((r) => (r._tag === "Right" ? "ok" : String(r.left))),

@@ -106,6 +106,8 @@ const settle = async (tradeId: string) => {
   throw new Error(`trade ${tradeId} did not settle: ${JSON.stringify(await legs(tradeId))}`)
 }
 
+const opsToken = "ops-token-of-the-settlement-test"
+
 beforeAll(async () => {
   process.env.SHARDLINE_KEY_EPOCH_MS = "1000"
   db = await createTestDatabase("settle")
@@ -114,7 +116,8 @@ beforeAll(async () => {
     SHARDLINE_LEDGER_BLOCK_MS: "300",
     SHARDLINE_MESSAGE_POLL_MS: "100",
     SHARDLINE_SETTLEMENT_FINAL_DEPTH: String(FINAL_DEPTH),
-    SHARDLINE_SWEEP_GRACE_MS: "20000"
+    SHARDLINE_SWEEP_GRACE_MS: "20000",
+    SHARDLINE_OPS_TOKEN: opsToken // the fee sponsor's address and balance are in the full view only
   })
   tok = await issueProperty(node, "Settlement Token", 1_000_000n)
   await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('TOK', $1, 8), ('DUSD', $2, 8)
@@ -220,10 +223,10 @@ describe("settlement", () => {
     expect(await omniBalance(node, seller.own, dusd)).toBe(9n * COIN)
   })
 
-  it("/ops shows the fee sponsor's address and what it can spend", async () => {
+  it("/ops (with the ops token) shows the fee sponsor's address and what it can spend", async () => {
     const address = await node.run(Effect.map(FeeSponsor, (s) => s.address))
     const sponsor = await until(async () => {
-      const view = (await (await fetch(`${node.baseUrl}/ops`)).json()) as { feeSponsor: { address: string; sats: string | null } | null }
+      const view = (await (await fetch(`${node.baseUrl}/ops`, { headers: { authorization: `Bearer ${opsToken}` } })).json()) as { feeSponsor: { address: string; sats: string | null } | null }
       return view.feeSponsor?.sats != null ? view.feeSponsor : undefined
     }, 10_000, "the fee sponsor in /ops")
     expect(sponsor.address).toBe(address)

@@ -12,6 +12,7 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { rawCid } from "../../src/crypto/cid.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { migrations } from "../../src/migrations.ts"
 import { chunkBytes, ContentStore } from "../../src/social/content/ContentStore.ts"
 import { layerFs } from "../../src/social/content/FsBlobs.ts"
 import { layerPg } from "../../src/social/content/PgBlobs.ts"
@@ -29,7 +30,7 @@ const limit = 3 * chunkBytes + 1000
 const run = <A, E>(backend: "pg" | "fs", effect: Effect.Effect<A, E, ContentStore | SqlClient.SqlClient>) => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: dataDir, SHARDLINE_SOCIAL_CONTENT_BYTES_MAX: String(limit) })
   const store = backend === "pg" ? layerPg : layerFs
-  const layer = store.pipe(Layer.provideMerge(databaseLayer({ applicationName: "shardline:test" })), Layer.provide(Layer.succeed(AppConfig, config)))
+  const layer = store.pipe(Layer.provideMerge(databaseLayer({ applicationName: "shardline:test", migrations })), Layer.provide(Layer.succeed(AppConfig, config)))
   return Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))
 }
 

@@ -7,6 +7,7 @@ import { keyWalletAddress } from "../../src/chain/ledger/keyWallet.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
+import { migrations } from "../../src/migrations.ts"
 import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import { make as secretBox, SecretBox } from "../../src/platform/SecretBox.ts"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
@@ -22,7 +23,7 @@ afterAll(async () => {
 
 const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | SecretBox>) => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey })
-  const layer = databaseLayer({ applicationName: "test:system-wallet", url: Redacted.make(db.url) }).pipe(
+  const layer = databaseLayer({ applicationName: "test:system-wallet", url: Redacted.make(db.url), migrations }).pipe(
     Layer.merge(Layer.succeed(SecretBox, secretBox(Buffer.from(testMasterKey, "hex")))),
     Layer.provide(Layer.succeed(AppConfig, config))
   )

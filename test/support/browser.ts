@@ -36,11 +36,12 @@ export const screenshot = async (page: Page, name: string): Promise<string> => {
   return path
 }
 
-/** Every console error and CSP violation the page reported (a strict CSP must not be broken by our
- * own pages); the 401 of the session check that sends a signed-out visitor to sign-in is expected. */
+/** Every script error and CSP violation the page reported (a strict CSP must not be broken by our
+ * own pages). Refusals the API answered (a 401 that sends a signed-out visitor to sign-in, a 400
+ * the page shows as a sentence) are the page's business, not errors. */
 export const collectPageErrors = (page: Page): Array<string> => {
   const errors: Array<string> = []
-  page.on("console", (m) => m.type() === "error" && !/status of 401/.test(m.text()) && errors.push(m.text()))
+  page.on("console", (m) => m.type() === "error" && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text()) && errors.push(m.text()))
   page.on("pageerror", (e) => errors.push(String(e)))
   return errors
 }

@@ -7,10 +7,10 @@ export interface DeskAnswer {
   readonly body: any
 }
 
-/** `call(method, path under /api/public/v1, apiKey?, body?)`; a string body is sent as it is. */
+/** `call(method, path under /api/public/v1, apiKey?, body?, headers?)`; a string body is sent as it is. */
 export const deskCaller = (deskUrl: () => string) =>
-  async (method: string, path: string, apiKey: string | undefined, body?: unknown): Promise<DeskAnswer> => {
-    const headers: Record<string, string> = { "content-type": "application/json" }
+  async (method: string, path: string, apiKey: string | undefined, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<DeskAnswer> => {
+    const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders }
     if (apiKey !== undefined) headers["x-api-key"] = apiKey
     const r = await fetch(`${deskUrl()}/api/public/v1${path}`, {
       method, headers, ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })

@@ -3,6 +3,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { migrations } from "../../src/migrations.ts"
 import { migrate } from "../../src/platform/database/Database.ts"
 
 export const pgClientLayer = (url: string, applicationName = "shardline:test") =>
@@ -10,7 +11,7 @@ export const pgClientLayer = (url: string, applicationName = "shardline:test") =
 
 export const migratedTestDatabase = async (label: string): Promise<TestDatabase> => {
   const db = await createTestDatabase(label)
-  await Effect.runPromise(Effect.scoped(Effect.provide(migrate, pgClientLayer(db.url))))
+  await Effect.runPromise(Effect.scoped(Effect.provide(migrate(migrations), pgClientLayer(db.url))))
   return db
 }
 

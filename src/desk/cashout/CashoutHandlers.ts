@@ -1,11 +1,13 @@
 // The cash-out routes (scope cashout): the member's account, coupons, and cash-out orders.
-import { HttpApiBuilder } from "@effect/platform"
+import { randomUUID } from "node:crypto"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
+import type { CanonicalValue } from "../../crypto/canonicalJson.ts"
 import { DeskApi } from "../../../schemas/desk/api.ts"
 import { payoutChains } from "../../../schemas/desk/cashout.ts"
-import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
-import { AdvanceOrder, DeskOrderEntity, WatchOrder } from "../../../schemas/desk/orders.ts"
+import { BadRequest, Forbidden, IdempotencyKeyReused, NotFound, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
+import { AdvanceOrder, CreateOrder, DeskOrderEntity, type OrderDraft } from "../../../schemas/desk/orders.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { readOrder } from "../orders/orderStore.ts"
 import { cashoutView } from "../orders/orderView.ts"
@@ -23,6 +25,7 @@ import { accountView, cashoutToken, memberAccount, savePayoutAddress } from "./a
 import { findCoupon } from "./couponStore.ts"
 import { applyCoupon, evmAddressInput, feePercent, normalizeCouponCode } from "./policy.ts"
 import { showAmount } from "../tokens/registry.ts"
+import { fingerprintOf, parseIdempotencyKey } from "../../platform/http/idempotencyKey.ts"
 
 const notFound = (id: string) => new NotFound({ error: { code: "not_found", message: `No order ${id.slice(0, 64)}: give its uuid or TX- reference.` } })
 const forbidden = () => new Forbidden({ error: { code: "insufficient_scope", message: "This order was created by another API key; only that key reads it." } })
@@ -30,10 +33,16 @@ const forbidden = () => new Forbidden({ error: { code: "insufficient_scope", mes
 export const badParameter = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
 export const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The desk's records are unavailable right now; please retry." } })
 
+type Refusal = BadRequest | NotFound | Forbidden | IdempotencyKeyReused
+const isRefusal = (e: unknown): e is Refusal => e instanceof BadRequest || e instanceof NotFound || e instanceof Forbidden || e instanceof IdempotencyKeyReused
+
 /** Database, chain and wallet failures are 503 (safe to retry); a refusal keeps its 4xx. */
 export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.catchIf(effect, (e): e is Exclude<E, BadRequest | NotFound | Forbidden> => !(e instanceof BadRequest || e instanceof NotFound || e instanceof Forbidden), (e) =>
+  Effect.catchIf(effect, (e): e is Exclude<E, Refusal> => !isRefusal(e), (e) =>
     Effect.zipRight(Effect.logWarning("desk cash-out: unavailable", e), Effect.fail(unavailable())))
+
+/** An order body as its fingerprint reads it: the amount as written (a number's digits, not 6 rounded decimals). */
+const bodyOf = (payload: { readonly amount: number | string }): CanonicalValue => ({ ...payload, amount: String(payload.amount) })
 
 /** What every desk order route needs, taken once per listener. */
 const orderServices = Effect.gen(function*() {
@@ -54,13 +63,21 @@ const orderServices = Effect.gen(function*() {
       const token = yield* provide(findToken(row.asset))
       return cashoutView(row, token?.propertyId ?? null)
     })
-  /** Writes nothing itself: the order was made; the entity starts watching (a lost Watch is made good by the first poll). */
-  const started = (id: string) =>
-    Effect.zipRight(
-      orders(id).Watch(new WatchOrder(), { discard: true }).pipe(
-        Effect.catchAllCause((c) => Effect.logWarning(`order ${id}: created, but its DeskOrder was not told to watch`, c))),
-      view(id)
-    )
+  /**
+   * Sends the checked order to a new DeskOrder entity, which writes it (the entity is the only
+   * writer of its row), with the request's Idempotency-Key: the key's claim is the entity's, in
+   * the order's transaction, so a retry (or a concurrent one) answers the order the key made
+   * first. `route` and `body` are the request's: their fingerprint tells a retry from a reuse.
+   */
+  const started = (route: string, body: CanonicalValue, draft: OrderDraft) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const key = parseIdempotencyKey(request.headers["idempotency-key"])
+      if (Either.isLeft(key)) return yield* Effect.fail(badParameter(`Idempotency-Key: ${key.left}`))
+      const idempotency = key.right === undefined ? null : { key: key.right, fingerprint: fingerprintOf({ route, body }) }
+      const created = yield* orders(randomUUID()).Create(new CreateOrder({ draft, idempotency }))
+      return yield* view(created.orderId)
+    })
   return { provide, view, started, orders, omni }
 })
 
@@ -112,8 +129,8 @@ export const CashoutHandlers = HttpApiBuilder.group(DeskApi, "cashout", (handler
       .handle("createOrder", ({ payload }) =>
         Effect.gen(function*() {
           const member = yield* DeskMember
-          const id = yield* provide(createLedgerDepositOrder(member, { kind: "cashout", tokenCode: CASHOUT_TOKEN, ...payload }))
-          return yield* started(id)
+          const draft = yield* provide(createLedgerDepositOrder(member, { kind: "cashout", tokenCode: CASHOUT_TOKEN, ...payload }))
+          return yield* started("cashout", bodyOf(payload), draft)
         }).pipe(orUnavailable))
   }))
 
@@ -144,7 +161,7 @@ export const WrapHandlers = HttpApiBuilder.group(DeskApi, "wrap", (handlers) =>
       .handle("order", ({ payload }) =>
         Effect.gen(function*() {
           const member = yield* DeskMember
-          return yield* started(yield* provide(createWrapOrder(member, payload)))
+          return yield* started("wrap", bodyOf(payload), yield* provide(createWrapOrder(member, payload)))
         }).pipe(orUnavailable))
       .handle("poll", ({ path }) => poll(path.id))
   }))
@@ -155,14 +172,14 @@ export const StablesHandlers = HttpApiBuilder.group(DeskApi, "stables", (handler
     return handlers.handle("order", ({ payload }) =>
       Effect.gen(function*() {
         const member = yield* DeskMember
-        const id = payload.direction === "mint"
+        const draft = payload.direction === "mint"
           ? yield* provide(createMintOrder(member, { tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, stablecoin: payload.token, recipient: payload.recipient, refundAddress: payload.refundAddress }))
           : payload.direction === "redeem"
           ? yield* provide(createLedgerDepositOrder(member, {
             kind: "redeem", tokenCode: payload.asset, amount: payload.amount, chain: payload.chain, payoutAddress: payload.payoutAddress, refundAddress: payload.refundAddress
           }))
           : yield* Effect.fail(badParameter(`direction must be mint or redeem, got "${payload.direction.slice(0, 10)}"`))
-        return yield* started(id)
+        return yield* started("stables", bodyOf(payload), draft)
       }).pipe(orUnavailable))
   }))
 

@@ -1,30 +1,28 @@
-// Desk orders from requests: every check first (live token, chain, amount in limits and in the
-// asset's precision, addresses by their rules, coupon), so a refused request creates nothing;
-// then, in one transaction, the order's own deposit address, the coupon's use and the row.
+// Desk orders from requests: every check (live token, chain, amount in limits and in the asset's
+// precision, addresses by their rules, coupon), then the order's draft: every field of its row but
+// those the DeskOrder entity makes when it writes the order (orders/createOrder.ts), so a refused
+// request creates nothing and the entity is the only writer of its row.
 //   cash-out and redeem: the desk's token comes in on the ledger, USDC goes out on an EVM chain;
 //   mint: a stablecoin comes in at a fresh EVM address, the token is granted on the ledger.
-import { randomUUID } from "node:crypto"
-import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { payoutChains, stablecoins } from "../../../schemas/desk/cashout.ts"
+import { OrderDraft } from "../../../schemas/desk/orders.ts"
 import type { DeskCaller } from "../../../schemas/desk/security.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { quote } from "../orders/deskOrderState.ts"
-import { newShortRef } from "../orders/orderStore.ts"
 import { usdcDecimals } from "../orders/orderView.ts"
 import { baseChainOf, isLive, TOKEN_DECIMALS } from "../tokens/registry.ts"
 import { findToken, listTokens } from "../tokens/tokenStore.ts"
 import { validateLedgerAddress } from "../../chain/address.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
 import { coinChains } from "../../chain/params.ts"
-import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { CASHOUT_TOKEN } from "./policy.ts"
 import { memberAccount } from "./account.ts"
-import { findCoupon, useCoupon } from "./couponStore.ts"
+import { findCoupon } from "./couponStore.ts"
 import { createUnwrapOrder } from "./createUnwrap.ts"
-import { bad, ORDER_WINDOW_MS, orderAmount } from "./orderInput.ts"
+import { bad, orderAmount } from "./orderInput.ts"
 import { applyCoupon, evmAddressInput, ledgerAddressInput, memberFeeBps, normalizeCouponCode } from "./policy.ts"
 
 export { ORDER_WINDOW_MS } from "./orderInput.ts"
@@ -62,8 +60,6 @@ export interface LedgerDepositRequest {
 /** Cash-out, or a dollar token's redeem: the token in at the order's ledger address, USDC out. */
 export const createLedgerDepositOrder = (member: DeskCaller, req: LedgerDepositRequest) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const wallets = yield* DeskWallets
     const ledger = yield* UtxoLedger
     const token = yield* liveDollarToken(req.tokenCode)
     const chain = yield* payoutChain(req.chain)
@@ -95,19 +91,12 @@ export const createLedgerDepositOrder = (member: DeskCaller, req: LedgerDepositR
     const q = quote(amount, feeBps, TOKEN_DECIMALS, usdcDecimals(chain))
     if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be paid out"))
     const tip = yield* ledger.tip
-    const id = randomUUID()
-    return yield* Effect.gen(function*() {
-      if (couponCode !== null && !(yield* useCoupon(couponCode))) return yield* Effect.fail(bad(`couponCode ${couponCode}: the coupon was used up or expired meanwhile`))
-      const deposit = yield* wallets.depositAddress({ chain: "ledger", purpose: "order", owner: id, memberId: member.memberId })
-      yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps, coupon_code,
-          deposit_address, payout_address, refund_address, source, required_confirmations, expires_at, deposit_from_height)
-        VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, ${req.kind}, 'awaiting_deposit', ${token.code}, ${chain},
-          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${feeBps}, ${couponCode}, ${deposit.address}, ${payout.right},
-          ${refund.right}, ${req.source ?? null}, ${ledgerConfirmations(token.requiredConfirmations)}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond',
-          ${tip.height})`
-      yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: req.kind, keyId: member.keyId })}::jsonb)`
-      return id
-    }).pipe(sql.withTransaction)
+    return new OrderDraft({
+      kind: req.kind, memberId: member.memberId, keyId: member.keyId, asset: token.code, chain, depositChain: "ledger",
+      amount: amount.toString(), fee: q.fee.toString(), payout: q.payout.toString(), feeBps, couponCode,
+      payoutAddress: payout.right, refundAddress: refund.right, reference: null, source: req.source ?? null,
+      requiredConfirmations: ledgerConfirmations(token.requiredConfirmations), depositFromHeight: tip.height, depositAsset: null
+    })
   })
 
 export interface MintRequest {
@@ -123,8 +112,6 @@ export interface MintRequest {
 /** A dollar token's mint: the stablecoin in at a freshly derived EVM address, the token granted to `recipient`. */
 export const createMintOrder = (member: DeskCaller, req: MintRequest) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const wallets = yield* DeskWallets
     const evm = yield* EvmLedgers
     const token = yield* liveDollarToken(req.tokenCode)
     const chain = yield* payoutChain(req.chain)
@@ -141,17 +128,12 @@ export const createMintOrder = (member: DeskCaller, req: MintRequest) =>
     if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be minted"))
     const ledger = yield* Effect.mapError(evm.get(chain), () => bad(`chain ${chain} is not served by this desk`))
     const head = yield* ledger.blockNumber
-    const id = randomUUID()
-    return yield* Effect.gen(function*() {
-      const deposit = yield* wallets.depositAddress({ chain, purpose: "order", owner: id, memberId: member.memberId })
-      yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps,
-          deposit_address, payout_address, refund_address, required_confirmations, expires_at, deposit_from_height, deposit_asset)
-        VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'mint', 'awaiting_deposit', ${token.code}, ${chain},
-          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeInBps}, ${deposit.address}, ${recipient.right}, ${refund.right},
-          ${EVM_DEPOSIT_CONFIRMATIONS}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${Number(head)}, ${coin})`
-      yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "mint", keyId: member.keyId })}::jsonb)`
-      return id
-    }).pipe(sql.withTransaction)
+    return new OrderDraft({
+      kind: "mint", memberId: member.memberId, keyId: member.keyId, asset: token.code, chain, depositChain: chain,
+      amount: amount.toString(), fee: q.fee.toString(), payout: q.payout.toString(), feeBps: token.feeInBps, couponCode: null,
+      payoutAddress: recipient.right, refundAddress: refund.right, reference: null, source: null,
+      requiredConfirmations: EVM_DEPOSIT_CONFIRMATIONS, depositFromHeight: Number(head), depositAsset: coin
+    })
   })
 
 /** Cash-out is the redeem of the cash-out token to USDC. */
@@ -173,8 +155,6 @@ export interface WrapRequest {
  */
 export const createWrapOrder = (member: DeskCaller, req: WrapRequest) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const wallets = yield* DeskWallets
     const coins = yield* CoinLedgers
     if (req.direction !== "wrap" && req.direction !== "unwrap") return yield* Effect.fail(bad(`direction must be wrap or unwrap, got "${req.direction.slice(0, 10)}"`))
     const base = req.asset.trim().toUpperCase()
@@ -208,15 +188,10 @@ export const createWrapOrder = (member: DeskCaller, req: WrapRequest) =>
     const fromHeight = chain === "ethereum"
       ? Number(yield* Effect.flatMap(Effect.mapError(evm.get(chain), () => bad("ETH is not served by this desk (no ethereum ledger)")), (l) => l.blockNumber))
       : (yield* coins.get(chain).tip).height
-    const id = randomUUID()
-    return yield* Effect.gen(function*() {
-      const deposit = yield* wallets.depositAddress({ chain, purpose: "order", owner: id, memberId: member.memberId })
-      yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps,
-          deposit_address, payout_address, refund_address, reference, required_confirmations, expires_at, deposit_from_height)
-        VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'wrap', 'awaiting_deposit', ${token.code}, ${chain},
-          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeInBps}, ${deposit.address}, ${payout.right}, ${refund},
-          ${req.reference ?? null}, ${Math.max(1, token.requiredConfirmations)}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${fromHeight})`
-      yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "wrap", keyId: member.keyId })}::jsonb)`
-      return id
-    }).pipe(sql.withTransaction)
+    return new OrderDraft({
+      kind: "wrap", memberId: member.memberId, keyId: member.keyId, asset: token.code, chain, depositChain: chain,
+      amount: amount.toString(), fee: q.fee.toString(), payout: q.payout.toString(), feeBps: token.feeInBps, couponCode: null,
+      payoutAddress: payout.right, refundAddress: refund, reference: req.reference ?? null, source: null,
+      requiredConfirmations: Math.max(1, token.requiredConfirmations), depositFromHeight: fromHeight, depositAsset: null
+    })
   })

@@ -1,22 +1,19 @@
 // An unwrap order: the wrapped token (wBTC, wLTC, wETH) comes in on the token ledger at the
 // order's own ledger address, is burned (swept to the issuer, revoked) once confirmed, and the
 // native coin goes out to `payoutAddress` from the desk's hot vault (BTC, LTC) or the EVM hot
-// wallet (ETH). Every check first, so a refused request creates nothing; then, in one
-// transaction, the order's deposit address and its row.
-import { randomUUID } from "node:crypto"
-import { SqlClient } from "@effect/sql"
+// wallet (ETH). Every check, then the order's draft, which the DeskOrder entity writes
+// (orders/createOrder.ts): a refused request creates nothing.
 import { Effect, Either } from "effect"
+import { OrderDraft } from "../../../schemas/desk/orders.ts"
 import type { DeskCaller } from "../../../schemas/desk/security.ts"
 import { validateLedgerAddress } from "../../chain/address.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { coinChains } from "../../chain/params.ts"
 import { quote } from "../orders/deskOrderState.ts"
-import { newShortRef } from "../orders/orderStore.ts"
 import { coinDecimals } from "../orders/orderView.ts"
 import { type DeskToken, TOKEN_DECIMALS } from "../tokens/registry.ts"
-import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { memberAccount } from "./account.ts"
-import { bad, ORDER_WINDOW_MS, orderAmount } from "./orderInput.ts"
+import { bad, orderAmount } from "./orderInput.ts"
 import { evmAddressInput, ledgerAddressInput } from "./policy.ts"
 
 /** Ledger confirmations of the token deposit before it is burned (the desk's own ledger; cash-out's too). */
@@ -38,8 +35,6 @@ const payoutAddressOf = (chain: "btc" | "ltc" | "ethereum", base: string, text: 
 
 export const createUnwrapOrder = (member: DeskCaller, token: DeskToken, chain: "btc" | "ltc" | "ethereum", req: UnwrapRequest) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const wallets = yield* DeskWallets
     const ledger = yield* UtxoLedger
     const amount = yield* orderAmount(token, req.amount, TOKEN_DECIMALS)
     const payout = payoutAddressOf(chain, token.baseAsset, req.payoutAddress)
@@ -58,15 +53,10 @@ export const createUnwrapOrder = (member: DeskCaller, token: DeskToken, chain: "
     // Spec (as cash-out): absent, the member's permanent token-ledger address: the linked wallet's, else the member's deposit address at the desk.
     const refund = req.refundAddress ?? (yield* Effect.map(memberAccount(member), (a) => a.tokenPayoutAddress ?? a.depositAddress))
     const tip = yield* ledger.tip
-    const id = randomUUID()
-    return yield* Effect.gen(function*() {
-      const deposit = yield* wallets.depositAddress({ chain: "ledger", purpose: "order", owner: id, memberId: member.memberId })
-      yield* sql`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout, fee_bps,
-          deposit_address, payout_address, refund_address, reference, required_confirmations, expires_at, deposit_from_height)
-        VALUES (${id}, ${newShortRef()}, ${member.memberId}, ${member.keyId}, 'unwrap', 'awaiting_deposit', ${token.code}, ${chain},
-          ${amount.toString()}, ${q.fee.toString()}, ${q.payout.toString()}, ${token.feeOutBps}, ${deposit.address}, ${payout.right}, ${refund},
-          ${req.reference ?? null}, ${UNWRAP_LEDGER_CONFIRMATIONS}, now() + ${ORDER_WINDOW_MS} * interval '1 millisecond', ${tip.height})`
-      yield* sql`INSERT INTO desk_order_events (order_id, source, event, body) VALUES (${id}, 'desk', 'created', ${JSON.stringify({ kind: "unwrap", keyId: member.keyId })}::jsonb)`
-      return id
-    }).pipe(sql.withTransaction)
+    return new OrderDraft({
+      kind: "unwrap", memberId: member.memberId, keyId: member.keyId, asset: token.code, chain, depositChain: "ledger",
+      amount: amount.toString(), fee: q.fee.toString(), payout: q.payout.toString(), feeBps: token.feeOutBps, couponCode: null,
+      payoutAddress: payout.right, refundAddress: refund, reference: req.reference ?? null, source: null,
+      requiredConfirmations: UNWRAP_LEDGER_CONFIRMATIONS, depositFromHeight: tip.height, depositAsset: null
+    })
   })

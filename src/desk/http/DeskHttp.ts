@@ -11,6 +11,7 @@ import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
 import { CallbackHandlers } from "../callbacks/CallbackHandlers.ts"
 import { CashoutHandlers, OrderPollHandlers, StablesHandlers, WrapHandlers } from "../cashout/CashoutHandlers.ts"
 import { WebhookHandlers } from "../webhooks/WebhookHandlers.ts"
+import { webhookGate, type WebhookSecrets } from "../webhooks/webhookGate.ts"
 import { RewardsHandlers, WalletLinkHandlers } from "./WalletLinkHandlers.ts"
 import { PublicCacheLive } from "./publicCache.ts"
 import { fastPaths, Transparency, type TransparencyShape } from "./Transparency.ts"
@@ -24,9 +25,9 @@ export const deskBodyBytesMax = 32 * 1024
  * The desk's edge. With the node's Transparency service, the cached transparency and registry
  * bodies are answered in node:http before Effect (the fast lane), with the same headers.
  */
-export const deskEdge = (ipWeightPerMin: number, transparency?: TransparencyShape) =>
+export const deskEdge = (ipWeightPerMin: number, webhookSecrets: WebhookSecrets, transparency?: TransparencyShape) =>
   errorShapeEdge({
-    service: "desk", api: DeskApi, ipWeightPerMin, bodyBytesMax: deskBodyBytesMax,
+    service: "desk", api: DeskApi, ipWeightPerMin, bodyBytesMax: deskBodyBytesMax, bodyGate: webhookGate(webhookSecrets),
     ...(transparency === undefined ? {} : {
       fast: new Map(fastPaths.map((path) => [path, () => {
         const body = transparency.fastBody(path)

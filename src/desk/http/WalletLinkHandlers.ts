@@ -11,11 +11,15 @@ import { DeskMember } from "../../../schemas/desk/security.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { factsOf } from "../identity/LinkTokenEntity.ts"
+import { rewardTokens } from "../identity/rewardTokens.ts"
 import { rewardsBalance } from "../identity/rewards.ts"
 import { deskBaseUrl, deskOrigin } from "../identity/urls.ts"
-import { linkUrl, manifestOf, manifestPage } from "../identity/walletLink.ts"
+import { linkUrl, manifestOf, manifestPage, postedLinkToken } from "../identity/walletLink.ts"
 
 const badToken = new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'token' is invalid: not a link token." } })
+const missingToken = new BadRequest({
+  error: { code: "invalid_parameter", message: "Parameter 'token' is missing: give it in the query or inside payload.callback_url." }
+})
 const unavailable = (message: string) => new ServiceUnavailable({ error: { code: "unavailable", message } })
 
 /** A refusal as the documented error of its status. */
@@ -61,8 +65,10 @@ export const WalletLinkHandlers = HttpApiBuilder.group(DeskApi, "walletLink", (h
         }))
       .handle("link", ({ payload, urlParams }) =>
         Effect.gen(function*() {
-          if (!isLinkTokenShaped(urlParams.token)) return yield* Effect.fail(badToken)
-          return yield* tokens(linkTokenId(urlParams.token)).Redeem(new RedeemDeskLink({ envelope: payload })).pipe(
+          const token = postedLinkToken(urlParams.token, payload.payload.callback_url)
+          if (token === undefined) return yield* Effect.fail(missingToken)
+          if (!isLinkTokenShaped(token)) return yield* Effect.fail(badToken)
+          return yield* tokens(linkTokenId(token)).Redeem(new RedeemDeskLink({ envelope: payload })).pipe(
             Effect.mapError((e) => e._tag === "LinkRefused" ? refusalOf(e) : unavailable("The link could not be processed right now; please retry."))
           )
         }))
@@ -75,7 +81,8 @@ export const RewardsHandlers = HttpApiBuilder.group(DeskApi, "rewards", (handler
     return handlers.handle("balance", ({ urlParams }) =>
       Effect.gen(function*() {
         const member = yield* DeskMember
-        const found = yield* rewardsBalance(member.memberId, urlParams.address.trim(), urlParams.days, config.deskTokenProperty).pipe(
+        const found = yield* Effect.flatMap(rewardTokens(config.deskTokenProperty), (tokens) =>
+          rewardsBalance(member.memberId, urlParams.address.trim(), urlParams.days, tokens)).pipe(
           Effect.provide(context),
           Effect.mapError(() => unavailable("Rewards cannot be read right now; please retry."))
         )

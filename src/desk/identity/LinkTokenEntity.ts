@@ -103,7 +103,7 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
         // A claimed URL that is not this token's link leaves the manifest's callback_url unmatched: 401.
         const claimed = callbackUrlOf(base, tokenHash, payload.envelope.payload.callback_url)
         const manifest = manifestOf(factsOf(row), { from: deskOrigin(config), callbackUrl: claimed ?? linkUrl(base, "<this token>") })
-        const checked = checkEnvelope(payload.envelope, manifest)
+        const checked = checkEnvelope(payload.envelope, manifest, Date.now())
         const result = Either.isLeft(checked) ? Effect.fail(checked.left) : link(row, checked.right)
         const done = yield* result.pipe(Effect.tapError((e) => e._tag === "LinkRefused" ? countLinkFailure(tokenHash)(e) : Effect.void))
         yield* wallets(row.subject).Watch(new WatchWallet({ linkedAtMs: done.linkedAtMs }), { discard: true }).pipe(

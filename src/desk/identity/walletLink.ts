@@ -28,6 +28,20 @@ export interface LinkUrls {
 
 export const linkUrl = (deskBaseUrl: string, token: string) => `${deskBaseUrl}/api/public/v1/wallet-link?token=${token}`
 
+/**
+ * The token a POST is for: the query's, else the one inside the signed `payload.callback_url` (a
+ * wallet may POST the envelope to the bare path). Whether that URL is really this token's link is
+ * the entity's check; here only where to find the token.
+ */
+export const postedLinkToken = (queryToken: string | undefined, callbackUrl: string): string | undefined => {
+  if (queryToken !== undefined) return queryToken
+  try {
+    return new URL(callbackUrl).searchParams.get("token") ?? undefined
+  } catch {
+    return undefined
+  }
+}
+
 export const manifestOf = (facts: LinkTokenFacts, urls: LinkUrls): WalletLinkManifest => ({
   v: 1,
   type: linkType,
@@ -67,11 +81,41 @@ const refuse = (status: 400 | 401, code: string, message: string) => Either.left
 const malformed = (message: string) => refuse(400, "invalid_parameter", message)
 const unproven = (message: string) => refuse(401, "invalid_signature", message)
 
-/** The fields the wallet copies from the manifest: any difference is a signature over another link. */
-const copiedFields = ["v", "type", "challenge_id", "from", "callback_url", "exp", "issued_at"] as const
+/**
+ * The fields the wallet copies from the manifest: any difference is a signature over another link.
+ * `issued_at` is not among them: the spec takes only `challenge_id` from the manifest, and a wallet
+ * stamps its own signing time there (checked by `issuedAtProblem`).
+ */
+const copiedFields = ["v", "type", "challenge_id", "from", "callback_url", "exp"] as const
 
-export const checkEnvelope = (envelope: WalletLinkEnvelope, manifest: WalletLinkManifest): Either.Either<VerifiedLink, LinkRefused> => {
+/** How far a wallet's clock may be off ours: its `issued_at` may lie this much outside the token's life. */
+export const issuedAtSkewMs = 120_000
+
+/** ISO 8601 date and time with a zone (`Z` or ±hh:mm), seconds and fractions optional. */
+const isoTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
+
+/**
+ * Why a wallet's signing time cannot be this link's: before the token was issued, after it expired,
+ * or ahead of now, each beyond the clock skew. Undefined when it fits.
+ */
+const issuedAtProblem = (issuedAtMs: number, manifest: WalletLinkManifest, nowMs: number): string | undefined => {
+  const lifeStartMs = Date.parse(manifest.issued_at)
+  const lifeEndMs = Math.min(Date.parse(manifest.expires_at), nowMs)
+  if (issuedAtMs < lifeStartMs - issuedAtSkewMs) return `it is before this link was issued (${manifest.issued_at})`
+  if (issuedAtMs > lifeEndMs + issuedAtSkewMs) return `it is after this link's life (issued ${manifest.issued_at}, expires ${manifest.expires_at}) or ahead of now`
+  return undefined
+}
+
+export const checkEnvelope = (
+  envelope: WalletLinkEnvelope,
+  manifest: WalletLinkManifest,
+  nowMs: number
+): Either.Either<VerifiedLink, LinkRefused> => {
   const { payload, address, signature } = envelope
+  const issuedAtMs = isoTimestamp.test(payload.issued_at) ? Date.parse(payload.issued_at) : Number.NaN
+  if (!Number.isFinite(issuedAtMs)) {
+    return malformed("Parameter 'payload.issued_at' is invalid: an ISO 8601 timestamp such as 2026-01-02T03:04:05.678Z")
+  }
   if (bech32ShapeHrp(address) !== undefined) {
     return malformed("Parameter 'address' is a bech32 address; send the legacy T… address of m/44'/696969'/0'/0/0 from your wallet")
   }
@@ -103,6 +147,8 @@ export const checkEnvelope = (envelope: WalletLinkEnvelope, manifest: WalletLink
       return unproven(`the signed payload is not this link's manifest: '${field}' differs (a payload made for another link, or changed after signing)`)
     }
   }
+  const late = issuedAtProblem(issuedAtMs, manifest, nowMs)
+  if (late !== undefined) return unproven(`the signed payload's 'issued_at' is not within this link's life (±${issuedAtSkewMs / 1000} s): ${late}`)
   return Either.right({
     watch: watch.right,
     xpub: watch.right.xpub,

@@ -10,7 +10,7 @@ import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Transaction } from "bitcoinjs-lib"
 import { Effect, Either } from "effect"
-import { AdvanceOrder, DeskOrderEntity, TickOrder } from "../../../schemas/desk/orders.ts"
+import { AdvanceOrder, type CreateOrder, DeskOrderEntity, OrderCreated, TickOrder } from "../../../schemas/desk/orders.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { tokenContractAddress } from "../../chain/evm/tokenAddress.ts"
 import type { TokenSymbol } from "../../chain/evm/tokenContracts.ts"
@@ -35,6 +35,7 @@ import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniL
 import { followRefund, refundLeg } from "./refundLegs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
+import { createOrder } from "./createOrder.ts"
 import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
 import { decimal, milestoneMessage, orderDecimals } from "./orderView.ts"
 
@@ -294,7 +295,22 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   // An order whose timer chain was lost (a restore from backup) starts ticking again; the tick's key dedups.
   yield* scheduleNext
 
+  /**
+   * Writes this order from its checked draft and starts its timer; a replayed Idempotency-Key
+   * answers the order the key made first (that order's own entity watches it). A database
+   * failure is a defect: the caller answers 503, and a retry finds whatever was committed.
+   */
+  const create = (payload: CreateOrder) =>
+    createOrder(orderId, payload.draft, payload.idempotency).pipe(
+      Effect.provideService(DeskWallets, wallets),
+      Effect.provide(services),
+      Effect.catchTag("SqlError", "DeskWalletRefused", (e) => Effect.die(e)),
+      Effect.tap((c) => c._tag === "Created" ? scheduleNext : Effect.void),
+      Effect.map((c) => new OrderCreated({ orderId: c._tag === "Created" ? orderId : c.orderId, replayed: c._tag === "Existing" && c.orderId !== orderId }))
+    )
+
   return DeskOrderEntity.of({
+    Create: ({ payload }) => create(payload).pipe(metrics.guard),
     Watch: () => Effect.zipRight(advance, scheduleNext).pipe(metrics.guard),
     Tick: ({ payload }) => metrics.timerFired(payload.dueAtMs).pipe(Effect.zipRight(advance), Effect.zipRight(scheduleNext), metrics.guard),
     Advance: (_: { readonly payload: AdvanceOrder }) => advance.pipe(metrics.guard)

@@ -1,38 +1,26 @@
-// POST /api/public/v1/webhooks/partner-a|partner-b: checks the partner's secret, records the event
+// POST /api/public/v1/webhooks/partner-a|partner-b: with the partner's secret (checked at the edge,
+// webhookGate.ts), records the event
 // once (deduplicated by partner and body) against the order it names, and pages operations (a
 // warning log line, a metric, and the /ops `partnerWebhooks` list). Nothing here moves funds.
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Metric } from "effect"
 import { DeskApi } from "../../../schemas/desk/api.ts"
-import { BadRequest, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
+import { BadRequest, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
 import type { Partner, WebhookAck, WebhookBody } from "../../../schemas/desk/webhooks.ts"
 import type { CanonicalValue } from "../../crypto/canonicalJson.ts"
-import { AppConfig } from "../../platform/Config.ts"
-import { challengeBearer, headerOrBearer } from "../../platform/http/bearer.ts"
 import { deskWebhookEvents } from "../../platform/Metrics.ts"
-import { checkSecret, dedupeKey, parseOrderRef } from "./partnerWebhook.ts"
+import { dedupeKey, parseOrderRef } from "./partnerWebhook.ts"
 
 const orderRefHint = "order_id must be a short reference (TX- and 8 letters or digits) or the order's uuid"
 
 export const WebhookHandlers = HttpApiBuilder.group(DeskApi, "webhooks", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
 
     const receive = (partner: Partner, body: WebhookBody) =>
       Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const configured = partner === "partner-a" ? config.webhookSecretPartnerA : config.webhookSecretPartnerB
-        switch (checkSecret(configured, headerOrBearer(request, "x-api-key"))) {
-          case "unset":
-            return yield* Effect.fail(new ServiceUnavailable({ error: { code: "unavailable", message: `The ${partner} webhook is not configured on this desk.` } }))
-          case "wrong":
-            challengeBearer(request)
-            return yield* Effect.fail(new Unauthorized({ error: { code: "invalid_webhook_secret", message: `Missing or wrong ${partner} webhook secret (Authorization: Bearer <secret> or x-api-key).` } }))
-          case "ok":
-            break
-        }
+        // The partner's secret was checked at the edge, before the body was read (webhookGate.ts).
         const ref = body.order_id === undefined ? undefined : parseOrderRef(body.order_id)
         if (body.order_id !== undefined && ref === undefined) {
           return yield* Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: orderRefHint } }))

@@ -17,7 +17,7 @@ export class SignedRefusal extends Data.TaggedError("SignedRefusal")<{
 }> {}
 
 export interface ParsedParams {
-  /** Every parameter except signature, read from exactly the signed bytes. */
+  /** Every parameter except signature, from the query and the body (read apart). */
   readonly params: ReadonlyMap<string, string>
   readonly signature: string | undefined
   /** The exact bytes the client signed. */
@@ -72,13 +72,36 @@ export const readParams = (text: string): Either.Either<ReadonlyMap<string, stri
   return Either.right(params)
 }
 
+/** Pure: the parameters of the query and of the body, read apart; a name in both is refused (-1101). */
+const readBoth = (query: string, body: string): Either.Either<ReadonlyMap<string, string>, SignedRefusal> =>
+  Either.flatMap(readParams(query), (fromQuery) =>
+    Either.flatMap(readParams(body), (fromBody) => {
+      const params = new Map(fromQuery)
+      for (const [name, value] of fromBody) {
+        if (params.has(name)) return Either.left(new SignedRefusal({ code: -1101, msg: `Duplicate values for parameter '${name.slice(0, 40)}'.` }))
+        params.set(name, value)
+      }
+      return Either.right(params)
+    }))
+
+/** A whole `name=value` pair: one '=', something on each side. */
+const wholePair = (part: string): boolean => {
+  const eq = part.indexOf("=")
+  return eq > 0 && eq < part.length - 1 && part.indexOf("=", eq + 1) < 0
+}
+
 /**
  * Parses a signed request. The signature is the last parameter of whichever part carries it (query
- * or body, not both); the signed payload is the rest, query first, then body, with no separator.
- * The parameters are read from that payload as one string, so the handler sees exactly what was
- * signed: a captured request re-cut at another query/body boundary cannot change a value. For the
- * same reason a query and a body that both carry parameters must meet at a '&' (Binance's own
- * "mixed" example, `…timeInForce=GTC` + `quantity=1…`, would read `timeInForce=GTCquantity=1`).
+ * or body, not both); the signed payload is the rest, query first, then body, with no separator
+ * (Binance's `totalParams`: its "mixed" example signs `…timeInForce=GTCquantity=1…`). The query and
+ * the body are then read apart, as Binance reads them.
+ *
+ * Because the payload has no separator, a captured request could be re-cut at another query/body
+ * boundary and still verify. A cut inside a pair leaves a broken pair on one side of the boundary
+ * (`price=1` + `0&…`, `pri` + `ce=10`, `price=` + `10&…`), so where the two parts do not meet at a
+ * '&' the query's last pair and the body's first pair must each be a whole `name=value` with one
+ * '=' (-1102 otherwise): a re-cut can then only fall between pairs, where the values read are the
+ * signed ones. (A value with a raw '=' in it is the one cut this cannot see; clients encode it.)
  */
 export const parseSigned = (rawQuery: string, rawBody: string): Either.Either<ParsedParams, SignedRefusal> => {
   const q = withoutSignature(rawQuery)
@@ -88,13 +111,18 @@ export const parseSigned = (rawQuery: string, rawBody: string): Either.Either<Pa
   }
   if (!q.signatureLast || !b.signatureLast) return Either.left(new SignedRefusal({ code: -1022, msg: messages.signature }))
   if (q.unsigned !== "" && b.unsigned !== "" && !q.unsigned.endsWith("&") && !b.unsigned.startsWith("&")) {
-    return Either.left(new SignedRefusal({
-      code: -1102,
-      msg: "Parameters in both the query and the body must be joined by '&' (end the query or start the body with it), or sent in one of them."
-    }))
+    const lastOfQuery = q.unsigned.slice(q.unsigned.lastIndexOf("&") + 1)
+    const amp = b.unsigned.indexOf("&")
+    const firstOfBody = amp < 0 ? b.unsigned : b.unsigned.slice(0, amp)
+    if (!wholePair(lastOfQuery) || !wholePair(firstOfBody)) {
+      return Either.left(new SignedRefusal({
+        code: -1102,
+        msg: "The query's last parameter and the body's first must each be a whole name=value pair."
+      }))
+    }
   }
   const payload = q.unsigned + b.unsigned
-  return Either.map(readParams(payload), (params) => ({ params, signature: q.signature ?? b.signature, payload }))
+  return Either.map(readBoth(q.unsigned, b.unsigned), (params) => ({ params, signature: q.signature ?? b.signature, payload }))
 }
 
 const digits = /^[0-9]{1,20}$/

@@ -11,11 +11,12 @@
 // spec settles inline); each trade's Settlement entity then follows the legs to their final depth.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Deferred, Duration, Effect, Exit, Queue, Schedule } from "effect"
+import { Deferred, Duration, Effect, Exit, Queue, Schedule, type Tracer } from "effect"
 import { Authorization, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
 import { Follow, Settlement } from "../../../schemas/exchange/settlement.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
+import { recordedSpan, withBatchSpan } from "../../platform/telemetry/batchSpan.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { entityIdOf } from "../authorization/policy.ts"
 import { MarketData } from "../marketdata/MarketData.ts"
@@ -23,7 +24,7 @@ import { listMarkets } from "../markets/marketStore.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { formatPrice, formatQty, formatSats } from "./amounts.ts"
 import * as Q from "./marketSql.ts"
-import { type Changes, MarketState, newChanges, type OrderRec, type PlaceInput, type TradeRec } from "./MarketState.ts"
+import { type Changes, MarketState, newChanges, type OrderRec, type PlaceInput, type Refusal, type TradeRec } from "./MarketState.ts"
 
 const metrics = entityMetrics("Market")
 
@@ -32,8 +33,16 @@ export const batchMax = 2_000
 /** How long an answer waits for its legs to be signed and broadcast before it goes out without txids. */
 export const signWaitMs = 10_000
 
-type Command =
-  | { readonly _tag: "Place"; readonly input: PlaceInput; readonly done: Deferred.Deferred<Placed, OrderRefused> }
+/** A command, with the span of the request it serves when that trace is recorded. */
+type Command = Queued & { readonly span?: Tracer.AnySpan | undefined }
+type Queued =
+  | {
+    readonly _tag: "Place"
+    readonly input: PlaceInput
+    readonly done: Deferred.Deferred<Placed, OrderRefused>
+    /** Placed again after the node's Omni view caught up (see retryAfterSync): refused for funds at once. */
+    readonly afterSync?: true
+  }
   | {
     readonly _tag: "Cancel"
     readonly userId: number
@@ -163,6 +172,8 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
       const answers: Array<() => Effect.Effect<boolean, never, SqlClient.SqlClient>> = []
       const placedKeys = new Set<string>()
       const placedTrades: Array<{ cmd: Extract<Command, { _tag: "Place" }>; order: OrderRec; trades: ReadonlyArray<TradeRec> }> = []
+      const unfunded: Array<{ cmd: Extract<Command, { _tag: "Place" }>; refusal: Refusal }> = []
+      let viewHeight = -1
 
       yield* Effect.gen(function*() {
         // Orders of grants that are ending stop matching first.
@@ -177,8 +188,8 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
           const spent = state.spentAsset(p.input.side)
           keys.set(`${p.input.userId}:${spent.asset}`, { userId: p.input.userId, asset: spent.asset, propertyId: spent.propertyId })
         }
-        const height = yield* view.height
-        const grants = yield* Q.lockGrants([...keys.values()], height, view.balance)
+        viewHeight = yield* view.height
+        const grants = yield* Q.lockGrants([...keys.values()], viewHeight, view.balance)
         tRead = performance.now() // instrumentation
 
         for (const cmd of batch) {
@@ -193,7 +204,9 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
               }
               placedKeys.add(key)
               const outcome = state.place(input, grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), now, changes)
-              if (outcome._tag === "Refused") {
+              if (outcome._tag === "Refused" && outcome.refusal.unfunded === true && cmd.afterSync !== true) {
+                unfunded.push({ cmd, refusal: outcome.refusal })
+              } else if (outcome._tag === "Refused") {
                 answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
               } else {
                 placedTrades.push({ cmd, order: outcome.order, trades: outcome.trades })
@@ -251,6 +264,7 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
       }
       for (const answer of answers) yield* answer()
       if (changes.trades.length > 0) yield* Effect.forkDaemon(follow(changes.trades.map((t) => String(t.tradeId))))
+      if (unfunded.length > 0) yield* Effect.forkDaemon(retryAfterSync(viewHeight, unfunded))
       const hook = marketInstrumentation.onBatch // instrumentation
       if (hook !== undefined) {
         const tEnd = performance.now()
@@ -262,6 +276,18 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
           signMs: tSign - tCommit, answerMs: tEnd - tSign, totalMs: tEnd - t0
         })
       }
+    })
+
+  /**
+   * Orders refused for the delegated address's balance while the view may be behind the ledger
+   * (a tool funded the address and answered a moment ago): once the view has caught up, placed
+   * again if it applied a block the batch had not seen, refused otherwise. One extra pass at most.
+   */
+  const retryAfterSync = (seenHeight: number, refused: ReadonlyArray<{ cmd: Extract<Command, { _tag: "Place" }>; refusal: Refusal }>) =>
+    Effect.gen(function*() {
+      const reached = yield* view.sync
+      if (reached > seenHeight) return yield* Queue.offerAll(queue, refused.map(({ cmd }): Command => ({ ...cmd, afterSync: true })))
+      for (const { cmd, refusal } of refused) yield* Deferred.fail(cmd.done, refuse(refusal.code, refusal.msg))
     })
 
   /** A place whose client order id is taken: the order as it is now. */
@@ -280,7 +306,8 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
     const first = yield* Queue.take(queue)
     const rest = yield* Queue.takeUpTo(queue, batchMax - 1)
     const batch = [first, ...rest]
-    const exit = yield* Effect.exit(runBatch(batch))
+    const spans = batch.flatMap((c) => (c.span === undefined ? [] : [c.span]))
+    const exit = yield* Effect.exit(runBatch(batch).pipe(withBatchSpan("Market.batch", spans, { "market.symbol": symbol, "batch.commands": batch.length })))
     if (Exit.isFailure(exit)) {
       for (const c of batch) yield* Deferred.die(c.done as Deferred.Deferred<unknown, OrderRefused>, new Error("the market's commit failed; nothing of this batch was accepted"))
       yield* Effect.logError(`market ${symbol}: batch failed; restarting the entity`, exit.cause)
@@ -298,10 +325,10 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
   // Trades left unfollowed by a crash between commit and hand-off.
   yield* Effect.forkScoped(Effect.flatMap(Q.unsettledTrades(market.id).pipe(Effect.orElseSucceed(() => [])), follow))
 
-  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Command) =>
+  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) =>
     Effect.gen(function*() {
       const done = yield* Deferred.make<A, OrderRefused>()
-      yield* Queue.offer(queue, make(done))
+      yield* Queue.offer(queue, { ...make(done), span: yield* recordedSpan })
       return yield* Deferred.await(done)
     })
 

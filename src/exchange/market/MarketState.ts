@@ -76,7 +76,12 @@ export interface LegRec {
   readonly to: string
 }
 
-export type Refusal = { readonly code: number; readonly msg: string }
+/**
+ * Why an order was refused. `unfunded` marks a refusal for the delegated address's on-chain
+ * balance: the node's Omni view may be a block behind what a tool just told the user, so the
+ * Market asks again once its view has caught up with the ledger (read your own writes).
+ */
+export type Refusal = { readonly code: number; readonly msg: string; readonly unfunded?: true }
 
 export interface PlaceInput {
   readonly userId: number
@@ -106,7 +111,8 @@ export const newChanges = (): Changes => ({ inserted: new Map(), updated: new Ma
 /** Orders stop matching this long before their grant expires, so no fill races the key's destruction. */
 export const EXPIRY_MARGIN_MS = 1_000
 
-const refused = (code: number, msg: string): PlaceOutcome => ({ _tag: "Refused", refusal: { code, msg } })
+const refused = (code: number, msg: string, unfunded?: true): PlaceOutcome =>
+  ({ _tag: "Refused", refusal: unfunded === undefined ? { code, msg } : { code, msg, unfunded } })
 
 export interface Counters {
   /** Last per-market order number and trade number handed out. */
@@ -217,7 +223,7 @@ export class MarketState {
       return refused(-2010, `Order exceeds the remaining cap of the ${asset} authorization: needs ${formatSats(spend)}, remaining ${formatSats(grant.capFree < 0n ? 0n : grant.capFree)}.`)
     }
     if (spend > grant.fundedFree) {
-      return refused(-2010, `Order exceeds the funded balance of the ${asset} delegated address ${grant.delegatedAddress}: needs ${formatSats(spend)}, free ${formatSats(grant.fundedFree < 0n ? 0n : grant.fundedFree)}.`)
+      return refused(-2010, `Order exceeds the funded balance of the ${asset} delegated address ${grant.delegatedAddress}: needs ${formatSats(spend)}, free ${formatSats(grant.fundedFree < 0n ? 0n : grant.fundedFree)}.`, true)
     }
     const n = this.lastOrder + 1
     const order: OrderRec = {

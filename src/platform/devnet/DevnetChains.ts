@@ -7,6 +7,9 @@
 // The market assets: `--asset` also takes every code registered in `exchange_assets`; the asset
 // issuer (a system wallet) issues them on the devnet (propertyIssuer.ts), and the demo wallets
 // of `demo trader` (table demo_wallets) fund their delegated addresses from here.
+// A service's own backed tokens (the desk's SUSD, XUSD, wBTC, wLTC, wETH: DevnetBacking.ts) are
+// not held by the faucet: paying one pays its backing into the service's reserve address, then
+// the token's issuer grants it to the payee, as a mint would.
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
 import { validateLedgerAddress } from "../../chain/address.ts"
@@ -18,14 +21,15 @@ import { syncOnce } from "../../chain/ledger/follower.ts"
 import { makeKeyWallet } from "../../chain/ledger/keyWallet.ts"
 import { sumValues, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { OmniIndexer } from "../../chain/omni/indexer.ts"
-import { formatAmount, parseAmount } from "../../chain/units.ts"
+import { formatAmount, parseAmount, rescaleUp } from "../../chain/units.ts"
 import { DevnetRefused, type DevnetChainName } from "../../../schemas/devnet.ts"
 import { AppConfig } from "../Config.ts"
 import { openLedgerKey, systemWallet } from "../ledger/SystemWallet.ts"
 import { SecretBox } from "../SecretBox.ts"
+import { type Backing, DevnetBacking } from "./DevnetBacking.ts"
 import { realNodeRefusal, realNodeSetting } from "./realNode.ts"
 import { ledgerNative, needsRegistry, resolveEvmAsset, resolveLedgerAsset, type EvmAsset, type LedgerAsset } from "./assets.ts"
-import { type AssetsMismatch, issue, type IssuerDeps, reissue, type RegisteredAsset } from "./propertyIssuer.ts"
+import { type AssetsMismatch, grant, issue, type IssuerDeps, reissue, type RegisteredAsset } from "./propertyIssuer.ts"
 
 /** The system wallet that issues the market assets. */
 export const assetIssuerWallet = "asset-issuer"
@@ -82,6 +86,7 @@ export const make = Effect.gen(function*() {
   const coins = yield* CoinLedgers
   const sql = yield* SqlClient.SqlClient
   const box = yield* SecretBox
+  const backings = yield* Effect.serviceOption(DevnetBacking)
   const faucet = devnetFaucet(utxo)
   // Everything that spends from the faucet, the issuer or a demo wallet, one at a time: two
   // payments from one key before a block would pick the same coins.
@@ -154,6 +159,30 @@ export const make = Effect.gen(function*() {
       return { token: resolved.address, decimals }
     })
 
+  /** Decimals of what `pay(chain, …, asset)` pays on a coin or EVM chain. */
+  const decimalsOn = (chain: Exclude<DevnetChainName, "ledger">, asset: string | undefined) =>
+    Effect.gen(function*() {
+      if (isCoin(chain)) return yield* coinAsset(chain, asset)
+      const ledger = yield* evmLedger(chain)
+      const native = resolveEvmAsset(ledger.chain, asset, undefined)
+      if (Either.isRight(native) && native.right.kind === "native") return evmChains[ledger.chain].nativeCurrency.decimals
+      return (yield* evmToken(ledger, asset, "pay")).decimals
+    })
+
+  const backingOf = (asset: string | undefined): Effect.Effect<Backing | undefined> =>
+    asset === undefined || !needsRegistry(asset) || backings._tag === "None" ? Effect.succeed(undefined) : backings.value.backingOf(asset)
+
+  /** A backed token: its backing (rounded up to the backing's unit) into the reserve, then the issuer's grant. */
+  const payBacked = (backing: Backing, property: number, to: string, base: bigint, decimals: number) =>
+    Effect.gen(function*() {
+      if (backing.chain === "ledger") return yield* new DevnetRefused({ message: "a token backed by the ledger's own coin is not supported" })
+      const backingDecimals = yield* decimalsOn(backing.chain, backing.asset)
+      const backed = yield* fromResult(formatAmount(rescaleUp(base, decimals, backingDecimals), backingDecimals))
+      yield* pay(backing.chain, backing.address, backed, backing.asset).pipe(Effect.mapError((e) =>
+        new DevnetRefused({ message: `its backing (${backed} ${backing.asset ?? backing.chain} on ${backing.chain}) could not be paid: ${e.message}` })))
+      return yield* oneAtATime(refuse(Effect.flatMap(depsOf(backing.issuer), (deps) => grant(deps, property, base, to, "devnet pay"))))
+    })
+
   const pay: DevnetChainsShape["pay"] = (chain, to, amount, asset) =>
     Effect.gen(function*() {
       yield* devnetOnly("pay", chain)
@@ -161,6 +190,10 @@ export const make = Effect.gen(function*() {
         const { asset: resolved, decimals } = yield* ledgerAsset(asset)
         const base = yield* fromResult(parseAmount(amount, decimals))
         if (resolved.kind === "native") return yield* oneAtATime(refuse(faucet.pay(to, base)))
+        const check = validateLedgerAddress(to, utxo.params)
+        if (!check.valid) return yield* new DevnetRefused({ message: `address ${to}: ${check.error}` })
+        const backing = yield* backingOf(asset)
+        if (backing !== undefined) return yield* payBacked(backing, resolved.property, to, base, decimals)
         const held = (yield* synced).balance(faucet.address, resolved.property)
         if (held < base) {
           const shown = formatAmount(held, decimals)

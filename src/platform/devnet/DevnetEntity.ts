@@ -5,10 +5,13 @@
 // other devnet-only writes by request id: `issue:<CODE>` (IssueAsset: the creating txid, so a
 // retried `markets add` finds the property instead of issuing another) and
 // `fund-demo:<requestId>` (FundDemo).
+// Read your own writes: a ledger block it mines (Mine, FundDemo) is in this node's Omni view
+// before it answers, so the account and the Market see what the CLI has just reported.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect, Metric, Schema } from "effect"
 import { Devnet, DevnetChainName, DevnetRefused } from "../../../schemas/devnet.ts"
+import { OmniView } from "../ledger/OmniView.ts"
 import { entityActivations, entityDefects } from "../Metrics.ts"
 import * as DevnetChains from "./DevnetChains.ts"
 
@@ -17,6 +20,7 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const chains = yield* DevnetChains.DevnetChains
+  const view = yield* OmniView
   const tagged = <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.tagMetrics(e, "type", "Devnet")
   yield* tagged(Metric.increment(entityActivations))
   const chainOf = Schema.decodeUnknown(DevnetChainName)(address.entityId).pipe(
@@ -42,7 +46,9 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
     Mine: ({ payload }) =>
       guarded(Effect.gen(function*() {
         const chain = yield* chainOf
-        return { chain, height: yield* chains.mine(chain, payload.blocks) }
+        const height = yield* chains.mine(chain, payload.blocks)
+        if (chain === "ledger") yield* view.sync
+        return { chain, height }
       })),
     Balance: ({ payload }) =>
       guarded(Effect.gen(function*() {
@@ -77,6 +83,7 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
           return { txid: recorded.txid === "" ? null : recorded.txid, balance }
         }
         const funded = yield* chains.fundFromDemo(payload.userId, payload.to, payload.asset, payload.upTo)
+        yield* view.sync
         yield* sql`INSERT INTO devnet_payments (request_id, chain, txid) VALUES (${recordId}, 'ledger', ${funded.txid ?? ""})
           ON CONFLICT (request_id) DO NOTHING`.pipe(Effect.orDie)
         yield* Effect.logInfo("devnet fund demo").pipe(Effect.annotateLogs({ userId: payload.userId, to: payload.to, asset: payload.asset, txid: funded.txid ?? "none" }))

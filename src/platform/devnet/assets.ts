@@ -1,4 +1,4 @@
-// What `--asset` names on each chain, until a token registry exists.
+// What `--asset` names on each chain (desk tokens: a registered code, paid backed: DevnetChains.ts).
 //   ledger: absent or TOK = the native coin (8 decimals); DUSD = the devnet dollar (Omni
 //           property 3, issued at devnet start); a market asset code registered in
 //           `exchange_assets` (SHRD, GOLD, …) = its Omni property; a number = that Omni property

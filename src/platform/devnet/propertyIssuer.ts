@@ -96,6 +96,13 @@ export const issue = (deps: IssuerDeps, code: string, expected?: number, grantTo
     return created
   })
 
+/** The issuer grants `amount` (base units) of its managed `property` to `to` (topped up first); the txid. */
+export const grant = (deps: IssuerDeps, property: number, amount: bigint, to: string, memo: string) =>
+  Effect.gen(function*() {
+    yield* fundIssuer(deps)
+    return yield* deps.issuer.omni({ type: "grant", property, amount, memo }, to)
+  })
+
 /**
  * Re-issues every registered asset on a devnet that started from genesis, in property-id order,
  * so each gets its registered id back; ids issued before but never registered are skipped with

@@ -7,17 +7,21 @@
 // node:http answer (docs/operations.md), and ping/time/market data are most of the traffic.
 import { createHash } from "node:crypto"
 import { type IncomingMessage, Server, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { gzipSync } from "node:zlib"
 import type { RateLimiterShape } from "../RateLimiter.ts"
+import { isTrustedProxy, normalizeIp } from "./clientIp.ts"
+import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
+import { refusedUrlText } from "./textGuard.ts"
 import { costOfUnknown } from "./RouteTable.ts"
 import { clientIpOf, type EdgeState, type Reply, type ServiceEdge, setEdgeState } from "./ServiceEdge.ts"
 
 export interface EdgeOptions {
   readonly edge: ServiceEdge
   readonly limiter: RateLimiterShape
-  readonly trustProxy: boolean
+  readonly settings: EdgeSettings
   /** Off: every request goes through the Effect app (tests run both ways; bench compares). */
   readonly fastLane: boolean
 }
@@ -45,6 +49,55 @@ const refuseBody = (req: IncomingMessage, res: ServerResponse, reply: Reply, hea
     req.socket.end()
   })
   req.resume()
+}
+
+/** Once the edge has answered a request the Effect app is still handling (a chunked body past
+ * the limit), the app's own answer goes nowhere: its writes complete at once and send nothing. */
+const detachResponse = (res: ServerResponse) => {
+  const complete = (args: Array<unknown>) => {
+    const callback = args.find((a) => typeof a === "function") as (() => void) | undefined
+    if (callback !== undefined) process.nextTick(callback)
+  }
+  res.writeHead = (() => res) as typeof res.writeHead
+  res.write = ((...args: Array<unknown>) => (complete(args), true)) as typeof res.write
+  res.end = ((...args: Array<unknown>) => (complete(args), res)) as typeof res.end
+}
+
+/**
+ * Counts a chunked body's bytes as node's parser hands them over (a chunked body declares no
+ * length, so the Content-Length check cannot see it). Past `limit`, `over` runs once; from then on
+ * the bytes are dropped as they arrive, and the connection is ended when the body is done (or cut
+ * after drainMs), so the client reads the answer instead of a reset.
+ */
+const countBody = (req: IncomingMessage, limit: number, over: () => void) => {
+  let seen = 0
+  let cut = false
+  const push = req.push.bind(req)
+  req.push = (chunk: unknown, encoding?: BufferEncoding): boolean => {
+    if (cut) {
+      if (chunk === null) req.socket.end()
+      return true
+    }
+    if (chunk !== null && chunk !== undefined) {
+      seen += (chunk as Buffer).length
+      if (seen > limit) {
+        cut = true
+        const timer = setTimeout(() => req.socket.destroy(), drainMs)
+        req.socket.once("close", () => clearTimeout(timer))
+        over()
+        return true
+      }
+    }
+    return push(chunk, encoding)
+  }
+}
+
+/** The handler reading a body that went past the limit stops with an error; the socket stays open
+ * for the drain (a destroyed request would take its socket, and the answer, with it). */
+const failBodyRead = (req: IncomingMessage) => {
+  req.destroy = (() => req) as typeof req.destroy
+  if (req.listenerCount("error") > 0) req.emit("error", new Error("request body over the limit"))
+  req.socket.resume()
 }
 
 interface CachedPage {
@@ -115,7 +168,7 @@ export const makeFront = (options: EdgeOptions) => {
     const q = url.indexOf("?")
     const path = q < 0 ? url : url.slice(0, q)
     const route = edge.routes.lookup(method, path) ?? costOfUnknown
-    const ip = clientIpOf(req, options.trustProxy)
+    const ip = clientIpOf(req, options.settings.trustedProxies)
     const usage = limiter.consume(`ip:${ip}`, route.weight, edge.ipWeightPerMin)
     const headers = edge.usageHeaders(usage)
     const done = (status: number) => recordRequest(edge.service, method, route.label, status, performance.now() - started)
@@ -125,8 +178,22 @@ export const makeFront = (options: EdgeOptions) => {
       done(reply.status)
       return true
     }
+    const refusedUrl = refusedUrlText(url)
+    if (refusedUrl !== undefined) {
+      const reply = edge.errors.refusedText(refusedUrl)
+      send(res, reply.status, reply.body, headers)
+      done(reply.status)
+      return true
+    }
+    const gated = edge.bodyGate?.(route.label, req)
+    if (gated !== undefined) {
+      refuseBody(req, res, gated.reply, { ...headers, ...gated.headers })
+      done(gated.reply.status)
+      return true
+    }
+    const bodyBytesMax = edge.bodyBytesMaxByRoute?.get(route.label) ?? edge.bodyBytesMax
     const declared = Number(req.headers["content-length"] ?? 0)
-    if (declared > (edge.bodyBytesMaxByRoute?.get(route.label) ?? edge.bodyBytesMax)) {
+    if (declared > bodyBytesMax) {
       refuseBody(req, res, edge.errors.bodyTooLarge, headers)
       done(edge.errors.bodyTooLarge.status)
       return true
@@ -141,6 +208,10 @@ export const makeFront = (options: EdgeOptions) => {
       stream(req, res, q < 0 ? "" : url.slice(q + 1), headers)
       done(200)
       return true
+    }
+    if (options.fastLane && edge.signedLane !== undefined) {
+      const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
+      if (edge.signedLane(req, res, path, q < 0 ? "" : url.slice(q + 1), state, done)) return true
     }
     if (method === "GET" && options.fastLane) {
       const render = edge.fast.get(path)
@@ -172,8 +243,20 @@ export const makeFront = (options: EdgeOptions) => {
         capture(res, (p) => pages.set(path, p))
       }
     }
-    const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers }
+    const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
     setEdgeState(req, state)
+    if (req.headers["transfer-encoding"] !== undefined) {
+      countBody(req, bodyBytesMax, () => {
+        if (!res.headersSent) {
+          const reply = edge.errors.bodyTooLarge
+          send(res, reply.status, reply.body, state.headers)
+          done(reply.status)
+          state.answered = true
+          detachResponse(res)
+        }
+        failBodyRead(req)
+      })
+    }
     return false
   }
 }
@@ -201,12 +284,40 @@ interface ParserError extends Error {
   readonly rawPacket?: Buffer
 }
 
+/** Open connections per client IP on one listener; past the cap a new one is answered and closed
+ * before node reads a byte of it. A trusted proxy's connections carry many clients: not counted. */
+const connectionCap = (options: EdgeOptions) => {
+  const open = new Map<string, number>()
+  const { connectionsPerIpMax, trustedProxies } = options.settings
+  return (socket: Socket): boolean => {
+    const ip = normalizeIp(socket.remoteAddress ?? "unknown")
+    if (trustedProxies !== undefined && isTrustedProxy(ip, trustedProxies)) return true
+    const now = (open.get(ip) ?? 0) + 1
+    if (now > connectionsPerIpMax) {
+      const reply = options.edge.errors.tooManyConnections(connectionsPerIpMax)
+      recordRequest(options.edge.service, "CONNECT", "connection", reply.status, 0)
+      rawAnswer(socket, reply, "Too Many Requests", true)
+      setTimeout(() => socket.destroy(), 1_000).unref()
+      return false
+    }
+    open.set(ip, now)
+    socket.once("close", () => {
+      const left = (open.get(ip) ?? 1) - 1
+      if (left === 0) open.delete(ip)
+      else open.set(ip, left)
+    })
+    return true
+  }
+}
+
 /** A node:http server whose requests pass the front first; the Effect app gets the rest. */
 export const makeEdgeServer = (options: EdgeOptions): Server => {
   const front = makeFront(options)
+  const admit = connectionCap(options)
   class EdgeServer extends Server {
     override emit(event: string | symbol, ...args: Array<any>): boolean {
       if (event === "request" && front(args[0] as IncomingMessage, args[1] as ServerResponse)) return true
+      if (event === "connection" && !admit(args[0] as Socket)) return true
       return super.emit(event as string, ...args)
     }
     // close() waits for every open connection; a stream lasts minutes, so it is ended first.
@@ -216,10 +327,20 @@ export const makeEdgeServer = (options: EdgeOptions): Server => {
     }
   }
   // HTTP/1.1 without Host is still answered in our shape (node would send an empty 400).
-  const server = new EdgeServer({ requireHostHeader: false })
+  const { headersTimeoutMs, bodyTimeoutMs } = options.settings
+  const server = new EdgeServer({
+    requireHostHeader: false,
+    // Slow clients: node answers 408 (clientError below) when the headers, or the whole request,
+    // take longer; it checks every connectionsCheckingInterval (30 s by default, which let a
+    // trickled body hold a connection 315 s).
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: headersTimeoutMs + bodyTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs / 2)
+  })
   server.on("clientError", (error: ParserError, socket: Duplex) => {
-    // A reset or a socket already answered: nothing can be written any more.
-    if (error.code === "ECONNRESET" || !socket.writable) {
+    // A reset, a socket already answered, or a response already under way: nothing can be
+    // written any more without corrupting what the client reads.
+    if (error.code === "ECONNRESET" || !socket.writable || (socket as { _httpMessage?: ServerResponse })._httpMessage?.headersSent === true) {
       socket.destroy()
       return
     }

@@ -2,13 +2,16 @@
 // extra routes (ops on the exchange), behind the node:http edge (Edge.ts). The Effect side adds
 // one step after the handler: the edge's rate-limit headers, metrics, and the safety net that
 // turns anything unexpected into the service's own error body (never a 500, never a stack trace).
-import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMethod, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
 import { RateLimiter } from "../RateLimiter.ts"
 import { makeEdgeServer } from "./Edge.ts"
+import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
+import { withServerSpan } from "./serverSpan.ts"
+import { refusedJson, refusedUrlText } from "./textGuard.ts"
 import { edgeStateOf, type Reply, type ServiceEdge } from "./ServiceEdge.ts"
 
 export interface ListenerOptions<E, R, RR> {
@@ -26,8 +29,10 @@ export interface ListenerOptions<E, R, RR> {
   readonly docsPath: string
   /** More routes on the same router (the exchange's /metrics and /ops). */
   readonly routes?: Layer.Layer<never, never, RR>
-  readonly trustProxy: boolean
+  readonly settings: EdgeSettings
   readonly fastLane: boolean
+  /** Tracing is on (platform/telemetry): one server span per request through Effect. */
+  readonly serverSpans: boolean
 }
 
 export const replyResponse = (reply: Reply, headers: Record<string, string> = {}) =>
@@ -45,14 +50,30 @@ const safetyNet = (edge: ServiceEdge) => (cause: Cause.Cause<unknown>) => {
   return Effect.logError(`${edge.service}: request failed unexpectedly`, cause).pipe(Effect.as(replyResponse(edge.errors.internal)))
 }
 
-/** The one step after the handler: headers the edge prepared, metrics, the safety net. */
-const afterHandler = (edge: ServiceEdge) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
+/** Why this request's body is refused before any handler reads it (textGuard.ts), or undefined.
+ * Streamed uploads (routes with their own body limit) are raw bytes and are not read here; the
+ * text read here is the one the handler gets (the request caches it). */
+const refusedBody = (edge: ServiceEdge, request: HttpServerRequest.HttpServerRequest, route: string) => {
+  if (!HttpMethod.hasBody(request.method) || edge.bodyBytesMaxByRoute?.has(route) === true) return Effect.succeed(undefined)
+  const type = (request.headers["content-type"] ?? "application/json").toLowerCase()
+  const check = type.includes("json") ? refusedJson : type.includes("x-www-form-urlencoded") ? refusedUrlText : undefined
+  if (check === undefined) return Effect.succeed(undefined)
+  // A body that cannot be read is the handler's to answer (413, 400), as before.
+  return Effect.match(request.text, { onFailure: () => undefined, onSuccess: check })
+}
+
+/** The one step around the handler: the body guard, headers the edge prepared, metrics, the safety
+ * net, and with tracing on the request's server span. */
+const afterHandler = (edge: ServiceEdge, serverSpans: boolean) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const state = edgeStateOf(request)
-    return Effect.map(Effect.catchAllCause(app, safetyNet(edge)), (response) => {
-      recordRequest(edge.service, request.method, state.route, response.status, performance.now() - state.started)
+    const guarded = Effect.flatMap(refusedBody(edge, request, state.route), (reason) =>
+      reason === undefined ? app : Effect.succeed(replyResponse(edge.errors.refusedText(reason))))
+    const handled = Effect.map(Effect.catchAllCause(guarded, safetyNet(edge)), (response) => {
+      if (!state.answered) recordRequest(edge.service, request.method, state.route, response.status, performance.now() - state.started)
       return HttpServerResponse.setHeaders(response, state.headers)
     })
+    return serverSpans ? withServerSpan(edge.service, request, state.route, handled) : handled
   })
 
 /**
@@ -70,11 +91,13 @@ export const listener = <E, R, RR = never>(options: ListenerOptions<E, R, RR>) =
   const serve = Layer.unwrapEffect(Effect.gen(function*() {
     const limiter = yield* RateLimiter
     const app = yield* HttpApiBuilder.httpApp
-    return HttpServer.serve(afterHandler(options.edge)(app)).pipe(
-      // No span per request: nothing exports traces (measured: a quarter of a request's CPU).
+    return HttpServer.serve(afterHandler(options.edge, options.serverSpans)(app)).pipe(
+      // The platform's own span per request stays off: it records headers and queries (serverSpan.ts
+      // makes ours when tracing is on; with it off no span is made at all, which saved a quarter of
+      // a request's CPU).
       HttpMiddleware.withTracerDisabledWhen(() => true),
       Layer.provide(NodeHttpServer.layer(
-        () => makeEdgeServer({ edge: options.edge, limiter, trustProxy: options.trustProxy, fastLane: options.fastLane }),
+        () => makeEdgeServer({ edge: options.edge, limiter, settings: options.settings, fastLane: options.fastLane }),
         { host: options.host, port: options.port }
       ))
     )

@@ -6,6 +6,7 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { HttpServerRequest } from "@effect/platform"
 import type { Usage } from "../RateLimiter.ts"
 import type { RouteTable } from "./RouteTable.ts"
+import { clientIpFrom, normalizeIp, type ProxyRange } from "./clientIp.ts"
 
 /** A pre-encoded answer in the service's own error shape. */
 export interface Reply {
@@ -29,6 +30,14 @@ export interface ErrorReplies {
   readonly rateLimited: (limit: number) => Reply
   /** A multipart body where the service takes none (see ServiceEdge.refusesMultipart). */
   readonly multipartRefused?: Reply
+  /** Text no route takes (a NUL, an unpaired surrogate, JSON nested too deep: textGuard.ts), 400 with the reason. */
+  readonly refusedText: (reason: string) => Reply
+  /** `Upgrade: websocket` and any other protocol upgrade: no route offers one (400). */
+  readonly upgradeRefused: Reply
+  /** An `Expect` other than 100-continue (417). */
+  readonly expectationFailed: Reply
+  /** A client IP past its open-connection cap (429); the connection is closed after it. */
+  readonly tooManyConnections: (limit: number) => Reply
 }
 
 /** A GET answered in node:http, before Effect: the body comes from the same pure function and
@@ -41,6 +50,12 @@ export type FastRender = (query: string) => string | Reply | { readonly body: st
 /** A GET whose answer is a long-lived stream (SSE), served by node:http on its own whatever the
  * fast-lane setting: it owns the response from here on. */
 export type StreamRoute = (req: IncomingMessage, res: ServerResponse, query: string, headers: Record<string, string>) => void
+
+/** Signed calls a service answers in node:http (the exchange's order path): given the request, its
+ * path and raw query after rewrite, and the edge's state (IP charged, route weight, headers), it
+ * returns true when it took the request (and answers it, calling `done` with the status), false
+ * to leave it to the Effect app untouched (nothing read from the request). */
+export type SignedLane = (req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string, state: EdgeState, done: (status: number) => void) => boolean
 
 /** A 200 JSON body kept by a service's own cache, with the headers its route adds (CORS). */
 export interface CachedAnswer {
@@ -65,6 +80,9 @@ export interface ServiceEdge {
   /** Refuse `multipart/*` request bodies before any parser sees them: no route of the service takes
    * them, and @effect/platform's multipart parser waits forever on an empty or truncated one. */
   readonly refusesMultipart?: boolean
+  /** Refuses a request on its headers alone, before a byte of its body is read (a webhook's secret):
+   * the refusal and any headers of its own, or undefined to go on. */
+  readonly bodyGate?: (route: string, request: IncomingMessage) => { readonly reply: Reply; readonly headers?: Record<string, string> } | undefined
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>
@@ -78,6 +96,8 @@ export interface ServiceEdge {
   /** GETs a service can answer from memory by writing the response itself (hot media ranges);
    * returns the status it answered, or undefined to leave the request to the Effect app. */
   readonly fastRaw?: (req: IncomingMessage, res: ServerResponse, path: string, headers: Record<string, string>) => number | undefined
+  /** Signed calls answered before Effect with the same schemas, checks and actions (fast lane on). */
+  readonly signedLane?: SignedLane
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>
@@ -92,6 +112,8 @@ export interface EdgeState {
   readonly weight: number
   /** Rate-limit headers for the answer; a signed route's middleware replaces them with the key's. */
   headers: Record<string, string>
+  /** The edge answered while the app still ran (a chunked body past the limit): the app's answer is dropped, not counted. */
+  answered: boolean
 }
 
 const states = new WeakMap<IncomingMessage, EdgeState>()
@@ -108,15 +130,11 @@ export const edgeStateOf = (request: HttpServerRequest.HttpServerRequest): EdgeS
   return state
 }
 
-/** "::ffff:127.0.0.1" and "127.0.0.1" are the same client. */
-export const normalizeIp = (ip: string): string => (ip.startsWith("::ffff:") ? ip.slice(7) : ip)
-
-/** The client IP: the socket's, or behind a trusted proxy the first X-Forwarded-For entry. */
-export const clientIpOf = (request: IncomingMessage, trustProxy: boolean): string => {
-  if (trustProxy) {
-    const forwarded = request.headers["x-forwarded-for"]
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim()
-    if (first) return normalizeIp(first)
-  }
-  return normalizeIp(request.socket.remoteAddress ?? "unknown")
+/** The client IP: the socket's, or behind trusted proxies the right-most X-Forwarded-For entry
+ * that is not one of them (clientIp.ts); `proxies` undefined = no proxy is trusted. */
+export const clientIpOf = (request: IncomingMessage, proxies: ReadonlyArray<ProxyRange> | undefined): string => {
+  const socketIp = request.socket.remoteAddress ?? "unknown"
+  if (proxies === undefined) return normalizeIp(socketIp)
+  const forwarded = request.headers["x-forwarded-for"]
+  return clientIpFrom(socketIp, Array.isArray(forwarded) ? forwarded.join(",") : forwarded, proxies)
 }

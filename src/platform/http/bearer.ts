@@ -5,13 +5,19 @@ import type { HttpServerRequest } from "@effect/platform"
 import { bearerToken } from "./opsAccess.ts"
 import { edgeStateOf } from "./ServiceEdge.ts"
 
+/** An Effect request or node's IncomingMessage: both keep headers by lower-case name. */
+interface WithHeaders {
+  readonly headers: { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+}
+
+const single = (value: string | ReadonlyArray<string> | undefined): string | undefined => (typeof value === "string" ? value : value?.[0])
+
 /** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined. */
-export const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
-  bearerToken(request.headers["authorization"])
+export const bearerOf = (request: WithHeaders): string | undefined => bearerToken(single(request.headers["authorization"]))
 
 /** The named header's value when non-empty, else the bearer token. */
-export const headerOrBearer = (request: HttpServerRequest.HttpServerRequest, header: string): string | undefined => {
-  const value = request.headers[header]
+export const headerOrBearer = (request: WithHeaders, header: string): string | undefined => {
+  const value = single(request.headers[header])
   return value !== undefined && value !== "" ? value : bearerOf(request)
 }
 

@@ -19,6 +19,10 @@ export const errorShapeReplies: ErrorReplies = {
   timeout: reply(408, "request_timeout", "Timeout waiting for the request."),
   methodNotAllowed: reply(405, "method_not_allowed", "This method is not supported."),
   internal: reply(503, "internal", "Internal error; unable to process the request. Please try again."),
+  refusedText: (reason) => reply(400, "invalid_request", reason),
+  upgradeRefused: reply(400, "upgrade_not_supported", "Protocol upgrades (WebSocket) are not supported; send plain HTTP requests."),
+  expectationFailed: reply(417, "expectation_failed", "Only the 100-continue expectation is supported."),
+  tooManyConnections: (limit) => reply(429, "too_many_connections", `Too many open connections from this client IP; the limit is ${limit}.`),
   rateLimited: (limit) => reply(429, "rate_limited", `Too much request weight used; the limit is ${limit} per minute per client IP. See Retry-After.`)
 }
 
@@ -47,6 +51,7 @@ export interface ErrorShapeEdgeOptions {
   readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
   readonly fastCached?: ServiceEdge["fastCached"]
   readonly fastRaw?: ServiceEdge["fastRaw"]
+  readonly bodyGate?: ServiceEdge["bodyGate"]
   /** GET routes answered before Effect (none by default). */
   readonly fast?: ReadonlyMap<string, FastRender>
 }
@@ -63,6 +68,7 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   ...(options.bodyBytesMaxByRoute === undefined ? {} : { bodyBytesMaxByRoute: options.bodyBytesMaxByRoute }),
   ...(options.fastCached === undefined ? {} : { fastCached: options.fastCached }),
   ...(options.fastRaw === undefined ? {} : { fastRaw: options.fastRaw }),
+  ...(options.bodyGate === undefined ? {} : { bodyGate: options.bodyGate }),
   routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
   fast: options.fast ?? new Map(),
   cached: new Set(docsRoutes.map((r) => r.path))

@@ -1,12 +1,14 @@
 // /metrics (Prometheus text) and /ops (the cluster view as JSON) on a listener's router. The view
 // costs five queries, so it is read at most once a second per node; both are rate limited like
-// any route (the edge charges their weight) and, with SHARDLINE_OPS_TOKEN set, need it.
+// any route (the edge charges their weight) and, with SHARDLINE_OPS_TOKEN set, need it. Without a
+// token /ops answers the public view (publicView.ts).
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
 import { checkOpsAccess } from "../http/opsAccess.ts"
 import { type OpsView, readOpsView } from "./OpsView.ts"
+import { publicOpsView, type PublicOpsView } from "./publicView.ts"
 import { render } from "./prometheus.ts"
 
 /** How long one read of the ops view is served to every caller. */
@@ -43,7 +45,9 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
         onTimeout: () => `no answer within ${opsViewTimeoutMs} ms`
       }))
       yield* router.get("/metrics", guarded(Effect.sync(() => HttpServerResponse.text(render(), { contentType: "text/plain; version=0.0.4" }))))
-      yield* router.get("/ops", guarded(Effect.flatMap(view, (v) => HttpServerResponse.json(v)).pipe(
+      // Without a configured token anyone on the host reads it: references, addresses and balances stay out.
+      const shown: Effect.Effect<OpsView | PublicOpsView, SqlError.SqlError | string> = token === undefined ? Effect.map(view, publicOpsView) : view
+      yield* router.get("/ops", guarded(Effect.flatMap(shown, (v) => HttpServerResponse.json(v)).pipe(
         Effect.catchAll((e) => Effect.succeed(databaseDown(typeof e === "string" ? e : "its queries fail"))),
         Effect.orDie
       )))

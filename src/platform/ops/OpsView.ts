@@ -8,6 +8,8 @@ import type { EvmChain } from "../../chain/evm/chains.ts"
 import type { CoinChain } from "../../chain/params.ts"
 
 export interface OpsView {
+  /** The full view (this one), or the one without a configured ops token (publicView.ts). */
+  readonly access: "full"
   readonly at: string
   readonly runners: ReadonlyArray<{ address: string; healthy: boolean; lastHeartbeat: string }>
   /**
@@ -122,6 +124,7 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
     WHERE e.source LIKE 'partner-%' AND e.at > now() - interval '1 day'
     ORDER BY e.id DESC LIMIT 10`.pipe(Effect.orElseSucceed(() => []))
   return {
+    access: "full" as const,
     at: new Date().toISOString(),
     runners: runners.map((r) => ({ address: r.address, healthy: r.healthy, lastHeartbeat: new Date(r.last_heartbeat).toISOString() })),
     shardOwners: [...owners.values()].sort((a, b) => a.node.localeCompare(b.node))

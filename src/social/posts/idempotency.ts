@@ -5,44 +5,19 @@
 // instead of making another. The same key with another payload is refused (422, the draft's
 // "Idempotency-Key is already used for a different request payload"). A first attempt refused
 // before anything was written (402, 404, …) releases its key, so a retry after topping up runs.
-// Keys expire after `idempotencyKeyHours`.
+// Keys expire after `idempotencyKeyHours` (platform/http/idempotencyKey.ts, shared with the desk).
 import { SqlClient } from "@effect/sql"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import { canonicalJson, type CanonicalValue } from "../../crypto/canonicalJson.ts"
 import { sha256Hex } from "../../crypto/token.ts"
+import { idempotencyKeyHours } from "../../platform/http/idempotencyKey.ts"
 
-/** What a key may be once unquoted: 1 to 255 visible ASCII characters. */
-const KEY = /^[\x21-\x7e]{1,255}$/
-
-/**
- * The header's value. The draft defines it as a Structured Field String (RFC 8941: `"…"`, with
- * `\"` and `\\` escapes); a bare token (the form many clients send) is taken too. Undefined when
- * absent; Left with a reason when malformed.
- */
-export const parseIdempotencyKey = (header: string | undefined): Either.Either<string | undefined, string> => {
-  if (header === undefined) return Either.right(undefined)
-  const raw = header.trim()
-  let key = raw
-  if (raw.startsWith("\"")) {
-    if (raw.length < 2 || !raw.endsWith("\"")) return Either.left("an unterminated string")
-    key = raw.slice(1, -1).replace(/\\(["\\])/g, "$1")
-  }
-  return KEY.test(key) ? Either.right(key) : Either.left("1 to 255 visible ASCII characters, as a Structured Field String")
-}
-
-/** The request's fingerprint: sha-256 of its canonical payload. */
-export const fingerprintOf = (payload: CanonicalValue): string => sha256Hex(canonicalJson(payload))
+export { fingerprintOf, idempotencyKeyHours, parseIdempotencyKey } from "../../platform/http/idempotencyKey.ts"
 
 export type Claim =
   | { readonly _tag: "Fresh"; readonly postId: string }
   | { readonly _tag: "Replay"; readonly postId: string }
   | { readonly _tag: "Mismatch" }
-
-/**
- * How long a key names its post (the draft leaves the expiry to the server; Stripe's is 24 hours):
- * a retry is an immediate thing, and keys kept forever would grow without bound.
- */
-export const idempotencyKeyHours = 24
 
 /** Claims `freshPostId` for (account, key), or answers the post id the key already names. */
 export const claimPostId = (account: string, key: string, fingerprint: string, freshPostId: string) =>

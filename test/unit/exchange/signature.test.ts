@@ -33,28 +33,54 @@ describe("signed request payload", () => {
     expect(checkSignature(secret, p.payload, p.signature)).toBeUndefined()
   })
 
-  it("reads the parameters from the signed bytes: a request re-cut at another query/body boundary reads what was signed", () => {
-    // Signed as one query: price=10. Re-cut: query ends "price=1", body starts "0&quantity=5".
-    const signedText = "symbol=LTCBTC&side=BUY&price=10&quantity=5&timestamp=1499827319559"
-    const sig = sign(secret, signedText)
-    const cut = signedText.indexOf("price=1") + "price=1".length
-    const recut = parseSigned(signedText.slice(0, cut), `${signedText.slice(cut)}&signature=${sig}`)
-    // The boundary falls inside a pair: refused rather than read two ways.
-    expect(Either.isLeft(recut) && recut.left.code).toBe(-1102)
-    // Re-cut at a '&': the parameters are exactly the signed ones.
-    const atAmp = signedText.indexOf("&quantity")
-    const p = parsed(signedText.slice(0, atAmp), `${signedText.slice(atAmp)}&signature=${sig}`)
-    expect(p.params.get("price")).toBe("10")
+  it("verifies Binance's mixed example: the query followed directly by the body (totalParams), read apart", () => {
+    // Binance's published vector for "Mixed query string and request body".
+    const mixed = "0fd168b8ddb4876a0358a8d14d0c9f3da0e9b20c5d52b2a00fcf7d1c602f9a77"
+    const p = parsed("symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTC", `quantity=1&price=0.1&recvWindow=5000&timestamp=1499827319559&signature=${mixed}`)
+    expect(p.payload).toBe("symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTCquantity=1&price=0.1&recvWindow=5000&timestamp=1499827319559")
     expect(checkSignature(secret, p.payload, p.signature)).toBeUndefined()
-  })
-
-  it("refuses query and body parameters that do not meet at '&' (Binance's mixed example), with a clear message", () => {
-    const r = refused(`symbol=LTCBTC&timeInForce=GTC&signature=${"0".repeat(64)}`, "quantity=1&timestamp=1")
-    expect(r.code).toBe(-1102)
-    expect(r.msg).toContain("joined by '&'")
-    const p = parsed("symbol=LTCBTC&timeInForce=GTC&", `quantity=1&timestamp=1&signature=${"0".repeat(64)}`)
     expect(p.params.get("timeInForce")).toBe("GTC")
     expect(p.params.get("quantity")).toBe("1")
+    expect(p.params.get("timestamp")).toBe("1499827319559")
+    // Signature in the query, the rest split between the parts: the same bytes, the same HMAC.
+    const q = parsed(`symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTC&signature=${mixed}`, "quantity=1&price=0.1&recvWindow=5000&timestamp=1499827319559")
+    expect(checkSignature(secret, q.payload, q.signature)).toBeUndefined()
+  })
+
+  it("keeps a '&' at the boundary as signed bytes (Binance: what is sent is what is signed), never adds one", () => {
+    const text = "symbol=LTCBTC&timeInForce=GTC&quantity=1&timestamp=1499827319559"
+    const sig = sign(secret, text)
+    const atAmp = text.indexOf("&quantity")
+    // The '&' is sent at the end of the query or the start of the body: signed as sent.
+    for (const [q, b] of [[text.slice(0, atAmp + 1), text.slice(atAmp + 1)], [text.slice(0, atAmp), text.slice(atAmp)]] as const) {
+      const p = parsed(q, `${b}&signature=${sig}`)
+      expect(p.payload).toBe(text)
+      expect(checkSignature(secret, p.payload, p.signature)).toBeUndefined()
+      expect(p.params.get("timeInForce")).toBe("GTC")
+      expect(p.params.get("quantity")).toBe("1")
+    }
+    // Signed with a '&' the request does not carry: not the bytes received, refused.
+    const p = parsed(text.slice(0, atAmp), `${text.slice(atAmp + 1)}&signature=${sig}`)
+    expect(checkSignature(secret, p.payload, p.signature)?.code).toBe(-1022)
+  })
+
+  it("refuses a re-cut inside a pair: a captured request cannot change a value by moving the boundary", () => {
+    // Signed as one query: price=10.
+    const signedText = "symbol=LTCBTC&side=BUY&price=10&quantity=5&timestamp=1499827319559"
+    const sig = sign(secret, signedText)
+    const cutAt = (marker: string) => signedText.indexOf(marker) + marker.length
+    for (const cut of [cutAt("price=1"), cutAt("price="), cutAt("pri"), cutAt("price=10&quantity=5&timestamp")]) {
+      const recut = parseSigned(signedText.slice(0, cut), `${signedText.slice(cut)}&signature=${sig}`)
+      expect(Either.isLeft(recut) && recut.left).toMatchObject({ code: -1102 })
+    }
+    // Between pairs, the values are the signed ones.
+    const p = parsed(signedText.slice(0, cutAt("price=10")), `${signedText.slice(cutAt("price=10&"))}&signature=${sig}`)
+    expect(p.params.get("price")).toBe("10")
+    expect(p.params.get("quantity")).toBe("5")
+    expect(checkSignature(secret, p.payload, p.signature)?.code).toBe(-1022)
+    const q = parsed(signedText.slice(0, cutAt("price=10")), `${signedText.slice(cutAt("price=10"))}&signature=${sig}`)
+    expect(q.params.get("price")).toBe("10")
+    expect(checkSignature(secret, q.payload, q.signature)).toBeUndefined()
   })
 
   it("refuses a parameter given twice with -1101 and its name, in one part or across both", () => {

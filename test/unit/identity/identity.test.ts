@@ -11,7 +11,7 @@ import { evmPayoutAddress } from "../../../src/chain/evm/payoutAddress.ts"
 import { signingKeyFromSeed } from "../../../src/chain/keys.ts"
 import { verifyMessageByKey } from "../../../src/chain/message.ts"
 import { averageOf, MISSING_SLOTS_MAX, nextSlotAt, planSampling, windowSize } from "../../../src/desk/identity/sampling.ts"
-import { checkEnvelope, manifestOf } from "../../../src/desk/identity/walletLink.ts"
+import { checkEnvelope, issuedAtSkewMs, manifestOf, postedLinkToken } from "../../../src/desk/identity/walletLink.ts"
 import { signInMessage } from "../../../src/platform/signin/challenge.ts"
 import { deskPayload, makeWallet, type SignKind } from "../../support/linkWallet.ts"
 
@@ -95,9 +95,45 @@ describe("desk envelope check", () => {
   const manifest = manifestOf(facts, { from: "https://desk.example", callbackUrl: "https://desk.example/api/public/v1/wallet-link?token=t" })
   const wallet = makeWallet()
   const payload = deskPayload(manifest, wallet)
+  const now = facts.issuedAtMs + 60_000
+  const signedAt = (issuedAt: string, nowMs = now) => {
+    const own = { ...payload, issued_at: issuedAt }
+    return checkEnvelope({ payload: own, signature: wallet.signJson(own), address: wallet.addresses.p2pkh }, manifest, nowMs)
+  }
+  const at = (ms: number) => new Date(ms).toISOString()
   it("accepts the manifest's payload signed by the xpub's m/0/0 key", () => {
-    const r = checkEnvelope({ payload, signature: wallet.signJson(payload), address: wallet.addresses.p2pkh }, manifest)
+    const r = checkEnvelope({ payload, signature: wallet.signJson(payload), address: wallet.addresses.p2pkh }, manifest, now)
     expect(Either.getOrThrow(r).signingAddress).toBe(wallet.addresses.p2pkh)
+  })
+  it("accepts a wallet's own issued_at within the token's life and the clock skew", () => {
+    for (const ms of [facts.issuedAtMs + 30_000, now, facts.issuedAtMs - issuedAtSkewMs, now + issuedAtSkewMs]) {
+      expect(Either.isRight(signedAt(at(ms))), at(ms)).toBe(true)
+    }
+    // Other ISO 8601 spellings of a time in the window: no milliseconds, an offset.
+    expect(Either.isRight(signedAt("2023-11-14T22:14:00Z"))).toBe(true)
+    expect(Either.isRight(signedAt("2023-11-14T23:14:00.5+01:00"))).toBe(true)
+  })
+  it("refuses (401) an issued_at before the token, or ahead of now, beyond the skew", () => {
+    for (const ms of [facts.issuedAtMs - issuedAtSkewMs - 1, now + issuedAtSkewMs + 1, facts.expiresAtMs + 10 * 60_000]) {
+      const r = signedAt(at(ms))
+      expect(Either.isLeft(r) && r.left.status, at(ms)).toBe(401)
+      expect(Either.isLeft(r) && r.left.message).toContain("issued_at")
+    }
+    // After the token's expiry even when our clock says later (a redeem racing the expiry).
+    const afterLife = signedAt(at(facts.expiresAtMs + issuedAtSkewMs + 1), facts.expiresAtMs + 10 * issuedAtSkewMs)
+    expect(Either.isLeft(afterLife) && afterLife.left.status).toBe(401)
+    expect(Either.isRight(signedAt(at(facts.expiresAtMs), facts.expiresAtMs + 10 * issuedAtSkewMs))).toBe(true)
+  })
+  it.each(["yesterday", "2023-11-14", "2023-11-14 22:14:00Z", "1700000000", ""])("refuses a malformed issued_at %j with 400", (text) => {
+    const r = signedAt(text)
+    expect(Either.isLeft(r) && r.left.status).toBe(400)
+    expect(Either.isLeft(r) && r.left.message).toContain("payload.issued_at")
+  })
+  it("finds the token in the query, else inside the signed callback_url", () => {
+    expect(postedLinkToken("q", "https://desk.example/api/public/v1/wallet-link?token=t")).toBe("q")
+    expect(postedLinkToken(undefined, "https://desk.example/api/public/v1/wallet-link?token=t")).toBe("t")
+    expect(postedLinkToken(undefined, "https://desk.example/api/public/v1/wallet-link")).toBeUndefined()
+    expect(postedLinkToken(undefined, "not a url")).toBeUndefined()
   })
   it.each([
     ["challenge_id", { challenge_id: "d".repeat(22) }],
@@ -105,17 +141,17 @@ describe("desk envelope check", () => {
     ["callback_url", { callback_url: "https://evil.example/x" }],
     ["exp", { exp: 1 }],
     ["issued_at", { issued_at: "2020-01-01T00:00:00.000Z" }]
-  ] as const)("refuses a payload whose %s is not the manifest's, even correctly signed (401)", (field, change) => {
+  ] as const)("refuses a payload whose %s is not the manifest's (issued_at: outside the link's life), even correctly signed (401)", (field, change) => {
     const other = { ...payload, ...change }
-    const r = checkEnvelope({ payload: other, signature: wallet.signJson(other), address: wallet.addresses.p2pkh }, manifest)
+    const r = checkEnvelope({ payload: other, signature: wallet.signJson(other), address: wallet.addresses.p2pkh }, manifest, now)
     expect(Either.isLeft(r) && r.left.status).toBe(401)
     expect(Either.isLeft(r) && r.left.message).toContain(field)
   })
   it("refuses a signing address that is not the xpub's m/0/0 (401) and a bech32 one (400)", () => {
     const stranger = makeWallet()
-    const r = checkEnvelope({ payload, signature: stranger.signJson(payload), address: stranger.addresses.p2pkh }, manifest)
+    const r = checkEnvelope({ payload, signature: stranger.signJson(payload), address: stranger.addresses.p2pkh }, manifest, now)
     expect(Either.isLeft(r) && r.left.status).toBe(401)
-    const bech = checkEnvelope({ payload, signature: wallet.signJson(payload, "p2wpkh"), address: wallet.addresses.p2wpkh }, manifest)
+    const bech = checkEnvelope({ payload, signature: wallet.signJson(payload, "p2wpkh"), address: wallet.addresses.p2wpkh }, manifest, now)
     expect(Either.isLeft(bech) && bech.left.status).toBe(400)
     expect(Either.isLeft(bech) && bech.left.message).toContain("legacy T")
   })

@@ -1,0 +1,110 @@
+// `npm run chaos -- --seed S --minutes M [--nodes 3]`: a seeded fault campaign over a whole
+// Shardline cluster (Jepsen's nemesis and checker, TigerBeetle VOPR's seed). It prints the
+// schedule, runs the workload and the nemesis together, lets the system settle, then checks the
+// history and the final state. Exit 0 only with 0 violations; a violation prints the seed, the
+// schedule up to it, and the smallest history that shows it.
+import { parseArgs } from "node:util"
+import { checkRun, type Checked } from "./checker.ts"
+import { runTrader, sampleBook, setUpExchange, type BookSample, type TraderStats } from "./exchangeWorkload.ts"
+import { makeHistory } from "./history.ts"
+import { runNemesis, type AppliedFault } from "./nemesis.ts"
+import { makeRng } from "./rng.ts"
+import { describeFault, makeSchedule } from "./schedule.ts"
+import { faultWindows } from "./windows.ts"
+import { checkSocial } from "./socialChecker.ts"
+import { runMember, setUpSocial, type SocialRun } from "./socialWorkload.ts"
+import { startWorld } from "./world.ts"
+import { pollFor } from "../omniIssuer.ts"
+
+const { values } = parseArgs({
+  options: {
+    seed: { type: "string", default: String(Date.now() % 1_000_000) },
+    minutes: { type: "string", default: "3" },
+    nodes: { type: "string", default: "3" },
+    traders: { type: "string", default: "6" },
+    members: { type: "string", default: "3" },
+    "mean-gap-s": { type: "string", default: "20" }
+  }
+})
+const seed = Number(values.seed)
+const minutes = Number(values.minutes)
+const nodeCount = Number(values.nodes)
+if (!Number.isInteger(seed) || seed < 0 || !(minutes > 0 && minutes <= 600) || !Number.isInteger(nodeCount) || nodeCount < 2 || nodeCount > 5) {
+  console.error("usage: npm run chaos -- --seed <non-negative integer> --minutes <0..600> [--nodes 2..5] [--traders N] [--mean-gap-s S]")
+  process.exit(2)
+}
+const durationMs = Math.round(minutes * 60_000)
+const rng = makeRng(seed)
+const log = (s: string) => console.log(s)
+const schedule = makeSchedule(rng.fork("nemesis"), {
+  durationMs, nodes: nodeCount, meanGapMs: Number(values["mean-gap-s"]) * 1000,
+  quietHeadMs: Math.min(15_000, durationMs / 6), quietTailMs: Math.min(40_000, durationMs / 4)
+})
+log(`chaos: seed ${seed}, ${minutes} min, ${nodeCount} nodes; schedule (${schedule.length} faults):`)
+for (const s of schedule) log(`  ${(s.atMs / 1000).toFixed(1).padStart(7)} s  ${describeFault(s.fault)}`)
+
+/** After the load stops: how long the system may take to finish what it owes (legs final, expired grants swept, owed stamps sent). */
+const SETTLE_MS_MAX = 240_000
+
+const world = await startWorld({ nodes: nodeCount, log }).catch((e) => {
+  console.error(`chaos: the world did not start (seed ${seed}): ${e instanceof Error ? e.message : String(e)}`)
+  process.exit(1)
+})
+let exit = 1
+try {
+  // Grants are made during the setup, before the run's clock starts: their mid-run expiries are
+  // drawn against the moment the setup is expected to end (it takes well under this on one core).
+  const runStartEpochMs = Date.now() + 60_000
+  const ex = await setUpExchange(world, rng.fork("setup"), { traders: Number(values.traders), runStartMs: runStartEpochMs, durationMs, log })
+  const members = await setUpSocial(world, Number(values.members))
+  const social: SocialRun = { posts: [], stats: { published: 0, comments: 0, renewals: 0, takedowns: 0, neverAnswered: 0 } }
+  // The run's clock starts now; grants' expiries were drawn against an estimate of this moment.
+  const t0 = Date.now()
+  const clock = () => Date.now() - t0
+  const history = makeHistory()
+  const book: Array<BookSample> = []
+  const stopMiner = ex.startMiner(1_000)
+  const stats: TraderStats = { placed: 0, cancelled: 0, refused: 0, neverAnswered: 0 }
+  const stopLoadAt = durationMs
+  const [applied] = await Promise.all([
+    runNemesis(world, schedule, clock, log),
+    ...ex.traders.map((t) => runTrader(world, t, history, rng.fork(`trader ${t.name}`), clock, stopLoadAt, stats)),
+    sampleBook(world, rng.fork("book"), clock, stopLoadAt, 1_000, book),
+    ...members.map((m) => runMember(world, m, social, history, rng.fork(`member ${m.name}`), clock, stopLoadAt))
+  ]) as [ReadonlyArray<AppliedFault>, ...Array<unknown>]
+  log(`load over at ${(clock() / 1000).toFixed(1)} s: ${stats.placed} orders acknowledged, ${stats.cancelled} cancelled, ${stats.refused} refused, ${stats.neverAnswered} never answered`)
+
+  // Settle: every node back, every leg final, every expired grant swept and its key gone.
+  for (const slot of world.nodes) if (slot.current === undefined || !slot.current.isRunning()) await world.startNode(slot.index)
+  await pollFor("the system to settle (legs final, expired grants swept, owed stamps sent)", SETTLE_MS_MAX, async () => {
+    const [legs] = await world.query<{ open: number }>(`SELECT count(*)::int AS open FROM settlement_legs WHERE status <> 'final'`)
+    const due = ex.traders.filter((t) => t.expiresAtMs < Date.now()).map((t) => t.grantId)
+    const [keys] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM authorization_keys WHERE grant_id = ANY($1)`, [due])
+    const [stamps] = await world.query<{ n: number }>(`SELECT (SELECT count(*) FROM social_stamping_pending) + (SELECT count(*) FROM social_owed_stamps WHERE txid IS NULL) AS n`)
+    return legs!.open === 0 && keys!.n === 0 && Number(stamps!.n) === 0 ? true : undefined
+  }, 2_000).catch((e) => log(`settle: ${String(e)} (the checker reports what is still owed)`))
+  await stopMiner()
+
+  const windows = faultWindows(applied)
+  const exchangeChecked = await checkRun(world, ex, history, book, windows, t0)
+  const socialChecked = await checkSocial(world, social, history)
+  const checked: Checked = { violations: [...exchangeChecked.violations, ...socialChecked.violations], counts: { ...exchangeChecked.counts, ...socialChecked.counts } }
+  await ex.dispose()
+  log("")
+  log(`summary: seed ${seed}, ${minutes} min, ${nodeCount} nodes`)
+  log(`  faults injected: ${applied.length} (${applied.filter((a) => a.note.startsWith("could not")).length} could not apply, ${applied.filter((a) => a.note === "already down").length} on a node already down)`)
+  for (const [k, n] of Object.entries(checked.counts)) log(`  ${k}: ${n}`)
+  log(`violations: ${checked.violations.length}`)
+  for (const viol of checked.violations.slice(0, 20)) {
+    log(`\nVIOLATION [${viol.rule}] ${viol.detail}`)
+    log(`  seed ${seed}; schedule up to it: ${applied.map((a) => `${(a.startedAtMs / 1000).toFixed(1)} s ${describeFault(a.fault)}`).join("; ")}`)
+    for (const e of viol.history.slice(0, 12)) log(`  ${(e.atMs / 1000).toFixed(1)} s ${e.client} ${e.op} ${e.node} ${JSON.stringify(e.params)} → ${JSON.stringify(e.outcome).slice(0, 300)}`)
+  }
+  exit = checked.violations.length === 0 ? 0 : 1
+} catch (e) {
+  log(`chaos run failed (seed ${seed}): ${e instanceof Error ? e.stack ?? e.message : String(e)}`)
+  exit = 1
+} finally {
+  await world.stop()
+}
+process.exit(exit)
