@@ -4,7 +4,8 @@
 import { Effect, Layer } from "effect"
 import { prefix } from "../schemas/exchange/public.ts"
 import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
-import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
+import { exchangeDecodeError, exchangeHandlers, exchangeWebApp } from "../src/exchange/http/ExchangeHttp.ts"
+import { faviconRoute } from "../src/platform/webapp/WebApp.ts"
 import { makeSignedLane } from "../src/exchange/http/SignedLane.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
@@ -20,7 +21,7 @@ import { SocialApi } from "../schemas/social/api.ts"
 import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
 import { Transparency } from "../src/desk/http/Transparency.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
-import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
+import { socialEdge, socialHandlers, socialWebApp } from "../src/social/http/SocialHttp.ts"
 import { ContentStore } from "../src/social/content/ContentStore.ts"
 
 export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
@@ -42,7 +43,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
     port: config.httpPort,
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
-    routes: opsRoutes(exchangeOpsRefused),
+    routes: Layer.mergeAll(opsRoutes(exchangeOpsRefused), exchangeWebApp),
     settings: config.httpEdge,
     fastLane: config.httpFastLane,
     serverSpans: tracingOn(config.telemetry)
@@ -60,6 +61,7 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     port: config.deskHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
+    routes: faviconRoute,
     settings: config.httpEdge,
     fastLane: config.httpFastLane,
     serverSpans: tracingOn(config.telemetry)
@@ -76,6 +78,7 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     port: config.socialHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
+    routes: socialWebApp,
     settings: config.httpEdge,
     fastLane: config.httpFastLane,
     serverSpans: tracingOn(config.telemetry)
