@@ -102,21 +102,29 @@ afterAll(async () => {
   for (const db of dbs) await db.drop()
 })
 
+/** The last id of the release before the move; everything the composition has above it was added since. */
+const lastOldId = 24
+const upTo = (list: Migrations, id: number): Migrations => Object.fromEntries(Object.entries(list).filter(([key]) => idOf(key) <= id))
+const keysAbove = (list: Migrations, id: number) => Object.keys(list).filter((key) => idOf(key) > id)
+
 describe("migrations per service", () => {
   let byOld: TestDatabase
   let byNew: TestDatabase
+  let byFull: TestDatabase
   beforeAll(async () => {
-    ;[byOld, byNew] = await Promise.all([fresh("migold"), fresh("mignew")])
+    ;[byOld, byNew, byFull] = await Promise.all([fresh("migold"), fresh("mignew"), fresh("migfull")])
     await migrateWith(byOld, oldList)
-    await migrateWith(byNew, migrations)
+    await migrateWith(byNew, upTo(migrations, lastOldId))
+    await migrateWith(byFull, migrations)
   }, 120_000)
 
-  it("the composition holds the old ids and names, no more and no fewer", () => {
+  it("the composition holds the old ids and names, and adds only ids above them", () => {
     const sorted = (keys: Array<string>) => [...keys].sort((a, b) => idOf(a) - idOf(b))
-    expect(sorted(Object.keys(migrations))).toEqual(Object.keys(oldList))
+    expect(sorted(Object.keys(upTo(migrations, lastOldId)))).toEqual(Object.keys(oldList))
+    expect(Object.keys(migrations)).toEqual([...Object.keys(oldList), ...keysAbove(migrations, lastOldId)])
   })
 
-  it("a database migrated by the old list and one migrated by the new composition end identical", async () => {
+  it("a database migrated by the old list and one migrated by the new composition's same ids end identical", async () => {
     const [a, b] = await Promise.all([schemaOf(byOld), schemaOf(byNew)])
     // Not two empty dumps: every service's tables are there.
     expect(a.relations.map((r) => r.relname)).toEqual(expect.arrayContaining(["markets", "desk_orders", "social_posts", "link_tokens"]))
@@ -126,10 +134,11 @@ describe("migrations per service", () => {
     expect((await bookkeeping(byOld)).map((r) => `${String(r.migration_id).padStart(4, "0")}_${r.name}`)).toEqual(Object.keys(oldList))
   })
 
-  it("a database already migrated by the old list has nothing to do under the new code", async () => {
-    const before = await schemaOf(byOld)
+  it("a database already migrated by the old list gets exactly what was added since, and ends as a new one", async () => {
+    const applied = await migrateWith(byOld, migrations)
+    expect(applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)).toEqual(keysAbove(migrations, lastOldId))
+    expect(await schemaOf(byOld)).toEqual(await schemaOf(byFull))
     expect(await migrateWith(byOld, migrations)).toEqual([])
-    expect(await schemaOf(byOld)).toEqual(before)
   })
 
   it("a database migrated by an older main (up to 0016) gets exactly the rest, and ends identical", async () => {
@@ -137,8 +146,8 @@ describe("migrations per service", () => {
     const upTo16 = Object.fromEntries(Object.entries(oldList).filter(([key]) => idOf(key) <= 16))
     await migrateWith(older, upTo16)
     const applied = await migrateWith(older, migrations)
-    expect(applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)).toEqual(Object.keys(oldList).filter((key) => idOf(key) > 16))
-    expect(await schemaOf(older)).toEqual(await schemaOf(byNew))
-    expect(await bookkeeping(older)).toEqual(await bookkeeping(byNew))
+    expect(applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)).toEqual(keysAbove(migrations, 16))
+    expect(await schemaOf(older)).toEqual(await schemaOf(byFull))
+    expect(await bookkeeping(older)).toEqual(await bookkeeping(byFull))
   })
 })
