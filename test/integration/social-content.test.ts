@@ -230,7 +230,14 @@ describe("reading", () => {
     expect(player).toContain(`/api/stream/${mediaCid}#t=12`)
     expect(player).toMatch(/ autoplay muted>/)
     expect((await fetch(url("/embed/not-a-cid"))).status).toBe(400)
-    expect((await fetch(url("/embed/live/nochannel"))).status).toBe(404)
+    // Issue 23.16: a live embed always answers a frameable page, "offline" without a channel.
+    for (const path of ["/embed/live/nochannel", "/embed/live/by-wallet/TnoSuchWallet"]) {
+      const offline = await fetch(url(path))
+      expect(offline.status, path).toBe(200)
+      expect(offline.headers.get("content-type")).toContain("text/html")
+      expect(offline.headers.get("x-frame-options")).toBeNull()
+      expect(await offline.text()).toContain(`data-live="offline"`)
+    }
     await db.query("INSERT INTO social_live_channels (stream_id, wallet, title) VALUES ('chan1', $1, '<b>Live</b>')", [alice.address])
     const live = await (await fetch(url(`/embed/live/by-wallet/${alice.address}`))).text()
     expect(live).toContain("&lt;b&gt;Live&lt;/b&gt;")

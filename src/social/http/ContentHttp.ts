@@ -25,7 +25,7 @@ import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
 import { servedCid } from "../content/served.ts"
-import { embedUrl, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
+import { embedUrl, liveOffline, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
 import { findPost, type PostRow, postColumns, receiptOf, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
@@ -421,8 +421,11 @@ const PagesHandlers = HttpApiBuilder.group(SocialApi, "pages", (handlers) =>
     const store = yield* ContentStore
     const sql = yield* SqlClient.SqlClient
     const base = Effect.map(HttpServerRequest.HttpServerRequest, (r) => baseOf(r, config.trustProxy))
-    const channel = (rows: ReadonlyArray<{ stream_id: string; wallet: string; title: string }>) =>
-      rows[0] === undefined ? Effect.fail(notFound("No such live channel.")) : Effect.map(base, (b) => htmlResponse(livePlayer(b, { streamId: rows[0]!.stream_id, title: rows[0]!.title, wallet: rows[0]!.wallet })))
+    // An embed always answers a frameable page: "offline" when no channel has this id or wallet.
+    const channel = (what: string) => (rows: ReadonlyArray<{ stream_id: string; wallet: string; title: string }>) =>
+      rows[0] === undefined
+        ? Effect.succeed(htmlResponse(liveOffline(what)))
+        : Effect.map(base, (b) => htmlResponse(livePlayer(b, { streamId: rows[0]!.stream_id, title: rows[0]!.title, wallet: rows[0]!.wallet })))
     return handlers
       .handle("page", ({ path }) => Effect.gen(function*() {
         const { page } = yield* pagePostOf(yield* foundPost(path.id))
@@ -443,10 +446,10 @@ const PagesHandlers = HttpApiBuilder.group(SocialApi, "pages", (handlers) =>
         }))
       }).pipe(orUnavailable))
       .handle("embedLive", ({ path }) =>
-        sql<{ stream_id: string; wallet: string; title: string }>`SELECT stream_id, wallet, title FROM social_live_channels WHERE stream_id = ${path.streamId}`.pipe(Effect.flatMap(channel), orUnavailable))
+        sql<{ stream_id: string; wallet: string; title: string }>`SELECT stream_id, wallet, title FROM social_live_channels WHERE stream_id = ${path.streamId}`.pipe(Effect.flatMap(channel(`Live channel ${path.streamId}`)), orUnavailable))
       .handle("embedLiveByWallet", ({ path }) =>
         sql<{ stream_id: string; wallet: string; title: string }>`SELECT stream_id, wallet, title FROM social_live_channels WHERE wallet = ${path.wallet}
-          ORDER BY created_at DESC LIMIT 1`.pipe(Effect.flatMap(channel), orUnavailable))
+          ORDER BY created_at DESC LIMIT 1`.pipe(Effect.flatMap(channel(`The live channel of ${path.wallet}`)), orUnavailable))
   }))
 
 export const contentHandlers = [ComposerHandlers, ContentHandlers, PagesHandlers] as const

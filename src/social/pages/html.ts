@@ -132,6 +132,15 @@ export const livePlayer = (base: string, channel: { readonly streamId: string; r
 <body data-stream="${escapeHtml(channel.streamId)}"><video src="${escapeHtml(`${base}/live/${encodeURIComponent(channel.streamId)}/index.m3u8`)}" controls autoplay muted playsinline></video>
 <p>${escapeHtml(channel.title)} · ${escapeHtml(channel.wallet)}</p></body></html>`
 
+/**
+ * What a live embed shows while its channel has no stream (or no channel exists for the id or
+ * wallet): a frameable page that says so, never an error body inside someone's iframe.
+ */
+export const liveOffline = (what: string): string => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Offline</title>
+<style>body{margin:0;background:#000;color:#eee;font-family:sans-serif;display:flex;align-items:center;justify-content:center;height:100vh}</style></head>
+<body data-live="offline"><p>${escapeHtml(what)} is offline.</p></body></html>`
+
 /** oEmbed 1.0 rich answer; width and height never above what the consumer allows (§2.2). */
 export const oembedOf = (base: string, p: PagePost, maxwidth: number | undefined, maxheight: number | undefined) => {
   const width = Math.min(550, maxwidth ?? 550)
