@@ -4,13 +4,16 @@
 import { Effect, Layer } from "effect"
 import { prefix } from "../schemas/exchange/public.ts"
 import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
-import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
+import { exchangeDecodeError, exchangeHandlers, exchangeWebApp } from "../src/exchange/http/ExchangeHttp.ts"
+import { faviconRoute } from "../src/platform/webapp/WebApp.ts"
+import { makeSignedLane } from "../src/exchange/http/SignedLane.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
 import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataHandlers.ts"
 import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { listener } from "../src/platform/http/Listener.ts"
+import { tracingOn } from "../src/platform/telemetry/Telemetry.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
@@ -18,18 +21,21 @@ import { SocialApi } from "../schemas/social/api.ts"
 import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
 import { Transparency } from "../src/desk/http/Transparency.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
-import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
+import { socialEdge, socialHandlers, socialWebApp } from "../src/social/http/SocialHttp.ts"
 import { ContentStore } from "../src/social/content/ContentStore.ts"
 
-export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData]), ([config, registry, data]) => {
+export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
+  const [config, registry, data] = yield* Effect.all([AppConfig, MarketRegistry, MarketData])
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
+  // With tracing on, signed calls take the Effect path, which makes each request's server span.
+  const signedLane = tracingOn(config.telemetry) ? undefined : yield* makeSignedLane
   return listener({
     edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
       fast: fastMarketData(view),
       stream: streams.route,
       closeStreams: streams.closeAll
-    }),
+    }, signedLane),
     api: ExchangeApi,
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,
@@ -37,9 +43,10 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
     port: config.httpPort,
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
-    routes: opsRoutes(exchangeOpsRefused),
+    routes: Layer.mergeAll(opsRoutes(exchangeOpsRefused), exchangeWebApp),
     settings: config.httpEdge,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })
 }))
 
@@ -54,8 +61,10 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     port: config.deskHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
+    routes: faviconRoute,
     settings: config.httpEdge,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))
 
 /** The social network: the desk's error shape, session auth, health open to any origin. */
@@ -69,6 +78,8 @@ export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfi
     port: config.socialHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
+    routes: socialWebApp,
     settings: config.httpEdge,
-    fastLane: config.httpFastLane
+    fastLane: config.httpFastLane,
+    serverSpans: tracingOn(config.telemetry)
   })))

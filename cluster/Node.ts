@@ -11,6 +11,7 @@ import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
+import * as DevnetCoinFaucets from "../src/platform/devnet/coinFaucets.ts"
 import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
 import { makeDeskWorld } from "../src/desk/tokens/DeskWorld.ts"
@@ -26,11 +27,13 @@ import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
 import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
+import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { deskListener, exchangeListener, socialListener } from "./Listeners.ts"
 import { single, socket } from "./topology.ts"
 import * as AccountReadModel from "../src/exchange/account/AccountReadModel.ts"
 import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
+import * as TokenDecimals from "../src/chain/evm/TokenDecimals.ts"
 import * as DeskKeys from "../src/desk/keys/DeskKeys.ts"
 import * as WebSessions from "../src/platform/signin/WebSessions.ts"
 import * as ContentStoreLive from "../src/social/content/ContentStoreLive.ts"
@@ -64,8 +67,9 @@ export const nodeLayer = (config: AppConfigShape) => {
     // The desk's reserves, attestations and the transparency bodies, over its wallets and the Omni view.
     Layer.provideMerge(Transparency.layer),
     Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
-    Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),
+    Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer, TokenDecimals.layer)),
     // A devnet pays the desk's tokens backed, into the desk's vaults (docs/desk.md, "Token registry").
+    Layer.provideMerge(DevnetCoinFaucets.layer),
     Layer.provideMerge(DevnetChains.layer.pipe(Layer.provide(DeskDevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))))),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
@@ -82,6 +86,8 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(services),
     Layer.provide(databaseLayer({ applicationName: name, migrations })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
-    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config)))
+    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config))),
+    // Beneath everything: every fiber of the node inherits the tracer (or its absence) and the log format.
+    Layer.provide(Telemetry.layer(config.telemetry, name))
   )
 }

@@ -1,18 +1,23 @@
 // `npm start`: the whole system in one process (or one node of a cluster when
 // SHARDLINE_TOPOLOGY=socket). Configuration comes only from SHARDLINE_* variables.
-import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { appConfig, exitOnConfigError } from "../src/platform/Config.ts"
 import { databaseLost } from "../src/platform/database/EmbeddedDatabase.ts"
+import { runNodeMain, setStopSettings } from "../src/platform/NodeMain.ts"
 import { shardsLost } from "../src/platform/ops/ShardWatchdog.ts"
+import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { nodeLayer, nodeName } from "./Node.ts"
 
 const main = Effect.gen(function*() {
   const config = yield* appConfig
-  yield* Effect.logInfo(`starting ${nodeName(config)}: http://${config.httpHost}:${config.httpPort}/api/public/v1 (docs at /api-docs)`)
+  // SIGTERM drains, then stops within a bound (src/platform/NodeMain.ts).
+  yield* setStopSettings(config)
+  yield* Effect.logInfo(`starting ${nodeName(config)}: http://${config.httpHost}:${config.httpPort}/api/public/v1 (docs at /api-docs)`).pipe(
+    Effect.provide(Telemetry.logLayer(config.telemetry))
+  )
   // An embedded database that died and could not be restarted, or a runner that lost its shards
   // for good, stops the node (exit code 1, so a process manager restarts it); finalizers still run.
   return yield* Layer.launch(nodeLayer(config)).pipe(Effect.raceFirst(databaseLost), Effect.raceFirst(shardsLost))
 })
 
-NodeRuntime.runMain(exitOnConfigError(main), { disableErrorReporting: false })
+runNodeMain(exitOnConfigError(main), { disableErrorReporting: false })

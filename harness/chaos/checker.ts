@@ -49,7 +49,7 @@ export const checkRun = async (world: World, ex: ExchangeWorld, history: History
 
   // Orders: every acknowledged one exists under its client id with the id it was given; nothing else exists.
   const orders = await world.query<{ order_id: string; user_id: string; client_order_id: string; qty_lots: string; executed_lots: string; status: string; grant_id: string }>(
-    `SELECT order_id::text, user_id::text, client_order_id, qty_lots::text, executed_lots::text, status, grant_id FROM orders o JOIN markets m ON m.id = o.market_id WHERE m.symbol = 'CHAOSACHAOSB'`)
+    `SELECT o.order_id::text, o.user_id::text, o.client_order_id, o.qty_lots::text, o.executed_lots::text, o.status, o.grant_id FROM orders o JOIN markets m ON m.id = o.market_id WHERE m.symbol = 'CHAOSACHAOSB'`)
   const byClient = new Map(orders.map((o) => [`${o.user_id}/${o.client_order_id}`, o]))
   const sent = new Set(history.entries.filter((e) => e.op === "order").map((e) => e.subject))
   const acked = history.entries.filter((e) => e.op === "order" && e.outcome.kind === "answer" && e.outcome.status === 200)
@@ -63,7 +63,7 @@ export const checkRun = async (world: World, ex: ExchangeWorld, history: History
 
   // Fills: executed = the trades it took part in, never above its quantity; told fills are trades.
   const trades = await world.query<{ trade_id: string; qty_lots: string; maker_order_id: string; taker_order_id: string; time_ms: string; buyer_user: string; seller_user: string }>(
-    `SELECT trade_id::text, qty_lots::text, maker_order_id::text, taker_order_id::text, time_ms::text, buyer_user::text, seller_user::text FROM trades t JOIN markets m ON m.id = t.market_id WHERE m.symbol = 'CHAOSACHAOSB'`)
+    `SELECT t.trade_id::text, t.qty_lots::text, t.maker_order_id::text, t.taker_order_id::text, t.time_ms::text, t.buyer_user::text, t.seller_user::text FROM trades t JOIN markets m ON m.id = t.market_id WHERE m.symbol = 'CHAOSACHAOSB'`)
   const filled = new Map<string, bigint>()
   for (const t of trades) for (const id of [t.maker_order_id, t.taker_order_id]) filled.set(id, (filled.get(id) ?? 0n) + BigInt(t.qty_lots))
   for (const o of orders) {
@@ -83,8 +83,8 @@ export const checkRun = async (world: World, ex: ExchangeWorld, history: History
     if (s.bestBid !== undefined && s.bestAsk !== undefined && Number(s.bestBid) >= Number(s.bestAsk)) add("the book never crossed", `at ${(s.atMs / 1000).toFixed(1)} s on ${s.node}: bid ${s.bestBid} ≥ ask ${s.bestAsk}`)
   }
   const [spread] = await world.query<{ bid: string | null; ask: string | null }>(`SELECT
-    (SELECT max(price_ticks)::text FROM orders o JOIN markets m ON m.id = o.market_id WHERE m.symbol = 'CHAOSACHAOSB' AND side = 'BUY' AND status IN ('NEW','PARTIALLY_FILLED')) AS bid,
-    (SELECT min(price_ticks)::text FROM orders o JOIN markets m ON m.id = o.market_id WHERE m.symbol = 'CHAOSACHAOSB' AND side = 'SELL' AND status IN ('NEW','PARTIALLY_FILLED')) AS ask`)
+    (SELECT max(o.price_ticks)::text FROM orders o JOIN markets m ON m.id = o.market_id WHERE m.symbol = 'CHAOSACHAOSB' AND o.side = 'BUY' AND o.status IN ('NEW','PARTIALLY_FILLED')) AS bid,
+    (SELECT min(o.price_ticks)::text FROM orders o JOIN markets m ON m.id = o.market_id WHERE m.symbol = 'CHAOSACHAOSB' AND o.side = 'SELL' AND o.status IN ('NEW','PARTIALLY_FILLED')) AS ask`)
   if (spread?.bid != null && spread.ask != null && BigInt(spread.bid) >= BigInt(spread.ask)) add("the book never crossed", `open orders at the end: bid ${spread.bid} ≥ ask ${spread.ask} ticks`)
 
   // Legs: two per trade, one transaction each, all final; on chain exactly once.
@@ -141,9 +141,19 @@ export const checkRun = async (world: World, ex: ExchangeWorld, history: History
     const late = Number(f.at_ms) - Number(f.due_ms)
     ;(inWindow(windows, Number(f.due_ms) - runStartEpochMs) ? lateIn : lateOut).push(late)
   }
+  // What the refusals were (a definite answer is allowed; the summary shows why, e.g. a grant that ended).
+  const refusals = new Map<string, number>()
+  for (const e of history.entries) {
+    if (e.outcome.kind === "answer" && e.outcome.status >= 400 && e.outcome.status < 500) {
+      const b = e.outcome.body as any
+      const k = `${e.op} ${b?.code ?? b?.error?.code ?? e.outcome.status}`
+      refusals.set(k, (refusals.get(k) ?? 0) + 1)
+    }
+  }
   return {
     violations: v,
     counts: {
+      refusals: [...refusals].map(([k, n]) => `${k}: ${n}`).join(", ") || "none",
       requests: history.entries.length,
       "orders acknowledged": acked.length,
       "orders stored": orders.length,

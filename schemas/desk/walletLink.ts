@@ -106,8 +106,13 @@ export const RewardsMatch = Schema.Literal("signing_address", "derived_address",
 export const RewardsBalance = Schema.Struct({
   address: Schema.String,
   matched: RewardsMatch.annotations({ description: "Which field of the linked wallet the address is" }),
-  propertyId: Schema.Int.annotations({ description: "The Omni token sampled" }),
-  currentBalance: Schema.String.annotations({ description: "Total Omni token balance of every derived address now, decimal" }),
+  tokens: Schema.Array(Schema.Struct({
+    asset: Schema.NullOr(Schema.String).annotations({ description: "The token's registry code (SUSD, XUSD); null for an operator's override property the registry does not know" }),
+    propertyId: Schema.Int,
+    currentBalance: Schema.String.annotations({ description: "This token's balance of every derived address now, decimal" }),
+    averageDailyBalance: Schema.String.annotations({ description: "This token's mean over the window's samples, decimal" })
+  })).annotations({ description: "Per token sampled: the desk's dollar tokens unless the operator configured one property" }),
+  currentBalance: Schema.String.annotations({ description: "Total balance of the sampled tokens on every derived address now, decimal" }),
   averageDailyBalance: Schema.String.annotations({ description: "Mean of the hourly samples taken in the window (missing slots excluded), decimal" }),
   days: Schema.Int,
   sampleCount: Schema.Int.annotations({ description: "Hourly samples taken in the window" }),

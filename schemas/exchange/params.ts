@@ -67,8 +67,10 @@ export const QueryOrderParams = Schema.Struct({ ...OrderRef, ...SignedParams.fie
 export type QueryOrderParams = typeof QueryOrderParams.Type
 
 export const CancelOpenOrdersParams = Schema.Struct({ symbol: SymbolText, ...SignedParams.fields })
+export type CancelOpenOrdersParams = typeof CancelOpenOrdersParams.Type
 
 export const OpenOrdersParams = Schema.Struct({ symbol: Schema.optional(SymbolText), ...SignedParams.fields })
+export type OpenOrdersParams = typeof OpenOrdersParams.Type
 
 const Paging = {
   startTime: Schema.optional(MillisText.annotations({ description: "Unix milliseconds, inclusive" })),

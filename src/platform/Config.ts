@@ -5,6 +5,7 @@ import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either,
 import type { EvmChain } from "../chain/evm/chains.ts"
 import { type EdgeSettings, edgeSettingsConfig } from "./http/EdgeSettings.ts"
 import { parseTokenContracts, type TokenContract } from "../chain/evm/tokenContracts.ts"
+import { telemetryConfig, type TelemetryConfigShape } from "./telemetry/TelemetryConfig.ts"
 
 /** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
 export interface EvmRpcUrl {
@@ -18,6 +19,8 @@ export const devnetBlockMsMin = 10
 export const devnetBlockMsMax = 3_600_000
 
 export interface AppConfigShape {
+  /** Traces (OTLP) and the log format: platform/telemetry. */
+  readonly telemetry: TelemetryConfigShape
   readonly httpHost: string
   readonly httpPort: number
   readonly deskHttpPort: number
@@ -45,6 +48,10 @@ export interface AppConfigShape {
   readonly runnerHealthCheckMs: number
   /** Single runner: how long it may hold fewer than all its shards before it exits 1 (ops/ShardWatchdog.ts). */
   readonly shardWatchdogMs: number
+  /** SIGTERM: how long in-flight requests may take to finish before the node closes anyway, ms. */
+  readonly stopDrainMs: number
+  /** SIGTERM: from the signal to the process's exit at the latest (then exit 1), ms. */
+  readonly stopTimeoutMs: number
   readonly rateLimitKeyWeightPerMin: number
   readonly rateLimitIpWeightPerMin: number
   /** Desk and social listeners: request weight per client IP per minute. */
@@ -96,8 +103,11 @@ export interface AppConfigShape {
   readonly socialPublicUrl: Option.Option<string>
   /** LinkedWallet balance sampling interval, ms (the spec's hourly; shorter only for tests and demos). */
   readonly rewardsSampleMs: number
-  /** The Omni property whose balance rewards sample (the desk's dollar token; 3 = the devnet's DUSD). */
-  readonly deskTokenProperty: number
+  /**
+   * An override of what rewards sample: this one Omni property. None (the default): the desk's own
+   * dollar tokens from its registry (SUSD, XUSD), per token and in total.
+   */
+  readonly deskTokenProperty: Option.Option<number>
   /** Social content store backend (docs/social.md, "Storage"). */
   readonly socialContentStore: "postgres" | "filesystem"
   /** Largest content item (upload), bytes. */
@@ -129,11 +139,9 @@ export class AppConfig extends Context.Tag("shardline/AppConfig")<AppConfig, App
 const env = (name: string) => `SHARDLINE_${name}`
 
 /** An integer setting with bounds: 0 or a negative would make a busy loop, a stalled pool or a lapsed lock. */
-const intIn = (name: string, fallback: number, min: number, max: number) =>
-  Config.integer(env(name)).pipe(
-    Config.validate({ message: `must be an integer from ${min} to ${max}`, validation: (n) => n >= min && n <= max }),
-    Config.withDefault(fallback)
-  )
+const boundedInt = (name: string, min: number, max: number) =>
+  Config.integer(env(name)).pipe(Config.validate({ message: `must be an integer from ${min} to ${max}`, validation: (n) => n >= min && n <= max }))
+const intIn = (name: string, fallback: number, min: number, max: number) => boundedInt(name, min, max).pipe(Config.withDefault(fallback))
 
 // Messages below never repeat a URL or key: they may carry a password or a provider's API key.
 /** A refused setting, as the ConfigError a node prints in one line: `(Invalid data at SHARDLINE_<name>: "<message>")`. */
@@ -182,6 +190,7 @@ const publicUrl = (name: string) =>
 const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  telemetry: telemetryConfig,
   httpHost: Config.string(env("HTTP_HOST")).pipe(Config.withDefault("127.0.0.1")),
   httpPort: Config.port(env("HTTP_PORT")).pipe(Config.withDefault(8080)),
   deskHttpPort: Config.port(env("DESK_HTTP_PORT")).pipe(Config.withDefault(8180)),
@@ -201,6 +210,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   shardLockExpirationMs: intIn("SHARD_LOCK_EXPIRATION_MS", 4000, 200, 600_000),
   runnerHealthCheckMs: intIn("RUNNER_HEALTH_CHECK_MS", 1000, 100, 600_000),
   shardWatchdogMs: intIn("SHARD_WATCHDOG_MS", 30_000, 5_000, 3_600_000),
+  stopDrainMs: intIn("STOP_DRAIN_MS", 10_000, 0, 600_000),
+  stopTimeoutMs: intIn("STOP_TIMEOUT_MS", 30_000, 1_000, 3_600_000),
   rateLimitKeyWeightPerMin: intIn("RATE_LIMIT_KEY_WEIGHT", 1200, 1, 1_000_000_000),
   rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
@@ -260,7 +271,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   deskPublicUrl: publicUrl("DESK_PUBLIC_URL"),
   socialPublicUrl: publicUrl("SOCIAL_PUBLIC_URL"),
   rewardsSampleMs: intIn("REWARDS_SAMPLE_MS", 3_600_000, 1_000, 86_400_000),
-  deskTokenProperty: intIn("DESK_TOKEN_PROPERTY", 3, 1, 0x7fffffff),
+  deskTokenProperty: Config.option(boundedInt("DESK_TOKEN_PROPERTY", 1, 0x7fffffff)),
   socialContentStore: Config.literal("postgres", "filesystem")(env("SOCIAL_CONTENT_STORE")).pipe(Config.withDefault("postgres" as const)),
   socialContentBytesMax: intIn("SOCIAL_CONTENT_BYTES_MAX", 50 * 1024 * 1024, 1, 2 * 1024 * 1024 * 1024),
   socialChunkCacheBytes: intIn("SOCIAL_CHUNK_CACHE_BYTES", 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),

@@ -11,6 +11,7 @@ import { DeskLinkToken } from "../../schemas/desk/identity.ts"
 import { issueDeskLinkToken } from "../../src/desk/identity/issueLinkToken.ts"
 import { canonicalJson } from "../../src/crypto/canonicalJson.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
+import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
 import { linkTokenId, newChallengeId, newLinkToken } from "../../src/platform/identity/linkTokens.ts"
 import { cli, cliJson } from "../support/cli.ts"
 import { deskPayload, makeWallet, type SignKind, type TestWallet } from "../support/linkWallet.ts"
@@ -296,9 +297,12 @@ describe("LinkedWallet and rewards/balance", () => {
       fetch(`${node.deskUrl}${v1}/rewards/balance?address=${encodeURIComponent(address)}&days=${days}`, { headers: { "x-api-key": key } }).then(json)
     // Both branches derived to the gap limit at once.
     await expect.poll(async () => (await query(`SELECT 1 FROM linked_wallet_addresses WHERE member_id = '${memberId}'`)).length, { timeout: 10_000 }).toBe(40)
-    // 1.5 DUSD to receive/3 and 2.25 to receive/19 (the last of the first window: the window grows to 40).
-    await node.run(faucetOmniSend(wallet.derived(3), 3, 150_000_000n))
-    await node.run(faucetOmniSend(wallet.derived(19), 3, 225_000_000n))
+    // The desk's own dollar tokens: 1.5 SUSD to receive/3 and 2.25 XUSD to receive/19 (the last of
+    // the first window: the window grows to 40). 5 of the devnet's DUSD to receive/4 count for nothing.
+    const pay = (to: string, amount: string, asset: string) => node.run(Effect.flatMap(DevnetChains, (c) => c.pay("ledger", to, amount, asset)))
+    await pay(wallet.derived(3), "1.5", "SUSD")
+    await pay(wallet.derived(19), "2.25", "XUSD")
+    await node.run(faucetOmniSend(wallet.derived(4), 3, 500_000_000n))
     await expect.poll(async () => (await rewards(wallet.addresses.p2pkh)).body.currentBalance, { timeout: 10_000 }).toBe("3.75")
     await expect.poll(async () =>
       (await query<{ n: string }>(`SELECT count(*)::text AS n FROM linked_wallet_samples WHERE member_id = '${memberId}' AND balance_base = 375000000`))[0]!.n,
@@ -307,7 +311,16 @@ describe("LinkedWallet and rewards/balance", () => {
     expect(Number(receive!.n)).toBe(40)
     const now = await rewards(wallet.addresses.p2pkh)
     expect(now.status).toBe(200)
-    expect(now.body).toMatchObject({ matched: "signing_address", propertyId: 3, currentBalance: "3.75", days: 30 })
+    expect(now.body).toMatchObject({ matched: "signing_address", currentBalance: "3.75", days: 30 })
+    expect(now.body.tokens).toEqual([
+      { asset: "SUSD", propertyId: 6, currentBalance: "1.5", averageDailyBalance: expect.any(String) },
+      { asset: "XUSD", propertyId: 7, currentBalance: "2.25", averageDailyBalance: expect.any(String) }
+    ])
+    // Each sample keeps what each token added to its total.
+    const perToken = await query<{ property_id: string; balance_base: string }>(`SELECT t.property_id::text AS property_id, t.balance_base::text AS balance_base
+      FROM desk_wallet_token_samples t JOIN linked_wallet_samples s USING (member_id, slot_at)
+      WHERE member_id = '${memberId}' AND s.balance_base = 375000000 ORDER BY slot_at DESC, property_id LIMIT 2`)
+    expect(perToken).toEqual([{ property_id: "6", balance_base: "150000000" }, { property_id: "7", balance_base: "225000000" }])
     expect(now.body.sampleCount).toBeGreaterThan(0)
     expect(JSON.stringify(now.body)).not.toMatch(/@|email/i)
     expect((await rewards(wallet.derived(19))).body.matched).toBe("derived_address")

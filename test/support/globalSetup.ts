@@ -1,5 +1,6 @@
 // vitest globalSetup: what npm cannot bring, set up once before any test file runs.
-// - litecoind on PATH: installed with apt when we are root on a Debian-like machine.
+// - litecoind and chromium on PATH: installed with apt when we are root on a Debian-like machine
+//   (a bounded wait for the dpkg lock).
 // - Postgres answering at the test URL (SHARDLINE_TEST_DATABASE_URL or 127.0.0.1:5432): the
 //   system cluster is started with pg_ctlcluster when it is installed, and the test database
 //   is created when missing.
@@ -11,7 +12,7 @@ import pg from "pg"
 import { adminUrl } from "../../harness/db.ts"
 
 const POSTGRES_START_WAIT_MS = 30_000
-const APT_TIMEOUT_MS = 300_000
+const APT_TIMEOUT_MS = 600_000
 
 const onPath = (command: string): boolean => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0
 const isRoot = (): boolean => process.getuid?.() === 0
@@ -27,20 +28,29 @@ const run = (command: string, args: ReadonlyArray<string>): void => {
 /** The message that stops the run: what is missing and the one command that provides it. */
 export const missing = (what: string, fix: string): Error => new Error(`${what}; run: ${fix}`)
 
-export const ensureLitecoind = (): void => {
-  if (onPath("litecoind")) return
-  const fix = "apt-get update && apt-get install -y litecoind"
-  if (!isRoot() || !onPath("apt-get")) throw missing("litecoind is not on PATH", `sudo sh -c '${fix}'`)
-  console.log("globalSetup: installing litecoind with apt-get")
+/** Seconds apt-get waits for another apt/dpkg run to release its lock (engineers share machines). */
+const DPKG_LOCK_WAIT_SEC = 240
+
+/** `command` on PATH, installed with apt (package `pkg`) when we are root on a Debian-like machine. */
+export const ensureAptPackage = (command: string, pkg: string): void => {
+  if (onPath(command)) return
+  const fix = `apt-get update && apt-get install -y ${pkg}`
+  if (!isRoot() || !onPath("apt-get")) throw missing(`${command} is not on PATH`, `sudo sh -c '${fix}'`)
+  console.log(`globalSetup: installing ${pkg} with apt-get`)
+  const install = ["-o", `DPkg::Lock::Timeout=${DPKG_LOCK_WAIT_SEC}`, "install", "-y", "-qq", "--no-install-recommends", pkg]
   try {
-    run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "litecoind"])
+    run("apt-get", install)
   } catch {
     // A fresh machine may have no package lists yet.
-    run("apt-get", ["update", "-qq"])
-    run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "litecoind"])
+    run("apt-get", ["-o", `DPkg::Lock::Timeout=${DPKG_LOCK_WAIT_SEC}`, "update", "-qq"])
+    run("apt-get", install)
   }
-  if (!onPath("litecoind")) throw missing("apt-get did not install litecoind", fix)
+  if (!onPath(command)) throw missing(`apt-get did not install ${pkg}`, fix)
 }
+
+export const ensureLitecoind = (): void => ensureAptPackage("litecoind", "litecoind")
+/** Debian's chromium, which the browser tests drive with playwright-core (no browser download). */
+export const ensureChromium = (): void => ensureAptPackage("chromium", "chromium")
 
 const connects = async (url: string): Promise<boolean> => {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 })
@@ -99,5 +109,6 @@ export const ensurePostgres = async (url = adminUrl): Promise<void> => {
 
 export default async function setup(): Promise<void> {
   ensureLitecoind()
+  ensureChromium()
   await ensurePostgres()
 }

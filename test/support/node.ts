@@ -31,7 +31,8 @@ export interface RunningNode {
   readonly stop: () => Promise<void>
 }
 
-export const startNode = async (databaseUrl: string, vars: Record<string, string> = {}): Promise<RunningNode> => {
+/** `beneath` is built before the node and given to it (a test's own tracer, say). */
+export const startNode = async (databaseUrl: string, vars: Record<string, string> = {}, beneath: Layer.Layer<never> = Layer.empty): Promise<RunningNode> => {
   const port = await freePort()
   const config = configFrom({
     SHARDLINE_HTTP_PORT: String(port),
@@ -46,7 +47,7 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
   // Layer.launch, keeping the built context for `run`.
   const built = Effect.runSync(Deferred.make<Context.Context<NodeContext>>())
   const fiber = Effect.runFork(Effect.scoped(Effect.gen(function*() {
-    yield* Deferred.succeed(built, yield* Layer.build(nodeLayer(config)))
+    yield* Deferred.succeed(built, yield* Layer.build(nodeLayer(config).pipe(Layer.provide(beneath))))
     return yield* Effect.never
   })))
   const baseUrl = `http://127.0.0.1:${port}`

@@ -2,7 +2,16 @@
 // browser mints a challenge (and gets its sign-in cookie), the wallet reads the callback's message
 // and signs it (BIP-137, the ledger's prefix), the browser polls for the one-time token and trades
 // it for a session. Works against the exchange, desk and social listeners alike.
+import { ECPairFactory } from "ecpair"
+import type { Page } from "playwright-core"
+import * as ecc from "tiny-secp256k1"
+import { unwrap } from "../../harness/either.ts"
+import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
+import { signMessage } from "../../src/chain/message.ts"
+import { ledgerParams } from "../../src/chain/params.ts"
 import type { TestWallet } from "./linkWallet.ts"
+
+const ECPair = ECPairFactory(ecc)
 
 const cookieOf = (headers: Headers, name: string): string | undefined => {
   for (const line of headers.getSetCookie()) {
@@ -49,4 +58,24 @@ export const signInWithWallet = async (baseUrl: string, wallet: TestWallet, cook
   const cookie = cookieOf(exchanged.headers, `${cookiePrefix}_session`)
   if (cookie === undefined) throw new Error(`no ${cookiePrefix}_session cookie from wallet-exchange`)
   return { token: session.token, cookie, address: session.address }
+}
+
+/** A wallet app holding one key given as WIF (what `social account create` prints). */
+export const walletFromWif = (wif: string): TestWallet => {
+  const pair = ECPair.fromWIF(wif, ledgerParams.network)
+  const address = unwrap(p2pkhAddressOfPubkey(pair.publicKey))
+  const sign = (message: string) => unwrap(signMessage(message, pair.privateKey!, ledgerParams, {}))
+  return { addresses: { p2pkh: address }, sign } as unknown as TestWallet
+}
+
+/** Signs in a browser page: open /app/ (it goes to sign-in), play the wallet on the QR's challenge, land on /app/. */
+export const signInPage = async (page: Page, baseUrl: string, wallet: TestWallet) => {
+  await page.goto(`${baseUrl}/app/`)
+  await page.waitForURL(`${baseUrl}/app/sign-in`)
+  const id = await page.locator("[data-challenge]").getAttribute("data-challenge", { timeout: 10_000 }).catch(async (e) => {
+    throw new Error(`the sign-in page shows no challenge: "${(await page.locator("body").innerText()).slice(0, 300)}" (${String(e).split("\n")[0]})`)
+  })
+  await walletSigns(baseUrl, id!, wallet)
+  await page.waitForURL(`${baseUrl}/app/`, { timeout: 15_000 })
+  return id!
 }

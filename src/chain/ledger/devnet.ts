@@ -5,6 +5,7 @@
 // of depth N). Faults are reachable only through the `UtxoDevnet` tag, never through UtxoLedger.
 import { Context, Effect, Layer } from "effect"
 import { addressScript } from "../txBuilder.ts"
+import { broadcastSpan } from "../broadcastSpan.ts"
 import { ledgerParams, type UtxoChainParams } from "../params.ts"
 import { DevnetChain, type ReorgOutcome } from "./internal/devnetChain.ts"
 import { ownerScript, parseTx } from "./internal/scripts.ts"
@@ -192,7 +193,7 @@ export const makeUtxoDevnet = (options: DevnetOptions = {}): UtxoDevnetHandle =>
           }
           return Effect.succeed(outcome.txid)
         })
-      ),
+      ).pipe(broadcastSpan(params.name)),
     blocks: (fromHeight, limit) => Effect.map(checkPage(fromHeight, limit), (max) => chain.blocks(fromHeight, max)),
     blockAt: (height) =>
       Effect.flatMap(checkHeight(height), (h) => {

@@ -10,6 +10,7 @@
 import { Block } from "bitcoinjs-lib"
 import { Data, Effect, Either, Layer, Schedule } from "effect"
 import { encodeAddress, validateLedgerAddress } from "../address.ts"
+import { broadcastSpan } from "../broadcastSpan.ts"
 import { ledgerParams, type UtxoChainParams } from "../params.ts"
 import { bytesHex, ownerScript, parseTx, displayHex } from "./internal/scripts.ts"
 import {
@@ -308,7 +309,7 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       // Invariant: the node hashes the same bytes we did.
       if (sent !== txid) return yield* Effect.fail(new LedgerRpcError({ method: "sendrawtransaction", message: `node returned txid ${sent}, computed ${txid}` }))
       return txid
-    })
+    }).pipe(broadcastSpan(params.name))
 
   const blocks = (fromHeight: number, limit?: number) =>
     Effect.gen(function* () {

@@ -11,6 +11,7 @@ import { DeskMember } from "../../../schemas/desk/security.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { factsOf } from "../identity/LinkTokenEntity.ts"
+import { rewardTokens } from "../identity/rewardTokens.ts"
 import { rewardsBalance } from "../identity/rewards.ts"
 import { deskBaseUrl, deskOrigin } from "../identity/urls.ts"
 import { linkUrl, manifestOf, manifestPage, postedLinkToken } from "../identity/walletLink.ts"
@@ -80,7 +81,8 @@ export const RewardsHandlers = HttpApiBuilder.group(DeskApi, "rewards", (handler
     return handlers.handle("balance", ({ urlParams }) =>
       Effect.gen(function*() {
         const member = yield* DeskMember
-        const found = yield* rewardsBalance(member.memberId, urlParams.address.trim(), urlParams.days, config.deskTokenProperty).pipe(
+        const found = yield* Effect.flatMap(rewardTokens(config.deskTokenProperty), (tokens) =>
+          rewardsBalance(member.memberId, urlParams.address.trim(), urlParams.days, tokens)).pipe(
           Effect.provide(context),
           Effect.mapError(() => unavailable("Rewards cannot be read right now; please retry."))
         )

@@ -1,7 +1,8 @@
 // The LinkedWallet entity, one per desk member (entity id: the member id). It watches the member's
 // linked xpub: derives addresses on both branches with a gap limit of 20 (the window grows as
-// addresses are used), samples the total Omni token balance of every derived address each slot
-// (hourly; SHARDLINE_REWARDS_SAMPLE_MS) with its own durable Sample timer, and keeps every sample.
+// addresses are used), samples the Omni balance of every derived address in each reward token
+// (the desk's dollar tokens, rewardTokens.ts), per token and in total, each slot (hourly;
+// SHARDLINE_REWARDS_SAMPLE_MS) with its own durable Sample timer, and keeps every sample.
 // Slots it could not sample in time are recorded as missing (sampling.ts). Everything it knows is
 // in its tables, so activation after a move or a restart just carries on.
 import { Entity } from "@effect/cluster"
@@ -12,6 +13,7 @@ import { type Branch, CHANGE, deriveAddresses, RECEIVE, watchOnlyFromXpub } from
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
+import { rewardTokens } from "./rewardTokens.ts"
 import { nextSlotAt, planSampling, windowSize } from "./sampling.ts"
 
 const metrics = entityMetrics("LinkedWallet")
@@ -33,7 +35,6 @@ export const LinkedWalletLive = LinkedWallet.toLayer(Effect.gen(function*() {
   const self = (yield* LinkedWallet.client)(address.entityId)
   const memberId = address.entityId
   const intervalMs = config.rewardsSampleMs
-  const property = config.deskTokenProperty
   yield* metrics.activated
 
   const validId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(memberId)
@@ -61,17 +62,28 @@ export const LinkedWalletLive = LinkedWallet.toLayer(Effect.gen(function*() {
       }
     })
 
-  /** The total balance of the window; an address with a balance is used (sticky), which may grow the window. */
+  /**
+   * The window's balance per reward token (property id → base units) and in total; an address
+   * holding any of them is used (sticky), which may grow the window.
+   */
   const measure = (xpub: string) =>
     Effect.gen(function*() {
+      const properties = (yield* rewardTokens(config.deskTokenProperty)).map((t) => t.propertyId)
+      let perToken = new Map<number, bigint>()
       let total = 0n
       for (let round = 0; round < growRoundsMax; round++) {
         yield* extendWindow(xpub)
         const rows = yield* addresses
+        perToken = new Map(properties.map((p) => [p, 0n]))
         total = 0n
         let newlyUsed = 0
         for (const row of rows) {
-          const balance = yield* omni.balance(row.address, property)
+          let balance = 0n
+          for (const property of properties) {
+            const held = yield* omni.balance(row.address, property)
+            perToken.set(property, perToken.get(property)! + held)
+            balance += held
+          }
           total += balance
           if (balance > 0n && !row.used) {
             newlyUsed++
@@ -80,7 +92,7 @@ export const LinkedWalletLive = LinkedWallet.toLayer(Effect.gen(function*() {
         }
         if (newlyUsed === 0) break
       }
-      return total
+      return { total, perToken }
     })
 
   const schedule = (slotMs: number) => self.Sample(new SampleWallet({ slotMs }), { discard: true })
@@ -96,9 +108,17 @@ export const LinkedWalletLive = LinkedWallet.toLayer(Effect.gen(function*() {
       }
       if (plan.missing.length > 0) yield* Effect.logWarning(`member ${memberId}: ${plan.missing.length} sampling slot(s) missed; recorded as missing`)
       if (plan.sample !== undefined) {
-        const total = yield* measure(linked.value.xpub)
-        yield* sql`INSERT INTO linked_wallet_samples (member_id, slot_at, balance_base, taken_at)
-          VALUES (${memberId}, ${new Date(plan.sample)}, ${total.toString()}, now()) ON CONFLICT DO NOTHING`
+        const slotAt = new Date(plan.sample)
+        const { perToken, total } = yield* measure(linked.value.xpub)
+        yield* Effect.gen(function*() {
+          const inserted = yield* sql`INSERT INTO linked_wallet_samples (member_id, slot_at, balance_base, taken_at)
+            VALUES (${memberId}, ${slotAt}, ${total.toString()}, now()) ON CONFLICT DO NOTHING RETURNING slot_at`
+          if (inserted.length === 0) return
+          for (const [property, balance] of perToken) {
+            yield* sql`INSERT INTO desk_wallet_token_samples (member_id, slot_at, property_id, balance_base)
+              VALUES (${memberId}, ${slotAt}, ${property}, ${balance.toString()})`
+          }
+        }).pipe(sql.withTransaction)
       }
       yield* schedule(plan.next)
     }).pipe(Effect.orDie)

@@ -1,12 +1,14 @@
 // GET /api/public/v1/rewards/balance, the read side (spec: "Rewards address matching"): which
 // field of the caller's member's linked wallet the address is, its balance now and the rolling
-// average of the LinkedWallet's samples over the window. A key reads only its own member; the
-// answer carries balances and the matched field, never personal data.
+// average of the LinkedWallet's samples over the window, in total and per reward token (the
+// desk's dollar tokens, rewardTokens.ts). A key reads only its own member; the answer carries
+// balances and the matched field, never personal data.
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import type { RewardsBalance } from "../../../schemas/desk/walletLink.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
+import type { RewardToken } from "./rewardTokens.ts"
 import { averageOf } from "./sampling.ts"
 
 /** The desk token is a divisible Omni property: 8 decimals. */
@@ -34,7 +36,7 @@ const matchOf = (w: WalletRow, address: string, derived: boolean): RewardsBalanc
 }
 
 /** None when the member has no linked wallet holding that address. */
-export const rewardsBalance = (memberId: string, address: string, days: number, property: number, nowMs = Date.now()) =>
+export const rewardsBalance = (memberId: string, address: string, days: number, tokens: ReadonlyArray<RewardToken>, nowMs = Date.now()) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const omni = yield* OmniView
@@ -44,17 +46,34 @@ export const rewardsBalance = (memberId: string, address: string, days: number, 
     const derived = yield* sql<{ address: string }>`SELECT address FROM linked_wallet_addresses WHERE member_id = ${memberId}`
     const matched = matchOf(wallet, address, derived.some((d) => d.address === address))
     if (matched === undefined) return Option.none<RewardsBalance>()
-    let current = 0n
-    for (const d of derived) current += yield* omni.balance(d.address, property)
+    const currents = new Map<number, bigint>()
+    for (const t of tokens) {
+      let held = 0n
+      for (const d of derived) held += yield* omni.balance(d.address, t.propertyId)
+      currents.set(t.propertyId, held)
+    }
+    const since = new Date(nowMs - days * dayMs)
     const rows = yield* sql<{ balance_base: string | null; slot_at: Date }>`SELECT balance_base::text AS balance_base, slot_at
-      FROM linked_wallet_samples WHERE member_id = ${memberId} AND slot_at > ${new Date(nowMs - days * dayMs)} ORDER BY slot_at`
+      FROM linked_wallet_samples WHERE member_id = ${memberId} AND slot_at > ${since} ORDER BY slot_at`
     const stats = averageOf(rows.map((r) => (r.balance_base === null ? null : BigInt(r.balance_base))))
+    const sums = yield* sql<{ property_id: string; total: string }>`SELECT property_id::text AS property_id, sum(balance_base)::text AS total
+      FROM desk_wallet_token_samples WHERE member_id = ${memberId} AND slot_at > ${since} GROUP BY property_id`
+    // A token's average over the same samples as the total's (a slot before the token existed counts 0).
+    const tokenAverage = (propertyId: number) => {
+      const sum = sums.find((r) => Number(r.property_id) === propertyId)
+      return stats.sampleCount === 0 || sum === undefined ? 0n : BigInt(sum.total) / BigInt(stats.sampleCount)
+    }
     const lastTaken = [...rows].reverse().find((r) => r.balance_base !== null)
     return Option.some<RewardsBalance>({
       address,
       matched,
-      propertyId: property,
-      currentBalance: decimal(current),
+      tokens: tokens.map((t) => ({
+        asset: t.asset,
+        propertyId: t.propertyId,
+        currentBalance: decimal(currents.get(t.propertyId)!),
+        averageDailyBalance: decimal(tokenAverage(t.propertyId))
+      })),
+      currentBalance: decimal([...currents.values()].reduce((a, b) => a + b, 0n)),
       averageDailyBalance: decimal(stats.average),
       days,
       sampleCount: stats.sampleCount,

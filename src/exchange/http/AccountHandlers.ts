@@ -58,20 +58,23 @@ export const accountOf = (userId: number, scopes: ReadonlyArray<string>, data: A
   })
 })
 
+/** The account endpoint's work, given the caller: shared by the HttpApi group and the edge's signed lane. */
+export const accountAction = Effect.gen(function*() {
+  const model = yield* AccountReadModel
+  const registry = yield* MarketRegistry
+  const view = yield* OmniView
+  return () =>
+    Effect.gen(function*() {
+      const caller = yield* Caller
+      const data = yield* model.read(caller.userId)
+      const balances = new Map<string, bigint>()
+      for (const g of data.grants) {
+        const property = registry.propertyOf(g.asset)
+        if (property !== undefined) balances.set(g.asset, yield* view.balance(g.delegatedAddress, property))
+      }
+      return accountOf(caller.userId, caller.scopes, data, Date.now(), (asset) => balances.get(asset))
+    })
+})
+
 export const AccountHandlers = HttpApiBuilder.group(ExchangeApi, "account", (handlers) =>
-  Effect.gen(function*() {
-    const model = yield* AccountReadModel
-    const registry = yield* MarketRegistry
-    const view = yield* OmniView
-    return handlers.handle("account", () =>
-      Effect.gen(function*() {
-        const caller = yield* Caller
-        const data = yield* model.read(caller.userId)
-        const balances = new Map<string, bigint>()
-        for (const g of data.grants) {
-          const property = registry.propertyOf(g.asset)
-          if (property !== undefined) balances.set(g.asset, yield* view.balance(g.delegatedAddress, property))
-        }
-        return accountOf(caller.userId, caller.scopes, data, Date.now(), (asset) => balances.get(asset))
-      }))
-  }))
+  Effect.map(accountAction, (account) => handlers.handle("account", () => account())))

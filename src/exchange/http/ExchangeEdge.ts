@@ -7,7 +7,7 @@ import { type ApiErrorCode, messages, statusOf } from "../../../schemas/exchange
 import { Empty, ExchangeInfo, IndexDocument, prefix, ServerTime } from "../../../schemas/exchange/public.ts"
 import { replyResponse } from "../../platform/http/Listener.ts"
 import { docsRoutes, makeRouteTable, routesOf } from "../../platform/http/RouteTable.ts"
-import type { ErrorReplies, FastRender, Reply, ServiceEdge, StreamRoute } from "../../platform/http/ServiceEdge.ts"
+import type { ErrorReplies, FastRender, Reply, ServiceEdge, SignedLane, StreamRoute } from "../../platform/http/ServiceEdge.ts"
 import type { Usage } from "../../platform/RateLimiter.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { exchangeInfo, indexDocument, ping, serverTime } from "./publicBodies.ts"
@@ -30,6 +30,7 @@ export const exchangeErrors: ErrorReplies = {
   timeout: reply(-1007, "Timeout waiting for the request.", 408),
   methodNotAllowed: reply(-1020, messages.unsupported, 405),
   internal: reply(-1001, "Internal error; unable to process your request. Please try again."),
+  stopping: reply(-1001, "This node is stopping; send the request again (to another node).", 503),
   refusedText: (reason) => reply(-1100, `Illegal characters found in a parameter: ${reason}`, 400),
   upgradeRefused: reply(-1020, "Protocol upgrades (WebSocket) are not supported; send plain HTTP requests.", 400),
   expectationFailed: reply(-1020, "Only the 100-continue expectation is supported.", 417),
@@ -78,7 +79,7 @@ export interface MarketDataEdge {
   readonly closeStreams: () => void
 }
 
-export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, marketData?: MarketDataEdge): ServiceEdge => ({
+export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, marketData?: MarketDataEdge, signedLane?: SignedLane): ServiceEdge => ({
   service: "exchange",
   errors: exchangeErrors,
   rewrite: rewriteV3,
@@ -95,5 +96,6 @@ export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, market
   ]),
   streams: new Map(marketData === undefined ? [] : [[`${prefix}/stream`, marketData.stream]]),
   ...(marketData === undefined ? {} : { onClose: marketData.closeStreams }),
+  ...(signedLane === undefined ? {} : { signedLane }),
   cached: new Set([...docsRoutes.map((r) => r.path), `${prefix}/openapi.json`])
 })

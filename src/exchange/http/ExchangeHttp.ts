@@ -3,6 +3,8 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Layer } from "effect"
+import { fileURLToPath } from "node:url"
+import { webAppRoutes } from "../../platform/webapp/WebApp.ts"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { SignedAuthLive } from "../auth/SignedAuth.ts"
 import { AccountHandlers } from "./AccountHandlers.ts"
@@ -18,6 +20,9 @@ export const exchangeHandlers = HttpApiBuilder.api(ExchangeApi).pipe(
   Layer.provide([PublicHandlers, MarketDataHandlers, AggregatorHandlers, AccountHandlers, OrderHandlers, OrderQueryHandlers, ExchangeSignInHandlers, ExchangeSessionHandlers, ExchangeAppHandlers]),
   Layer.provide([SignedAuthLive, ExchangeSessionAuthLive])
 )
+
+/** The web app at /app/ (src/exchange/web/app.js) and /favicon.ico. */
+export const exchangeWebApp = webAppRoutes({ title: "Exchange", entry: fileURLToPath(new URL("../web/app.js", import.meta.url)) })
 
 /** A request that does not decode: the same answer as the fast lane's (decodeErrors.ts). */
 export const exchangeDecodeError = (error: HttpApiDecodeError, request: HttpServerRequest.HttpServerRequest) =>

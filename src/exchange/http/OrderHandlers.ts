@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { apiError, type ApiErrorCode, messages } from "../../../schemas/exchange/errors.ts"
 import { Cancel, CancelAll, Market as MarketEntity, Place } from "../../../schemas/exchange/market.ts"
+import type { CancelOpenOrdersParams, CancelOrderParams, NewOrderParams } from "../../../schemas/exchange/params.ts"
 import { Caller } from "../../../schemas/exchange/security.ts"
 import { parseId } from "../markets/ids.ts"
 import { MarketRegistry, type MarketRegistryShape } from "../markets/MarketRegistry.ts"
@@ -63,37 +64,45 @@ export const marketOfRef = (
     return { market: named, orderId: undefined, clientOrderId: ref.origClientOrderId }
   })
 
+/** The order endpoints' work, given the caller: shared by the HttpApi group and the edge's signed lane. */
+export const orderActions = Effect.gen(function*() {
+  const registry = yield* MarketRegistry
+  const markets = yield* MarketEntity.client
+  return {
+    newOrder: (p: NewOrderParams) =>
+      Effect.gen(function*() {
+        const caller = yield* Caller
+        const market = yield* marketOf(registry, p.symbol)
+        const placed = yield* fromEntity(markets(market.symbol).Place(new Place({
+          userId: caller.userId,
+          clientOrderId: p.newClientOrderId ?? newClientOrderId(),
+          side: p.side,
+          price: p.price,
+          quantity: p.quantity
+        })))
+        return newOrderBody(market, placed, p.newOrderRespType)
+      }),
+    cancelOrder: (p: CancelOrderParams) =>
+      Effect.gen(function*() {
+        const caller = yield* Caller
+        const ref = yield* marketOfRef(registry, p, -2011)
+        const order = yield* fromEntity(markets(ref.market.symbol).Cancel(new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })))
+        return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
+      }),
+    cancelOpenOrders: (p: CancelOpenOrdersParams) =>
+      Effect.gen(function*() {
+        const caller = yield* Caller
+        const market = yield* marketOf(registry, p.symbol)
+        const orders = yield* fromEntity(markets(market.symbol).CancelAll(new CancelAll({ userId: caller.userId })))
+        const now = Date.now()
+        return orders.map((o) => canceledOf(o, newClientOrderId(), now))
+      })
+  }
+})
+
 export const OrderHandlers = HttpApiBuilder.group(ExchangeApi, "order", (handlers) =>
-  Effect.gen(function*() {
-    const registry = yield* MarketRegistry
-    const markets = yield* MarketEntity.client
-    return handlers
-      .handle("newOrder", ({ urlParams: p }) =>
-        Effect.gen(function*() {
-          const caller = yield* Caller
-          const market = yield* marketOf(registry, p.symbol)
-          const placed = yield* fromEntity(markets(market.symbol).Place(new Place({
-            userId: caller.userId,
-            clientOrderId: p.newClientOrderId ?? newClientOrderId(),
-            side: p.side,
-            price: p.price,
-            quantity: p.quantity
-          })))
-          return newOrderBody(market, placed, p.newOrderRespType)
-        }))
-      .handle("cancelOrder", ({ urlParams: p }) =>
-        Effect.gen(function*() {
-          const caller = yield* Caller
-          const ref = yield* marketOfRef(registry, p, -2011)
-          const order = yield* fromEntity(markets(ref.market.symbol).Cancel(new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })))
-          return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
-        }))
-      .handle("cancelOpenOrders", ({ urlParams: p }) =>
-        Effect.gen(function*() {
-          const caller = yield* Caller
-          const market = yield* marketOf(registry, p.symbol)
-          const orders = yield* fromEntity(markets(market.symbol).CancelAll(new CancelAll({ userId: caller.userId })))
-          const now = Date.now()
-          return orders.map((o) => canceledOf(o, newClientOrderId(), now))
-        }))
-  }))
+  Effect.map(orderActions, (act) =>
+    handlers
+      .handle("newOrder", ({ urlParams }) => act.newOrder(urlParams))
+      .handle("cancelOrder", ({ urlParams }) => act.cancelOrder(urlParams))
+      .handle("cancelOpenOrders", ({ urlParams }) => act.cancelOpenOrders(urlParams))))

@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { apiError } from "../../../schemas/exchange/errors.ts"
+import type { AllOrdersParams, MyTradesParams, OpenOrdersParams, QueryOrderParams } from "../../../schemas/exchange/params.ts"
 import { Caller } from "../../../schemas/exchange/security.ts"
 import { parseId } from "../markets/ids.ts"
 import { MarketRegistry } from "../markets/MarketRegistry.ts"
@@ -20,59 +21,68 @@ const unavailable = () => apiError(-1001, "Internal error; unable to process you
 const numberOr = (text: string | undefined): number | undefined => (text === undefined ? undefined : Number(text))
 const limitOf = (text: string | undefined) => Math.max(1, Math.min(Q.limitMax, numberOr(text) ?? Q.limitDefault))
 
-export const OrderQueryHandlers = HttpApiBuilder.group(ExchangeApi, "orderQuery", (handlers) =>
-  Effect.gen(function*() {
-    const registry = yield* MarketRegistry
-    const sql = yield* SqlClient.SqlClient
-    const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-      effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.mapError(unavailable))
-    const marketOfRow = (orderId: string) => {
-      const m = registry.ofId(Number(orderId))
-      return m === undefined ? Effect.fail(noSuchOrder()) : Effect.succeed(m)
-    }
-    const optionalMarket = (symbol: string | undefined) => (symbol === undefined ? Effect.succeed(undefined) : marketOf(registry, symbol))
+/** The order-history endpoints' work, given the caller: shared by the HttpApi group and the edge's signed lane. */
+export const orderQueryActions = Effect.gen(function*() {
+  const registry = yield* MarketRegistry
+  const sql = yield* SqlClient.SqlClient
+  const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+    effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.mapError(unavailable))
+  const marketOfRow = (orderId: string) => {
+    const m = registry.ofId(Number(orderId))
+    return m === undefined ? Effect.fail(noSuchOrder()) : Effect.succeed(m)
+  }
+  const optionalMarket = (symbol: string | undefined) => (symbol === undefined ? Effect.succeed(undefined) : marketOf(registry, symbol))
 
-    return handlers
-      .handle("getOrder", ({ urlParams: p }) =>
-        Effect.gen(function*() {
-          const caller = yield* Caller
-          const ref = yield* marketOfRef(registry, p, -2013)
-          const row = ref.orderId !== undefined
-            ? yield* read(Q.orderById(caller.userId, ref.orderId))
-            : yield* read(Q.orderByClientId(caller.userId, ref.market.id, ref.clientOrderId!))
-          if (row === undefined) return yield* Effect.fail(noSuchOrder())
-          return orderOf(yield* marketOfRow(row.order_id), row)
+  return {
+    getOrder: (p: QueryOrderParams) =>
+      Effect.gen(function*() {
+        const caller = yield* Caller
+        const ref = yield* marketOfRef(registry, p, -2013)
+        const row = ref.orderId !== undefined
+          ? yield* read(Q.orderById(caller.userId, ref.orderId))
+          : yield* read(Q.orderByClientId(caller.userId, ref.market.id, ref.clientOrderId!))
+        if (row === undefined) return yield* Effect.fail(noSuchOrder())
+        return orderOf(yield* marketOfRow(row.order_id), row)
+      }),
+    openOrders: (p: OpenOrdersParams) =>
+      Effect.gen(function*() {
+        const caller = yield* Caller
+        const market = yield* optionalMarket(p.symbol)
+        const rows = yield* read(Q.openOrders(caller.userId, market?.id))
+        return yield* Effect.forEach(rows, (r) => Effect.map(marketOfRow(r.order_id), (m) => orderOf(m, r)))
+      }),
+    allOrders: (p: AllOrdersParams) =>
+      Effect.gen(function*() {
+        const caller = yield* Caller
+        const market = yield* optionalMarket(p.symbol)
+        const fromId = p.orderId === undefined ? undefined : parseId(p.orderId) ?? 0
+        const rows = yield* read(Q.allOrders(caller.userId, market?.id, {
+          fromId,
+          startTime: numberOr(p.startTime),
+          endTime: numberOr(p.endTime),
+          limit: limitOf(p.limit)
         }))
-      .handle("openOrders", ({ urlParams: p }) =>
-        Effect.gen(function*() {
-          const caller = yield* Caller
-          const market = yield* optionalMarket(p.symbol)
-          const rows = yield* read(Q.openOrders(caller.userId, market?.id))
-          return yield* Effect.forEach(rows, (r) => Effect.map(marketOfRow(r.order_id), (m) => orderOf(m, r)))
+        return yield* Effect.forEach(rows, (r) => Effect.map(marketOfRow(r.order_id), (m) => orderOf(m, r)))
+      }),
+    myTrades: (p: MyTradesParams) =>
+      Effect.gen(function*() {
+        const caller = yield* Caller
+        const market = yield* optionalMarket(p.symbol)
+        const { legs, trades } = yield* read(Q.myTrades(caller.userId, market?.id, p.orderId === undefined ? undefined : parseId(p.orderId) ?? 0, {
+          fromId: p.fromId === undefined ? undefined : parseId(p.fromId) ?? 0,
+          startTime: numberOr(p.startTime),
+          endTime: numberOr(p.endTime),
+          limit: limitOf(p.limit)
         }))
-      .handle("allOrders", ({ urlParams: p }) =>
-        Effect.gen(function*() {
-          const caller = yield* Caller
-          const market = yield* optionalMarket(p.symbol)
-          const fromId = p.orderId === undefined ? undefined : parseId(p.orderId) ?? 0
-          const rows = yield* read(Q.allOrders(caller.userId, market?.id, {
-            fromId,
-            startTime: numberOr(p.startTime),
-            endTime: numberOr(p.endTime),
-            limit: limitOf(p.limit)
-          }))
-          return yield* Effect.forEach(rows, (r) => Effect.map(marketOfRow(r.order_id), (m) => orderOf(m, r)))
-        }))
-      .handle("myTrades", ({ urlParams: p }) =>
-        Effect.gen(function*() {
-          const caller = yield* Caller
-          const market = yield* optionalMarket(p.symbol)
-          const { legs, trades } = yield* read(Q.myTrades(caller.userId, market?.id, p.orderId === undefined ? undefined : parseId(p.orderId) ?? 0, {
-            fromId: p.fromId === undefined ? undefined : parseId(p.fromId) ?? 0,
-            startTime: numberOr(p.startTime),
-            endTime: numberOr(p.endTime),
-            limit: limitOf(p.limit)
-          }))
-          return yield* Effect.forEach(trades, (t) => Effect.map(marketOfRow(t.trade_id), (m) => myTradeOf(m, caller.userId, t, legs)))
-        }))
-  }))
+        return yield* Effect.forEach(trades, (t) => Effect.map(marketOfRow(t.trade_id), (m) => myTradeOf(m, caller.userId, t, legs)))
+      })
+  }
+})
+
+export const OrderQueryHandlers = HttpApiBuilder.group(ExchangeApi, "orderQuery", (handlers) =>
+  Effect.map(orderQueryActions, (act) =>
+    handlers
+      .handle("getOrder", ({ urlParams }) => act.getOrder(urlParams))
+      .handle("openOrders", ({ urlParams }) => act.openOrders(urlParams))
+      .handle("allOrders", ({ urlParams }) => act.allOrders(urlParams))
+      .handle("myTrades", ({ urlParams }) => act.myTrades(urlParams))))

@@ -11,11 +11,13 @@ import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { gzipSync } from "node:zlib"
 import type { RateLimiterShape } from "../RateLimiter.ts"
+import { type Drain, processDrain } from "./Drain.ts"
 import { isTrustedProxy, normalizeIp } from "./clientIp.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
 import { refusedUrlText } from "./textGuard.ts"
 import { costOfUnknown } from "./RouteTable.ts"
+import { preflightHeaders } from "./openCors.ts"
 import { clientIpOf, type EdgeState, type Reply, type ServiceEdge, setEdgeState } from "./ServiceEdge.ts"
 
 export interface EdgeOptions {
@@ -24,6 +26,8 @@ export interface EdgeOptions {
   readonly settings: EdgeSettings
   /** Off: every request goes through the Effect app (tests run both ways; bench compares). */
   readonly fastLane: boolean
+  /** The process's drain unless a test gives its own. */
+  readonly drain?: Drain
 }
 
 /** How long a refused oversized body is read and dropped before the connection is cut. */
@@ -156,7 +160,6 @@ const sendPage = (req: IncomingMessage, res: ServerResponse, page: CachedPage, h
   return 200
 }
 
-/** The request handler that runs before Effect: true when it answered. */
 /** What every request goes through first, whoever answers it: the rewrite, its route, its client
  * IP, the route's weight charged to the IP, the usage headers, and how it is counted in metrics. */
 const charge = (options: EdgeOptions, req: IncomingMessage) => {
@@ -179,10 +182,19 @@ const charge = (options: EdgeOptions, req: IncomingMessage) => {
   return { started, method, url, q, path, route, ip, headers, done, limited }
 }
 
+/** The request handler that runs before Effect: true when it answered. */
 export const makeFront = (options: EdgeOptions) => {
   const { edge } = options
+  const drain = options.drain ?? processDrain
   const pages = new Map<string, CachedPage>()
   return (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (drain.draining()) {
+      // Stopping: nothing new starts; the client closes this connection and goes elsewhere.
+      const started = performance.now()
+      send(res, edge.errors.stopping.status, edge.errors.stopping.body, { connection: "close", "retry-after": "1" })
+      recordRequest(edge.service, req.method ?? "GET", "stopping", edge.errors.stopping.status, performance.now() - started)
+      return true
+    }
     const { started, method, url, q, path, route, ip, headers, done, limited } = charge(options, req)
     if (limited !== undefined) {
       send(res, limited.reply.status, limited.reply.body, limited.headers)
@@ -214,11 +226,22 @@ export const makeFront = (options: EdgeOptions) => {
       done((edge.errors.multipartRefused ?? edge.errors.malformed).status)
       return true
     }
+    const preflight = method === "OPTIONS" ? edge.preflight?.get(path) : undefined
+    if (preflight !== undefined) {
+      res.writeHead(204, { ...headers, ...preflightHeaders(preflight, req.headers["access-control-request-headers"]) })
+      res.end()
+      done(204)
+      return true
+    }
     const stream = method === "GET" ? edge.streams?.get(path) : undefined
     if (stream !== undefined) {
       stream(req, res, q < 0 ? "" : url.slice(q + 1), headers)
       done(200)
       return true
+    }
+    if (options.fastLane && edge.signedLane !== undefined) {
+      const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
+      if (edge.signedLane(req, res, path, q < 0 ? "" : url.slice(q + 1), state, done)) return true
     }
     if (method === "GET" && options.fastLane) {
       const render = edge.fast.get(path)
@@ -252,6 +275,7 @@ export const makeFront = (options: EdgeOptions) => {
     }
     const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
     setEdgeState(req, state)
+    drain.track(res)
     if (req.headers["transfer-encoding"] !== undefined) {
       countBody(req, bodyBytesMax, () => {
         if (!res.headersSent) {

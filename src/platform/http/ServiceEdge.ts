@@ -27,6 +27,8 @@ export interface ErrorReplies {
   readonly methodNotAllowed: Reply
   /** The safety net: something unexpected failed (never a 500, never a stack trace). */
   readonly internal: Reply
+  /** 503: the node is stopping (its drain has begun); sent with `Connection: close`. */
+  readonly stopping: Reply
   readonly rateLimited: (limit: number) => Reply
   /** A multipart body where the service takes none (see ServiceEdge.refusesMultipart). */
   readonly multipartRefused?: Reply
@@ -50,6 +52,12 @@ export type FastRender = (query: string) => string | Reply | { readonly body: st
 /** A GET whose answer is a long-lived stream (SSE), served by node:http on its own whatever the
  * fast-lane setting: it owns the response from here on. */
 export type StreamRoute = (req: IncomingMessage, res: ServerResponse, query: string, headers: Record<string, string>) => void
+
+/** Signed calls a service answers in node:http (the exchange's order path): given the request, its
+ * path and raw query after rewrite, and the edge's state (IP charged, route weight, headers), it
+ * returns true when it took the request (and answers it, calling `done` with the status), false
+ * to leave it to the Effect app untouched (nothing read from the request). */
+export type SignedLane = (req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string, state: EdgeState, done: (status: number) => void) => boolean
 
 /** A 200 JSON body kept by a service's own cache, with the headers its route adds (CORS). */
 export interface CachedAnswer {
@@ -80,6 +88,8 @@ export interface ServiceEdge {
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>
+  /** Paths open to any origin and their methods: an `OPTIONS` preflight to one is answered 204 (openCors.ts). */
+  readonly preflight?: ReadonlyMap<string, ReadonlyArray<string>>
   /** Stream routes by path after rewrite (always served by the edge). */
   readonly streams?: ReadonlyMap<string, StreamRoute>
   /** Called when the listener starts closing: streams end themselves, or closing would wait for them. */
@@ -90,6 +100,8 @@ export interface ServiceEdge {
   /** GETs a service can answer from memory by writing the response itself (hot media ranges);
    * returns the status it answered, or undefined to leave the request to the Effect app. */
   readonly fastRaw?: (req: IncomingMessage, res: ServerResponse, path: string, headers: Record<string, string>) => number | undefined
+  /** Signed calls answered before Effect with the same schemas, checks and actions (fast lane on). */
+  readonly signedLane?: SignedLane
   /** GET routes whose 200 answer never changes while the node runs (OpenAPI, docs page): the
    * first answer is produced by the Effect app and kept, later ones are served from it. */
   readonly cached: ReadonlySet<string>

@@ -13,6 +13,7 @@ import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
 import { socialBaseUrl, socialOrigin } from "../identity/urls.ts"
 import { makeSignInFlow } from "../../platform/signin/flow.ts"
 import { socialManifestOf } from "../identity/walletLink.ts"
+import { ensureAccount } from "../accounts/me.ts"
 
 const invalid = (name: string, why: string) => new BadRequest({ error: { code: "invalid_parameter", message: `Parameter '${name}' is invalid: ${why}` } })
 const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "Sign-in cannot be processed right now; please retry." } })
@@ -44,11 +45,10 @@ const goneOrUnavailable = <A, E extends { readonly _tag: string }>(effect: Effec
       : unavailable()
   })
 
-/** The social listener's site in the shared sign-in: an account is its identity address, and the
- * session opens the routes that act for it (an address without an account row yet is a member
- * who has not linked or been created; the routes that need one say so). */
+/** The social listener's site in the shared sign-in: an account is its identity address; a wallet
+ * without one gets one by signing in (src/social/accounts/me.ts). */
 export const socialSignIn = Effect.map(AppConfig, (config) =>
-  makeSignInFlow({ service: "social", baseUrl: socialBaseUrl(config), cookiePrefix: "sl", onSignedIn: () => Effect.void }))
+  makeSignInFlow({ service: "social", baseUrl: socialBaseUrl(config), cookiePrefix: "sl", onSignedIn: (address) => Effect.orDie(ensureAccount(address)) }))
 
 export const SignInHandlers = HttpApiBuilder.group(SocialApi, "signIn", (handlers) =>
   Effect.gen(function*() {

@@ -16,12 +16,15 @@ import { endSession, sessionList, sessionView } from "../../platform/signin/sess
 import { sessionIdOf } from "../../platform/signin/sessionStore.ts"
 import { WebSessions } from "../../platform/signin/WebSessions.ts"
 import { SqlClient } from "@effect/sql"
+import { fileURLToPath } from "node:url"
+import { webAppRoutes } from "../../platform/webapp/WebApp.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { contentHandlers, uploadRoute } from "./ContentHttp.ts"
 import { MemberSignedHandlers } from "./MemberSignedHttp.ts"
 import { topUpWalletName } from "../accounts/TopUps.ts"
+import { readMe } from "../accounts/me.ts"
 import { lookupCache } from "./LookupCache.ts"
 import { fastStream } from "./fastStream.ts"
 import type { ContentStoreShape } from "../content/ContentStore.ts"
@@ -80,7 +83,21 @@ const SessionHandlers = HttpApiBuilder.group(SocialApi, "session", (handlers) =>
           )))
   }))
 
+const MeHandlers = HttpApiBuilder.group(SocialApi, "me", (handlers) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const topUp = yield* systemWallet(topUpWalletName).pipe(Effect.orDie)
+    return handlers.handle("me", () =>
+      Effect.flatMap(Session, (s) => readMe(s.address, topUp.address)).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.mapError(() => new ServiceUnavailable({ error: { code: "unavailable", message: "Your account cannot be read right now; please retry." } }))
+      ))
+  }))
+
+/** The web app at /app/ (src/social/web/app.js) and /favicon.ico. */
+export const socialWebApp = webAppRoutes({ title: "Social", entry: fileURLToPath(new URL("../web/app.js", import.meta.url)) })
+
 export const socialHandlers = HttpApiBuilder.api(SocialApi).pipe(
-  Layer.provide([HealthHandlers, SessionHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers, MemberSignedHandlers]),
+  Layer.provide([HealthHandlers, SessionHandlers, MeHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers, MemberSignedHandlers]),
   Layer.provide([SessionAuthLive, OpenCorsLive])
 )

@@ -44,7 +44,10 @@ describe("integer settings are bounded", () => {
       expect(refusal({ SHARDLINE_DESK_PUBLIC_URL: bad })).toContain("SHARDLINE_DESK_PUBLIC_URL")
     }
     expect(Either.isRight(r) && r.right.rewardsSampleMs).toBe(3_600_000)
-    expect(Either.isRight(r) && r.right.deskTokenProperty).toBe(3)
+    // Unset: rewards sample the desk's own dollar tokens; set: that one property (an override).
+    expect(Either.isRight(r) && Option.isNone(r.right.deskTokenProperty)).toBe(true)
+    const set = read({ SHARDLINE_DESK_TOKEN_PROPERTY: "3" })
+    expect(Either.isRight(set) && Option.getOrUndefined(set.right.deskTokenProperty)).toBe(3)
   })
 
   it("refuses a lock expiry that is not longer than the lock refresh", () => {

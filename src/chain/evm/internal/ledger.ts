@@ -34,6 +34,7 @@ import { nativeScanBlocksMax } from "../nativeTransfers.ts"
 import type { NonceGuard } from "../nonceGuard.ts"
 import type { EvmBackend, RawLog, TxFields } from "./backend.ts"
 import { parseAddress, parseAddressList, parseAmount, parseBlock, parseHash, parseMineCount, parseRecipient } from "./input.ts"
+import { broadcastSpan } from "../../broadcastSpan.ts"
 
 export const transferTopic = toEventSelector("Transfer(address,address,uint256)")
 
@@ -117,11 +118,13 @@ export const makeLedger = ({ account, backend, chain, scanBlocksMax = evmLimits.
         decodeFunctionResult({ abi: erc20Abi, functionName: "balanceOf", data }), block)
 
     /** Sends signed bytes; a node that names another hash than keccak(signed bytes) is not the chain we think. */
-    const sendRaw = (raw: Hex) =>
-      Effect.flatMap(backend.sendRaw(raw), (hash) =>
-        hash.toLowerCase() !== keccak256(raw)
-          ? Effect.dieMessage(`node returned hash ${hash} for a transaction whose hash is ${keccak256(raw)}`)
-          : Effect.succeed(keccak256(raw)))
+    const sendRaw = (raw: Hex) => {
+      const own = keccak256(raw)
+      return Effect.flatMap(backend.sendRaw(raw), (hash) =>
+        hash.toLowerCase() !== own
+          ? Effect.dieMessage(`node returned hash ${hash} for a transaction whose hash is ${own}`)
+          : Effect.succeed(own)).pipe(broadcastSpan(chain))
+    }
 
     /**
      * Prepare, sign, (record,) send as one step under the lock; `check` runs first, under the same

@@ -1,0 +1,113 @@
+// The social web app (issue 24): sign-in, then the composer (body, kind, tags, media with an upload
+// progress bar), the proof of what was published, the member's posts with their hosting state
+// (renew, takedown), the balance and top-up address, and the sessions. Built only on the social
+// API (the same routes programs use). Plain JavaScript, bundled by src/platform/webapp/WebApp.ts.
+import { api, el, field, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage, upload } from "../../platform/webapp/client/common.js"
+
+const title = "Social"
+
+const proofPanel = (receipt) => {
+  const page = `/p/${encodeURIComponent(receipt.shortId)}`
+  const embed = `/embed/p/${encodeURIComponent(receipt.shortId)}`
+  return el("div", { class: "proof", id: "proof", tabindex: "-1" },
+    el("h3", {}, "Published"),
+    el("p", {}, receipt.txHash
+      ? "The ledger now holds a stamp naming this post's content: anyone can check that this wallet published exactly this, and when."
+      : "The post is written; its stamp goes on the ledger shortly."),
+    el("dl", { class: "kv" },
+      el("dt", {}, "Transaction"), el("dd", { class: "mono", "data-field": "txHash" }, receipt.txHash ?? "pending"),
+      el("dt", {}, "OP_RETURN"), el("dd", { class: "mono", "data-field": "opReturn" }, receipt.opReturn ?? "pending"),
+      el("dt", {}, "Content"), el("dd", { class: "mono" }, receipt.metadataCid)),
+    el("p", {}, el("a", { href: page, "data-link": "page" }, "Open the post page"), " · ", el("a", { href: embed, "data-link": "embed" }, "Open the embed")))
+}
+
+const composer = (onPublished) => {
+  const body = el("textarea", { name: "body", maxlength: "10000", required: true })
+  const kind = el("select", { name: "kind" }, ...["text", "story", "photo", "video"].map((k) => el("option", { value: k }, k)))
+  const tags = el("input", { name: "tags", type: "text", placeholder: "news, chain", autocomplete: "off" })
+  const files = el("input", { name: "media", type: "file", multiple: true, accept: "image/*,video/mp4,video/webm,audio/mpeg,audio/ogg,text/plain" })
+  const progress = el("progress", { max: "1", value: "0", "aria-label": "Upload progress", hidden: true })
+  const status = notice()
+  const result = el("div")
+  const publish = el("button", { type: "submit" }, "Publish")
+  const form = el("form", { novalidate: true, onsubmit: async (e) => {
+    e.preventDefault()
+    if (body.value.trim() === "" && files.files.length === 0) return status.error("Write something or add a media file first.")
+    publish.disabled = true
+    result.replaceChildren()
+    try {
+      const media = []
+      for (const [i, file] of [...files.files].entries()) {
+        progress.hidden = false
+        status.info(`Uploading ${file.name} (${i + 1} of ${files.files.length})…`)
+        const receipt = await upload("/api/social/upload", file, (f) => { progress.value = (i + f) / files.files.length })
+        media.push(receipt.cid)
+      }
+      progress.value = 1
+      status.info("Publishing and stamping…")
+      const receipt = await api("/api/social/posts", { method: "POST", body: {
+        body: body.value, kind: kind.value, media,
+        tags: tags.value.split(",").map((t) => t.trim()).filter((t) => t !== "")
+      } })
+      status.info("Published.")
+      result.replaceChildren(proofPanel(receipt))
+      result.querySelector("#proof").focus()
+      form.reset()
+      progress.hidden = true
+      onPublished()
+    } catch (err) {
+      status.error(err)
+    } finally {
+      publish.disabled = false
+    }
+  } },
+  field("What is new?", body), field("Kind", kind), field("Tags", tags, "Comma separated, up to 20"),
+  field("Media", files, "Images, video or audio; uploaded to this service's content store"), progress, publish, status)
+  return section("Compose", form, result)
+}
+
+const postsSection = (posts, reload) => {
+  const status = notice()
+  const act = (post, action) => async () => {
+    try {
+      await api(`/api/social/posts/${encodeURIComponent(post.id)}/${action}`, { method: "POST" })
+      status.info(action === "renew" ? "Hosting renewed for another period." : "The post was taken down.")
+      reload()
+    } catch (e) {
+      status.error(e)
+    }
+  }
+  const rows = posts.length === 0
+    ? [el("li", {}, "No posts yet.")]
+    : posts.map((p) => el("li", { "data-post": p.shortId },
+      el("div", {},
+        el("a", { href: `/p/${encodeURIComponent(p.shortId)}` }, p.body || `(${p.kind})`),
+        el("div", { class: "muted" }, `${p.state.replace("_", " ")}, hosted until ${new Date(p.paidUntil).toLocaleDateString()}`)),
+      el("div", {},
+        ["hosted", "grace"].includes(p.state) ? el("button", { type: "button", class: "secondary", onclick: act(p, "renew") }, "Renew") : null,
+        ["hosted", "grace"].includes(p.state) ? el("button", { type: "button", class: "danger", onclick: act(p, "takedown") }, "Take down") : null)))
+  return section("Your posts", el("ul", { class: "rows" }, ...rows), status)
+}
+
+const balanceSection = async (me) =>
+  section("Balance",
+    el("p", {}, "On-service balance: ", el("strong", { "data-field": "balance" }, me.balance), " (pays for posting and hosting)."),
+    el("p", {}, "Top up by paying this address from your identity address:"),
+    el("p", { class: "mono" }, me.topUpAddress),
+    await qrCode(me.topUpAddress, "QR code of the top-up address"))
+
+const home = async () => {
+  const session = await requireSession()
+  const main = shell(title, session)
+  const posts = el("div")
+  const loadPosts = async () => {
+    const me = await api("/api/social/me")
+    posts.replaceChildren(postsSection(me.posts, loadPosts))
+    return me
+  }
+  const me = await loadPosts()
+  main.append(el("h1", {}, me.handle ? `@${me.handle}` : `#${me.assetId ?? ""}`),
+    composer(() => loadPosts().catch(() => {})), posts, await balanceSection(me), sessionsSection())
+}
+
+run(location.pathname.startsWith("/app/sign-in") ? () => signInPage(title) : home)

@@ -1,0 +1,47 @@
+// Headless Chromium for the web app tests: Debian's `chromium` (globalSetup installs it) driven by
+// playwright-core, with a fresh profile per launch. Screenshots go under .tmp/screenshots/
+// (git-ignored) so a person can look at what the tests saw.
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+
+export const screenshotDir = join(process.cwd(), ".tmp", "screenshots")
+
+const args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+export interface TestBrowser {
+  readonly browser: Browser
+  /** A new context (its own cookies) at phone width or desktop width. */
+  readonly context: (options?: { readonly phone?: boolean }) => Promise<BrowserContext>
+  readonly close: () => Promise<void>
+}
+
+export const launchBrowser = async (): Promise<TestBrowser> => {
+  // playwright-core's launch gives the browser a fresh temporary profile of its own.
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args, headless: true })
+  return {
+    browser,
+    context: (options) => browser.newContext(options?.phone ? { viewport: { width: 390, height: 844 }, isMobile: true } : { viewport: { width: 1100, height: 900 } }),
+    close: async () => {
+      await browser.close()
+    }
+  }
+}
+
+/** Saves a full-page screenshot as .tmp/screenshots/<name>.png and returns its path. */
+export const screenshot = async (page: Page, name: string): Promise<string> => {
+  mkdirSync(screenshotDir, { recursive: true })
+  const path = join(screenshotDir, `${name}.png`)
+  await page.screenshot({ path, fullPage: true })
+  return path
+}
+
+/** Every script error and CSP violation the page reported (a strict CSP must not be broken by our
+ * own pages). Refusals the API answered (a 401 that sends a signed-out visitor to sign-in, a 400
+ * the page shows as a sentence) are the page's business, not errors. */
+export const collectPageErrors = (page: Page): Array<string> => {
+  const errors: Array<string> = []
+  page.on("console", (m) => m.type() === "error" && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text()) && errors.push(m.text()))
+  page.on("pageerror", (e) => errors.push(String(e)))
+  return errors
+}
