@@ -69,7 +69,11 @@ const hostileJson = [
   '{"direction":"wrap","asset":"BTC","amount":"1","payoutAddress":"x","reference":"\\udc00"}',
   '{"amount":"10","chain":"base","source":"a\\u0000"}',
   '{"body":"hi \\ud83d"}',
-  "address=%00&x=1"
+  "address=%00&x=1",
+  // Issue 27.7: burn addresses as payout and refund addresses (400 with a message, never stored).
+  '{"amount":"10","chain":"base","payoutAddress":"0x0000000000000000000000000000000000000000"}',
+  '{"direction":"unwrap","asset":"ETH","amount":"0.1","payoutAddress":"0x000000000000000000000000000000000000dEaD"}',
+  '{"address":"0x0000000000000000000000000000000000000000"}'
 ].map((t) => Buffer.from(t))
 
 const hostileRequest = (service: keyof typeof routes) =>

@@ -22,11 +22,17 @@ export class EvmAddressInvalid extends Data.TaggedError("EvmAddressInvalid")<{ r
 const invalid = (message: string) => Either.left(new EvmAddressInvalid({ message }))
 
 /** The EIP-55 checksummed payout address for `text` (a 0x address or an extended public key). */
+/** Addresses no one holds a key to: a payout or refund sent there is lost (docs/desk-orders.md). */
+const burnAddresses = new Set(["0x0000000000000000000000000000000000000000", "0x000000000000000000000000000000000000dead"])
+
 export const evmPayoutAddress = (text: string): Either.Either<`0x${string}`, EvmAddressInvalid> => {
   const input = text.trim()
   if (input.length > EVM_KEY_TEXT_MAX) return invalid(`EVM address or key is longer than ${EVM_KEY_TEXT_MAX} characters`)
   if (input.startsWith("0x")) {
     // isAddress checks the EIP-55 checksum of a mixed-case address.
+    if (burnAddresses.has(input.toLowerCase())) {
+      return invalid("this is a burn address (the zero address or 0x…dEaD): nothing paid to it can ever be spent; give an address you control")
+    }
     return isAddress(input) ? Either.right(getAddress(input)) : invalid("not a valid EVM address (0x + 40 hex, EIP-55 checksum when mixed case)")
   }
   const raw = bs58check.decodeUnsafe(input)
