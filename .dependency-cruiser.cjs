@@ -20,6 +20,11 @@ module.exports = {
       name: `services-apart-${s}`, severity: "error", comment: "The three services never import each other.",
       from: { path: `^(src|schemas)/${s}/` }, to: { path: `^(src|schemas)/(exchange|desk|social)/`, pathNot: `^(src|schemas)/${s}/` }
     })),
+    { name: "services-import-no-devnet", severity: "error",
+      comment: "Service code asks ports (CoinFaucets, TokenDecimals, DevnetBacking), never a devnet: a devnet is a layer given when a chain is one. " +
+        "Still to move behind a port: the two demo worlds that seed a devnet (exchange DemoWorld.ts, desk DeskWorld.ts).",
+      from: { path: `^src/${services}/`, pathNot: "^src/(exchange/markets/DemoWorld|desk/tokens/DeskWorld)\\.ts$" },
+      to: { path: "^src/platform/devnet/", pathNot: "^src/platform/devnet/DevnetBacking\\.ts$" } },
     { name: "bench-not-tests", severity: "error", comment: "Benchmarks share code with tests through harness/, not test/.",
       from: { path: "^(bench|harness)/" }, to: { path: "^test/" } },
     { name: "no-unresolvable", severity: "error", from: {}, to: { couldNotResolve: true } }

@@ -175,7 +175,7 @@ const grantAll = async (db: TestDatabase, grants: ReadonlyArray<{ userId: number
   for (let i = 0; ; i++) {
     const rows = await db.query<{ user_id: string; asset: string; delegated_address: string }>(`SELECT user_id::text, asset, delegated_address FROM authorizations`)
     if (rows.length >= grants.length) return new Map(rows.map((r) => [`${r.user_id}:${r.asset}`, r.delegated_address]))
-    if (i > 600) throw new Error(`only ${rows.length} of ${grants.length} grants committed after 60 s`)
+    if (i > 3000) throw new Error(`only ${rows.length} of ${grants.length} grants committed after 300 s`)
     await new Promise((r) => setTimeout(r, 100))
   }
 }

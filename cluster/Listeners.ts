@@ -28,7 +28,8 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
   const [config, registry, data] = yield* Effect.all([AppConfig, MarketRegistry, MarketData])
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
-  const signedLane = yield* makeSignedLane
+  // With tracing on, signed calls take the Effect path, which makes each request's server span.
+  const signedLane = tracingOn(config.telemetry) ? undefined : yield* makeSignedLane
   return listener({
     edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
       fast: fastMarketData(view),

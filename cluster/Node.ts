@@ -11,6 +11,7 @@ import { AppConfig } from "../src/platform/Config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
+import * as DevnetCoinFaucets from "../src/platform/devnet/coinFaucets.ts"
 import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
 import { makeDeskWorld } from "../src/desk/tokens/DeskWorld.ts"
@@ -32,6 +33,7 @@ import { single, socket } from "./topology.ts"
 import * as AccountReadModel from "../src/exchange/account/AccountReadModel.ts"
 import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
+import * as TokenDecimals from "../src/chain/evm/TokenDecimals.ts"
 import * as DeskKeys from "../src/desk/keys/DeskKeys.ts"
 import * as WebSessions from "../src/platform/signin/WebSessions.ts"
 import * as ContentStoreLive from "../src/social/content/ContentStoreLive.ts"
@@ -65,8 +67,9 @@ export const nodeLayer = (config: AppConfigShape) => {
     // The desk's reserves, attestations and the transparency bodies, over its wallets and the Omni view.
     Layer.provideMerge(Transparency.layer),
     Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
-    Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer)),
+    Layer.provideMerge(Layer.mergeAll(DeskWallets.layer, OmniViewIndexer.layer, TokenDecimals.layer)),
     // A devnet pays the desk's tokens backed, into the desk's vaults (docs/desk.md, "Token registry").
+    Layer.provideMerge(DevnetCoinFaucets.layer),
     Layer.provideMerge(DevnetChains.layer.pipe(Layer.provide(DeskDevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))))),
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),

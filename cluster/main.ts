@@ -1,15 +1,17 @@
 // `npm start`: the whole system in one process (or one node of a cluster when
 // SHARDLINE_TOPOLOGY=socket). Configuration comes only from SHARDLINE_* variables.
-import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { appConfig, exitOnConfigError } from "../src/platform/Config.ts"
 import { databaseLost } from "../src/platform/database/EmbeddedDatabase.ts"
+import { runNodeMain, setStopSettings } from "../src/platform/NodeMain.ts"
 import { shardsLost } from "../src/platform/ops/ShardWatchdog.ts"
 import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { nodeLayer, nodeName } from "./Node.ts"
 
 const main = Effect.gen(function*() {
   const config = yield* appConfig
+  // SIGTERM drains, then stops within a bound (src/platform/NodeMain.ts).
+  yield* setStopSettings(config)
   yield* Effect.logInfo(`starting ${nodeName(config)}: http://${config.httpHost}:${config.httpPort}/api/public/v1 (docs at /api-docs)`).pipe(
     Effect.provide(Telemetry.logLayer(config.telemetry))
   )
@@ -18,4 +20,4 @@ const main = Effect.gen(function*() {
   return yield* Layer.launch(nodeLayer(config)).pipe(Effect.raceFirst(databaseLost), Effect.raceFirst(shardsLost))
 })
 
-NodeRuntime.runMain(exitOnConfigError(main), { disableErrorReporting: false })
+runNodeMain(exitOnConfigError(main), { disableErrorReporting: false })

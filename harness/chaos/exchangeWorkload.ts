@@ -64,8 +64,9 @@ export const setUpExchange = async (world: World, rng: Rng, o: { readonly trader
     // destruction happen under the same faults as the trading.
     const expiresAtMs = i % 4 < 2 ? o.runStartMs + Math.floor(o.durationMs * (0.35 + rng.next() * 0.3)) : Date.now() + 6 * 3_600_000
     const grantId = newGrantId()
-    await client.runPromise(Effect.flatMap(Authorization.client, (a: any) =>
-      a(entityIdOf(key.userId, asset)).Grant(new Grant({ grantId, cap: String(FUNDS_WHOLE), expiresAtMs }), { discard: true })) as Effect.Effect<unknown>)
+    // The reply is awaited (through cluster storage): a refused grant stops the setup with its reason.
+    await client.runPromise(Effect.timeout(Effect.flatMap(Authorization.client, (a: any) =>
+      a(entityIdOf(key.userId, asset)).Grant(new Grant({ grantId, cap: String(FUNDS_WHOLE), expiresAtMs }))) as Effect.Effect<unknown, unknown>, "5 minutes"))
     const grant = await pollFor(`trader ${i}'s grant`, 300_000, async () =>
       (await world.query<{ delegated_address: string }>(`SELECT delegated_address FROM authorizations WHERE grant_id = $1`, [grantId]))[0])
     await run(issuerWallet.omni({ type: "grant", property: side === "SELL" ? tokA : tokB, amount: FUNDS_WHOLE * 10n ** 8n, memo: "" }, grant.delegated_address))

@@ -76,7 +76,7 @@ export const Heartbeat = Schema.Struct({ job: Schema.String, at: Schema.NullOr(S
 
 export const DeskStatus = Schema.Struct({
   service: Schema.Literal("token-desk"),
-  status: Schema.Literal("ok"),
+  status: Schema.Literal("ok", "degraded").annotations({ description: "degraded: a peg below 1, a job's last heartbeat failed, or the last attestation is more than two cadences old" }),
   serverTime: Schema.Number.annotations({ description: "Unix milliseconds" }),
   pegHealth: Schema.Array(Schema.Struct({ asset: Schema.String, collateralization: Ratio, healthy: Schema.Boolean })),
   fees: Schema.Array(Schema.Struct({
@@ -85,12 +85,16 @@ export const DeskStatus = Schema.Struct({
     feeOutBps: Schema.Number.annotations({ description: "redeem (dollar) or unwrap (wrapped) fee, basis points" })
   })),
   instantRedemptionCapacity: Schema.Record({ key: Schema.String, value: AmountsByAsset }).annotations({ description: "What the hot vaults hold, per chain" }),
-  redemptionQueueDepth: Schema.Number,
+  redemptionQueueDepth: Schema.Number.annotations({ description: "Cash-outs, redeems and unwraps whose deposit is in and whose payout is not done" }),
   heartbeats: Schema.Array(Heartbeat),
-  attestationCadence: Schema.Literal("hourly"),
+  attestationCadence: Schema.String.annotations({ description: "\"hourly\" (the spec's), or the shorter interval a test or demo node runs" }),
+  attestationIntervalMs: Schema.Number,
   lastAttestationAt: Schema.NullOr(Schema.String),
   attestationPublicKey: Schema.String.annotations({ description: "Ed25519 public key (raw, hex) of every attestation's ed25519Signature" }),
-  notYetLive: Schema.Array(Schema.String).annotations({ description: "Parts of the spec this node does not serve yet" })
+  live: Schema.Record({ key: Schema.String, value: Schema.Boolean }).annotations({
+    description: "Each part of the spec and whether this node serves it now, from its registry, chains and settings"
+  }),
+  notYetLive: Schema.Array(Schema.String).annotations({ description: "The parts `live` says are off (e.g. a webhook whose partner secret is unset)" })
 })
 export type DeskStatus = typeof DeskStatus.Type
 

@@ -48,6 +48,10 @@ export interface AppConfigShape {
   readonly runnerHealthCheckMs: number
   /** Single runner: how long it may hold fewer than all its shards before it exits 1 (ops/ShardWatchdog.ts). */
   readonly shardWatchdogMs: number
+  /** SIGTERM: how long in-flight requests may take to finish before the node closes anyway, ms. */
+  readonly stopDrainMs: number
+  /** SIGTERM: from the signal to the process's exit at the latest (then exit 1), ms. */
+  readonly stopTimeoutMs: number
   readonly rateLimitKeyWeightPerMin: number
   readonly rateLimitIpWeightPerMin: number
   /** Desk and social listeners: request weight per client IP per minute. */
@@ -206,6 +210,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   shardLockExpirationMs: intIn("SHARD_LOCK_EXPIRATION_MS", 4000, 200, 600_000),
   runnerHealthCheckMs: intIn("RUNNER_HEALTH_CHECK_MS", 1000, 100, 600_000),
   shardWatchdogMs: intIn("SHARD_WATCHDOG_MS", 30_000, 5_000, 3_600_000),
+  stopDrainMs: intIn("STOP_DRAIN_MS", 10_000, 0, 600_000),
+  stopTimeoutMs: intIn("STOP_TIMEOUT_MS", 30_000, 1_000, 3_600_000),
   rateLimitKeyWeightPerMin: intIn("RATE_LIMIT_KEY_WEIGHT", 1200, 1, 1_000_000_000),
   rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),

@@ -52,3 +52,45 @@ export const feeSponsorSats = Metric.gauge("shardline_fee_sponsor_sats", {
 export const deskWebhookEvents = Metric.counter("shardline_desk_webhook_events_total", {
   description: "Partner webhook events recorded by the desk, by partner"
 })
+
+// Supervision and the cluster as ops watch it (issue 26): set by entity/EntityMetrics.ts and ops/NodeReporter.ts.
+export const entityMessages = Metric.counter("shardline_entity_messages_total", {
+  description: "Messages handled by entities, by type",
+  incremental: true
+})
+
+export const entityInFlight = Metric.gauge("shardline_entity_messages_in_flight", {
+  description: "Messages being handled by entities of this node right now (their mailbox in hand), by type"
+})
+
+export const shardsTotal = Metric.gauge("shardline_shards_total", {
+  description: "Shards the cluster has (every group); the sum of shardline_shards_owned over the nodes should equal it"
+})
+
+export const runnersByState = Metric.gauge("shardline_runners", {
+  description: "Runners registered in the cluster, by state (healthy, unhealthy), as this node last read them"
+})
+
+export const timersPending = Metric.gauge("shardline_timers_pending", {
+  description: "Durable timers scheduled and not yet run, cluster-wide"
+})
+
+export const timersOverdue = Metric.gauge("shardline_timers_overdue_seconds", {
+  description: "How long the oldest due but unprocessed durable timer or message has waited, seconds (0 if none)"
+})
+
+export const databaseUp = Metric.gauge("shardline_database_up", {
+  description: "1 if this node's last report to Postgres succeeded within its timeout, else 0"
+})
+
+export const databaseConnections = Metric.gauge("shardline_db_connections", {
+  description: "This node's Postgres connections by state (active, idle, idle in transaction), from pg_stat_activity"
+})
+
+export const databasePoolSize = Metric.gauge("shardline_db_pool_size", {
+  description: "Postgres connections this node's pool may open (SHARDLINE_DB_POOL_SIZE)"
+})
+
+export const followerLag = Metric.gauge("shardline_chain_follower_lag_blocks", {
+  description: "Blocks a chain follower is behind the chain's tip, by follower (omni: the Omni view over the ledger)"
+})

@@ -113,6 +113,18 @@ describe("exchange trading", () => {
     expect(open.body.filter((o: any) => o.clientOrderId === "same-id")).toHaveLength(1)
   })
 
+  it("refuses a reused client order id with other parameters: -2010 Duplicate order sent. (issue 27.9)", async () => {
+    const first = await call("POST", "/order", buyer, { symbol, side: "BUY", price: "1.00", quantity: "1", newClientOrderId: "reused-id" })
+    expect(first.status).toBe(200)
+    for (const other of [{ price: "1.01", quantity: "1" }, { price: "1.00", quantity: "2" }]) {
+      const r = await call("POST", "/order", buyer, { symbol, side: "BUY", ...other, newClientOrderId: "reused-id" })
+      expect(r.status).toBe(400)
+      expect(r.body).toEqual({ code: -2010, msg: "Duplicate order sent." })
+    }
+    const open = await call("GET", "/openOrders", buyer, { symbol })
+    expect(open.body.filter((o: any) => o.clientOrderId === "reused-id")).toHaveLength(1)
+  })
+
   it("honours Binance's cancelRestrictions", async () => {
     const o = await call("POST", "/order", buyer, { symbol, side: "BUY", price: "1.05", quantity: "1", newClientOrderId: "r-1", newOrderRespType: "ACK" })
     const refused = await call("DELETE", "/order", buyer, { orderId: o.body.orderId, cancelRestrictions: "ONLY_PARTIALLY_FILLED" })

@@ -278,3 +278,51 @@ describe("slow clients (headers 1.5 s, body 1.5 s, 24 connections per IP in this
     }
   })
 })
+
+/** shardline_http_requests_total for one service, route and status, as /metrics shows it now. */
+const requestsCounted = async (service: string, route: string, status: number) => {
+  const text = await (await fetch(`${node.baseUrl}/metrics`)).text()
+  const line = text.split("\n").find((l) =>
+    l.startsWith("shardline_http_requests_total{") && l.includes(`service="${service}"`) && l.includes(`route="${route}"`) && l.includes(`status="${status}"`))
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1))
+}
+
+/** One request with exactly these headers on a fresh connection; the raw answer. */
+const rawRequest = (baseUrl: string, head: string) =>
+  trickle(baseUrl, head, "", 1_000).then((r) => r.answer)
+
+describe("protocol upgrades and expectations are answered in the service's shape, through the edge", () => {
+  const listeners = () => [
+    { base: node.baseUrl, service: "exchange", path: `${v1}/time`, route: `${v1}/time`, used: "x-mbx-used-weight-1m" },
+    { base: node.deskUrl, service: "desk", path: "/api/public/status", route: "/api/public/status", used: "ratelimit-remaining" },
+    { base: node.socialUrl, service: "social", path: "/api/public/ledger-health", route: "/api/public/ledger-health", used: "ratelimit-remaining" }
+  ]
+
+  it("Upgrade: websocket → 400 with a body, charged (usage headers) and counted in /metrics, on all three listeners", async () => {
+    for (const l of listeners()) {
+      const before = await requestsCounted(l.service, l.route, 400)
+      const answer = await rawRequest(l.base, `GET ${l.path} HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`)
+      expect(answer, l.service).toMatch(/^HTTP\/1\.1 400 /)
+      expect(answer.toLowerCase()).toContain(l.used)
+      const body = JSON.parse(rawBody(answer))
+      if (l.service === "exchange") expect(body).toEqual({ code: -1020, msg: "Protocol upgrades (WebSocket) are not supported; send plain HTTP requests." })
+      else expect(body.error.code).toBe("upgrade_not_supported")
+      expect(await requestsCounted(l.service, l.route, 400)).toBe(before + 1)
+    }
+  })
+
+  it("Expect: 200-ok (any expectation but 100-continue) → 417 with a body in the service's shape", async () => {
+    for (const l of listeners()) {
+      const before = await requestsCounted(l.service, l.route, 417)
+      const answer = await rawRequest(l.base, `GET ${l.path} HTTP/1.1\r\nhost: x\r\nexpect: 200-ok\r\n\r\n`)
+      expect(answer, l.service).toMatch(/^HTTP\/1\.1 417 /)
+      const body = JSON.parse(rawBody(answer))
+      if (l.service === "exchange") expect(body.code).toBe(-1020)
+      else expect(body.error.code).toBe("expectation_failed")
+      expect(await requestsCounted(l.service, l.route, 417)).toBe(before + 1)
+    }
+    // 100-continue still works.
+    const r = await sendRaw(node.deskUrl, "POST", `${v1}/webhooks/partner-a`, { "content-type": "application/json", expect: "100-continue", "x-api-key": webhookSecret }, json('{"event":"continue"}'))
+    expect(r.status).toBe(200)
+  })
+})

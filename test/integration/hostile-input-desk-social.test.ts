@@ -26,7 +26,7 @@ afterAll(async () => {
 })
 
 const routes = {
-  desk: ["/api/public/status", "/api/public/v1/rewards/balance", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status",
+  desk: ["/api/public/status", "/api/public/reserves", "/api/public/reserves/history", "/api/public/v1/stables/assets", "/api/public/v1/rewards/balance", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status",
     // Issue 27: bodies that nest, NUL and unpaired surrogates (see bodies below) on routes that store them.
     "/api/public/v1/webhooks/partner-a", "/api/public/v1/wrap/orders", "/api/public/v1/stables/orders", "/api/public/v1/cashout/payout-address", "/favicon.ico"],
   social: [
@@ -88,7 +88,9 @@ const hostileRequest = (service: keyof typeof routes) =>
     ),
     contentType: fc.constantFrom(undefined, "application/json", "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"),
     credential: fc.constantFrom(undefined, "valid", "", "junk", "A".repeat(64), "A".repeat(5000), "\u00e9"),
-    scheme: fc.constantFrom("x-api-key", "bearer", "bearer-lower", "basic")
+    scheme: fc.constantFrom("x-api-key", "bearer", "bearer-lower", "basic"),
+    // Issue 27: protocol upgrades and expectations (500 and empty 417 before).
+    extra: fc.constantFrom<Record<string, string>>({}, {}, {}, { connection: "Upgrade", upgrade: "websocket" }, { expect: "200-ok" }, { upgrade: "h2c", connection: "Upgrade" })
   })
 
 const credentialHeaders = (credential: string | undefined, scheme: string, valid: string): Record<string, string> => {
@@ -110,7 +112,7 @@ const stackTrace = /\n\s+at |\.ts:\d+|node:internal|Error: |FiberFailure/
 
 const expectShape = (reply: RawReply, method: string) => {
   expect(reply.status === 503 || reply.status < 500, `status ${reply.status}`).toBe(true)
-  expect([200, 201, 204, 206, 304, 400, 401, 402, 403, 404, 405, 409, 410, 413, 415, 416, 429, 431, 501, 503]).toContain(reply.status)
+  expect([200, 201, 204, 206, 304, 400, 401, 402, 403, 404, 405, 409, 410, 413, 415, 416, 417, 429, 431, 501, 503]).toContain(reply.status)
   if (reply.status < 400 || reply.status === 416) return
   expect(reply.body).not.toMatch(stackTrace)
   if (method === "HEAD") return
@@ -132,7 +134,7 @@ describe("hostile input on the desk and social listeners", () => {
       const valid = service === "desk" ? deskKey : session
       await fc.assert(
         fc.asyncProperty(hostileRequest(service), async (r) => {
-          const headers: Record<string, string> = { ...credentialHeaders(r.credential, r.scheme, valid) }
+          const headers: Record<string, string> = { ...credentialHeaders(r.credential, r.scheme, valid), ...r.extra }
           if (r.contentType !== undefined) headers["content-type"] = r.contentType
           const path = `${r.route}${r.query === "" ? "" : "?" + r.query}`
           expectShape(await sendRaw(baseUrl, r.method, path, headers, r.body), r.method)

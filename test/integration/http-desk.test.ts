@@ -31,11 +31,36 @@ describe("desk listener", () => {
     expect(status).toBe(200)
     expect(body).toMatchObject({ service: "token-desk", status: "ok" })
     expect(Math.abs(body.serverTime - Date.now())).toBeLessThan(5000)
-    expect(body.notYetLive).toEqual(expect.arrayContaining(["cashout", "stables/orders"]))
-    expect(body.notYetLive).not.toContain("reserves")
+    // Derived from the running node: a devnet with live tokens and every chain serves every order
+    // kind; only the webhooks whose partner secret is unset are off (issue 23.9).
+    expect(body.live).toMatchObject({ cashout: true, "stables/orders": true, "wrap/orders": true, "wallet-link": true, rewards: true, callbacks: true })
+    expect(body.notYetLive).toEqual(["webhooks/partner-a", "webhooks/partner-b"])
+    expect(body).toMatchObject({ redemptionQueueDepth: 0, attestationCadence: "hourly" })
     // The exchange's routes are not on the desk's port, and the desk's are not on the exchange's.
     expect((await fetch(`${node.deskUrl}${v1}/ping`)).status).toBe(404)
     expect((await fetch(`${node.baseUrl}/api/public/status`)).status).toBe(404)
+  })
+
+  it("answers a CORS preflight on the transparency and registry routes 204 with the CORS headers (issue 23.12)", async () => {
+    const paths = ["/api/public/reserves", "/api/public/reserves/history", "/api/public/supply", "/api/public/status", `${v1}/stables/assets`, `${v1}/wrap/assets`]
+    for (const path of paths) {
+      const r = await fetch(`${node.deskUrl}${path}`, {
+        method: "OPTIONS",
+        headers: { origin: "https://wallet.example", "access-control-request-method": "GET", "access-control-request-headers": "if-none-match, x-client" }
+      })
+      expect(r.status, path).toBe(204)
+      expect(r.headers.get("access-control-allow-origin")).toBe("*")
+      expect(r.headers.get("access-control-allow-methods")).toBe("GET, HEAD, OPTIONS")
+      expect(r.headers.get("access-control-allow-headers")).toBe("if-none-match, x-client")
+      expect(Number(r.headers.get("access-control-max-age"))).toBeGreaterThan(0)
+      expect(await r.text()).toBe("")
+    }
+    // Asking for junk headers gets the plain list; a key-authenticated route is no open-CORS route.
+    const junk = await fetch(`${node.deskUrl}/api/public/status`, { method: "OPTIONS", headers: { "access-control-request-headers": "a b;c" } })
+    expect(junk.headers.get("access-control-allow-headers")).toBe("accept, content-type")
+    const keyed = await fetch(`${node.deskUrl}${v1}/cashout/settings`, { method: "OPTIONS" })
+    expect(keyed.status).not.toBe(204)
+    expect(keyed.headers.get("access-control-allow-origin")).toBeNull()
   })
 
   it("answers an unknown path 404 in its own shape, not the exchange's {code, msg}", async () => {

@@ -11,6 +11,9 @@ import { AdvanceOrder, CreateOrder, DeskOrderEntity, type OrderDraft } from "../
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { readOrder } from "../orders/orderStore.ts"
 import { cashoutView } from "../orders/orderView.ts"
+import { orderDecimalsOf } from "../orders/orderDecimals.ts"
+import { TokenDecimals } from "../../chain/evm/TokenDecimals.ts"
+import { AppConfig } from "../../platform/Config.ts"
 import { findToken } from "../tokens/tokenStore.ts"
 import { parseOrderRef } from "../webhooks/partnerWebhook.ts"
 import { createLedgerDepositOrder, createMintOrder, createWrapOrder } from "./createCashout.ts"
@@ -53,15 +56,18 @@ const orderServices = Effect.gen(function*() {
   const omni = yield* OmniView
   const orders = yield* DeskOrderEntity.client
   const coins = yield* CoinLedgers
-  const provide = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | DeskWallets | UtxoLedger | EvmLedgers | CoinLedgers>) =>
+  const decimals = yield* TokenDecimals
+  const config = yield* AppConfig
+  const provide = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | DeskWallets | UtxoLedger | EvmLedgers | CoinLedgers | TokenDecimals | AppConfig>) =>
     e.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets), Effect.provideService(UtxoLedger, ledger),
-      Effect.provideService(EvmLedgers, evm), Effect.provideService(CoinLedgers, coins))
+      Effect.provideService(EvmLedgers, evm), Effect.provideService(CoinLedgers, coins), Effect.provideService(TokenDecimals, decimals),
+      Effect.provideService(AppConfig, config))
   const view = (id: string) =>
     Effect.gen(function*() {
       const row = yield* provide(readOrder({ _tag: "Uuid", id }))
       if (row === undefined) return yield* Effect.dieMessage(`order ${id}: not found after it was read`)
       const token = yield* provide(findToken(row.asset))
-      return cashoutView(row, token?.propertyId ?? null)
+      return cashoutView(row, token?.propertyId ?? null, yield* provide(orderDecimalsOf(row)))
     })
   /**
    * Sends the checked order to a new DeskOrder entity, which writes it (the entity is the only

@@ -9,10 +9,9 @@ import { payoutChains, stablecoins } from "../../../schemas/desk/cashout.ts"
 import { OrderDraft } from "../../../schemas/desk/orders.ts"
 import type { DeskCaller } from "../../../schemas/desk/security.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
-import { devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { quote } from "../orders/deskOrderState.ts"
-import { usdcDecimals } from "../orders/orderView.ts"
+import { erc20Decimals } from "../orders/orderDecimals.ts"
 import { baseChainOf, isLive, TOKEN_DECIMALS } from "../tokens/registry.ts"
 import { findToken, listTokens } from "../tokens/tokenStore.ts"
 import { validateLedgerAddress } from "../../chain/address.ts"
@@ -88,7 +87,7 @@ export const createLedgerDepositOrder = (member: DeskCaller, req: LedgerDepositR
         couponCode = code.right
       }
     }
-    const q = quote(amount, feeBps, TOKEN_DECIMALS, usdcDecimals(chain))
+    const q = quote(amount, feeBps, TOKEN_DECIMALS, yield* erc20Decimals(chain, "USDC"))
     if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be paid out"))
     const tip = yield* ledger.tip
     return new OrderDraft({
@@ -122,7 +121,7 @@ export const createMintOrder = (member: DeskCaller, req: MintRequest) =>
     if (Either.isLeft(recipient)) return yield* Effect.fail(bad(recipient.left))
     const refund = req.refundAddress === undefined ? Either.right(null) : evmAddressInput(`refundAddress (an EVM address on ${chain})`, req.refundAddress)
     if (Either.isLeft(refund)) return yield* Effect.fail(bad(refund.left))
-    const decimals = devnetTokenDecimals(chain, coin)
+    const decimals = yield* Effect.mapError(erc20Decimals(chain, coin), () => bad(`chain ${chain} is not served by this desk`))
     const amount = yield* orderAmount(token, req.amount, decimals)
     const q = quote(amount, token.feeInBps, decimals, TOKEN_DECIMALS)
     if (q === undefined) return yield* Effect.fail(bad("amount is too small: after the fee nothing would be minted"))

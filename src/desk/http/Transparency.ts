@@ -6,9 +6,12 @@
 // latest attestation's payload. The wrap registry always shows live reserves (spec: "live
 // reserves").
 import { SqlClient } from "@effect/sql"
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { type DeskStatus, ReservesBody, StablesBody, SupplyBody, WrapBody } from "../../../schemas/desk/transparency.ts"
+import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
+import { AppConfig } from "../../platform/Config.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
+import { rewardTokens } from "../identity/rewardTokens.ts"
 import type { AttestationPoint } from "../attestation/attestation.ts"
 import { Attestations, type HistoryRange } from "../attestation/Attestations.ts"
 import type { ReservesReport } from "../reserves/reserves.ts"
@@ -42,12 +45,17 @@ export const make = Effect.gen(function*() {
   const scanner = yield* ReserveScanner
   const attestations = yield* Attestations
   const omni = yield* OmniView
+  const config = yield* AppConfig
+  const evm = yield* EvmLedgers
   const cached = <A, E>(effect: Effect.Effect<A, E>) => Effect.cachedWithTTL(Effect.orDie(effect), cacheTtl)
 
   const liveReport = yield* cached(Effect.map(scanner.scan, (s) => s.report))
   const tokens = yield* cached(Effect.provideService(listTokens, SqlClient.SqlClient, sql))
   const latest = yield* cached(attestations.latest)
   const heartbeats = yield* cached(sql<{ job: string; beat_at: Date; ok: boolean; detail: string }>`SELECT job, beat_at, ok, detail FROM desk_heartbeats ORDER BY job`)
+  const queueDepth = yield* cached(sql<{ n: string }>`SELECT count(*)::text AS n FROM desk_orders
+    WHERE kind IN ('cashout', 'redeem', 'unwrap') AND status IN ('deposit_seen', 'deposit_confirmed', 'burning', 'paying')`)
+  const rewarded = yield* cached(Effect.provideService(rewardTokens(config.deskTokenProperty), SqlClient.SqlClient, sql))
   const ranges = new Map<HistoryRange, Effect.Effect<ReadonlyArray<AttestationPoint>>>()
   for (const range of ["24h", "7d", "30d", "90d", "all"] as const) ranges.set(range, yield* cached(attestations.history(range)))
 
@@ -65,7 +73,7 @@ export const make = Effect.gen(function*() {
   })
 
   const status: TransparencyShape["status"] = Effect.gen(function*() {
-    const [{ point, report }, list, beats, height] = yield* Effect.all([current, tokens, heartbeats, omni.height])
+    const [{ point, report }, list, beats, height, queued, sampled] = yield* Effect.all([current, tokens, heartbeats, omni.height, queueDepth, rewarded])
     return statusBody({
       now: Date.now(),
       tokens: list,
@@ -75,7 +83,14 @@ export const make = Effect.gen(function*() {
         { job: "omni-view", at: new Date().toISOString(), ok: height >= 0, detail: `ledger height ${height}` }
       ],
       lastAttestationAt: point?.attestedAt ?? null,
-      publicKey: attestations.publicKey
+      publicKey: attestations.publicKey,
+      attestationIntervalMs: config.attestationIntervalMs,
+      redemptionQueueDepth: Number(queued[0]?.n ?? 0),
+      live: {
+        payoutChains: evm.chains,
+        rewardProperties: sampled.map((t) => t.propertyId),
+        webhookSecrets: { "partner-a": Option.isSome(config.webhookSecretPartnerA), "partner-b": Option.isSome(config.webhookSecretPartnerB) }
+      }
     })
   })
 

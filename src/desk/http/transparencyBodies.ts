@@ -5,8 +5,42 @@ import type { ReservesReport } from "../reserves/reserves.ts"
 import { stablecoins } from "../reserves/reserves.ts"
 import { type DeskToken, isLive, showAmount } from "../tokens/registry.ts"
 
-/** Spec parts not served yet; shrinks as they land. */
-export const notYetLive = ["cashout", "stables/orders", "wrap/orders", "wallet-link", "rewards", "callbacks", "webhooks"] as const
+/** What the running system says about which parts of the spec it serves (none of it hard-coded). */
+export interface LiveFacts {
+  /** EVM chains this node pays USDC on (cash-outs, redeems). */
+  readonly payoutChains: ReadonlyArray<string>
+  /** Omni properties rewards sample (the desk's dollar tokens, or the operator's override). */
+  readonly rewardProperties: ReadonlyArray<number>
+  readonly webhookSecrets: { readonly "partner-a": boolean; readonly "partner-b": boolean }
+}
+
+/**
+ * Each part of the spec and whether this node serves it now: order kinds need a live token of
+ * their kind (and cash-outs and redeems a chain to pay USDC on), rewards a token to sample, each
+ * inbound webhook its partner's secret (the spec's 503 otherwise).
+ */
+export const liveParts = (tokens: ReadonlyArray<DeskToken>, facts: LiveFacts): Record<string, boolean> => {
+  const liveDollar = tokens.some((t) => t.kind === "dollar" && isLive(t))
+  const liveWrapped = tokens.some((t) => t.kind === "wrapped" && isLive(t))
+  return {
+    reserves: true,
+    supply: true,
+    status: true,
+    "stables/assets": true,
+    "wrap/assets": true,
+    cashout: liveDollar && facts.payoutChains.length > 0,
+    "stables/orders": liveDollar && facts.payoutChains.length > 0,
+    "wrap/orders": liveWrapped,
+    "wallet-link": true,
+    rewards: facts.rewardProperties.length > 0,
+    callbacks: true,
+    "webhooks/partner-a": facts.webhookSecrets["partner-a"],
+    "webhooks/partner-b": facts.webhookSecrets["partner-b"]
+  }
+}
+
+/** The cadence in words: the spec's "hourly", or the shorter test and demo interval. */
+export const cadenceOf = (intervalMs: number): string => (intervalMs === 3_600_000 ? "hourly" : `every ${intervalMs / 1000} s`)
 
 /** A peg is healthy while its reserves cover its supply (collateralization ≥ 1, or nothing circulates). */
 export const healthy = (collateralization: number | null): boolean => collateralization === null || collateralization >= 1
@@ -79,24 +113,43 @@ export interface StatusInputs {
   readonly heartbeats: DeskStatus["heartbeats"]
   readonly lastAttestationAt: string | null
   readonly publicKey: string
+  readonly attestationIntervalMs: number
+  /** Redemptions (cash-outs, redeems, unwraps) whose deposit is in and whose payout is not done. */
+  readonly redemptionQueueDepth: number
+  readonly live: LiveFacts
 }
 
-export const statusBody = (i: StatusInputs): DeskStatus => ({
-  service: "token-desk",
-  status: "ok",
-  serverTime: i.now,
-  pegHealth: [
+/**
+ * `ok` while every peg holds, every job's last heartbeat was good and the last attestation is at
+ * most two cadences old (the first is due within one cadence of the start); else `degraded`.
+ */
+export const overallStatus = (i: StatusInputs, pegsHealthy: boolean): DeskStatus["status"] => {
+  const attestationLate = i.lastAttestationAt !== null && i.now - Date.parse(i.lastAttestationAt) > 2 * i.attestationIntervalMs
+  return pegsHealthy && i.heartbeats.every((b) => b.ok) && !attestationLate ? "ok" : "degraded"
+}
+
+export const statusBody = (i: StatusInputs): DeskStatus => {
+  const pegHealth = [
     { asset: "USD", collateralization: i.report.collateralization, healthy: healthy(i.report.collateralization) },
     ...i.report.wrapped.map((w) => ({ asset: w.wrapped, collateralization: w.collateralization, healthy: healthy(w.collateralization) }))
-  ],
-  fees: i.tokens.map((t) => ({
-    asset: t.code, kind: t.kind, live: isLive(t), minAmount: showAmount(t.minBase), maxAmount: showAmount(t.maxBase), feeInBps: t.feeInBps, feeOutBps: t.feeOutBps
-  })),
-  instantRedemptionCapacity: i.report.breakdown.hotByChain,
-  redemptionQueueDepth: 0,
-  heartbeats: i.heartbeats,
-  attestationCadence: "hourly",
-  lastAttestationAt: i.lastAttestationAt,
-  attestationPublicKey: i.publicKey,
-  notYetLive: [...notYetLive]
-})
+  ]
+  const live = liveParts(i.tokens, i.live)
+  return {
+    service: "token-desk",
+    status: overallStatus(i, pegHealth.every((p) => p.healthy)),
+    serverTime: i.now,
+    pegHealth,
+    fees: i.tokens.map((t) => ({
+      asset: t.code, kind: t.kind, live: isLive(t), minAmount: showAmount(t.minBase), maxAmount: showAmount(t.maxBase), feeInBps: t.feeInBps, feeOutBps: t.feeOutBps
+    })),
+    instantRedemptionCapacity: i.report.breakdown.hotByChain,
+    redemptionQueueDepth: i.redemptionQueueDepth,
+    heartbeats: i.heartbeats,
+    attestationCadence: cadenceOf(i.attestationIntervalMs),
+    attestationIntervalMs: i.attestationIntervalMs,
+    lastAttestationAt: i.lastAttestationAt,
+    attestationPublicKey: i.publicKey,
+    live,
+    notYetLive: Object.entries(live).filter(([, on]) => !on).map(([part]) => part)
+  }
+}

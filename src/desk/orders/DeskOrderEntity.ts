@@ -20,16 +20,16 @@ import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
 import type { CoinChain } from "../../chain/params.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
 import { AppConfig } from "../../platform/Config.ts"
-import { DevnetChains, deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
-import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
+import { deskIssuerWallet, systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { sendCallback } from "../callbacks/CallbackSender.ts"
 import { findToken } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
-import { devnetTopUp } from "../wallets/devnetHotVaults.ts"
+import { hotVaultTopUp } from "../wallets/hotVaultTopUp.ts"
+import { CoinFaucets } from "../../platform/ledger/CoinFaucets.ts"
 import { type DeskOrder, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
 import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
 import { followRefund, refundLeg } from "./refundLegs.ts"
@@ -37,7 +37,9 @@ import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderS
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
 import { createOrder } from "./createOrder.ts"
 import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
-import { decimal, milestoneMessage, orderDecimals } from "./orderView.ts"
+import { decimal, milestoneMessage } from "./orderView.ts"
+import { orderDecimalsOf } from "./orderDecimals.ts"
+import { TokenDecimals } from "../../chain/evm/TokenDecimals.ts"
 
 const metrics = entityMetrics("DeskOrder")
 
@@ -61,12 +63,13 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const evm = yield* EvmLedgers
   const coins = yield* CoinLedgers
   const wallets = yield* DeskWallets
+  const tokenDecimals = yield* TokenDecimals
   const config = yield* AppConfig
-  const devnets = yield* DevnetChains
+  const faucets = yield* CoinFaucets
   // An ETH wrap's scan cursor, for this activation (ethWrap.ts).
   const ethCursor = { clearedTo: undefined as bigint | undefined }
-  // Devnet hot-vault top-ups, one per coin chain for this activation (each pays at most once a block).
-  const topUps = new Map(coins.chains.map((c) => [c, devnetTopUp(config, devnets, c, coins.get(c))] as const))
+  // Hot-vault top-ups where a chain has a faucet (a devnet), one per coin chain for this activation (each pays at most once a block).
+  const topUps = new Map(coins.chains.map((c) => [c, hotVaultTopUp(faucets, c, coins.get(c))] as const))
   const refundChains = { evm, coins, wallets, config }
   const self = (yield* DeskOrderEntity.client)(address.entityId)
   const orderId = address.entityId
@@ -143,16 +146,18 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
         order.refundTxid !== before.refundTxid
       if (!changed) return false
       if (!(yield* writeStep(orderId, row.status, order, milestones))) return false
+      const decimals = milestones.length === 0 ? undefined : yield* orderDecimalsOf(row).pipe(Effect.provideService(TokenDecimals, tokenDecimals))
       for (const m of milestones) {
+        if (decimals === undefined) break
         yield* Effect.forkDaemon(sendCallback(row.key_id, orderId, {
           type: m,
           message: milestoneMessage[m],
-          amount: { exact: decimal(order.deposit?.amount ?? order.amount, orderDecimals(row).deposit) },
+          amount: { exact: decimal(order.deposit?.amount ?? order.amount, decimals.deposit) },
           // Where the milestone happened: a grant's payout on the ledger, a token deposit on the ledger, the rest on the order's chain.
           chain: (m === "payout_sent") === (row.kind === "mint" || row.kind === "wrap") ? "ledger" : row.chain ?? "",
           txid: txidOf(order, m),
           occurredAt: new Date().toISOString(),
-          order: { id: orderId, reference: row.short_ref, status: order.status, payoutAmount: { exact: decimal(row.payout, orderDecimals(row).payout) } }
+          order: { id: orderId, reference: row.short_ref, status: order.status, payoutAmount: { exact: decimal(row.payout, decimals.payout) } }
         }).pipe(Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: callback ${m} not sent`, c)), Effect.provide(services)))
       }
       return order.status !== before.status || milestones.length > 0 || order.payoutTxid !== before.payoutTxid

@@ -64,7 +64,7 @@ export const coinPayoutLeg = (
   vault: DeskKey,
   to: string,
   amount: bigint,
-  /** On a devnet: asks the faucet for the vault's shortfall (devnetHotVaults.ts). */
+  /** Where the chain has a faucet (a devnet): asks it for the vault's shortfall (hotVaultTopUp.ts). */
   topUp?: (vault: string, shortfall: bigint) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {

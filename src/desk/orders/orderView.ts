@@ -3,13 +3,10 @@
 import { Either } from "effect"
 import type { CashoutOrder } from "../../../schemas/desk/cashout.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
-import { type DevnetTokenSymbol, devnetTokenDecimals } from "../../chain/evm/devnetTokens.ts"
+import type { TokenSymbol } from "../../chain/evm/tokenContracts.ts"
 import { formatAmount } from "../../chain/units.ts"
 import type { Milestone } from "./deskOrderState.ts"
 import type { OrderRow } from "./orderStore.ts"
-
-/** The decimals of USDC on a payout chain (its mainnet contract's: 6, 18 on bsc). */
-export const usdcDecimals = (chain: string): number => devnetTokenDecimals(chain as EvmChain, "USDC")
 
 /** Decimals of the deposit asset (the desk's Omni tokens: 8). */
 export const DEPOSIT_DECIMALS = 8
@@ -19,22 +16,31 @@ export const decimal = (base: string | bigint, decimals: number): string => Eith
 /** Decimals of a wrap's native coin: BTC and LTC 8 (as the wrapped tokens), ETH 18 (wei). */
 export const coinDecimals = (chain: string | null): number => (chain === "ethereum" ? 18 : DEPOSIT_DECIMALS)
 
+/** The ERC-20 an order takes or pays, if any: a mint's stablecoin; the USDC of a cash-out or redeem. */
+export const orderErc20 = (r: OrderRow): { readonly chain: EvmChain; readonly symbol: TokenSymbol } | undefined =>
+  r.kind === "mint"
+    ? { chain: r.chain as EvmChain, symbol: (r.deposit_asset ?? "USDC") as TokenSymbol }
+    : r.kind === "cashout" || r.kind === "redeem"
+    ? { chain: (r.chain ?? "ethereum") as EvmChain, symbol: "USDC" }
+    : undefined
+
 /**
  * Decimals of an order's deposit and payout: a mint takes a stablecoin and grants the token; a
  * wrap takes the native coin and grants the token; an unwrap takes the token and pays the native
- * coin; cash-out and redeem take the token and pay USDC.
+ * coin; cash-out and redeem take the token and pay USDC. `erc20Decimals`: the decimals of the
+ * order's ERC-20 (`orderErc20`), as its contract says (orderDecimals.ts reads them).
  */
-export const orderDecimals = (r: OrderRow): { readonly deposit: number; readonly payout: number } =>
+export const orderDecimals = (r: OrderRow, erc20Decimals: number): { readonly deposit: number; readonly payout: number } =>
   r.kind === "mint"
-    ? { deposit: devnetTokenDecimals(r.chain as EvmChain, (r.deposit_asset ?? "USDC") as DevnetTokenSymbol), payout: DEPOSIT_DECIMALS }
+    ? { deposit: erc20Decimals, payout: DEPOSIT_DECIMALS }
     : r.kind === "wrap"
     ? { deposit: coinDecimals(r.chain), payout: DEPOSIT_DECIMALS }
     : r.kind === "unwrap"
     ? { deposit: DEPOSIT_DECIMALS, payout: coinDecimals(r.chain) }
-    : { deposit: DEPOSIT_DECIMALS, payout: usdcDecimals(r.chain ?? "ethereum") }
+    : { deposit: DEPOSIT_DECIMALS, payout: erc20Decimals }
 
-export const cashoutView = (r: OrderRow, propertyId: number | null): CashoutOrder => {
-  const d = orderDecimals(r)
+/** `d`: the order's decimals (orderDecimals). */
+export const cashoutView = (r: OrderRow, propertyId: number | null, d: { readonly deposit: number; readonly payout: number }): CashoutOrder => {
   // A mint or a wrap pays out by granting the token: that payout is its mint.
   const grants = r.kind === "mint" || r.kind === "wrap"
   const txids = {

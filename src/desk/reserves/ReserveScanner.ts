@@ -10,7 +10,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
 import { isAddress } from "viem"
-import { devnetTokenSymbols } from "../../chain/evm/devnetTokens.ts"
 import { tokenContractAddress } from "../../chain/evm/tokenAddress.ts"
 import { type EvmChain, EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { CoinLedgers } from "../../chain/ledger/CoinLedgers.ts"
@@ -19,15 +18,14 @@ import { coinChains, type CoinChain } from "../../chain/params.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
 import { evmKind } from "../../platform/ChainsLive.ts"
 import { AppConfig, invalidSetting } from "../../platform/Config.ts"
-import { deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
-import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
+import { deskIssuerWallet, systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { beat } from "../heartbeats.ts"
 import { listTokens } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
 import type { DeskChain } from "../wallets/paths.ts"
 import { type AddressGroup, type Holding, type ReservesReport, reservesReport, type TokenSupply } from "./reserves.ts"
-import type { TokenContract as StablecoinContract } from "../../chain/evm/tokenContracts.ts"
+import { type TokenContract as StablecoinContract, tokenContractSymbols } from "../../chain/evm/tokenContracts.ts"
 
 /** Balance reads in flight at once, per scan. */
 export const scanConcurrency = 16
@@ -64,7 +62,7 @@ export const make = Effect.gen(function*() {
   let contracts: ReadonlyArray<StablecoinContract>
   if (evmKind(config) === "devnet") {
     contracts = yield* Effect.forEach(evm.chains, (chain) =>
-      Effect.map(Effect.orDie(evm.get(chain)), (ledger) => devnetTokenSymbols.map((symbol) => ({ chain, symbol, address: tokenContractAddress(config.evmTokenContracts, ledger, symbol) }))))
+      Effect.map(Effect.orDie(evm.get(chain)), (ledger) => tokenContractSymbols.map((symbol) => ({ chain, symbol, address: tokenContractAddress(config.evmTokenContracts, ledger, symbol) }))))
       .pipe(Effect.map((all) => all.flat()))
   } else {
     contracts = config.evmTokenContracts.filter((c) => evm.chains.includes(c.chain))

@@ -6,11 +6,11 @@
 // what it was.
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { deskIssuerWallet } from "../../platform/devnet/DevnetChains.ts"
 import { type Backing, DevnetBacking } from "../../platform/devnet/DevnetBacking.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { baseChainOf, type DeskToken } from "./registry.ts"
 import { findToken } from "./tokenStore.ts"
+import { deskIssuerWallet } from "../../platform/ledger/SystemWallet.ts"
 
 /** Chain and asset of a token's backing, pure. */
 export const backingAsset = (token: Pick<DeskToken, "kind" | "baseAsset">): Pick<Backing, "chain" | "asset"> => {

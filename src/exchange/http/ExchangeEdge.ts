@@ -30,6 +30,7 @@ export const exchangeErrors: ErrorReplies = {
   timeout: reply(-1007, "Timeout waiting for the request.", 408),
   methodNotAllowed: reply(-1020, messages.unsupported, 405),
   internal: reply(-1001, "Internal error; unable to process your request. Please try again."),
+  stopping: reply(-1001, "This node is stopping; send the request again (to another node).", 503),
   refusedText: (reason) => reply(-1100, `Illegal characters found in a parameter: ${reason}`, 400),
   upgradeRefused: reply(-1020, "Protocol upgrades (WebSocket) are not supported; send plain HTTP requests.", 400),
   expectationFailed: reply(-1020, "Only the 100-continue expectation is supported.", 417),

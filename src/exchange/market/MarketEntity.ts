@@ -24,7 +24,7 @@ import { listMarkets } from "../markets/marketStore.ts"
 import type { Market } from "../markets/marketSpec.ts"
 import { formatPrice, formatQty, formatSats } from "./amounts.ts"
 import * as Q from "./marketSql.ts"
-import { type Changes, MarketState, newChanges, type OrderRec, type PlaceInput, type Refusal, type TradeRec } from "./MarketState.ts"
+import { type Changes, isRetryOf, MarketState, newChanges, type OrderRec, type PlaceInput, type Refusal, type TradeRec } from "./MarketState.ts"
 
 const metrics = entityMetrics("Market")
 
@@ -163,119 +163,147 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
     })
 
   /** One batch: everything the queue held, one transaction, then the answers. */
-  const runBatch = (batch: ReadonlyArray<Command>) =>
+  type PlaceCmd = Extract<Command, { _tag: "Place" }>
+  type Answer = () => Effect.Effect<boolean, never, SqlClient.SqlClient>
+  /** What one batch decides before it commits: its changes, the answers owed, the placed orders. */
+  interface BatchWork {
+    readonly now: number
+    readonly changes: ReturnType<typeof newChanges>
+    readonly answers: Array<Answer>
+    readonly placedKeys: Set<string>
+    readonly placed: Array<{ cmd: PlaceCmd; order: OrderRec; trades: ReadonlyArray<TradeRec> }>
+    /** Places refused for funds while the node's Omni view may be behind (placed once more after a sync). */
+    readonly unfunded: Array<{ cmd: PlaceCmd; refusal: Refusal }>
+    /** The view's height the batch read its balances at. */
+    readonly viewHeight: number
+    readonly seen: ReadonlySet<string>
+    readonly grants: Effect.Effect.Success<ReturnType<typeof Q.lockGrants>>
+  }
+
+  /** Step 1, in the transaction: expire due grants, read taken client ids, pay-to addresses, lock the grants the places spend. */
+  const readBatch = (batch: ReadonlyArray<Command>, now: number, changes: BatchWork["changes"]) =>
     Effect.gen(function*() {
-      const t0 = performance.now() // instrumentation
-      let tRead = t0, tMatch = t0, tWrite = t0 // instrumentation
-      const now = Date.now()
-      const changes = newChanges()
-      const answers: Array<() => Effect.Effect<boolean, never, SqlClient.SqlClient>> = []
-      const placedKeys = new Set<string>()
-      const placedTrades: Array<{ cmd: Extract<Command, { _tag: "Place" }>; order: OrderRec; trades: ReadonlyArray<TradeRec> }> = []
-      const unfunded: Array<{ cmd: Extract<Command, { _tag: "Place" }>; refusal: Refusal }> = []
-      let viewHeight = -1
+      // Orders of grants that are ending stop matching first.
+      for (const grantId of state.grantsDue(now)) state.expireGrant(grantId, now, changes)
+      const places = batch.filter((c): c is PlaceCmd => c._tag === "Place")
+      const seen = yield* Q.existingClientIds(market.id, places.map((p) => [p.input.userId, p.input.clientOrderId] as const))
+      const unknownUsers = [...new Set(places.map((p) => p.input.userId))].filter((u) => !payTo.has(u))
+      if (unknownUsers.length > 0) for (const [u, a] of yield* Q.payToAddresses(unknownUsers)) payTo.set(u, a)
+      const keys = new Map<string, Q.GrantKey>()
+      for (const p of places) {
+        const spent = state.spentAsset(p.input.side)
+        keys.set(`${p.input.userId}:${spent.asset}`, { userId: p.input.userId, asset: spent.asset, propertyId: spent.propertyId })
+      }
+      const viewHeight = yield* view.height
+      const grants = yield* Q.lockGrants([...keys.values()], viewHeight, view.balance)
+      return { seen, grants, viewHeight }
+    })
 
-      yield* Effect.gen(function*() {
-        // Orders of grants that are ending stop matching first.
-        for (const grantId of state.grantsDue(now)) state.expireGrant(grantId, now, changes)
-
-        const places = batch.filter((c): c is Extract<Command, { _tag: "Place" }> => c._tag === "Place")
-        const seen = yield* Q.existingClientIds(market.id, places.map((p) => [p.input.userId, p.input.clientOrderId] as const))
-        const unknownUsers = [...new Set(places.map((p) => p.input.userId))].filter((u) => !payTo.has(u))
-        if (unknownUsers.length > 0) for (const [u, a] of yield* Q.payToAddresses(unknownUsers)) payTo.set(u, a)
-        const keys = new Map<string, Q.GrantKey>()
-        for (const p of places) {
-          const spent = state.spentAsset(p.input.side)
-          keys.set(`${p.input.userId}:${spent.asset}`, { userId: p.input.userId, asset: spent.asset, propertyId: spent.propertyId })
+  /** Step 2, pure on the book: one command matched, cancelled or refused; its answer queued. */
+  const applyCommand = (cmd: Command, work: BatchWork): void => {
+    const { now, changes, answers } = work
+    switch (cmd._tag) {
+      case "Place": {
+        const { input } = cmd
+        const key = `${input.userId}\u0000${input.clientOrderId}`
+        const open = state.openByClientId(input.userId, input.clientOrderId)
+        if (work.seen.has(key) || open !== undefined || work.placedKeys.has(key)) {
+          answers.push(() => duplicate(cmd))
+          return
         }
-        viewHeight = yield* view.height
-        const grants = yield* Q.lockGrants([...keys.values()], viewHeight, view.balance)
-        tRead = performance.now() // instrumentation
-
-        for (const cmd of batch) {
-          switch (cmd._tag) {
-            case "Place": {
-              const { input } = cmd
-              const key = `${input.userId}\u0000${input.clientOrderId}`
-              const open = state.openByClientId(input.userId, input.clientOrderId)
-              if (seen.has(key) || open !== undefined || placedKeys.has(key)) {
-                answers.push(() => duplicate(cmd))
-                break
-              }
-              placedKeys.add(key)
-              const outcome = state.place(input, grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), now, changes)
-              if (outcome._tag === "Refused" && outcome.refusal.unfunded === true && cmd.afterSync !== true) {
-                unfunded.push({ cmd, refusal: outcome.refusal })
-              } else if (outcome._tag === "Refused") {
-                answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
-              } else {
-                placedTrades.push({ cmd, order: outcome.order, trades: outcome.trades })
-              }
-              break
-            }
-            case "Cancel": {
-              const target = cmd.orderId !== undefined
-                ? state.open.get(cmd.orderId)
-                : cmd.clientOrderId !== undefined ? state.openByClientId(cmd.userId, cmd.clientOrderId) : undefined
-              // Another user's order is answered as unknown: existence is not disclosed.
-              if (target === undefined || target.userId !== cmd.userId) {
-                answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent.")))
-                break
-              }
-              if (cmd.onlyIf !== undefined && target.status !== cmd.onlyIf) {
-                answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Order was not canceled due to cancel restrictions.")))
-                break
-              }
-              const ended = state.end(target.orderId, "CANCELED", now, changes)!
-              answers.push(() => Deferred.succeed(cmd.done, orderState(market, ended)))
-              break
-            }
-            case "CancelAll": {
-              const mine = state.openOf(cmd.userId)
-              const ended = mine.map((o) => state.end(o.orderId, "CANCELED", now, changes)!)
-              answers.push(() => ended.length === 0
-                ? Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent."))
-                : Deferred.succeed(cmd.done, ended.map((o) => orderState(market, o))))
-              break
-            }
-            case "ExpireGrant": {
-              const n = state.expireGrant(cmd.grantId, now, changes)
-              answers.push(() => Deferred.succeed(cmd.done, n))
-              break
-            }
-            case "Tick":
-              answers.push(() => Deferred.succeed(cmd.done, undefined))
-              break
-          }
+        work.placedKeys.add(key)
+        const outcome = state.place(input, work.grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), now, changes)
+        if (outcome._tag === "Refused" && outcome.refusal.unfunded === true && cmd.afterSync !== true) work.unfunded.push({ cmd, refusal: outcome.refusal })
+        else if (outcome._tag === "Refused") answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
+        else work.placed.push({ cmd, order: outcome.order, trades: outcome.trades })
+        return
+      }
+      case "Cancel": {
+        const target = cmd.orderId !== undefined
+          ? state.open.get(cmd.orderId)
+          : cmd.clientOrderId !== undefined ? state.openByClientId(cmd.userId, cmd.clientOrderId) : undefined
+        // Another user's order is answered as unknown: existence is not disclosed.
+        if (target === undefined || target.userId !== cmd.userId) {
+          answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent.")))
+          return
         }
-        tMatch = performance.now() // instrumentation
-        yield* Q.writeChanges(market.id, changes)
-        tWrite = performance.now() // instrumentation
-      }).pipe(sql.withTransaction, Effect.orDie)
-      const tCommit = performance.now() // instrumentation
-      yield* feed.published(changes.trades) // market data: this batch's trades and changed levels
+        if (cmd.onlyIf !== undefined && target.status !== cmd.onlyIf) {
+          answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Order was not canceled due to cancel restrictions.")))
+          return
+        }
+        const ended = state.end(target.orderId, "CANCELED", now, changes)!
+        answers.push(() => Deferred.succeed(cmd.done, orderState(market, ended)))
+        return
+      }
+      case "CancelAll": {
+        const mine = state.openOf(cmd.userId)
+        const ended = mine.map((o) => state.end(o.orderId, "CANCELED", now, changes)!)
+        answers.push(() => ended.length === 0
+          ? Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent."))
+          : Deferred.succeed(cmd.done, ended.map((o) => orderState(market, o))))
+        return
+      }
+      case "ExpireGrant": {
+        const n = state.expireGrant(cmd.grantId, now, changes)
+        answers.push(() => Deferred.succeed(cmd.done, n))
+        return
+      }
+      case "Tick":
+        answers.push(() => Deferred.succeed(cmd.done, undefined))
+        return
+    }
+  }
 
-      // Committed: sign and broadcast the legs, then answer.
+  /** Step 3, after COMMIT: sign and broadcast the legs, answer every command, follow the trades. */
+  const settleAndAnswer = (work: BatchWork) =>
+    Effect.gen(function*() {
+      const { changes } = work
       const txids = changes.legs.length === 0 ? new Map<string, string>() : yield* signAll(changes.legs)
       const tSign = performance.now() // instrumentation
       const legsOf = new Map(changes.legs.map((l) => [legKey(l.tradeId, l.leg), l]))
-      for (const p of placedTrades) {
+      for (const p of work.placed) {
         yield* Deferred.succeed(p.cmd.done, { order: orderState(market, p.order), fills: fillsOf(p.order, p.trades, legsOf, txids), duplicate: false })
       }
-      for (const answer of answers) yield* answer()
+      for (const answer of work.answers) yield* answer()
       if (changes.trades.length > 0) yield* Effect.forkDaemon(follow(changes.trades.map((t) => String(t.tradeId))))
-      if (unfunded.length > 0) yield* Effect.forkDaemon(retryAfterSync(viewHeight, unfunded))
-      const hook = marketInstrumentation.onBatch // instrumentation
-      if (hook !== undefined) {
-        const tEnd = performance.now()
-        let places = 0, cancels = 0
-        for (const c of batch) c._tag === "Place" ? places++ : c._tag === "Cancel" ? cancels++ : undefined
-        hook(symbol, {
-          commands: batch.length, places, cancels, trades: changes.trades.length,
-          readMs: tRead - t0, matchMs: tMatch - tRead, writeMs: tWrite - tMatch, txMs: tCommit - t0,
-          signMs: tSign - tCommit, answerMs: tEnd - tSign, totalMs: tEnd - t0
-        })
-      }
+      if (work.unfunded.length > 0) yield* Effect.forkDaemon(retryAfterSync(work.viewHeight, work.unfunded))
+      return tSign
+    })
+
+  /** Instrumentation: the batch's figures to the bench's hook, if one listens. */
+  const reportBatch = (batch: ReadonlyArray<Command>, trades: number, t: { t0: number; tRead: number; tMatch: number; tWrite: number; tCommit: number; tSign: number }) => {
+    const hook = marketInstrumentation.onBatch
+    if (hook === undefined) return
+    const tEnd = performance.now()
+    let places = 0, cancels = 0
+    for (const c of batch) c._tag === "Place" ? places++ : c._tag === "Cancel" ? cancels++ : undefined
+    hook(symbol, {
+      commands: batch.length, places, cancels, trades,
+      readMs: t.tRead - t.t0, matchMs: t.tMatch - t.tRead, writeMs: t.tWrite - t.tMatch, txMs: t.tCommit - t.t0,
+      signMs: t.tSign - t.tCommit, answerMs: tEnd - t.tSign, totalMs: tEnd - t.t0
+    })
+  }
+
+  /** One batch: read and match and write in one transaction, publish, then settle and answer. */
+  const runBatch = (batch: ReadonlyArray<Command>) =>
+    Effect.gen(function*() {
+      const t = { t0: performance.now(), tRead: 0, tMatch: 0, tWrite: 0, tCommit: 0, tSign: 0 } // instrumentation
+      const now = Date.now()
+      const changes = newChanges()
+      const work = yield* Effect.gen(function*() {
+        const { seen, grants, viewHeight } = yield* readBatch(batch, now, changes)
+        t.tRead = performance.now()
+        const work: BatchWork = { now, changes, answers: [], placedKeys: new Set(), placed: [], unfunded: [], viewHeight, seen, grants }
+        for (const cmd of batch) applyCommand(cmd, work)
+        t.tMatch = performance.now()
+        yield* Q.writeChanges(market.id, changes)
+        t.tWrite = performance.now()
+        return work
+      }).pipe(sql.withTransaction, Effect.orDie)
+      t.tCommit = performance.now()
+      yield* feed.published(changes.trades) // market data: this batch's trades and changed levels
+      t.tSign = yield* settleAndAnswer(work)
+      reportBatch(batch, changes.trades.length, t)
     })
 
   /**
@@ -290,12 +318,12 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
       for (const { cmd, refusal } of refused) yield* Deferred.fail(cmd.done, refuse(refusal.code, refusal.msg))
     })
 
-  /** A place whose client order id is taken: the order as it is now. */
+  /** A place whose client order id is taken: a retry gets the order as it is now, other parameters -2010. */
   const duplicate = (cmd: Extract<Command, { _tag: "Place" }>) =>
     Effect.gen(function*() {
       const open = state.openByClientId(cmd.input.userId, cmd.input.clientOrderId)
       const rec = open ?? (yield* Q.orderByClientId(market.id, cmd.input.userId, cmd.input.clientOrderId).pipe(Effect.orDie))
-      return yield* rec === undefined
+      return yield* rec === undefined || !isRetryOf(market, cmd.input, rec)
         ? Deferred.fail(cmd.done, refuse(-2010, "Duplicate order sent."))
         : Deferred.succeed(cmd.done, { order: orderState(market, rec), fills: [], duplicate: true })
     })

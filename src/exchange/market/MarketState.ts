@@ -91,6 +91,17 @@ export interface PlaceInput {
   readonly quantity: string
 }
 
+/**
+ * Is a place with a client order id already taken a retry of that order (same side, price and
+ * quantity, in the market's units)? A retry is answered with the first order; anything else is
+ * Binance's -2010 "Duplicate order sent." (it silently answered the earlier order before).
+ */
+export const isRetryOf = (m: Market, input: PlaceInput, rec: OrderRec): boolean => {
+  if (input.side !== rec.side) return false
+  const checked = checkOrder(m.compiled, input.price, input.quantity)
+  return checked._tag === "Passed" && checked.price === rec.priceTicks && checked.qty === rec.qtyLots
+}
+
 export type PlaceOutcome =
   | { readonly _tag: "Refused"; readonly refusal: Refusal }
   | { readonly _tag: "Accepted"; readonly order: OrderRec; readonly trades: ReadonlyArray<TradeRec> }

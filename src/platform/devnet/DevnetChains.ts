@@ -31,13 +31,9 @@ import { realNodeRefusal, realNodeSetting } from "./realNode.ts"
 import { ledgerNative, needsRegistry, resolveEvmAsset, resolveLedgerAsset, type EvmAsset, type LedgerAsset } from "./assets.ts"
 import { type AssetsMismatch, grant, issue, type IssuerDeps, reissue, type RegisteredAsset } from "./propertyIssuer.ts"
 
-/** The system wallet that issues the market assets. */
-export const assetIssuerWallet = "asset-issuer"
-/**
- * The system wallet that issues the token desk's Omni properties (its dollar tokens and wBTC,
- * wLTC, wETH) and alone grants and revokes them; their supply is never granted to the faucet.
- */
-export const deskIssuerWallet = "desk-issuer"
+import { assetIssuerWallet, deskIssuerWallet } from "../ledger/SystemWallet.ts"
+
+export { assetIssuerWallet, deskIssuerWallet } from "../ledger/SystemWallet.ts"
 
 export interface DevnetChainsShape {
   /** Pays `amount` (decimal, the asset's own unit) to `to`; the txid. */

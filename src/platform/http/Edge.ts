@@ -11,11 +11,13 @@ import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { gzipSync } from "node:zlib"
 import type { RateLimiterShape } from "../RateLimiter.ts"
+import { type Drain, processDrain } from "./Drain.ts"
 import { isTrustedProxy, normalizeIp } from "./clientIp.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
 import { refusedUrlText } from "./textGuard.ts"
 import { costOfUnknown } from "./RouteTable.ts"
+import { preflightHeaders } from "./openCors.ts"
 import { clientIpOf, type EdgeState, type Reply, type ServiceEdge, setEdgeState } from "./ServiceEdge.ts"
 
 export interface EdgeOptions {
@@ -24,6 +26,8 @@ export interface EdgeOptions {
   readonly settings: EdgeSettings
   /** Off: every request goes through the Effect app (tests run both ways; bench compares). */
   readonly fastLane: boolean
+  /** The process's drain unless a test gives its own. */
+  readonly drain?: Drain
 }
 
 /** How long a refused oversized body is read and dropped before the connection is cut. */
@@ -156,26 +160,45 @@ const sendPage = (req: IncomingMessage, res: ServerResponse, page: CachedPage, h
   return 200
 }
 
+/** What every request goes through first, whoever answers it: the rewrite, its route, its client
+ * IP, the route's weight charged to the IP, the usage headers, and how it is counted in metrics. */
+const charge = (options: EdgeOptions, req: IncomingMessage) => {
+  const { edge, limiter } = options
+  const started = performance.now()
+  const method = req.method ?? "GET"
+  const url = edge.rewrite(req.url ?? "/")
+  if (url !== req.url) req.url = url
+  const q = url.indexOf("?")
+  const path = q < 0 ? url : url.slice(0, q)
+  const route = edge.routes.lookup(method, path) ?? costOfUnknown
+  const ip = clientIpOf(req, options.settings.trustedProxies)
+  const usage = limiter.consume(`ip:${ip}`, route.weight, edge.ipWeightPerMin)
+  const headers = edge.usageHeaders(usage)
+  const done = (status: number) => recordRequest(edge.service, method, route.label, status, performance.now() - started)
+  // Over budget, the 429 replaces whatever the request would have had.
+  const limited = usage.allowed
+    ? undefined
+    : { reply: edge.errors.rateLimited(edge.ipWeightPerMin), headers: { ...headers, "retry-after": String(usage.retryAfterSec) } }
+  return { started, method, url, q, path, route, ip, headers, done, limited }
+}
+
 /** The request handler that runs before Effect: true when it answered. */
 export const makeFront = (options: EdgeOptions) => {
-  const { edge, limiter } = options
+  const { edge } = options
+  const drain = options.drain ?? processDrain
   const pages = new Map<string, CachedPage>()
   return (req: IncomingMessage, res: ServerResponse): boolean => {
-    const started = performance.now()
-    const method = req.method ?? "GET"
-    const url = edge.rewrite(req.url ?? "/")
-    if (url !== req.url) req.url = url
-    const q = url.indexOf("?")
-    const path = q < 0 ? url : url.slice(0, q)
-    const route = edge.routes.lookup(method, path) ?? costOfUnknown
-    const ip = clientIpOf(req, options.settings.trustedProxies)
-    const usage = limiter.consume(`ip:${ip}`, route.weight, edge.ipWeightPerMin)
-    const headers = edge.usageHeaders(usage)
-    const done = (status: number) => recordRequest(edge.service, method, route.label, status, performance.now() - started)
-    if (!usage.allowed) {
-      const reply = edge.errors.rateLimited(edge.ipWeightPerMin)
-      send(res, reply.status, reply.body, { ...headers, "retry-after": String(usage.retryAfterSec) })
-      done(reply.status)
+    if (drain.draining()) {
+      // Stopping: nothing new starts; the client closes this connection and goes elsewhere.
+      const started = performance.now()
+      send(res, edge.errors.stopping.status, edge.errors.stopping.body, { connection: "close", "retry-after": "1" })
+      recordRequest(edge.service, req.method ?? "GET", "stopping", edge.errors.stopping.status, performance.now() - started)
+      return true
+    }
+    const { started, method, url, q, path, route, ip, headers, done, limited } = charge(options, req)
+    if (limited !== undefined) {
+      send(res, limited.reply.status, limited.reply.body, limited.headers)
+      done(limited.reply.status)
       return true
     }
     const refusedUrl = refusedUrlText(url)
@@ -201,6 +224,13 @@ export const makeFront = (options: EdgeOptions) => {
     if (edge.refusesMultipart === true && /^\s*multipart\//i.test(String(req.headers["content-type"] ?? ""))) {
       refuseBody(req, res, edge.errors.multipartRefused ?? edge.errors.malformed, headers)
       done((edge.errors.multipartRefused ?? edge.errors.malformed).status)
+      return true
+    }
+    const preflight = method === "OPTIONS" ? edge.preflight?.get(path) : undefined
+    if (preflight !== undefined) {
+      res.writeHead(204, { ...headers, ...preflightHeaders(preflight, req.headers["access-control-request-headers"]) })
+      res.end()
+      done(204)
       return true
     }
     const stream = method === "GET" ? edge.streams?.get(path) : undefined
@@ -245,6 +275,7 @@ export const makeFront = (options: EdgeOptions) => {
     }
     const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
     setEdgeState(req, state)
+    drain.track(res)
     if (req.headers["transfer-encoding"] !== undefined) {
       countBody(req, bodyBytesMax, () => {
         if (!res.headersSent) {
@@ -273,10 +304,28 @@ const clientErrorReply = (edge: ServiceEdge, code: string | undefined): Reply & 
   }
 }
 
-const rawAnswer = (socket: Duplex, reply: Reply, reason: string, withBody: boolean) =>
+const rawAnswer = (socket: Duplex, reply: Reply, reason: string, withBody: boolean, headers: Record<string, string> = {}) =>
   socket.end(
-    `HTTP/1.1 ${reply.status} ${reason}\r\ncontent-type: ${jsonType}\r\ncontent-length: ${Buffer.byteLength(reply.body)}\r\nconnection: close\r\n\r\n${withBody ? reply.body : ""}`
+    `HTTP/1.1 ${reply.status} ${reason}\r\ncontent-type: ${jsonType}\r\ncontent-length: ${Buffer.byteLength(reply.body)}\r\n` +
+      Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("") + `connection: close\r\n\r\n${withBody ? reply.body : ""}`
   )
+
+/** `Upgrade: websocket` (any upgrade): no route offers one. Charged and counted like any request,
+ * answered on the raw socket (node hands an upgrade over with no response object), then closed. */
+const refuseUpgrade = (options: EdgeOptions, req: IncomingMessage, socket: Duplex) => {
+  const { headers, done, limited } = charge(options, req)
+  const reply = limited?.reply ?? options.edge.errors.upgradeRefused
+  rawAnswer(socket, reply, limited === undefined ? "Bad Request" : "Too Many Requests", req.method !== "HEAD", limited?.headers ?? headers)
+  done(reply.status)
+}
+
+/** An `Expect` other than 100-continue (node would answer 417 with no body). */
+const refuseExpectation = (options: EdgeOptions, req: IncomingMessage, res: ServerResponse) => {
+  const { headers, done, limited } = charge(options, req)
+  const reply = limited?.reply ?? options.edge.errors.expectationFailed
+  send(res, reply.status, reply.body, { ...(limited?.headers ?? headers), connection: "close" })
+  done(reply.status)
+}
 
 interface ParserError extends Error {
   readonly code?: string
@@ -318,6 +367,10 @@ export const makeEdgeServer = (options: EdgeOptions): Server => {
     override emit(event: string | symbol, ...args: Array<any>): boolean {
       if (event === "request" && front(args[0] as IncomingMessage, args[1] as ServerResponse)) return true
       if (event === "connection" && !admit(args[0] as Socket)) return true
+      if (event === "upgrade") {
+        refuseUpgrade(options, args[0] as IncomingMessage, args[1] as Duplex)
+        return true
+      }
       return super.emit(event as string, ...args)
     }
     // close() waits for every open connection; a stream lasts minutes, so it is ended first.
@@ -348,6 +401,8 @@ export const makeEdgeServer = (options: EdgeOptions): Server => {
     // A response to HEAD has no body (RFC 9110 9.3.2); a client would read ours as a second response.
     rawAnswer(socket, reply, reply.reason, error.rawPacket?.subarray(0, 5).toString("latin1") !== "HEAD ")
   })
+  // Node emits this only to listeners: without one it writes a bare 417 itself.
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => refuseExpectation(options, req, res))
   // CONNECT asks for a tunnel no route offers; node would drop the socket without a word.
   server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
     rawAnswer(socket, options.edge.errors.methodNotAllowed, "Method Not Allowed", true)

@@ -27,6 +27,8 @@ export interface ErrorReplies {
   readonly methodNotAllowed: Reply
   /** The safety net: something unexpected failed (never a 500, never a stack trace). */
   readonly internal: Reply
+  /** 503: the node is stopping (its drain has begun); sent with `Connection: close`. */
+  readonly stopping: Reply
   readonly rateLimited: (limit: number) => Reply
   /** A multipart body where the service takes none (see ServiceEdge.refusesMultipart). */
   readonly multipartRefused?: Reply
@@ -86,6 +88,8 @@ export interface ServiceEdge {
   readonly routes: RouteTable
   /** GET routes answered in node:http; keyed by path after rewrite. */
   readonly fast: ReadonlyMap<string, FastRender>
+  /** Paths open to any origin and their methods: an `OPTIONS` preflight to one is answered 204 (openCors.ts). */
+  readonly preflight?: ReadonlyMap<string, ReadonlyArray<string>>
   /** Stream routes by path after rewrite (always served by the edge). */
   readonly streams?: ReadonlyMap<string, StreamRoute>
   /** Called when the listener starts closing: streams end themselves, or closing would wait for them. */

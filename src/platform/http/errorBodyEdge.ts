@@ -4,6 +4,7 @@
 import type { HttpApi } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { BadRequest, errorBody } from "../../../schemas/common/ErrorBody.ts"
+import { openCorsPaths } from "./openCors.ts"
 import { docsRoutes, makeRouteTable, routesOf } from "./RouteTable.ts"
 import type { ErrorReplies, FastRender, Reply, ServiceEdge } from "./ServiceEdge.ts"
 import type { Usage } from "../RateLimiter.ts"
@@ -19,6 +20,7 @@ export const errorShapeReplies: ErrorReplies = {
   timeout: reply(408, "request_timeout", "Timeout waiting for the request."),
   methodNotAllowed: reply(405, "method_not_allowed", "This method is not supported."),
   internal: reply(503, "internal", "Internal error; unable to process the request. Please try again."),
+  stopping: reply(503, "unavailable", "This node is stopping; send the request again (to another node)."),
   refusedText: (reason) => reply(400, "invalid_request", reason),
   upgradeRefused: reply(400, "upgrade_not_supported", "Protocol upgrades (WebSocket) are not supported; send plain HTTP requests."),
   expectationFailed: reply(417, "expectation_failed", "Only the 100-continue expectation is supported."),
@@ -71,5 +73,6 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   ...(options.bodyGate === undefined ? {} : { bodyGate: options.bodyGate }),
   routes: makeRouteTable([...routesOf(options.api), ...docsRoutes]),
   fast: options.fast ?? new Map(),
+  preflight: openCorsPaths(options.api),
   cached: new Set(docsRoutes.map((r) => r.path))
 })

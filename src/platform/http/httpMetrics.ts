@@ -31,9 +31,27 @@ const pairOf = (service: string, method: string, route: string, status: number):
   return pair
 }
 
+/** Requests answered per listener since the node started, and how many were 4xx and 5xx (for /ops). */
+export interface ListenerTotals {
+  requests: number
+  clientErrors: number
+  serverErrors: number
+}
+
+const totals = new Map<string, ListenerTotals>()
+
+/** A copy of this node's per-listener totals. */
+export const listenerTotals = (): Record<string, ListenerTotals> =>
+  Object.fromEntries([...totals].map(([service, t]) => [service, { ...t }]))
+
 /** Records one answered request; synchronous, so the node:http fast lane and the Effect path share it. */
 export const recordRequest = (service: string, method: string, route: string, status: number, elapsedMs: number): void => {
   const pair = pairOf(service, method, route, status)
   pair.requests.unsafeUpdate(1, [])
   pair.latency.unsafeUpdate(elapsedMs, [])
+  let t = totals.get(service)
+  if (t === undefined) totals.set(service, (t = { requests: 0, clientErrors: 0, serverErrors: 0 }))
+  t.requests++
+  if (status >= 500) t.serverErrors++
+  else if (status >= 400) t.clientErrors++
 }

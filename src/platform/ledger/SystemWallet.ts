@@ -23,6 +23,15 @@ export interface LedgerKey {
 }
 
 /** A system wallet's name: lowercase words joined by dashes. */
+/** The system wallet that issues the market assets. */
+export const assetIssuerWallet = "asset-issuer"
+/**
+ * The system wallet that issues the token desk's Omni properties (its dollar tokens and wBTC,
+ * wLTC, wETH) and alone grants and revokes them; their supply is never granted to the faucet.
+ * Named here, beside the other system wallets, so the desk reaches it without a devnet module.
+ */
+export const deskIssuerWallet = "desk-issuer"
+
 export const systemWalletNamePattern = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/
 
 /** A fresh random key and its sealed form (the WIF, sealed), to store. */

@@ -5,7 +5,12 @@ import { ShardId, Sharding, Snowflake } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, Metric, MetricState, Schedule } from "effect"
 import { AppConfig } from "../Config.ts"
-import { shardsOwned } from "../Metrics.ts"
+import {
+  databaseConnections, databasePoolSize, databaseUp, followerLag, runnersByState, shardsOwned, shardsTotal, timersOverdue, timersPending
+} from "../Metrics.ts"
+import { lastDefectsByType } from "../entity/EntityMetrics.ts"
+import { listenerTotals } from "../http/httpMetrics.ts"
+import { OmniView } from "../ledger/OmniView.ts"
 import { NodeIdentity } from "../NodeIdentity.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { ChainMonitor } from "./ChainMonitor.ts"
@@ -14,6 +19,8 @@ import { type NodeStats, shardGroups } from "./OpsView.ts"
 import { giveUp, initialWatch, observe } from "./ShardWatchdog.ts"
 
 export const reportIntervalMs = 2000
+/** A report whose statements take longer than this counts as the database being down. */
+export const reportTimeoutMs = 3000
 export const pruneInterval = Duration.minutes(5)
 /** Rows deleted per prune statement, so pruning never holds long locks. */
 export const pruneBatchMax = 5000
@@ -39,10 +46,41 @@ export const localStats = (sharding: Sharding.Sharding["Type"], shardsPerGroup: 
     liveEntities: byTag("effect_cluster_entities", "type"),
     activations: byTag("shardline_entity_activations_total", "type"),
     defects: byTag("shardline_entity_defects_total", "type"),
+    messages: byTag("shardline_entity_messages_total", "type"),
+    inFlight: byTag("shardline_entity_messages_in_flight", "type"),
+    lastDefects: lastDefectsByType(),
+    http: listenerTotals(),
     shards,
     pid: process.pid
   }
 }
+
+/** What a node reads of the cluster each report, for /metrics (alerts) and its own stats. */
+const clusterProbe = (node: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    const runners = yield* sql<{ healthy: number; unhealthy: number }>`
+      SELECT count(*) FILTER (WHERE healthy)::int AS healthy, count(*) FILTER (WHERE NOT healthy)::int AS unhealthy FROM cluster_runners`
+    const timers = yield* sql<{ pending: number; due: string | null; oldest: string | null }>`
+      SELECT count(*) FILTER (WHERE deliver_at > ${now})::int AS pending,
+        min(deliver_at) FILTER (WHERE deliver_at <= ${now})::text AS due,
+        min(id) FILTER (WHERE deliver_at IS NULL AND tag <> 'Cluster/Entity/keepAlive')::text AS oldest
+      FROM cluster_messages WHERE processed = false`
+    const connections = yield* sql<{ state: string; n: number }>`
+      SELECT coalesce(state, 'unknown') AS state, count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${node} GROUP BY 1`
+    const t = timers[0]
+    const waitedSince = Math.min(
+      t?.due ? Number(t.due) : now,
+      t?.oldest ? Snowflake.timestamp(Snowflake.Snowflake(t.oldest)) : now
+    )
+    return {
+      runners: runners[0] ?? { healthy: 0, unhealthy: 0 },
+      pendingTimers: t?.pending ?? 0,
+      overdueSeconds: Math.max(0, now - waitedSince) / 1000,
+      connections: Object.fromEntries(connections.map((c) => [c.state, c.n]))
+    }
+  })
 
 /** Deletes processed messages (and their replies) older than `age`. Returns rows removed. */
 export const pruneClusterMessages = (age: Duration.Duration) =>
@@ -71,14 +109,39 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const limiter = yield* RateLimiter
   const chains = yield* ChainMonitor
   const sponsor = yield* FeeSponsor
+  const omni = yield* OmniView
   let watch = initialWatch
   const expectedShards = config.shardsPerGroup * shardGroups.length
+  shardsTotal.unsafeUpdate(expectedShards, [])
+  databasePoolSize.unsafeUpdate(config.poolSize, [])
+  const setDatabaseUp = (up: boolean) => Effect.sync(() => databaseUp.unsafeUpdate(up ? 1 : 0, []))
   const report = Effect.gen(function*() {
-    const stats: NodeStats = { ...localStats(sharding, config.shardsPerGroup), chains: yield* chains.latest, feeSponsor: yield* sponsor.latest }
+    const latestChains = yield* chains.latest
+    const tip = latestChains.find((c) => c.chain === "ledger")?.height ?? null
+    const lag = tip === null ? null : Math.max(0, tip - (yield* omni.height))
+    const probe = yield* clusterProbe(node.name)
+    const stats: NodeStats = {
+      ...localStats(sharding, config.shardsPerGroup),
+      chains: latestChains,
+      feeSponsor: yield* sponsor.latest,
+      db: { connections: probe.connections, poolSize: config.poolSize },
+      followerLag: lag
+    }
     shardsOwned.unsafeUpdate(stats.shards, [])
+    runnersByState.pipe(Metric.tagged("state", "healthy")).unsafeUpdate(probe.runners.healthy, [])
+    runnersByState.pipe(Metric.tagged("state", "unhealthy")).unsafeUpdate(probe.runners.unhealthy, [])
+    timersPending.unsafeUpdate(probe.pendingTimers, [])
+    timersOverdue.unsafeUpdate(probe.overdueSeconds, [])
+    for (const state of ["active", "idle", "idle in transaction"]) {
+      databaseConnections.pipe(Metric.tagged("state", state)).unsafeUpdate(probe.connections[state] ?? 0, [])
+    }
+    if (lag !== null) followerLag.pipe(Metric.tagged("follower", "omni")).unsafeUpdate(lag, [])
     yield* sql`INSERT INTO ops_nodes (node, stats, updated_at) VALUES (${node.name}, ${JSON.stringify(stats)}::jsonb, now())
       ON CONFLICT (node) DO UPDATE SET stats = EXCLUDED.stats, updated_at = now()`
-  })
+  }).pipe(
+    Effect.timeoutFail({ duration: Duration.millis(reportTimeoutMs), onTimeout: () => new Error(`no answer within ${reportTimeoutMs} ms`) }),
+    Effect.tapBoth({ onFailure: () => setDatabaseUp(false), onSuccess: () => setDatabaseUp(true) })
+  )
   // Its own fiber, with no I/O: the report's write can hang on a pool that lost its database. A
   // single runner short of shards for the whole limit is a zombie whatever the reason (lost locks,
   // a pool that never recovers, an external database down that long); a restart is what heals it.

@@ -6,6 +6,8 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { EvmChain } from "../../chain/evm/chains.ts"
 import type { CoinChain } from "../../chain/params.ts"
+import type { LastDefect } from "../entity/EntityMetrics.ts"
+import type { ListenerTotals } from "../http/httpMetrics.ts"
 
 export interface OpsView {
   /** The full view (this one), or the one without a configured ops token (publicView.ts). */
@@ -61,6 +63,18 @@ export interface ChainReport {
 }
 
 export interface NodeStats {
+  /** Absent in reports from nodes older than the live page (issue 26), like the fields below marked so. */
+  readonly messages?: Record<string, number>
+  /** Messages being handled right now, by entity type. */
+  readonly inFlight?: Record<string, number>
+  /** The last defect per entity type: its cause's first line and when. */
+  readonly lastDefects?: Record<string, LastDefect>
+  /** Requests answered per listener since the node started, with the 4xx and 5xx among them. */
+  readonly http?: Record<string, ListenerTotals>
+  /** This node's Postgres connections by state (pg_stat_activity) and its pool's size. */
+  readonly db?: { readonly connections: Record<string, number>; readonly poolSize: number }
+  /** Blocks the Omni view is behind the ledger's tip (null before both are known). */
+  readonly followerLag?: number | null
   readonly liveEntities: Record<string, number>
   readonly activations: Record<string, number>
   readonly defects: Record<string, number>

@@ -5,7 +5,7 @@ import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { checkNewMarket, type Market } from "../../../src/exchange/markets/marketSpec.ts"
 import { globalId } from "../../../src/exchange/markets/ids.ts"
-import { EXPIRY_MARGIN_MS, type GrantView, MarketState, newChanges, type OrderRec } from "../../../src/exchange/market/MarketState.ts"
+import { EXPIRY_MARGIN_MS, type GrantView, isRetryOf, MarketState, newChanges, type OrderRec } from "../../../src/exchange/market/MarketState.ts"
 
 const market: Market = {
   ...Either.getOrThrow(checkNewMarket({ base: "TST", quote: "DUSD", tickSize: "0.01", stepSize: "0.001", minNotional: "1" }, 7)),
@@ -112,5 +112,20 @@ describe("MarketState", () => {
   it("refuses a market spec whose tick × lot is finer than one satoshi", () => {
     const r = checkNewMarket({ base: "AAA", quote: "BBB", tickSize: "0.00001", stepSize: "0.0001", minNotional: "1" }, 1)
     expect(Either.isLeft(r) && r.left.message).toMatch(/finer than one satoshi/)
+  })
+})
+
+describe("a reused newClientOrderId (issue 27.9)", () => {
+  it("is a retry only with the same side, price and quantity (in the market's units); anything else is a duplicate", () => {
+    const s = fresh()
+    const placed = s.place({ userId: 1, clientOrderId: "x-1", side: "BUY", price: "2", quantity: "1" }, grant(1, "DUSD", 10n, 10n), "P1", now, newChanges())
+    if (placed._tag !== "Accepted") throw new Error("not placed")
+    const again = (side: "BUY" | "SELL", price: string, quantity: string) => isRetryOf(market, { userId: 1, clientOrderId: "x-1", side, price, quantity }, placed.order)
+    expect(again("BUY", "2", "1")).toBe(true)
+    expect(again("BUY", "2.00", "1.000")).toBe(true)
+    expect(again("BUY", "3", "1")).toBe(false)
+    expect(again("BUY", "2", "2")).toBe(false)
+    expect(again("SELL", "2", "1")).toBe(false)
+    expect(again("BUY", "junk", "1")).toBe(false)
   })
 })

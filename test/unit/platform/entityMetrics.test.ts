@@ -1,6 +1,6 @@
 import { Cause, Effect, Metric, MetricState } from "effect"
 import { describe, expect, it } from "vitest"
-import { entityMetrics } from "../../../src/platform/entity/EntityMetrics.ts"
+import { entityMetrics, lastDefectsByType } from "../../../src/platform/entity/EntityMetrics.ts"
 
 /** The value of a metric with tag type=`entityType`, as the Prometheus exporter would read it. */
 const valueOf = (name: string, entityType: string) => {
@@ -8,6 +8,7 @@ const valueOf = (name: string, entityType: string) => {
     if (pair.metricKey.name !== name || !pair.metricKey.tags.some((t) => t.key === "type" && t.value === entityType)) continue
     const s = pair.metricState
     if (MetricState.isCounterState(s)) return { count: Number(s.count), sum: 0 }
+    if (MetricState.isGaugeState(s)) return { count: Number(s.value), sum: 0 }
     if (MetricState.isHistogramState(s)) return { count: s.count, sum: s.sum }
   }
   return { count: 0, sum: 0 }
@@ -31,6 +32,21 @@ describe("entityMetrics", () => {
     const died = await Effect.runPromiseExit(m.guard(Effect.die(new Error("boom"))))
     expect(died._tag === "Failure" && Cause.squash(died.cause)).toEqual(new Error("boom"))
     expect(valueOf("shardline_entity_defects_total", "TestGuard").count).toBe(1)
+  })
+
+  it("guard counts every message, the ones in hand, and keeps the last defect's first line per type", async () => {
+    const m = entityMetrics("TestSupervision")
+    let inHandDuring = -1
+    await Effect.runPromise(m.guard(Effect.sync(() => { inHandDuring = valueOf("shardline_entity_messages_in_flight", "TestSupervision").count })))
+    expect(inHandDuring).toBe(1)
+    expect(valueOf("shardline_entity_messages_in_flight", "TestSupervision").count).toBe(0)
+    await Effect.runPromiseExit(m.guard(Effect.fail("refused")))
+    expect(lastDefectsByType()["TestSupervision"]).toBeUndefined()
+    await Effect.runPromiseExit(m.guard(Effect.die(new Error("the book crossed\nsecond line"))))
+    expect(valueOf("shardline_entity_messages_total", "TestSupervision").count).toBe(3)
+    expect(valueOf("shardline_entity_messages_in_flight", "TestSupervision").count).toBe(0)
+    expect(lastDefectsByType()["TestSupervision"]).toEqual({ message: expect.stringContaining("the book crossed"), at: expect.any(String) })
+    expect(lastDefectsByType()["TestSupervision"]!.message).not.toContain("second line")
   })
 
   it("timerFired records the lag behind the due time, never negative", async () => {

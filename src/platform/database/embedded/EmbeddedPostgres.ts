@@ -20,6 +20,7 @@ import { MUX_USER } from "./mux.ts"
 import { passwordFile, readOrMakePassword } from "./password.ts"
 import { startPgliteServer } from "./PgliteServer.ts"
 import { freePort, isAlive, processCommand, sleep } from "./processes.ts"
+import { watchServer } from "./watchdog.ts"
 import { type EngineStatus, type Running, supervise, type SupervisionEvents } from "./supervisor.ts"
 
 export type { EngineKind } from "./discovery.ts"
@@ -89,6 +90,7 @@ const startEngine = async (kind: EngineKind, dataDir: string, port: number | und
   if (kind === "postgres") {
     const binaries = findPostgresBinaries()!
     const local = await startLocalPostgres({ dataDir, binaries, ...(port !== undefined ? { port } : {}) })
+    watchServer(local.pid)
     return { url: local.url, serverPid: local.pid, stop: local.stop }
   }
   const { password } = readOrMakePassword(dataDir)
