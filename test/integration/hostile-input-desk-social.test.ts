@@ -28,13 +28,15 @@ afterAll(async () => {
 const routes = {
   desk: ["/api/public/status", "/api/public/reserves", "/api/public/reserves/history", "/api/public/v1/stables/assets", "/api/public/v1/rewards/balance", "/api/public/v1/key", "/api/public/v1/key/", "/api/public/v1/cashout/orders", "/api/public/v1/wallet-link", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/%2e%2e/api/public/status",
     // Issue 27: bodies that nest, NUL and unpaired surrogates (see bodies below) on routes that store them.
-    "/api/public/v1/webhooks/partner-a", "/api/public/v1/wrap/orders", "/api/public/v1/stables/orders", "/api/public/v1/cashout/payout-address"],
+    "/api/public/v1/webhooks/partner-a", "/api/public/v1/wrap/orders", "/api/public/v1/stables/orders", "/api/public/v1/cashout/payout-address", "/favicon.ico"],
   social: [
     "/api/public/ledger-health", "/api/public/v1/session", "/api/public/post/abc", "/api/public/post/abc/comments?limit=-1", "/api/public/ledger-verify-message", "/openapi.json", "/api-docs", "/api/public/v1/ping", "/p/x",
     "/api/stream/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", "/api/stream/x", "/api/public/oembed", "/embed/p/abcdef", "/embed/x", "/embed/live/x",
     "/embed/live/by-wallet/x", "/api/social/upload", "/api/social/posts", "/api/social/posts/abcdef/takedown", "/api/public/timeline/x", "/api/social/continuity",
     "/api/social/posts/abcdef/unsigned", "/api/social/posts/abcdef/signatures", "/api/public/timeline/%00", "/embed/live/%00", "/api/public/post/%00",
-    "/api/social/posts/00000000-0000-0000-0000-000000000000/comments/abc/signatures", "/api/social/posts/abc/comments/abc/unsigned", "/api/social/posts/abcdef/comments"
+    "/api/social/posts/00000000-0000-0000-0000-000000000000/comments/abc/signatures", "/api/social/posts/abc/comments/abc/unsigned", "/api/social/posts/abcdef/comments",
+    // Issue 24 / 27.10: the web app, its account view and the session routes.
+    "/api/social/me", "/api/public/auth/sign-out", "/api/public/v1/sessions", "/api/public/v1/sessions/abc", "/api/public/auth/wallet-exchange", "/app/", "/app/sign-in", "/favicon.ico"
   ]
 } as const
 

@@ -26,7 +26,10 @@ afterAll(async () => {
 })
 
 const prefixes = ["/api/public/v1", "/api/v3", ""]
-const routes = ["", "/", "/ops", "/metrics", "/api-docs", "/api-docs/swagger-ui.css", "/ping", "/time", "/account", "/order", "/allOrders", "/myTrades", "/openapi.json", "/depth", "/exchangeInfo", "/%2e%2e/ops", "/../../etc/passwd", "/order/", "/ORDER", "/nope"]
+const routes = ["", "/", "/ops", "/metrics", "/api-docs", "/api-docs/swagger-ui.css", "/ping", "/time", "/account", "/order", "/allOrders", "/myTrades", "/openapi.json", "/depth", "/exchangeInfo", "/%2e%2e/ops", "/../../etc/passwd", "/order/", "/ORDER", "/nope",
+  // Issue 24: the web app and the session routes it is built on.
+  "/api/app/keys", "/api/app/keys/x", "/api/app/authorizations", "/api/app/authorizations/SHRD/end", "/api/app/activity", "/sessions/abc",
+  "/api/public/auth/wallet-challenge", "/api/public/auth/wallet-callback", "/api/public/auth/wallet-exchange", "/api/public/auth/sign-out", "/app/", "/app/sign-in", "/favicon.ico"]
 const names = ["timestamp", "signature", "recvWindow", "symbol", "side", "type", "price", "quantity", "timeInForce", "orderId", "origClientOrderId", "newClientOrderId", "limit", "startTime", "endTime", "fromId", "x"]
 const junkValues = fc.oneof(
   fc.constantFrom("", "0", "-1", "1e309", "NaN", "0x10", "99999999999999999999999", "1.5", "BTC_USDT", "%", "%zz", "%ff%fe", "%00", "%E2%82", "+", "&", "=", "a=b", "[]", "{}", "null"),
