@@ -3,7 +3,7 @@
 // define themselves in their folders; this is the only place that puts them side by side.
 import { Effect, Layer } from "effect"
 import { prefix } from "../schemas/exchange/public.ts"
-import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
+import { exchangeEdge, exchangeOpsRefused, exchangeOpsRefusedReply } from "../src/exchange/http/ExchangeEdge.ts"
 import { exchangeDecodeError, exchangeHandlers } from "../src/exchange/http/ExchangeHttp.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
@@ -12,6 +12,7 @@ import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { listener } from "../src/platform/http/Listener.ts"
 import { tracingOn } from "../src/platform/telemetry/Telemetry.ts"
+import { OpsFeed } from "../src/platform/ops/OpsFeed.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
@@ -22,7 +23,7 @@ import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers } from "../src/social/http/SocialHttp.ts"
 import { ContentStore } from "../src/social/content/ContentStore.ts"
 
-export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData]), ([config, registry, data]) => {
+export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, MarketRegistry, MarketData, OpsFeed]), ([config, registry, data, ops]) => {
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
   return listener({
@@ -30,7 +31,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.map(Effect.all([AppCon
       fast: fastMarketData(view),
       stream: streams.route,
       closeStreams: streams.closeAll
-    }),
+    }, { stream: ops.stream(exchangeOpsRefusedReply), closeStreams: ops.closeAll }),
     api: ExchangeApi,
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,
