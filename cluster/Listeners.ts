@@ -3,7 +3,7 @@
 // define themselves in their folders; this is the only place that puts them side by side.
 import { Effect, Layer } from "effect"
 import { prefix } from "../schemas/exchange/public.ts"
-import { exchangeEdge, exchangeOpsRefused } from "../src/exchange/http/ExchangeEdge.ts"
+import { exchangeEdge, exchangeOpsRefused, exchangeOpsRefusedReply } from "../src/exchange/http/ExchangeEdge.ts"
 import { exchangeDecodeError, exchangeHandlers, exchangeWebApp } from "../src/exchange/http/ExchangeHttp.ts"
 import { faviconRoute } from "../src/platform/webapp/WebApp.ts"
 import { makeSignedLane } from "../src/exchange/http/SignedLane.ts"
@@ -14,6 +14,7 @@ import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { listener } from "../src/platform/http/Listener.ts"
 import { tracingOn } from "../src/platform/telemetry/Telemetry.ts"
+import { OpsFeed } from "../src/platform/ops/OpsFeed.ts"
 import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
@@ -25,7 +26,7 @@ import { socialEdge, socialHandlers, socialWebApp } from "../src/social/http/Soc
 import { ContentStore } from "../src/social/content/ContentStore.ts"
 
 export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
-  const [config, registry, data] = yield* Effect.all([AppConfig, MarketRegistry, MarketData])
+  const [config, registry, data, ops] = yield* Effect.all([AppConfig, MarketRegistry, MarketData, OpsFeed])
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
   // With tracing on, signed calls take the Effect path, which makes each request's server span.
@@ -35,7 +36,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
       fast: fastMarketData(view),
       stream: streams.route,
       closeStreams: streams.closeAll
-    }, signedLane),
+    }, signedLane, { stream: ops.stream(exchangeOpsRefusedReply), closeStreams: ops.closeAll }),
     api: ExchangeApi,
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,

@@ -25,6 +25,7 @@ import * as DeskDevnetBacking from "../src/desk/tokens/devnetBacking.ts"
 import { NodeIdentity } from "../src/platform/NodeIdentity.ts"
 import * as ChainMonitor from "../src/platform/ops/ChainMonitor.ts"
 import * as NodeReporter from "../src/platform/ops/NodeReporter.ts"
+import * as OpsFeed from "../src/platform/ops/OpsFeed.ts"
 import * as RateLimiter from "../src/platform/RateLimiter.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
 import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
@@ -59,7 +60,7 @@ export const nodeLayer = (config: AppConfigShape) => {
   // beside the other services, for entities to use. The demo world (a devnet's market assets and
   // first markets) is made before any entity runs.
   const services = Layer.mergeAll(
-    ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, WebSessions.layer, RateLimiter.layer, ChainMonitor.layer,
+    OpsFeed.layer, ApiKeys.layer, AccountReadModel.layer, DeskKeys.layer, WebSessions.layer, RateLimiter.layer, ChainMonitor.layer,
     // The exchange's demo world, then the desk's tokens: one after the other, so property ids are handed out in one order.
     Layer.effectDiscard(Effect.zipRight(DemoWorld.makeDemoWorld, makeDeskWorld)),
     MarketRegistry.layer, FeeSponsor.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)), ContentStoreLive.layer

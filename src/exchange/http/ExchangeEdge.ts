@@ -38,12 +38,16 @@ export const exchangeErrors: ErrorReplies = {
   rateLimited: (limit) => reply(-1003, messages.rateLimit(limit))
 }
 
-/** /ops and /metrics without the right SHARDLINE_OPS_TOKEN: 401 -2015 with a Bearer challenge. */
-export const exchangeOpsRefused = (reason: "missing" | "wrong") =>
-  replyResponse(
-    reply(-2015, reason === "missing" ? "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." : "Invalid ops token."),
-    { "www-authenticate": "Bearer" }
-  )
+/** /ops, /ops/stream and /metrics without the right SHARDLINE_OPS_TOKEN: 401 -2015 with a Bearer challenge. */
+export const exchangeOpsRefusedReply = (reason: "missing" | "wrong") => ({
+  ...reply(-2015, reason === "missing" ? "Ops endpoints need Authorization: Bearer <SHARDLINE_OPS_TOKEN>." : "Invalid ops token."),
+  headers: { "www-authenticate": "Bearer" }
+})
+
+export const exchangeOpsRefused = (reason: "missing" | "wrong") => {
+  const r = exchangeOpsRefusedReply(reason)
+  return replyResponse(r, r.headers)
+}
 
 const v3 = "/api/v3"
 
@@ -63,6 +67,9 @@ export const exchangeExtraRoutes = [
   ...docsRoutes,
   { method: "GET", path: `${prefix}/openapi.json`, weight: 5 },
   { method: "GET", path: "/ops", weight: 20 },
+  { method: "GET", path: "/ops/stream", weight: 20 },
+  { method: "GET", path: "/ops/app.js", weight: 1 },
+  { method: "GET", path: "/ops/app.css", weight: 1 },
   { method: "GET", path: "/metrics", weight: 5 }
 ] as const
 
@@ -79,7 +86,13 @@ export interface MarketDataEdge {
   readonly closeStreams: () => void
 }
 
-export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, marketData?: MarketDataEdge, signedLane?: SignedLane): ServiceEdge => ({
+/** The live ops page's stream (platform/ops/OpsFeed.ts). */
+export interface OpsStreamEdge {
+  readonly stream: StreamRoute
+  readonly closeStreams: () => void
+}
+
+export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, marketData?: MarketDataEdge, signedLane?: SignedLane, ops?: OpsStreamEdge): ServiceEdge => ({
   service: "exchange",
   errors: exchangeErrors,
   rewrite: rewriteV3,
@@ -94,8 +107,14 @@ export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, market
     [`${prefix}/exchangeInfo`, json(ExchangeInfo, () => exchangeInfo(limits, markets()))],
     ...(marketData?.fast ?? [])
   ]),
-  streams: new Map(marketData === undefined ? [] : [[`${prefix}/stream`, marketData.stream]]),
-  ...(marketData === undefined ? {} : { onClose: marketData.closeStreams }),
+  streams: new Map([
+    ...(marketData === undefined ? [] : [[`${prefix}/stream`, marketData.stream] as const]),
+    ...(ops === undefined ? [] : [["/ops/stream", ops.stream] as const])
+  ]),
+  onClose: () => {
+    marketData?.closeStreams()
+    ops?.closeStreams()
+  },
   ...(signedLane === undefined ? {} : { signedLane }),
   cached: new Set([...docsRoutes.map((r) => r.path), `${prefix}/openapi.json`])
 })

@@ -37,6 +37,16 @@ const byTag = (name: string, tag: string): Record<string, number> => {
   return out
 }
 
+/** Timers run by how late, cumulative per upper bound in ms (Effect's histogram), over every entity type. */
+const timerLagBuckets = (): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (const pair of Metric.unsafeSnapshot()) {
+    if (pair.metricKey.name !== "shardline_timer_lag_ms" || !MetricState.isHistogramState(pair.metricState)) continue
+    for (const [le, count] of pair.metricState.buckets) out[String(le)] = (out[String(le)] ?? 0) + count
+  }
+  return out
+}
+
 export const localStats = (sharding: Sharding.Sharding["Type"], shardsPerGroup: number): NodeStats => {
   let shards = 0
   for (const group of shardGroups) {
@@ -49,6 +59,7 @@ export const localStats = (sharding: Sharding.Sharding["Type"], shardsPerGroup: 
     messages: byTag("shardline_entity_messages_total", "type"),
     inFlight: byTag("shardline_entity_messages_in_flight", "type"),
     lastDefects: lastDefectsByType(),
+    timerLag: timerLagBuckets(),
     http: listenerTotals(),
     shards,
     pid: process.pid

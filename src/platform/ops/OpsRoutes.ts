@@ -8,7 +8,10 @@ import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
 import { checkOpsAccess } from "../http/opsAccess.ts"
 import { type OpsView, readOpsView } from "./OpsView.ts"
+import { opsPageCsp, opsPageHtml, opsScript, opsStyles, wantsHtml } from "./opsPage.ts"
 import { publicOpsView, type PublicOpsView } from "./publicView.ts"
+
+const pageHeaders = { "content-security-policy": opsPageCsp, "x-content-type-options": "nosniff", "cache-control": "no-store", vary: "accept" }
 import { render } from "./prometheus.ts"
 
 /** How long one read of the ops view is served to every caller. */
@@ -30,7 +33,7 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
       const config = yield* AppConfig
       const sql = yield* SqlClient.SqlClient
       const token = Option.getOrUndefined(Option.map(config.opsToken, Redacted.value))
-      const guarded = <E>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E>) =>
+      const guarded = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
           const access = checkOpsAccess(token, request.headers["authorization"])
           return access.allowed ? handler : Effect.succeed(refused(access.reason))
@@ -47,8 +50,15 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
       yield* router.get("/metrics", guarded(Effect.sync(() => HttpServerResponse.text(render(), { contentType: "text/plain; version=0.0.4" }))))
       // Without a configured token anyone on the host reads it: references, addresses and balances stay out.
       const shown: Effect.Effect<OpsView | PublicOpsView, SqlError.SqlError | string> = token === undefined ? Effect.map(view, publicOpsView) : view
-      yield* router.get("/ops", guarded(Effect.flatMap(shown, (v) => HttpServerResponse.json(v)).pipe(
+      const json = Effect.flatMap(shown, (v) => HttpServerResponse.json(v)).pipe(
         Effect.catchAll((e) => Effect.succeed(databaseDown(typeof e === "string" ? e : "its queries fail"))),
         Effect.orDie
-      )))
+      )
+      const page = HttpServerResponse.text(opsPageHtml, { contentType: "text/html; charset=utf-8", headers: pageHeaders })
+      // A browser (Accept: text/html) gets the live page, which reads /ops/stream; programs get JSON.
+      yield* router.get("/ops", guarded(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        wantsHtml(request.headers["accept"]) ? Effect.succeed(page) : json)))
+      // The page's own assets: no data in them, so no token.
+      yield* router.get("/ops/app.js", Effect.succeed(HttpServerResponse.text(opsScript, { contentType: "text/javascript; charset=utf-8", headers: pageHeaders })))
+      yield* router.get("/ops/app.css", Effect.succeed(HttpServerResponse.text(opsStyles, { contentType: "text/css; charset=utf-8", headers: pageHeaders })))
     }))

@@ -69,6 +69,8 @@ export interface NodeStats {
   readonly inFlight?: Record<string, number>
   /** The last defect per entity type: its cause's first line and when. */
   readonly lastDefects?: Record<string, LastDefect>
+  /** Timers run, cumulative by how late (upper bound in ms, "Infinity" last), over every entity type. */
+  readonly timerLag?: Record<string, number>
   /** Requests answered per listener since the node started, with the 4xx and 5xx among them. */
   readonly http?: Record<string, ListenerTotals>
   /** This node's Postgres connections by state (pg_stat_activity) and its pool's size. */
