@@ -131,8 +131,11 @@ export const spawnNode = async (vars: Record<string, string>, options: SpawnOpti
  * the runner's own SHARDLINE_* variables and on free ports: its exit code and everything it wrote.
  */
 export const runNodeToExit = async (vars: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number; output: string }> => {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SHARDLINE_")))
+  // The suite's guard of the user's ./.data stays (SHARDLINE_FORBIDDEN_DATA_DIR), and the node
+  // gets a data dir of its own unless the test gives one.
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SHARDLINE_") || k === "SHARDLINE_FORBIDDEN_DATA_DIR"))
   const ports = {
+    SHARDLINE_DATA_DIR: mkdtempSync(join(tmpdir(), "sl-exit-")),
     SHARDLINE_HTTP_PORT: String(await freePort()),
     SHARDLINE_DESK_HTTP_PORT: String(await freePort()),
     SHARDLINE_SOCIAL_HTTP_PORT: String(await freePort()),

@@ -1,6 +1,7 @@
 // Every setting comes from a SHARDLINE_* variable with a documented default (README has the table).
 // Plain HOST/PORT are never read: the cluster's own layers would pick them up, so every sharding
 // setting is passed explicitly from here.
+import { resolve } from "node:path"
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import type { EvmChain } from "../chain/evm/chains.ts"
 import { type EdgeSettings, edgeSettingsConfig } from "./http/EdgeSettings.ts"
@@ -141,6 +142,9 @@ const env = (name: string) => `SHARDLINE_${name}`
 /** An integer setting with bounds: 0 or a negative would make a busy loop, a stalled pool or a lapsed lock. */
 const boundedInt = (name: string, min: number, max: number) =>
   Config.integer(env(name)).pipe(Config.validate({ message: `must be an integer from ${min} to ${max}`, validation: (n) => n >= min && n <= max }))
+/** Set by the test suite only. */
+const forbiddenDataDir = process.env["SHARDLINE_FORBIDDEN_DATA_DIR"]
+
 const intIn = (name: string, fallback: number, min: number, max: number) => boundedInt(name, min, max).pipe(Config.withDefault(fallback))
 
 // Messages below never repeat a URL or key: they may carry a password or a provider's API key.
@@ -197,7 +201,12 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   socialHttpPort: Config.port(env("SOCIAL_HTTP_PORT")).pipe(Config.withDefault(8280)),
   httpFastLane: Config.boolean(env("HTTP_FAST_LANE")).pipe(Config.withDefault(true)),
   databaseUrl: optionalRedacted("DATABASE_URL"),
-  dataDir: Config.string(env("DATA_DIR")).pipe(Config.withDefault("./.data")),
+  dataDir: Config.string(env("DATA_DIR")).pipe(Config.withDefault("./.data"), Config.mapOrFail((dir) =>
+    // The test suite sets SHARDLINE_FORBIDDEN_DATA_DIR to the repository's ./.data (the user's own
+    // `npm start` data): no test may read or write it (test/support/globalSetup.ts).
+    forbiddenDataDir !== undefined && resolve(dir) === resolve(forbiddenDataDir)
+      ? Either.left(ConfigError.InvalidData([env("DATA_DIR")], "is the data dir of your own `npm start`, which tests must not touch (SHARDLINE_FORBIDDEN_DATA_DIR): give the test its own SHARDLINE_DATA_DIR"))
+      : Either.right(dir))),
   embeddedEngine: Config.literal("auto", "postgres", "pglite")(env("EMBEDDED_ENGINE")).pipe(Config.withDefault("auto" as const)),
   masterKey: Config.option(Config.redacted(env("MASTER_KEY"))),
   runnerHost: Config.string(env("RUNNER_HOST")).pipe(Config.withDefault("127.0.0.1")),

@@ -1,6 +1,9 @@
 // The wrap desk's LTC chain against a real `litecoind -regtest` (SHARDLINE_LTC_RPC_URL), the way
 // the token ledger is tested today: the node's chains layer reads its tip and a balance, the
 // `devnet balance --chain ltc` CLI reads the node directly, and `devnet pay | mine` refuse it.
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Effect, Either, Layer } from "effect"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
@@ -69,7 +72,9 @@ describe("LTC over litecoind -regtest", () => {
     const to = ltcAddress()
     await litecoind.rpc("sendtoaddress", to, 0.25)
     await litecoind.rpc("generatetoaddress", 1, ltcAddress())
-    const env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_LTC_RPC_URL: ltcUrl() }
+    // Its own data dir: never the ./.data of the user's `npm start` (its sealed EVM hot wallet is
+    // not under the test's master key).
+    const env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_LTC_RPC_URL: ltcUrl(), SHARDLINE_DATA_DIR: mkdtempSync(join(tmpdir(), "sl-coin-cli-")) }
     const [balance, pay, mine] = await Promise.all([
       cli(["devnet", "balance", "--chain", "ltc", "--address", to, "--json"], env),
       cli(["devnet", "pay", "--chain", "ltc", "--to", to, "--amount", "1", "--json"], env),

@@ -1,6 +1,8 @@
 // Runs the real CLI as a child process, as `npm run -s cli -- ...` does: `node bin/cli.mjs ...`,
 // the bundle of src/cli/main.ts, rebuilt first when a source file is newer than it.
 import { execFile } from "node:child_process"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { expect } from "vitest"
@@ -13,11 +15,15 @@ export interface CliResult {
   readonly stderr: string
 }
 
+/** A data dir of this test process's own for a CLI run that names none: never the user's ./.data. */
+let scratchDataDir: string | undefined
+const ownDataDir = () => (scratchDataDir ??= mkdtempSync(join(tmpdir(), "sl-cli-")))
+
 export const cli = (args: ReadonlyArray<string>, env: Record<string, string>, timeoutMs = 90_000): Promise<CliResult> =>
   new Promise((resolve) => {
     execFile(process.execPath, [join(root, "bin", "cli.mjs"), ...args], {
       cwd: root,
-      env: { ...process.env, ...env },
+      env: { ...process.env, SHARDLINE_DATA_DIR: process.env["SHARDLINE_DATA_DIR"] ?? ownDataDir(), ...env },
       timeout: timeoutMs
     }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : 1) : 0

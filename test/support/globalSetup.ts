@@ -4,10 +4,15 @@
 // - Postgres answering at the test URL (SHARDLINE_TEST_DATABASE_URL or 127.0.0.1:5432): the
 //   system cluster is started with pg_ctlcluster when it is installed, and the test database
 //   is created when missing.
+// - The user's own data dir (./.data, what `npm start` made) is out of bounds: every process a
+//   test starts inherits SHARDLINE_FORBIDDEN_DATA_DIR, which makes a node or CLI refuse it, and the
+//   teardown fails the run when anything under it changed (names, sizes, modification times).
 // Anything it cannot do stops the run at once with the one command that would fix it, instead of
 // every file waiting out its own timeout.
 import { execFileSync, spawnSync } from "node:child_process"
-import { readdirSync } from "node:fs"
+import { existsSync, readdirSync, statSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { adminUrl } from "../../harness/db.ts"
 
@@ -107,8 +112,42 @@ export const ensurePostgres = async (url = adminUrl): Promise<void> => {
   }
 }
 
-export default async function setup(): Promise<void> {
+/** The repository's ./.data: the data dir `npm start` uses by default. */
+export const userDataDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", ".data")
+
+/** Every entry under `dir` with its size and modification time ("absent" when there is none). */
+export const dataDirState = (dir: string): Map<string, string> => {
+  const state = new Map<string, string>()
+  if (!existsSync(dir)) return state.set(".", "absent")
+  const walk = (path: string, rel: string) => {
+    const st = statSync(path, { throwIfNoEntry: false })
+    if (st === undefined) return
+    state.set(rel, `${st.isDirectory() ? "dir" : st.size} ${st.mtimeMs}`)
+    if (!st.isDirectory()) return
+    let names: Array<string> = []
+    try {
+      names = readdirSync(path)
+    } catch {
+      return // not ours to read (a postmaster's private dir)
+    }
+    for (const name of names) walk(join(path, name), rel === "." ? name : `${rel}/${name}`)
+  }
+  walk(dir, ".")
+  return state
+}
+
+/** What changed between two states, at most `max` paths. */
+export const changedPaths = (before: Map<string, string>, after: Map<string, string>, max = 5): Array<string> =>
+  [...new Set([...before.keys(), ...after.keys()])].filter((k) => before.get(k) !== after.get(k)).slice(0, max)
+
+export default async function setup(): Promise<() => void> {
+  process.env["SHARDLINE_FORBIDDEN_DATA_DIR"] = userDataDir
+  const before = dataDirState(userDataDir)
   ensureLitecoind()
   ensureChromium()
   await ensurePostgres()
+  return () => {
+    const changed = changedPaths(before, dataDirState(userDataDir))
+    if (changed.length > 0) throw new Error(`a test touched the user's data dir ${userDataDir}: ${changed.join(", ")}`)
+  }
 }
