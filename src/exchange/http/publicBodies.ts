@@ -29,7 +29,12 @@ export const indexDocument = {
   signed: {
     account: `GET ${prefix}/account?timestamp=<ms>&recvWindow=5000&signature=<hex>`,
     newOrder: `POST ${prefix}/order?symbol=<BASEQUOTE>&side=BUY&type=LIMIT&timeInForce=GTC&price=<dec>&quantity=<dec>&timestamp=<ms>&signature=<hex>`,
-    cancelOrder: `DELETE ${prefix}/order?symbol=<BASEQUOTE>&orderId=<id>&timestamp=<ms>&signature=<hex>`
+    cancelOrder: `DELETE ${prefix}/order?symbol=<BASEQUOTE>&orderId=<id>&timestamp=<ms>&signature=<hex>`,
+    cancelOpenOrders: `DELETE ${prefix}/openOrders?symbol=<BASEQUOTE>&timestamp=<ms>&signature=<hex>`,
+    getOrder: `GET ${prefix}/order?symbol=<BASEQUOTE>&orderId=<id>&timestamp=<ms>&signature=<hex>`,
+    openOrders: `GET ${prefix}/openOrders?symbol=<BASEQUOTE>&timestamp=<ms>&signature=<hex>`,
+    allOrders: `GET ${prefix}/allOrders?symbol=<BASEQUOTE>&limit=500&timestamp=<ms>&signature=<hex>`,
+    myTrades: `GET ${prefix}/myTrades?symbol=<BASEQUOTE>&limit=500&timestamp=<ms>&signature=<hex>`
   },
   // The spec's one aggregator feed is CoinGecko's tickers; both aggregators' full sets follow.
   compat: {
