@@ -69,9 +69,9 @@ describe("social listener", () => {
     expect(body.info).toMatchObject({ title: "Shardline social API", version: "1.0.0" })
     expect(body.servers.length).toBeGreaterThan(0)
     expect(Object.keys(body.paths).sort()).toEqual([
-      "/api/public/auth/wallet-callback", "/api/public/auth/wallet-challenge", "/api/public/auth/wallet-exchange", "/api/public/auth/wallet-status",
+      "/api/public/auth/sign-out", "/api/public/auth/wallet-callback", "/api/public/auth/wallet-challenge", "/api/public/auth/wallet-exchange", "/api/public/auth/wallet-status",
       "/api/public/ledger-health", "/api/public/ledger-verify-message", "/api/public/oembed", "/api/public/post/{id}", "/api/public/post/{id}/comments", "/api/public/timeline/{address}",
-      "/api/public/v1/session", "/api/public/v1/wallet-link", "/api/social/continuity", "/api/social/continuity/cancel", "/api/social/posts", "/api/social/posts/{id}/comments",
+      "/api/public/v1/session", "/api/public/v1/sessions", "/api/public/v1/sessions/{id}", "/api/public/v1/wallet-link", "/api/social/continuity", "/api/social/continuity/cancel", "/api/social/me", "/api/social/posts", "/api/social/posts/{id}/comments",
       "/api/social/posts/{id}/comments/{commentId}/signatures", "/api/social/posts/{id}/comments/{commentId}/unsigned",
       "/api/social/posts/{id}/metadata", "/api/social/posts/{id}/renew", "/api/social/posts/{id}/signatures", "/api/social/posts/{id}/takedown",
       "/api/social/posts/{id}/unsigned", "/api/social/upload", "/api/stream/{cid}",
@@ -102,7 +102,8 @@ describe("social sessions", () => {
     const s = await createSession(db.url, address, 3600_000)
     const r = await sessionGet(s.token)
     expect(r.headers.get("access-control-allow-origin")).toBeNull()
-    expect(await json(r)).toEqual({ status: 200, body: { address, expiresAt: s.expiresAt.toISOString() } })
+    // The session carries its CSRF token for cookie-session writes (issue 27.2, docs/webapp.md).
+    expect(await json(r)).toEqual({ status: 200, body: { address, expiresAt: s.expiresAt.toISOString(), csrfToken: expect.stringMatching(/^[0-9a-f]{64}$/) } })
     const other = await createSession(db.url, "TAnotherAddressXXXXXXXXXXXXXXXXXX", 3600_000)
     expect((await json(await sessionGet(other.token))).body.address).toBe("TAnotherAddressXXXXXXXXXXXXXXXXXX")
     const rows = await db.query<{ row: string }>("SELECT row_to_json(s)::text AS row FROM web_sessions s")
