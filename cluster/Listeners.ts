@@ -30,7 +30,8 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
   // With tracing on, signed calls take the Effect path, which makes each request's server span.
-  const signedLane = tracingOn(config.telemetry) ? undefined : yield* makeSignedLane
+  // Off by default: its case-by-case equivalence test has not passed yet (issue 22, docs/operations.md).
+  const signedLane = tracingOn(config.telemetry) || !config.httpSignedLane ? undefined : yield* makeSignedLane
   return listener({
     edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
       fast: fastMarketData(view),

@@ -28,6 +28,8 @@ export interface AppConfigShape {
   readonly socialHttpPort: number
   /** Hot public GETs answered in node:http before Effect (src/platform/http/Edge.ts); off = all through Effect. */
   readonly httpFastLane: boolean
+  /** Signed order calls answered in node:http (src/exchange/http/SignedLane.ts); off until its equivalence test passes (issue 22). */
+  readonly httpSignedLane: boolean
   /** Unset: the embedded Postgres under dataDir. */
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly dataDir: string
@@ -200,6 +202,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   deskHttpPort: Config.port(env("DESK_HTTP_PORT")).pipe(Config.withDefault(8180)),
   socialHttpPort: Config.port(env("SOCIAL_HTTP_PORT")).pipe(Config.withDefault(8280)),
   httpFastLane: Config.boolean(env("HTTP_FAST_LANE")).pipe(Config.withDefault(true)),
+  httpSignedLane: Config.boolean(env("HTTP_SIGNED_LANE")).pipe(Config.withDefault(false)),
   databaseUrl: optionalRedacted("DATABASE_URL"),
   dataDir: Config.string(env("DATA_DIR")).pipe(Config.withDefault("./.data"), Config.mapOrFail((dir) =>
     // The test suite sets SHARDLINE_FORBIDDEN_DATA_DIR to the repository's ./.data (the user's own

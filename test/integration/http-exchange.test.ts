@@ -19,7 +19,7 @@ describe.each([["fast lane", "true"], ["Effect only", "false"]])("exchange HTTP 
 
   beforeAll(async () => {
     db = await createTestDatabase("http")
-    node = await startNode(db.url, { SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "100000", SHARDLINE_RATE_LIMIT_IP_WEIGHT: "100000", SHARDLINE_HTTP_FAST_LANE: fastLane })
+    node = await startNode(db.url, { SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "100000", SHARDLINE_RATE_LIMIT_IP_WEIGHT: "100000", SHARDLINE_HTTP_FAST_LANE: fastLane, SHARDLINE_HTTP_SIGNED_LANE: fastLane })
     readKey = await createKey(db.url, { scopes: ["read"], addresses: ["TpzDyPgpC23KicTUAPqDSc5VvmRCSs2o2K"] })
   })
   afterAll(async () => {

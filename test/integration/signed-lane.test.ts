@@ -19,7 +19,7 @@ const v1 = "/api/public/v1"
 
 beforeAll(async () => {
   db = await createTestDatabase("signedlane")
-  fast = await startNode(db.url, { SHARDLINE_HTTP_FAST_LANE: "true" })
+  fast = await startNode(db.url, { SHARDLINE_HTTP_FAST_LANE: "true", SHARDLINE_HTTP_SIGNED_LANE: "true" })
   slow = await startNode(db.url, { SHARDLINE_HTTP_FAST_LANE: "false" })
 }, 180_000)
 afterAll(async () => {
