@@ -13,7 +13,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
-import { type EventLoopUtilization, monitorEventLoopDelay, performance } from "node:perf_hooks"
+import { makeLoopMeter } from "./loopMeter.ts"
 import { Effect, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
 import { faucetOmniSend, issueFaucetProperty } from "../../harness/faucetOmni.ts"
@@ -35,14 +35,7 @@ marketInstrumentation.onBatch = (symbol, figures) => {
 }
 
 /** The event loop since the last `loop` reset: how busy it was and how late its callbacks ran. */
-let delay = monitorEventLoopDelay({ resolution: 5 })
-delay.enable()
-let elu: EventLoopUtilization = performance.eventLoopUtilization()
-const loopFigures = () => {
-  const used = performance.eventLoopUtilization(elu)
-  const ms = (ns: number) => Math.round(ns / 1e4) / 100
-  return { utilizationPct: Math.round(used.utilization * 1000) / 10, lagP50Ms: ms(delay.percentile(50)), lagP99Ms: ms(delay.percentile(99)), lagMaxMs: ms(delay.max) }
-}
+const loopFigures = makeLoopMeter()
 
 const main = Effect.gen(function*() {
   const config = yield* appConfig
@@ -77,14 +70,7 @@ const main = Effect.gen(function*() {
         return copy
       }
       case "loop": {
-        const figures = loopFigures()
-        if (msg["reset"] === true) {
-          delay.disable()
-          delay = monitorEventLoopDelay({ resolution: 5 })
-          delay.enable()
-          elu = performance.eventLoopUtilization()
-        }
-        return figures
+        return loopFigures(msg["reset"] === true)
       }
       case "profileStart":
         session = new Session()

@@ -14,7 +14,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { type EventLoopUtilization, monitorEventLoopDelay, performance } from "node:perf_hooks"
+import { makeLoopMeter } from "./loopMeter.ts"
 import pg from "pg"
 
 interface RefConfig {
@@ -247,25 +247,12 @@ const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
 
 // --- the loop's figures, as orderNode.ts reports them ---
 
-let delay = monitorEventLoopDelay({ resolution: 5 })
-delay.enable()
-let elu: EventLoopUtilization = performance.eventLoopUtilization()
-const loopFigures = () => {
-  const used = performance.eventLoopUtilization(elu)
-  const ms = (ns: number) => Math.round(ns / 1e4) / 100
-  return { utilizationPct: Math.round(used.utilization * 1000) / 10, lagP50Ms: ms(delay.percentile(50)), lagP99Ms: ms(delay.percentile(99)), lagMaxMs: ms(delay.max) }
-}
+const loopFigures = makeLoopMeter()
 
 process.on("message", (msg: { id: number; op: string; reset?: boolean }) => {
   let result: unknown
   if (msg.op === "loop") {
-    result = loopFigures()
-    if (msg.reset === true) {
-      delay.disable()
-      delay = monitorEventLoopDelay({ resolution: 5 })
-      delay.enable()
-      elu = performance.eventLoopUtilization()
-    }
+    result = loopFigures(msg.reset === true)
   } else if (msg.op === "counts") result = { ...counts }
   process.send?.({ id: msg.id, ok: result !== undefined, result, error: result === undefined ? `unknown op ${msg.op}` : undefined })
 })
