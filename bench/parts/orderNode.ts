@@ -34,7 +34,6 @@ marketInstrumentation.onBatch = (symbol, figures) => {
   if (batches.length < 2_000_000) batches.push({ symbol, ...figures })
 }
 
-/** The event loop since the last `loop` reset: how busy it was and how late its callbacks ran. */
 const loopFigures = makeLoopMeter()
 
 const main = Effect.gen(function*() {
