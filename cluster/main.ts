@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { appConfig, exitOnConfigError } from "../src/platform/Config.ts"
 import { databaseLost } from "../src/platform/database/EmbeddedDatabase.ts"
 import { runNodeMain, setStopSettings } from "../src/platform/NodeMain.ts"
-import { shardsLost } from "../src/platform/ops/ShardWatchdog.ts"
+import { giveUpExitMs, shardsLost } from "../src/platform/ops/ShardWatchdog.ts"
 import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { nodeLayer, nodeName } from "./Node.ts"
 
@@ -17,7 +17,9 @@ const main = Effect.gen(function*() {
   )
   // An embedded database that died and could not be restarted, or a runner that lost its shards
   // for good, stops the node (exit code 1, so a process manager restarts it); finalizers still run.
-  return yield* Layer.launch(nodeLayer(config)).pipe(Effect.raceFirst(databaseLost), Effect.raceFirst(shardsLost))
+  return yield* Layer.launch(nodeLayer(config)).pipe(Effect.raceFirst(databaseLost), Effect.raceFirst(shardsLost.pipe(
+    Effect.tapError(() => Effect.sync(() => setTimeout(() => process.exit(1), giveUpExitMs).unref()))
+  )))
 })
 
 runNodeMain(exitOnConfigError(main), { disableErrorReporting: false })

@@ -11,11 +11,15 @@ export class ShardsLost extends Data.TaggedError("ShardsLost")<{ readonly messag
 
 const lost = Deferred.unsafeMake<never, ShardsLost>(FiberId.none)
 
-/** Fails when the watchdog gave up; `cluster/main.ts` races the node against it. */
+/**
+ * Fails when the watchdog gave up; `cluster/main.ts` races the node against it and, being the
+ * process's owner, forces the exit if stopping hangs. A node run inside another process (the test
+ * suite's in-process nodes) only stops: it must never exit its host.
+ */
 export const shardsLost: Effect.Effect<never, ShardsLost> = Deferred.await(lost)
 
-/** After giving up, the node stops gracefully, but exits 1 after this long whatever is left. */
-const giveUpExitMs = 15_000
+/** After giving up, a node process stops gracefully, but exits 1 after this long whatever is left. */
+export const giveUpExitMs = 15_000
 
 export interface Watch {
   /** The node has held all its shards at least once. Until then it is not watched: a second single
@@ -36,10 +40,9 @@ export const observe = (previous: Watch, owned: number, expected: number, nowMs:
 
 export const initialWatch: Watch = { armed: false, shortSinceMs: undefined, giveUp: false }
 
-/** Logs the reason, fails `shardsLost` (the node stops), and forces the exit if stopping hangs. */
+/** Logs the reason and fails `shardsLost` (the node stops). */
 export const giveUp = (message: string) =>
   Effect.sync(() => {
     process.stderr.write(`${new Date().toISOString()} shardline: ${message}\n`)
     Deferred.unsafeDone(lost, Effect.fail(new ShardsLost({ message })))
-    setTimeout(() => process.exit(1), giveUpExitMs).unref()
   })

@@ -6,6 +6,7 @@ import { devnetTokenAddress } from "../../../src/chain/evm/devnetTokens.ts"
 import { tokenContractAddress } from "../../../src/chain/evm/tokenAddress.ts"
 import { parseTokenContracts } from "../../../src/chain/evm/tokenContracts.ts"
 import { appConfig } from "../../../src/platform/Config.ts"
+import { unitDataDir } from "../../support/unitConfig.ts"
 
 const a = "0x" + "a".repeat(40)
 const usdcMainnet = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"
@@ -45,7 +46,7 @@ describe("EVM token contracts setting", () => {
 
   it("is a typed config error at load when malformed; the legacy name still works", async () => {
     const load = (env: Record<string, string>) =>
-      Effect.runPromiseExit(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      Effect.runPromiseExit(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries({ ...unitDataDir, ...env })))))
     const bad = await load({ SHARDLINE_EVM_TOKEN_CONTRACTS: "base:USDC=nope" })
     expect(Exit.isFailure(bad)).toBe(true)
     expect(String(Exit.isFailure(bad) ? bad.cause : "")).toMatch(/SHARDLINE_EVM_TOKEN_CONTRACTS.*entry 1/)

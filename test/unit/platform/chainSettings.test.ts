@@ -11,10 +11,11 @@ import * as ChainsLive from "../../../src/platform/ChainsLive.ts"
 import { EvmLedgers } from "../../../src/chain/evm/EvmLedger.ts"
 import { UtxoLedger } from "../../../src/chain/ledger/UtxoLedger.ts"
 import { AppConfig, appConfig, type AppConfigShape } from "../../../src/platform/Config.ts"
+import { unitDataDir } from "../../support/unitConfig.ts"
 import * as SecretBox from "../../../src/platform/SecretBox.ts"
 
 const read = (vars: Record<string, string>) =>
-  Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(vars))))))
+  Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries({ ...unitDataDir, ...vars }))))))
 
 const config = (vars: Record<string, string>): AppConfigShape => {
   const r = read(vars)
