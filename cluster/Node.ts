@@ -7,7 +7,7 @@ import * as MarketActivator from "../src/exchange/markets/MarketActivator.ts"
 import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
 import * as MarketData from "../src/exchange/marketdata/MarketData.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
-import { AppConfig } from "../src/platform/Config.ts"
+import { configLayer, type NodeConfigShape } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
@@ -54,7 +54,7 @@ import { SignInChallengeLive } from "../src/platform/signin/SignInChallengeEntit
 export const nodeName = (config: AppConfigShape) =>
   config.topology === "single" ? "shardline:embedded" : `shardline:${config.runnerHost}:${config.runnerPort}`
 
-export const nodeLayer = (config: AppConfigShape) => {
+export const nodeLayer = (config: NodeConfigShape) => {
   const name = nodeName(config)
   // The chains (UtxoLedger, EvmLedgers), the Omni view over the ledger and the fee sponsor sit
   // beside the other services, for entities to use. The demo world (a devnet's market assets and
@@ -87,7 +87,7 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(services),
     Layer.provide(databaseLayer({ applicationName: name, migrations })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
-    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config))),
+    Layer.provide(Layer.unwrapEffect(Effect.as(ChainsLive.checkChainSettings(config), configLayer(config)))),
     // Beneath everything: every fiber of the node inherits the tracer (or its absence) and the log format.
     Layer.provide(Telemetry.layer(config.telemetry, name))
   )

@@ -12,7 +12,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import type { SecretBox } from "../../platform/SecretBox.ts"
 import { deskSecret } from "../wallets/DeskSecrets.ts"
 import { type AttestationPoint, attestationPayload, ed25519Sign, hmacSignature, type Payload, payloadHash, rawPublicKeyOf } from "./attestation.ts"
@@ -57,7 +57,7 @@ export class Attestations extends Context.Tag("shardline/desk/Attestations")<Att
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const config = yield* AppConfig
+  const config = yield* DeskConfig
   const hmacKey = Option.isSome(config.attestationKey)
     ? Redacted.value(config.attestationKey.value)
     : (yield* deskSecret("attestation-hmac", () => ({ secret: randomBytes(32).toString("hex"), public: "" }))).secret
@@ -95,4 +95,4 @@ export const make = Effect.gen(function*() {
   return Attestations.of({ publicKey: ed.public, append, latest, history })
 })
 
-export const layer: Layer.Layer<Attestations, SqlError, SqlClient.SqlClient | SecretBox | AppConfig> = Layer.effect(Attestations, make)
+export const layer: Layer.Layer<Attestations, SqlError, SqlClient.SqlClient | SecretBox | DeskConfig> = Layer.effect(Attestations, make)

@@ -12,7 +12,7 @@ import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Schedule } from "effect"
 import { Attestor, attestorId, AttestFailed, Kick, Tick } from "../../../schemas/desk/attestor.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { HOUR_MS, type Payload } from "./attestation.ts"
 import { Attestations } from "./Attestations.ts"
@@ -33,7 +33,7 @@ export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
   const attestations = yield* Attestations
   const scanner = yield* ReserveScanner
   const self = (yield* Attestor.client)(address.entityId)
-  const intervalMs = (yield* AppConfig).attestationIntervalMs
+  const intervalMs = (yield* DeskConfig).attestationIntervalMs
   yield* metrics.activated
 
   const attest = Effect.gen(function*() {
