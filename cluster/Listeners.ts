@@ -58,7 +58,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
 export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, DeskConfig, Transparency]), ([config, desk, transparency]) =>
   listener({
-    edge: deskEdge(desk.deskIpWeightPerMin, { "partner-a": desk.webhookSecretPartnerA, "partner-b": desk.webhookSecretPartnerB }, transparency),
+    edge: deskEdge({ ipWeightPerMin: desk.deskIpWeightPerMin, publicIpWeightPerMin: desk.deskPublicIpWeightPerMin }, { "partner-a": desk.webhookSecretPartnerA, "partner-b": desk.webhookSecretPartnerB }, transparency),
     api: DeskApi,
     handlers: deskHandlers,
     decodeError: decodeErrorShape,

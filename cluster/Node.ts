@@ -16,6 +16,7 @@ import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
 import { makeDeskWorld } from "../src/desk/tokens/DeskWorld.ts"
 import * as Attestations from "../src/desk/attestation/Attestations.ts"
+import * as AttestationMonitor from "../src/desk/attestation/AttestationMonitor.ts"
 import { AttestorKick, AttestorLive } from "../src/desk/attestation/AttestorEntity.ts"
 import { StampingSweep } from "../src/social/posts/stampingSweep.ts"
 import * as Transparency from "../src/desk/http/Transparency.ts"
@@ -79,7 +80,8 @@ export const nodeLayer = (config: NodeConfigShape) => {
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
     exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer,
-    DeskLinkTokenLive, LinkedWalletLive, DeskOrderLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, StampingSweep, AttestorLive, AttestorKick
+    DeskLinkTokenLive, LinkedWalletLive, DeskOrderLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, StampingSweep, AttestorLive, AttestorKick,
+    AttestationMonitor.layer
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),

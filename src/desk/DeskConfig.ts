@@ -10,6 +10,8 @@ export interface DeskConfigShape {
   readonly deskHttpPort: number
   /** Request weight per client IP per minute on the desk listener. */
   readonly deskIpWeightPerMin: number
+  /** Desk transparency and registry reads (keyless, cached): their own per-IP fair-use ceiling, apart from deskIpWeightPerMin. */
+  readonly deskPublicIpWeightPerMin: number
   /** Public base URL of the desk listener (wallet-link QR URLs, manifest `from`); unset: http://host:port. */
   readonly deskPublicUrl: Option.Option<string>
   /**
@@ -35,6 +37,7 @@ export class DeskConfig extends Context.Tag("shardline/DeskConfig")<DeskConfig, 
 export const defaults: DeskConfigShape = {
   deskHttpPort: 8180,
   deskIpWeightPerMin: 6000,
+  deskPublicIpWeightPerMin: 60_000,
   deskPublicUrl: Option.none(),
   deskTokenProperty: Option.none(),
   attestationKey: Option.none(),
@@ -49,6 +52,9 @@ export const config: Config.Config<DeskConfigShape> = Config.all({
   deskHttpPort: Config.port(settingName("DESK_HTTP_PORT")).pipe(Config.withDefault(defaults.deskHttpPort), Config.withDescription("The desk listener's port.")),
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", defaults.deskIpWeightPerMin, 1, 1_000_000_000).pipe(
     Config.withDescription("Request weight per client IP per minute on the desk listener.")
+  ),
+  deskPublicIpWeightPerMin: intIn("DESK_PUBLIC_IP_WEIGHT", defaults.deskPublicIpWeightPerMin, 1, 1_000_000_000).pipe(
+    Config.withDescription("Per-IP fair-use ceiling of the desk's keyless transparency and registry reads.")
   ),
   deskPublicUrl: publicUrl("DESK_PUBLIC_URL").pipe(Config.withDescription("Public base URL of the desk listener; unset: http://host:port.")),
   deskTokenProperty: Config.option(boundedInt("DESK_TOKEN_PROPERTY", 1, 0x7fffffff)).pipe(
