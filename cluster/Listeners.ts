@@ -55,7 +55,7 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
 export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Transparency]), ([config, transparency]) =>
   listener({
-    edge: deskEdge(config.deskIpWeightPerMin, { "partner-a": config.webhookSecretPartnerA, "partner-b": config.webhookSecretPartnerB }, transparency),
+    edge: deskEdge({ ipWeightPerMin: config.deskIpWeightPerMin, publicIpWeightPerMin: config.deskPublicIpWeightPerMin }, { "partner-a": config.webhookSecretPartnerA, "partner-b": config.webhookSecretPartnerB }, transparency),
     api: DeskApi,
     handlers: deskHandlers,
     decodeError: decodeErrorShape,

@@ -59,6 +59,8 @@ export interface AppConfigShape {
   readonly rateLimitIpWeightPerMin: number
   /** Desk and social listeners: request weight per client IP per minute. */
   readonly deskIpWeightPerMin: number
+  /** Desk transparency and registry reads (keyless, cached): their own per-IP fair-use ceiling, apart from deskIpWeightPerMin. */
+  readonly deskPublicIpWeightPerMin: number
   readonly socialIpWeightPerMin: number
   /** HMAC key of the desk's reserve attestations; unset: generated once, sealed with the master key in desk_secrets. */
   readonly attestationKey: Option.Option<Redacted.Redacted>
@@ -227,6 +229,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitKeyWeightPerMin: intIn("RATE_LIMIT_KEY_WEIGHT", 1200, 1, 1_000_000_000),
   rateLimitIpWeightPerMin: intIn("RATE_LIMIT_IP_WEIGHT", 1200, 1, 1_000_000_000),
   deskIpWeightPerMin: intIn("DESK_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
+  deskPublicIpWeightPerMin: intIn("DESK_PUBLIC_IP_WEIGHT", 60_000, 1, 1_000_000_000),
   socialIpWeightPerMin: intIn("SOCIAL_RATE_LIMIT_IP_WEIGHT", 6000, 1, 1_000_000_000),
   attestationKey: optionalRedacted("ATTESTATION_KEY"),
   attestationIntervalMs: intIn("ATTESTATION_INTERVAL_MS", 3_600_000, 1_000, 3_600_000),
