@@ -8,7 +8,7 @@ import m0015 from "./0015_social_content.ts"
 import m0022 from "./0022_social_stamping_succession.ts"
 import m0023 from "./0023_member_signed_stamps.ts"
 import m0024 from "./0024_social_owed_stamps.ts"
-import m0034 from "./0034_social_blocked_cids.ts"
+import m0035 from "./0035_social_blocked_cids.ts"
 
 export const migrations: Migrations = {
   "0013_social_accounts": m0013,
@@ -16,5 +16,5 @@ export const migrations: Migrations = {
   "0022_social_stamping_succession": m0022,
   "0023_member_signed_stamps": m0023,
   "0024_social_owed_stamps": m0024,
-  "0034_social_blocked_cids": m0034
+  "0035_social_blocked_cids": m0035
 }
