@@ -151,10 +151,18 @@ const hostileBodyText = (rng: Rng): string => rng.pick([
   "{\"amount\":1e999999}", "{\"amount\":-0}", "{\"a\":1,\"a\":2}"
 ])
 
+/** Percent-encoding of any string: an unpaired surrogate (which encodeURIComponent refuses) as the
+ * bytes a careless client would send for it (CESU-8, invalid UTF-8). */
+const percent = (v: string): string =>
+  v.replace(/[\ud800-\udbff][\udc00-\udfff]|[\s\S]/g, (c) =>
+    c.length === 1 && c >= "\ud800" && c <= "\udfff"
+      ? Buffer.from([0xed, 0xa0 | ((c.charCodeAt(0) >> 6) & 0x1f), 0x80 | (c.charCodeAt(0) & 0x3f)]).toString("hex").replace(/../g, "%$&").toUpperCase()
+      : encodeURIComponent(c))
+
 /** A query or path value in the wire's own encoding, sometimes left raw or broken. */
 const encodeValue = (v: string, rng: Rng): string => {
   const r = rng.next()
-  if (r < 0.85) return encodeURIComponent(v.replace(/[\ud800-\udfff]/g, "")) + (/[\ud800-\udfff]/.test(v) ? "%ED%A0%80" : "")
+  if (r < 0.85) return percent(v)
   if (r < 0.92) return v.replace(/[\s#?\u0000-\u001f\u007f-\uffff]/g, (c) => encodeURIComponent(c.replace(/[\ud800-\udfff]/g, "x")))
   return rng.pick(["%", "%zz", "%ff%fe", "%00", "%E2%82", "%C0%AF", "+", "%2B", "%252e", "a%20b", "%0d%0aX:1"])
 }
@@ -186,7 +194,7 @@ const filledPath = (doc: ServiceDocument, op: Operation, ctx: FuzzContext, rng: 
     const p = op.pathParams.find((x) => x.name === name)
     if (hostile && rng.chance(0.3)) return encodeValue(rng.pick(hostileStrings), rng) || "%20"
     const v = name === "cid" ? ctx.pools["cid"]?.[0] ?? "x" : p === undefined ? "x" : queryValue(doc, p, ctx, rng)
-    return encodeURIComponent(v)
+    return percent(v)
   })
 
 /** Paths no route takes, or a route's path bent. */
@@ -197,7 +205,7 @@ const bentPath = (path: string, service: Service, rng: Rng): string => {
     case 2: return path.toUpperCase()
     case 3: return `${path}/..%2f..%2fetc`
     case 4: return service === "exchange" ? path.replace("/api/public/v1", "/api/v3") : `${path}%2e`
-    case 5: return `/${encodeURIComponent(rng.pick(hostileStrings)).slice(0, 300)}`
+    case 5: return `/${percent(rng.pick(hostileStrings)).slice(0, 300)}`
     case 6: return `${path}.json`
     default: return `${path}/${"x".repeat(rng.int(1, 3000))}`
   }

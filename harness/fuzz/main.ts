@@ -41,6 +41,11 @@ try {
     console.log(summary(report, 50))
     if (values.out !== undefined) writeFileSync(values.out, JSON.stringify(report, null, 2))
     exit = report.failures.length === 0 ? 0 : 1
+    if (exit !== 0) {
+      // What the node said about it: its warnings and errors, the last ones.
+      const said = node.output().split("\n").filter((l) => /level=(WARN|ERROR|FATAL)|\] (WARN|ERROR|FATAL) /.test(l))
+      console.log(`fuzz: the node's last warnings and errors (${said.length} in all):\n${said.slice(-40).map((l) => l.slice(0, 1_500)).join("\n")}`)
+    }
     if (!node.isRunning()) {
       console.log(`fuzz: the node exited during the run:\n${node.output().slice(-4000)}`)
       exit = 1

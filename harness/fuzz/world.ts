@@ -1,6 +1,7 @@
 // What a fuzz run stands on: the node's settings (budgets out of the way, both webhook secrets
-// set so no route answers its documented "not configured" 503, short header and body times so a
-// body that never comes costs seconds, not a minute), and credentials and things that exist
+// set so no route answers its documented "not configured" 503, header and body times of 10 s so a
+// body that never comes costs seconds, not a minute, while a node stalled by a loaded machine
+// still reads a whole request in time), and credentials and things that exist
 // (an exchange key and web session, a desk key and a cash-out order, a social account with a
 // session, an uploaded item, a post and a comment), made the way the CLI and the apps make them.
 import { Effect } from "effect"
@@ -23,8 +24,8 @@ export const fuzzNodeSettings: Readonly<Record<string, string>> = {
   SHARDLINE_SOCIAL_RATE_LIMIT_IP_WEIGHT: "1000000000",
   SHARDLINE_WEBHOOK_SECRET_PARTNER_A: fuzzWebhookSecret,
   SHARDLINE_WEBHOOK_SECRET_PARTNER_B: fuzzWebhookSecret,
-  SHARDLINE_HTTP_HEADERS_TIMEOUT_MS: "2000",
-  SHARDLINE_HTTP_BODY_TIMEOUT_MS: "2000",
+  SHARDLINE_HTTP_HEADERS_TIMEOUT_MS: "10000",
+  SHARDLINE_HTTP_BODY_TIMEOUT_MS: "10000",
   SHARDLINE_DEVNET_BLOCK_MS: "0"
 }
 

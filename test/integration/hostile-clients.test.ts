@@ -332,3 +332,31 @@ describe("protocol upgrades and expectations are answered in the service's shape
     expect(r.status).toBe(200)
   })
 })
+
+describe("found by the fuzz run (harness/fuzz, test/integration/fuzz-listeners.test.ts)", () => {
+  it("a multipart body on the exchange listener is 400 -1102 at the edge, not 503 -1001 from the multipart parser", async () => {
+    for (const body of ["{\"amount\":1e999999}", "--x\r\ncontent-disposition: form-data; name=\"a\"\r\n\r\n1\r\n--x--\r\n", ""]) {
+      const r = await sendRaw(node.baseUrl, "POST", "/api/public/auth/wallet-callback", { "content-type": "multipart/form-data; boundary=x" }, json(body))
+      expect(r.status, body).toBe(400)
+      expect(JSON.parse(r.body)).toEqual({ code: -1102, msg: expect.stringMatching(/^Multipart bodies are not accepted/) })
+    }
+  })
+})
+
+describe("the zero address as a payout (27.7) through the desk's HTTP routes", () => {
+  it("a cash-out, a saved payout address and an unwrap to a burn address are 400 naming it, nothing stored", async () => {
+    const orders = await count("desk_orders")
+    const zero = "0x0000000000000000000000000000000000000000"
+    const cases: Array<[string, string]> = [
+      [`${v1}/cashout/orders`, JSON.stringify({ amount: "10", chain: "base", payoutAddress: zero })],
+      [`${v1}/cashout/payout-address`, JSON.stringify({ payoutAddress: zero })],
+      [`${v1}/wrap/orders`, JSON.stringify({ direction: "unwrap", asset: "ETH", amount: "0.1", payoutAddress: "0x000000000000000000000000000000000000dEaD" })]
+    ]
+    for (const [path, body] of cases) {
+      const r = await sendRaw(node.deskUrl, "POST", path, { "content-type": "application/json", "x-api-key": deskKey }, json(body))
+      expect(r.status, path).toBe(400)
+      expect(JSON.parse(r.body).error.message, path).toMatch(/burn address/)
+    }
+    expect(await count("desk_orders")).toBe(orders)
+  })
+})

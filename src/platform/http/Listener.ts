@@ -38,7 +38,8 @@ export interface ListenerOptions<E, R, RR> {
 export const replyResponse = (reply: Reply, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(reply.body, { status: reply.status, contentType: "application/json", headers })
 
-const safetyNet = (edge: ServiceEdge) => (cause: Cause.Cause<unknown>) => {
+/** What the step after the handler answers for a failure no handler mapped (exported for its unit test). */
+export const safetyNet = (edge: ServiceEdge) => (cause: Cause.Cause<unknown>) => {
   // A body that is not the JSON it claims reaches here as a RequestError, failed or (from
   // HttpApi's payload decode) died with: either way it is the client's malformed request.
   const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
@@ -46,7 +47,14 @@ const safetyNet = (edge: ServiceEdge) => (cause: Cause.Cause<unknown>) => {
     if (failure.value._tag === "RouteNotFound") return Effect.succeed(replyResponse(edge.errors.notFound))
     if (failure.value._tag === "RequestError") return Effect.succeed(replyResponse(edge.errors.malformed))
   }
-  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  // Interrupted while the client still waits (this fiber itself was not: a client that went away
+  // interrupts the whole request, and nothing here runs): an entity call cut short, as when the
+  // runner loses its shards under load. Found by the fuzz run as a 503 with an empty body; it is
+  // the service's retryable 503 in its own shape.
+  if (Cause.isInterruptedOnly(cause)) {
+    return Effect.logWarning(`${edge.service}: request interrupted before its answer (answered 503, retry)`).pipe(
+      Effect.as(replyResponse(edge.errors.internal, { "retry-after": "1" })))
+  }
   return Effect.logError(`${edge.service}: request failed unexpectedly`, cause).pipe(Effect.as(replyResponse(edge.errors.internal)))
 }
 
