@@ -3,6 +3,8 @@
 //                                                                        → {postId, shortId, metadataCid, mediaCids, txHash, opReturn}
 //   (an xpub-only account: --xprv-file signs its stamps here, → {postId, shortId, state, action, metadataCid, txHash, stamps})
 // social takedown --post ID [--json] / social moderate --post ID --reason TEXT [--json] → {postId, state, paidUntil, txid, opReturn}
+//   (moderate also → blockedCids: the pulled post's CIDs, served and postable under no post until lifted)
+// social moderate --lift CID [--reason TEXT] [--json]                     → {cid, blocked: false, lifted: [{postId, liftedAt}]}
 // social timeline --address ADDR [--xpub XPUB] [--json]                   → the author's stamps, rebuilt from the chain
 // social live add --stream ID --wallet ADDR --title TEXT [--json]         → {streamId, wallet, title, embed}
 // social link-token --account ADDR [--json]                               → {token, url, expiresAt}  (the wallet-link QR)
@@ -13,7 +15,7 @@ import { createReadStream } from "node:fs"
 import { extname } from "node:path"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Either, Option, Stream } from "effect"
-import { Change, Post, type PostRefused, Publish, PublishUnsigned, SubmitSignatures } from "../../schemas/social/post.ts"
+import { Change, LiftBlock, Post, type PostRefused, Publish, PublishUnsigned, SubmitSignatures } from "../../schemas/social/post.ts"
 import { ledgerParams } from "../chain/params.ts"
 import { findAccount } from "../social/accounts/Accounts.ts"
 import { memberSigns } from "../social/accounts/signing.ts"
@@ -24,6 +26,8 @@ import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts
 import { createAccount } from "../social/accounts/Accounts.ts"
 import { SHORT_ID } from "../social/accounts/socialKeys.ts"
 import { ContentStore } from "../social/content/ContentStore.ts"
+import { blockingPosts } from "../social/content/blocked.ts"
+import { parseRawCid } from "../crypto/cid.ts"
 import * as ContentStoreLive from "../social/content/ContentStoreLive.ts"
 import { issueSocialLinkToken } from "../social/identity/issueLinkToken.ts"
 import { parseOrUsage } from "./args.ts"
@@ -34,6 +38,7 @@ const usage = [
   "       social post --account ADDR --body TEXT [--kind story|photo|video|text] [--tags a,b] [--media FILE]... [--xprv-file FILE] [--json]",
   "       social takedown --post ID [--json]",
   "       social moderate --post ID --reason TEXT [--json]",
+  "       social moderate --lift CID [--reason TEXT] [--json]",
   "       social timeline --address ADDR [--xpub XPUB] [--json]",
   "       social live add --stream ID --wallet ADDR --title TEXT [--json]",
   "       social link-token --account ADDR [--json]"
@@ -86,6 +91,27 @@ const publishSignedHere = (postId: string, publish: PublishUnsigned, xprvFile: s
       Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
   })
 
+/**
+ * `social moderate --lift CID`: ends every moderation block of the CID, each through the Post entity
+ * whose pull made it (src/social/content/blocked.ts); the pulled posts stay pulled.
+ */
+const liftBlocks = (cidText: string, reason: string | undefined) =>
+  Effect.gen(function*() {
+    const parsed = parseRawCid(cidText.trim())
+    if (Either.isLeft(parsed)) return yield* Effect.fail(new UsageError(`--lift: ${parsed.left.message}`))
+    const cid = parsed.right.cid
+    const posts = yield* blockingPosts(cid)
+    if (posts.length === 0) return yield* Effect.fail(new UsageError(`no moderation block on ${cid}`))
+    const client = yield* Post.client
+    const lifted: Array<{ postId: string; liftedAt: string | null }> = []
+    for (const postId of posts) {
+      const r = yield* ask(client(postId).LiftBlock(new LiftBlock({ postId, cid, requestId: randomUUID(), ...(reason === undefined ? {} : { reason }) }))).pipe(
+        Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
+      lifted.push({ postId: r.postId, liftedAt: r.liftedAt })
+    }
+    return { cid, blocked: false, lifted }
+  })
+
 /** `social link-token`: the wallet-link QR of an account (src/social/identity). */
 const linkToken = (account: string | undefined, json: boolean): Promise<number> | number => {
   const a = account?.trim()
@@ -104,7 +130,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const rest = nested ? rest0.slice(1) : rest0
   const parsed = parseOrUsage(rest, {
     handle: { type: "string" }, account: { type: "string" }, body: { type: "string" }, kind: { type: "string" }, tags: { type: "string" },
-    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, address: { type: "string" }, xpub: { type: "string" }, "xprv-file": { type: "string" },
+    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, lift: { type: "string" }, address: { type: "string" }, xpub: { type: "string" }, "xprv-file": { type: "string" },
     json: { type: "boolean", default: false }
   }, usage)
   if (parsed === undefined) return 2
@@ -143,6 +169,13 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       return yield* ask(client.Publish(new Publish({ postId, author: v.account!, kind, body: v.body!, tags, mediaCids }))).pipe(
         Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
     }).pipe(Effect.provide(ContentStoreLive.layer)), print)
+  }
+  if (verb === "moderate" && v.lift !== undefined) {
+    if (v.post !== undefined) {
+      console.error(`--lift takes a CID and no --post\n${usage}`)
+      return 2
+    }
+    return runCommand(liftBlocks(v.lift, v.reason), print)
   }
   if (verb === "takedown" || verb === "moderate") {
     if (v.post === undefined || (verb === "moderate" && v.reason === undefined)) {
