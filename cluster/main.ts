@@ -1,7 +1,8 @@
 // `npm start`: the whole system in one process (or one node of a cluster when
 // SHARDLINE_TOPOLOGY=socket). Configuration comes only from SHARDLINE_* variables.
 import { Effect, Layer } from "effect"
-import { appConfig, exitOnConfigError } from "../src/platform/Config.ts"
+import { nodeConfig } from "../src/config.ts"
+import { exitOnConfigError } from "../src/platform/Config.ts"
 import { databaseLost } from "../src/platform/database/EmbeddedDatabase.ts"
 import { ListenFailed } from "../src/platform/http/Listener.ts"
 import { runNodeMain, setStopSettings } from "../src/platform/NodeMain.ts"
@@ -10,7 +11,7 @@ import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { nodeLayer, nodeName } from "./Node.ts"
 
 const main = Effect.gen(function*() {
-  const config = yield* appConfig
+  const config = yield* nodeConfig
   // SIGTERM drains, then stops within a bound (src/platform/NodeMain.ts).
   yield* setStopSettings(config)
   yield* Effect.logInfo(`starting ${nodeName(config)}: http://${config.httpHost}:${config.httpPort}/api/public/v1 (docs at /api-docs)`).pipe(

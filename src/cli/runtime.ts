@@ -4,8 +4,8 @@
 import { Cause, Data, Effect, Exit, Layer } from "effect"
 import { storageClient } from "../platform/ShardingSettings.ts"
 import * as ApiKeys from "../exchange/auth/ApiKeys.ts"
-import { AppConfig, appConfig } from "../platform/Config.ts"
 import { databaseLayer } from "../platform/database/Database.ts"
+import { configLayer, nodeConfig } from "../config.ts"
 import { migrations } from "../migrations.ts"
 import * as SecretBox from "../platform/SecretBox.ts"
 
@@ -16,11 +16,11 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
   }
 }
 
-export const cliLayer = Layer.unwrapEffect(Effect.map(appConfig, (config) =>
+export const cliLayer = Layer.unwrapEffect(Effect.map(nodeConfig, (config) =>
   Layer.mergeAll(ApiKeys.layerNoListen, storageClient(config)).pipe(
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:cli", migrations })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config))
+    Layer.provideMerge(configLayer(config))
   )))
 
 /** Runs a command's effect; prints a usage or failure message and returns the exit code. */

@@ -19,6 +19,7 @@ import { findAccount } from "../social/accounts/Accounts.ts"
 import { memberSigns } from "../social/accounts/signing.ts"
 import { readAccountKey, signStamps } from "./socialSign.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { SocialConfig } from "../social/SocialConfig.ts"
 import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
 import { createAccount } from "../social/accounts/Accounts.ts"
 import { SHORT_ID } from "../social/accounts/socialKeys.ts"
@@ -170,9 +171,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     return runCommand(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const config = yield* AppConfig
+      const social = yield* SocialConfig
       yield* sql`INSERT INTO social_live_channels (stream_id, wallet, title) VALUES (${v.stream!}, ${v.wallet!}, ${v.title!})
         ON CONFLICT (stream_id) DO UPDATE SET wallet = EXCLUDED.wallet, title = EXCLUDED.title`
-      return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${config.socialHttpPort}/embed/live/${v.stream!}` }
+      return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${social.socialHttpPort}/embed/live/${v.stream!}` }
     }), print)
   }
   if (verb === "timeline") {
@@ -184,10 +186,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     // rebuilds the timeline from the chain, the same code anyone can run.
     return runCommand(Effect.gen(function*() {
       const config = yield* AppConfig
+      const social = yield* SocialConfig
       const host = config.httpHost === "0.0.0.0" ? "127.0.0.1" : config.httpHost
       const query = v.xpub === undefined ? "" : `?xpub=${encodeURIComponent(v.xpub)}`
       const r = yield* Effect.tryPromise({
-        try: () => fetch(`http://${host}:${config.socialHttpPort}/api/public/timeline/${encodeURIComponent(v.address!)}${query}`),
+        try: () => fetch(`http://${host}:${social.socialHttpPort}/api/public/timeline/${encodeURIComponent(v.address!)}${query}`),
         catch: () => noAnswer()
       })
       const body = yield* Effect.promise(() => r.json() as Promise<Record<string, unknown>>)

@@ -7,7 +7,7 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { pgLayer } from "../../src/platform/database/Database.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
 import { grantAndAwait } from "../../src/cli/authorizations.ts"
@@ -74,7 +74,7 @@ describe("funding is visible when the tools say it is", () => {
     // What the CLI process runs in: the node's database and a storage-only cluster client.
     const asCli = storageClient(node.config).pipe(
       Layer.provideMerge(pgLayer({ applicationName: "test:cli" })),
-      Layer.provideMerge(Layer.succeed(AppConfig, node.config))
+      Layer.provideMerge(configLayer(node.config))
     )
     for (const cap of ["20", "30", "40"]) {
       const free = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {

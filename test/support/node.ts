@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { type Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
 import type { UtxoDevnet } from "../../src/chain/ledger/devnet.ts"
-import type { AppConfigShape } from "../../src/platform/Config.ts"
+import type { NodeConfigShape } from "../../src/config.ts"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
 
 
@@ -22,7 +22,7 @@ export interface RunningNode {
   readonly baseUrl: string
   readonly deskUrl: string
   readonly socialUrl: string
-  readonly config: AppConfigShape
+  readonly config: NodeConfigShape
   /**
    * Runs an effect inside this node: its own chains (devnets or JSON-RPC adapters), services and
    * Sharding (entity clients). UtxoDevnet (fault injection) is there when the ledger is a devnet.

@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Stream } from "effect"
 import { type Change, PostRefused, type PostReceipt, type PostState, type Publish } from "../../../schemas/social/post.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { accountKey, type AccountRow, findAccount } from "../accounts/Accounts.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { postPath, shortIdOf } from "../accounts/socialKeys.ts"
@@ -130,7 +130,7 @@ export const checkPublish = (p: Publish) =>
 export const publish = (p: Publish) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const store = yield* ContentStore
     const existing = yield* findPost(p.postId)
     if (Option.isSome(existing)) {

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Schedule } from "effect"
 import { HostingCheck, Post, PostRefused, type PostStateReply, SignatureDeadline } from "../../../schemas/social/post.ts"
 import { FinishStamps } from "../../../schemas/social/stamping.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { commentAsMember } from "./Comments.ts"
@@ -42,7 +42,7 @@ const asRefusal = (e: unknown): PostRefused =>
 export const PostLive = Post.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
-  const config = yield* AppConfig
+  const config = yield* SocialConfig
   const self = (yield* Post.client)(address.entityId)
   const postId = address.entityId
   yield* metrics.activated
@@ -76,7 +76,7 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
     // Accounts linked by xpub only: stamps built for the member to sign (memberSigned.ts).
     ...memberSignedHandlers({
       deadline: (requestId, dueAtMs) => self.SignatureDeadline(new SignatureDeadline({ postId, requestId, dueAtMs }), { discard: true }).pipe(Effect.orDie),
-      later: (error) => stampLater(postId, error, retryStamps).pipe(Effect.provideService(AppConfig, config), Effect.provideService(SqlClient.SqlClient, sql)),
+      later: (error) => stampLater(postId, error, retryStamps).pipe(Effect.provideService(SocialConfig, config), Effect.provideService(SqlClient.SqlClient, sql)),
       afterChange: (post, action) => Effect.zipRight(forgetCached(post), action === "publish" || action === "renew" ? schedule(post) : Effect.void)
     }),
     Publish: ({ payload }) =>
