@@ -11,7 +11,7 @@
 // The CLI does what the composer does: media go into the content store from here (streamed from
 // the file), then the Post entity, in the running node, charges, stamps and answers.
 import { randomUUID } from "node:crypto"
-import { createReadStream } from "node:fs"
+import { open } from "node:fs/promises"
 import { extname } from "node:path"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Either, Option, Stream } from "effect"
@@ -31,7 +31,7 @@ import { parseRawCid } from "../crypto/cid.ts"
 import * as ContentStoreLive from "../social/content/ContentStoreLive.ts"
 import { issueSocialLinkToken } from "../social/identity/issueLinkToken.ts"
 import { parseOrUsage } from "./args.ts"
-import { printJsonOr, runCommand, UsageError } from "./runtime.ts"
+import { fileProblem, printJsonOr, runCommand, UsageError } from "./runtime.ts"
 
 const usage = [
   "usage: social account create [--handle NAME] [--json]",
@@ -71,8 +71,11 @@ const upload = (file: string) =>
     const type = typesByExtension[extname(file).toLowerCase()]
     if (type === undefined) return yield* Effect.fail(new UsageError(`--media ${file}: unsupported file type (${Object.keys(typesByExtension).join(" ")})`))
     const store = yield* ContentStore
-    const bytes = Stream.fromAsyncIterable(createReadStream(file) as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${(e as Error).message}`))
-    return (yield* store.put(bytes, type)).cid
+    // Opened first, so a missing or unreadable file is one line here, not an 'error' event the
+    // stream has no listener for yet.
+    const handle = yield* Effect.tryPromise({ try: () => open(file, "r"), catch: (e) => new UsageError(`--media ${file}: ${fileProblem(e)}`) })
+    const bytes = Stream.fromAsyncIterable(handle.createReadStream() as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${fileProblem(e)}`))
+    return (yield* store.put(bytes, type).pipe(Effect.ensuring(Effect.promise(() => handle.close().catch(() => undefined))))).cid
   })
 
 /** `social post` for an xpub-only account: stamps built by the node, signed here (socialSign.ts), sent back. */
