@@ -22,7 +22,8 @@ import { AppConfig } from "../platform/Config.ts"
 import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
 import { createAccount } from "../social/accounts/Accounts.ts"
 import { SHORT_ID } from "../social/accounts/socialKeys.ts"
-import { ContentStore } from "../social/content/ContentStore.ts"
+import { typesByExtension } from "../social/content/mediaTypes.ts"
+import { putMedia } from "../social/content/putMedia.ts"
 import * as ContentStoreLive from "../social/content/ContentStoreLive.ts"
 import { issueSocialLinkToken } from "../social/identity/issueLinkToken.ts"
 import { parseOrUsage } from "./args.ts"
@@ -39,10 +40,6 @@ const usage = [
 ].join("\n")
 
 const replyTimeout = Duration.seconds(60)
-const typesByExtension: Record<string, string> = {
-  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
-  ".mp4": "video/mp4", ".webm": "video/webm", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".txt": "text/plain"
-}
 const kinds = ["story", "photo", "video", "text"] as const
 
 const noAnswer = () => new Error("the node did not answer in time: is it running with the same SHARDLINE_DATABASE_URL or SHARDLINE_DATA_DIR?")
@@ -62,11 +59,11 @@ const postIdOf = (id: string) =>
 
 const upload = (file: string) =>
   Effect.gen(function*() {
-    const type = typesByExtension[extname(file).toLowerCase()]
-    if (type === undefined) return yield* Effect.fail(new UsageError(`--media ${file}: unsupported file type (${Object.keys(typesByExtension).join(" ")})`))
-    const store = yield* ContentStore
+    // The extension names the declared type; the file's bytes decide (mediaTypes.ts), as for the composer's upload.
     const bytes = Stream.fromAsyncIterable(createReadStream(file) as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${(e as Error).message}`))
-    return (yield* store.put(bytes, type)).cid
+    return (yield* putMedia(bytes, typesByExtension[extname(file).toLowerCase()]).pipe(
+      Effect.catchTag("MediaRefused", (e) => Effect.fail(new UsageError(`--media ${file}: ${e.message}`)))
+    )).cid
   })
 
 /** `social post` for an xpub-only account: stamps built by the node, signed here (socialSign.ts), sent back. */
