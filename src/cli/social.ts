@@ -25,9 +25,10 @@ import { SocialConfig } from "../social/SocialConfig.ts"
 import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
 import { createAccount } from "../social/accounts/Accounts.ts"
 import { SHORT_ID } from "../social/accounts/socialKeys.ts"
-import { ContentStore } from "../social/content/ContentStore.ts"
 import { blockingPosts } from "../social/content/blocked.ts"
 import { parseRawCid } from "../crypto/cid.ts"
+import { typesByExtension } from "../social/content/mediaTypes.ts"
+import { putMedia } from "../social/content/putMedia.ts"
 import * as ContentStoreLive from "../social/content/ContentStoreLive.ts"
 import { issueSocialLinkToken } from "../social/identity/issueLinkToken.ts"
 import { parseOrUsage } from "./args.ts"
@@ -45,10 +46,6 @@ const usage = [
 ].join("\n")
 
 const replyTimeout = Duration.seconds(60)
-const typesByExtension: Record<string, string> = {
-  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
-  ".mp4": "video/mp4", ".webm": "video/webm", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".txt": "text/plain"
-}
 const kinds = ["story", "photo", "video", "text"] as const
 
 const noAnswer = () => new Error("the node did not answer in time: is it running with the same SHARDLINE_DATABASE_URL or SHARDLINE_DATA_DIR?")
@@ -68,14 +65,15 @@ const postIdOf = (id: string) =>
 
 const upload = (file: string) =>
   Effect.gen(function*() {
-    const type = typesByExtension[extname(file).toLowerCase()]
-    if (type === undefined) return yield* Effect.fail(new UsageError(`--media ${file}: unsupported file type (${Object.keys(typesByExtension).join(" ")})`))
-    const store = yield* ContentStore
     // Opened first, so a missing or unreadable file is one line here, not an 'error' event the
-    // stream has no listener for yet.
+    // stream has no listener for yet. The extension names the declared type; the file's bytes
+    // decide (mediaTypes.ts), as for the composer's upload.
     const handle = yield* Effect.tryPromise({ try: () => open(file, "r"), catch: (e) => new UsageError(`--media ${file}: ${fileProblem(e)}`) })
     const bytes = Stream.fromAsyncIterable(handle.createReadStream() as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${fileProblem(e)}`))
-    return (yield* store.put(bytes, type).pipe(Effect.ensuring(Effect.promise(() => handle.close().catch(() => undefined))))).cid
+    return (yield* putMedia(bytes, typesByExtension[extname(file).toLowerCase()]).pipe(
+      Effect.catchTag("MediaRefused", (e) => Effect.fail(new UsageError(`--media ${file}: ${e.message}`))),
+      Effect.ensuring(Effect.promise(() => handle.close().catch(() => undefined)))
+    )).cid
   })
 
 /** `social post` for an xpub-only account: stamps built by the node, signed here (socialSign.ts), sent back. */
