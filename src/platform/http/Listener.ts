@@ -6,7 +6,9 @@ import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMethod, HttpMiddl
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option } from "effect"
+import type { AppConfigShape } from "../Config.ts"
 import { RateLimiter } from "../RateLimiter.ts"
+import { tracingOn } from "../telemetry/Telemetry.ts"
 import { makeEdgeServer } from "./Edge.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
@@ -34,6 +36,14 @@ export interface ListenerOptions<E, R, RR> {
   /** Tracing is on (platform/telemetry): one server span per request through Effect. */
   readonly serverSpans: boolean
 }
+
+/** What every listener of a node takes from the platform's settings: host, edge settings, fast lane, server spans. */
+export const sharedListenerOptions = (config: AppConfigShape) => ({
+  host: config.httpHost,
+  settings: config.httpEdge,
+  fastLane: config.httpFastLane,
+  serverSpans: tracingOn(config.telemetry)
+})
 
 export const replyResponse = (reply: Reply, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(reply.body, { status: reply.status, contentType: "application/json", headers })
