@@ -56,8 +56,11 @@ export const ensureAptPackage = (command: string, pkg: string): void => {
 export const ensureLitecoind = (): void => ensureAptPackage("litecoind", "litecoind")
 /** Debian's chromium, which the browser tests drive with playwright-core (no browser download). */
 export const ensureChromium = (): void => ensureAptPackage("chromium", "chromium")
-/** promtool (Debian's `prometheus` package): checks and unit-tests deploy/prometheus/alerts.yml. */
-export const ensurePromtool = (): void => ensureAptPackage("promtool", "prometheus")
+/** promtool and prometheus (Debian's `prometheus` package): check deploy/prometheus and run it against a node. */
+export const ensurePromtool = (): void => {
+  ensureAptPackage("promtool", "prometheus")
+  ensureAptPackage("prometheus", "prometheus")
+}
 
 const connects = async (url: string): Promise<boolean> => {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 })
