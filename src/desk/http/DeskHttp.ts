@@ -1,4 +1,4 @@
-// The token desk's HTTP service, ready for a listener (cluster/Listeners.ts composes it): the API
+// The token desk's HTTP service, ready for a listener (http/DeskListener.ts serves it): the API
 // with its handlers and auth middleware, its edge, and how a request that does not decode is
 // answered (400 invalid_parameter, src/platform/http/errorBodyEdge.ts).
 import { HttpApiBuilder } from "@effect/platform"

@@ -6,7 +6,9 @@ import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMethod, HttpMiddl
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Data, Effect, Layer, Option } from "effect"
+import type { AppConfigShape } from "../Config.ts"
 import { RateLimiter } from "../RateLimiter.ts"
+import { tracingOn } from "../telemetry/Telemetry.ts"
 import { makeEdgeServer } from "./Edge.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
@@ -53,6 +55,14 @@ export const listenFailedMessage = (service: string, host: string, port: number,
   const why = (code !== undefined ? listenProblems[code] : undefined) ?? (cause instanceof Error ? cause.message.split("\n")[0]! : String(cause))
   return `the ${service} listener cannot listen on ${host}:${port} (${setting}, SHARDLINE_HTTP_HOST): ${why}`
 }
+
+/** What every listener of a node takes from the platform's settings: host, edge settings, fast lane, server spans. */
+export const sharedListenerOptions = (config: AppConfigShape) => ({
+  host: config.httpHost,
+  settings: config.httpEdge,
+  fastLane: config.httpFastLane,
+  serverSpans: tracingOn(config.telemetry)
+})
 
 export const replyResponse = (reply: Reply, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(reply.body, { status: reply.status, contentType: "application/json", headers })
