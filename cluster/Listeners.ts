@@ -5,7 +5,6 @@ import { Effect, Layer } from "effect"
 import { prefix } from "../schemas/exchange/public.ts"
 import { exchangeEdge, exchangeOpsRefused, exchangeOpsRefusedReply } from "../src/exchange/http/ExchangeEdge.ts"
 import { exchangeDecodeError, exchangeHandlers, exchangeWebApp } from "../src/exchange/http/ExchangeHttp.ts"
-import { faviconRoute } from "../src/platform/webapp/WebApp.ts"
 import { makeSignedLane } from "../src/exchange/http/SignedLane.ts"
 import { AppConfig } from "../src/platform/Config.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
@@ -19,7 +18,7 @@ import { opsRoutes } from "../src/platform/ops/OpsRoutes.ts"
 import { ExchangeApi } from "../schemas/exchange/api.ts"
 import { DeskApi } from "../schemas/desk/api.ts"
 import { SocialApi } from "../schemas/social/api.ts"
-import { deskEdge, deskHandlers } from "../src/desk/http/DeskHttp.ts"
+import { deskEdge, deskHandlers, deskWebApp } from "../src/desk/http/DeskHttp.ts"
 import { Transparency } from "../src/desk/http/Transparency.ts"
 import { decodeErrorShape } from "../src/platform/http/errorBodyEdge.ts"
 import { socialEdge, socialHandlers, socialWebApp } from "../src/social/http/SocialHttp.ts"
@@ -63,7 +62,7 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
     port: config.deskHttpPort,
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
-    routes: faviconRoute,
+    routes: deskWebApp,
     settings: config.httpEdge,
     fastLane: config.httpFastLane,
     serverSpans: tracingOn(config.telemetry)

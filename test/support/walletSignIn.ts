@@ -72,7 +72,8 @@ export const walletFromWif = (wif: string): TestWallet => {
 export const signInPage = async (page: Page, baseUrl: string, wallet: TestWallet) => {
   await page.goto(`${baseUrl}/app/`)
   await page.waitForURL(`${baseUrl}/app/sign-in`)
-  const id = await page.locator("[data-challenge]").getAttribute("data-challenge", { timeout: 10_000 }).catch(async (e) => {
+  // A node just started may take a while to place its first entities (the challenge's Mint).
+  const id = await page.locator("[data-challenge]").getAttribute("data-challenge", { timeout: 40_000 }).catch(async (e) => {
     throw new Error(`the sign-in page shows no challenge: "${(await page.locator("body").innerText()).slice(0, 300)}" (${String(e).split("\n")[0]})`)
   })
   await walletSigns(baseUrl, id!, wallet)
