@@ -31,7 +31,8 @@ export class DeskSessionAuth extends HttpApiMiddleware.Tag<DeskSessionAuth>()("d
   provides: DeskSession,
   failure: Schema.Union(Unauthorized, Forbidden, ServiceUnavailable),
   security: {
-    bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "The session token from POST /api/public/auth/wallet-exchange.")),
+    // Named apart from the partner key's `bearer` scheme: the same header, another credential.
+    session: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "The session token from POST /api/public/auth/wallet-exchange, as Authorization: Bearer <session token>.")),
     cookie: HttpApiSecurity.apiKey({ in: "cookie", key: deskSessionCookie }).pipe(
       HttpApiSecurity.annotate(OpenApi.Description, "The same session token as the HttpOnly cookie wallet-exchange sets, for browsers.")
     )
