@@ -18,7 +18,7 @@ import { collectPageErrors, launchBrowser, screenshot, type TestBrowser } from "
 import { deskPayload, makeWallet, type TestWallet } from "../support/linkWallet.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { signInPage, signInWithWallet } from "../support/walletSignIn.ts"
+import { awaitSignInReady, signInPage, signInWithWallet } from "../support/walletSignIn.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -31,7 +31,8 @@ beforeAll(async () => {
     startNode(db.url, { SHARDLINE_MESSAGE_POLL_MS: "200", SHARDLINE_REWARDS_SAMPLE_MS: "1000" }),
     launchBrowser()
   ])
-}, 60_000)
+  await awaitSignInReady(node.deskUrl)
+}, 150_000)
 afterAll(async () => {
   await browser?.close()
   await node?.stop()
@@ -197,6 +198,22 @@ describe("token desk web app", () => {
     expect(await json(crossSite)).toMatchObject({ status: 403, body: { error: { code: "cross_site_refused" } } })
     // Another member's QR is not found.
     const stranger = await signInWithWallet(node.deskUrl, makeWallet(), "sl_desk")
-    expect((await fetch(`${node.deskUrl}/api/app/wallet-link/${qr.body.challengeId}`, { headers: { authorization: `Bearer ${stranger.token}` } })).status).toBe(404)
+    const theirs = { authorization: `Bearer ${stranger.token}` }
+    expect((await fetch(`${node.deskUrl}/api/app/wallet-link/${qr.body.challengeId}`, { headers: theirs })).status).toBe(404)
+    // Bad input is answered in the desk's shape, never a 500.
+    const answers = async (path: string, init: RequestInit = {}) => json(await fetch(`${node.deskUrl}${path}`, { ...init, headers: { ...theirs, "content-type": "application/json" } }))
+    expect(await answers("/api/app/rewards")).toMatchObject({ status: 404, body: { error: { code: "not_found", message: expect.stringContaining("No wallet is linked") } } })
+    expect(await answers("/api/app/rewards?days=0")).toMatchObject({ status: 400, body: { error: { code: "invalid_parameter" } } })
+    expect(await answers("/api/app/keys/not-a-key-id", { method: "DELETE" })).toMatchObject({ status: 404, body: { error: { code: "not_found" } } })
+    expect(await answers("/api/app/keys", { method: "POST", body: JSON.stringify({ scopes: ["everything"] }) })).toMatchObject({ status: 400 })
+    expect(await answers("/api/app/keys", { method: "POST", body: JSON.stringify({ scopes: [] }) })).toMatchObject({ status: 400 })
+    expect(await answers("/api/app/payout-address", { method: "POST", body: JSON.stringify({ payoutAddress: "T".repeat(34) }) }))
+      .toMatchObject({ status: 400, body: { error: { code: "invalid_parameter", message: expect.stringContaining("payoutAddress") } } })
+    // A key of one member is not another's to revoke.
+    const mine = await answers("/api/app/keys", { method: "POST", body: JSON.stringify({ scopes: ["wrap"] }) })
+    expect(mine.status).toBe(201)
+    const revokeAsOwner = await json(await fetch(`${node.deskUrl}/api/app/keys/${mine.body.id}`, { method: "DELETE", headers: { authorization: `Bearer ${session.token}` } }))
+    expect(revokeAsOwner.status).toBe(404)
+    expect((await answers(`/api/app/keys/${mine.body.id}`, { method: "DELETE" })).status).toBe(200)
   })
 })

@@ -68,6 +68,16 @@ export const walletFromWif = (wif: string): TestWallet => {
   return { addresses: { p2pkh: address }, sign } as unknown as TestWallet
 }
 
+/**
+ * Waits until the listener mints a sign-in challenge: a node that has just started (under load) may
+ * take tens of seconds to place its first entities, which a page's 40 s wait should not have to
+ * cover. For a test's beforeAll; bounded by `timeoutMs`.
+ */
+export const awaitSignInReady = async (baseUrl: string, timeoutMs = 90_000): Promise<void> => {
+  const r = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST", signal: AbortSignal.timeout(timeoutMs) })
+  if (r.status !== 200) throw new Error(`wallet-challenge answered ${r.status}: ${await r.text()}`)
+}
+
 /** Signs in a browser page: open /app/ (it goes to sign-in), play the wallet on the QR's challenge, land on /app/. */
 export const signInPage = async (page: Page, baseUrl: string, wallet: TestWallet) => {
   await page.goto(`${baseUrl}/app/`)
