@@ -12,7 +12,7 @@ import { createAccount } from "../../src/social/accounts/Accounts.ts"
 import { collectPageErrors, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
 import { makeWallet } from "../support/linkWallet.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { signInPage, walletFromWif } from "../support/walletSignIn.ts"
+import { awaitSignInReady, signInPage, walletFromWif } from "../support/walletSignIn.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -21,7 +21,8 @@ let browser: TestBrowser
 beforeAll(async () => {
   db = await createTestDatabase("webapp_social")
   ;[node, browser] = await Promise.all([startNode(db.url, { SHARDLINE_MESSAGE_POLL_MS: "200" }), launchBrowser()])
-}, 60_000)
+  await awaitSignInReady(node.socialUrl)
+}, 150_000)
 afterAll(async () => {
   await browser?.close()
   await node?.stop()

@@ -5,9 +5,8 @@ import { DeskApi } from "../../../schemas/desk/api.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
 import { listener as serviceListener, sharedListenerOptions } from "../../platform/http/Listener.ts"
-import { faviconRoute } from "../../platform/webapp/WebApp.ts"
 import { DeskConfig } from "../DeskConfig.ts"
-import { deskEdge, deskHandlers } from "./DeskHttp.ts"
+import { deskEdge, deskHandlers, deskWebApp } from "./DeskHttp.ts"
 import { Transparency } from "./Transparency.ts"
 
 export const listener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, DeskConfig, Transparency]), ([config, desk, transparency]) =>
@@ -25,5 +24,5 @@ export const listener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Des
     portSetting: "SHARDLINE_DESK_HTTP_PORT",
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
-    routes: faviconRoute
+    routes: deskWebApp
   })))
