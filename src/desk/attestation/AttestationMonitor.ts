@@ -2,7 +2,7 @@
 // overdue"): every node reads the latest attestation every few seconds and sets two gauges, so any
 // node's /metrics answers for the whole series. The rule compares `time()` with the last one.
 import { Duration, Effect, Layer, Metric, Schedule } from "effect"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { Attestations } from "./Attestations.ts"
 
 /** How often a node reads the latest attestation for the gauges. */
@@ -18,7 +18,7 @@ export const attestationIntervalSeconds = Metric.gauge("shardline_desk_attestati
 
 export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const attestations = yield* Attestations
-  const config = yield* AppConfig
+  const config = yield* DeskConfig
   attestationIntervalSeconds.unsafeUpdate(config.attestationIntervalMs / 1000, [])
   lastAttestationSeconds.unsafeUpdate(0, [])
   const read = Effect.flatMap(attestations.latest, (latest) =>

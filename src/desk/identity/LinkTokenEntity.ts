@@ -11,13 +11,12 @@ import { ExpireLinkToken, LinkRefused } from "../../../schemas/common/linkToken.
 import { DeskLinkToken, LinkedWallet, WatchWallet } from "../../../schemas/desk/identity.ts"
 import type { WalletLinked } from "../../../schemas/desk/walletLink.ts"
 import { sha256Hex } from "../../crypto/token.ts"
-import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import {
   consumeLinkToken, countLinkFailure, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
 } from "../../platform/identity/linkTokens.ts"
 import { replaceMemberKeys } from "../keys/DeskKeyStore.ts"
-import { deskBaseUrl, deskOrigin } from "./urls.ts"
+import { deskUrls } from "./urls.ts"
 import { checkEnvelope, type LinkTokenFacts, linkUrl, manifestOf, type VerifiedLink } from "./walletLink.ts"
 
 const metrics = entityMetrics("DeskLinkToken")
@@ -41,7 +40,7 @@ const callbackUrlOf = (base: string, tokenHash: string, claimed: string): string
 export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
-  const config = yield* AppConfig
+  const urls = yield* deskUrls
   const self = (yield* DeskLinkToken.client)(address.entityId)
   const wallets = yield* LinkedWallet.client
   const tokenHash = address.entityId
@@ -57,6 +56,14 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
         WHERE (signing_address = ${v.signingAddress} OR xpub = ${v.xpub}) AND member_id <> ${memberId} LIMIT 1`
       if (elsewhere.length > 0) {
         return yield* new LinkRefused({ status: 409, code: "wallet_linked", message: "This wallet is already linked to another account." })
+      }
+      // A wallet that signed in to the web app is its own account (memberAccounts.ts): it links there.
+      const ownAccount = yield* sql`SELECT 1 FROM desk_members WHERE account_address = ${v.signingAddress} AND id <> ${memberId} LIMIT 1`
+      if (ownAccount.length > 0) {
+        return yield* new LinkRefused({
+          status: 409, code: "wallet_linked",
+          message: "This wallet has its own account here (it signed in with this address); sign in with it and link it from there."
+        })
       }
       const [current] = yield* sql<{ signing_address: string; xpub: string }>`SELECT signing_address, xpub FROM desk_wallets
         WHERE member_id = ${memberId} FOR UPDATE`
@@ -99,10 +106,10 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
     Redeem: ({ payload }) =>
       Effect.gen(function*() {
         const row = yield* usableLinkToken(tokenHash, "desk")
-        const base = deskBaseUrl(config)
+        const base = urls.base
         // A claimed URL that is not this token's link leaves the manifest's callback_url unmatched: 401.
         const claimed = callbackUrlOf(base, tokenHash, payload.envelope.payload.callback_url)
-        const manifest = manifestOf(factsOf(row), { from: deskOrigin(config), callbackUrl: claimed ?? linkUrl(base, "<this token>") })
+        const manifest = manifestOf(factsOf(row), { from: urls.origin, callbackUrl: claimed ?? linkUrl(base, "<this token>") })
         const checked = checkEnvelope(payload.envelope, manifest, Date.now())
         const result = Either.isLeft(checked) ? Effect.fail(checked.left) : link(row, checked.right)
         const done = yield* result.pipe(Effect.tapError((e) => e._tag === "LinkRefused" ? countLinkFailure(tokenHash)(e) : Effect.void))

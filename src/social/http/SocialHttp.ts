@@ -1,4 +1,4 @@
-// The social network's HTTP service, ready for a listener (cluster/Listeners.ts composes it): the
+// The social network's HTTP service, ready for a listener (http/SocialListener.ts serves it): the
 // API with its handlers and session middleware, and its edge.
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Layer } from "effect"
