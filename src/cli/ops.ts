@@ -7,7 +7,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> =>
   runCommand(readOpsView, (view) => {
     if (args.includes("--json")) return console.log(JSON.stringify(view, null, 2))
     console.log(`runners:`)
-    for (const r of view.runners) console.log(`  ${r.address}  ${r.healthy ? "healthy" : "UNHEALTHY"}  heartbeat ${r.lastHeartbeat}`)
+    for (const r of view.runners) console.log(`  ${r.address}  ${r.state === "healthy" ? "healthy" : r.state.toUpperCase()}  heartbeat ${r.lastHeartbeat} (${(r.heartbeatAgeMs / 1000).toFixed(1)} s ago)`)
     console.log(`shard owners:`)
     for (const o of view.shardOwners) console.log(`  ${o.node} (pid ${o.pid ?? "not reported yet"}): ${o.shards} shards`)
     console.log(`live entities: ${JSON.stringify(view.liveEntities)}`)

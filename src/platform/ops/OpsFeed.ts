@@ -54,7 +54,7 @@ export const layer = Layer.scoped(OpsFeed, Effect.gen(function*() {
     latest = token === undefined ? publicOpsView(view) : view
     const text = event("view", latest) + event("sample", next.sample, next.sample.seq)
     for (const res of pages) send(res, text)
-  }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.timeout(Duration.millis(sampleIntervalMs * 2)), Effect.ignore)
+  }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(AppConfig, config), Effect.timeout(Duration.millis(sampleIntervalMs * 2)), Effect.ignore)
   yield* read.pipe(Effect.repeat(Schedule.spaced(Duration.millis(sampleIntervalMs))), Effect.forkScoped)
 
   const closeAll = () => {

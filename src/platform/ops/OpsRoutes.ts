@@ -66,7 +66,7 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
         last !== undefined && Date.now() - last.at < opsViewTtlMs
           ? Effect.succeed(last.view)
           : Effect.tap(readOpsView, (v) => Effect.sync(() => (last = { at: Date.now(), view: v })))
-      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.timeoutFail({
+      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(AppConfig, config), Effect.timeoutFail({
         duration: opsViewTimeoutMs,
         onTimeout: () => `no answer within ${opsViewTimeoutMs} ms`
       }))

@@ -3,7 +3,8 @@
 // live entities and restarts (each node's last report), pending timers and unprocessed messages.
 import { Snowflake } from "@effect/cluster"
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { AppConfig } from "../Config.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
 import type { CoinChain } from "../../chain/params.ts"
 import type { LastDefect } from "../entity/EntityMetrics.ts"
@@ -13,7 +14,12 @@ export interface OpsView {
   /** The full view (this one), or the one without a configured ops token (publicView.ts). */
   readonly access: "full"
   readonly at: string
-  readonly runners: ReadonlyArray<{ address: string; healthy: boolean; lastHeartbeat: string }>
+  /**
+   * Every row of cluster_runners. `state`: `gone` when its heartbeat is older than the shard lock
+   * expiration (it has left the ring: a kill -9 leaves the row, still `healthy` when the health
+   * check died with it), else `unhealthy` when the health check marked it so, else `healthy`.
+   */
+  readonly runners: ReadonlyArray<{ address: string; healthy: boolean; state: RunnerState; lastHeartbeat: string; heartbeatAgeMs: number }>
   /**
    * `pid` is the node's own process id, from its last report (null until it has reported);
    * `dbSessionPid` is the Postgres backend holding its shard locks, for pg_stat_activity.
@@ -89,6 +95,9 @@ export interface NodeStats {
   readonly feeSponsor?: FeeSponsorReport
 }
 
+/** SHARDLINE_SHARD_LOCK_EXPIRATION_MS's default, for a reader without the node's config (the CLI). */
+export const defaultLockExpirationMs = 4000
+
 const chainOrder: ReadonlyArray<ChainReport["chain"]> = ["ledger", "ethereum", "base", "bsc", "btc", "ltc"]
 
 /** Shard groups in the order the cluster numbers their advisory locks ((index+1)*1e6 + shard). */
@@ -105,12 +114,22 @@ const sumBy = (nodes: ReadonlyArray<{ stats: NodeStats }>, pick: (s: NodeStats) 
   return out
 }
 
+export type RunnerState = "healthy" | "unhealthy" | "gone"
+
+/** Pure: a runner's state from its row and how old its heartbeat is (the cluster rounds the expiration up to seconds). */
+export const runnerState = (healthy: boolean, heartbeatAgeMs: number, expirationMs: number): RunnerState =>
+  heartbeatAgeMs > Math.ceil(expirationMs / 1000) * 1000 ? "gone" : healthy ? "healthy" : "unhealthy"
+
 /** Fails with the SqlError when the database does not answer: GET /ops turns that into its
  * "database is down" 503 (a defect here became the generic internal error instead). */
 export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const runners = yield* sql<{ address: string; healthy: boolean; last_heartbeat: Date }>`
-    SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`.pipe(Effect.orElseSucceed(() => []))
+  // The node's own setting; the CLI (no node config) assumes the default.
+  const expirationMs = Option.match(yield* Effect.serviceOption(AppConfig), { onNone: () => defaultLockExpirationMs, onSome: (c) => c.shardLockExpirationMs })
+  // Heartbeats are written with the database's clock (a timestamp without time zone), so their age is its too.
+  const runners = yield* sql<{ address: string; healthy: boolean; last_heartbeat: Date; age_ms: number }>`
+    SELECT address, healthy, last_heartbeat, (extract(epoch FROM (localtimestamp - last_heartbeat)) * 1000)::float8 AS age_ms
+    FROM cluster_runners ORDER BY address`.pipe(Effect.orElseSucceed(() => []))
   const locks = yield* sql<{ pid: number; app: string; objid: string }>`
     SELECT l.pid, coalesce(a.application_name, '') AS app, l.objid::text AS objid
     FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
@@ -142,7 +161,16 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
   return {
     access: "full" as const,
     at: new Date().toISOString(),
-    runners: runners.map((r) => ({ address: r.address, healthy: r.healthy, lastHeartbeat: new Date(r.last_heartbeat).toISOString() })),
+    runners: runners.map((r) => {
+      const heartbeatAgeMs = Math.max(0, Math.round(Number(r.age_ms)))
+      return {
+        address: r.address,
+        healthy: r.healthy,
+        state: runnerState(r.healthy, heartbeatAgeMs, expirationMs),
+        lastHeartbeat: new Date(r.last_heartbeat).toISOString(),
+        heartbeatAgeMs
+      }
+    }),
     shardOwners: [...owners.values()].sort((a, b) => a.node.localeCompare(b.node))
       .map((o) => ({
         node: o.node,
