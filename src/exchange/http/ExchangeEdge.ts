@@ -25,6 +25,7 @@ const reply = (code: ApiErrorCode, msg: string, status = statusOf(code)): Reply 
 export const exchangeErrors: ErrorReplies = {
   notFound: reply(-1020, messages.unsupported),
   malformed: reply(-1102, messages.malformed),
+  multipartRefused: reply(-1102, "Multipart bodies are not accepted: send parameters in the query or as application/x-www-form-urlencoded (JSON for the web app's routes).", 400),
   headersTooLarge: reply(-1102, "Request line or headers too large.", 431),
   bodyTooLarge: reply(-1104, "Request body is too large.", 413),
   timeout: reply(-1007, "Timeout waiting for the request.", 408),
@@ -99,6 +100,9 @@ export const exchangeEdge = (limits: ExchangeLimits, markets: MarketsNow, market
   usageHeaders: exchangeUsageHeaders,
   ipWeightPerMin: limits.ipWeightPerMin,
   bodyBytesMax: 16 * 1024,
+  // No exchange route takes multipart; @effect/platform's multipart parser fails (503) or waits
+  // forever on a truncated or empty one (the fuzz run found it on the sign-in callback).
+  refusesMultipart: true,
   routes: makeRouteTable([...routesOf(ExchangeApi), ...exchangeExtraRoutes]),
   fast: new Map<string, FastRender>([
     [prefix, json(IndexDocument, () => indexDocument)],
