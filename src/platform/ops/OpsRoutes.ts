@@ -7,6 +7,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
 import { checkOpsAccess } from "../http/opsAccess.ts"
+import { InboundWebhooks } from "./InboundWebhooks.ts"
 import { type OpsView, readOpsView } from "./OpsView.ts"
 import { opsPageCsp, opsPageHtml, opsScript, opsStyles, wantsHtml } from "./opsPage.ts"
 import { publicOpsView, type PublicOpsView } from "./publicView.ts"
@@ -32,6 +33,7 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
     Effect.gen(function*() {
       const config = yield* AppConfig
       const sql = yield* SqlClient.SqlClient
+      const webhooks = yield* InboundWebhooks
       const token = Option.getOrUndefined(Option.map(config.opsToken, Redacted.value))
       const guarded = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -43,7 +45,7 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
         last !== undefined && Date.now() - last.at < opsViewTtlMs
           ? Effect.succeed(last.view)
           : Effect.tap(readOpsView, (v) => Effect.sync(() => (last = { at: Date.now(), view: v })))
-      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.timeoutFail({
+      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(InboundWebhooks, webhooks), Effect.timeoutFail({
         duration: opsViewTimeoutMs,
         onTimeout: () => `no answer within ${opsViewTimeoutMs} ms`
       }))
