@@ -22,6 +22,7 @@ export const listener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Des
     handlers: deskHandlers,
     decodeError: decodeErrorShape,
     port: desk.deskHttpPort,
+    portSetting: "SHARDLINE_DESK_HTTP_PORT",
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     routes: faviconRoute

@@ -36,6 +36,7 @@ export const listener = Layer.unwrapEffect(Effect.gen(function*() {
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,
     port: exchange.httpPort,
+    portSetting: "SHARDLINE_HTTP_PORT",
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
     routes: Layer.mergeAll(opsRoutes(exchangeOpsRefused), exchangeWebApp)

@@ -23,8 +23,9 @@ import { currentReceipt, isPending } from "../posts/StampCompletion.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
+import { putMedia } from "../content/putMedia.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
-import { servedCid } from "../content/served.ts"
+import { servedState } from "../content/served.ts"
 import { embedUrl, liveOffline, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
 import { findPost, type PostRow, postColumns, receiptOf, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
@@ -37,8 +38,6 @@ import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { ArrayFormatter } from "effect/ParseResult"
 import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
 
-/** Media types the gateway takes and serves (never text/html or SVG: they would run script on our origin). */
-export const uploadTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "video/mp4", "video/webm", "audio/mpeg", "audio/ogg", "text/plain"])
 export const uploadRoute = "/api/social/upload"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -123,7 +122,7 @@ const htmlResponse = (body: string) =>
 export const refusal = (e: PostRefused | ContinuityRefused) => {
   switch (e.code) {
     case "insufficient_balance": return new PaymentRequired({ error: { code: "insufficient_balance", message: e.message } })
-    case "no_service_key": return new Forbidden({ error: { code: "no_service_key", message: e.message } })
+    case "no_service_key": case "media_blocked": return new Forbidden({ error: { code: e.code, message: e.message } })
     case "post_closed": case "countdown_exists": case "no_countdown": case "signature_pending": case "nothing_to_sign": case "signatures_expired": return new ContentConflict({ error: { code: e.code, message: e.message } })
     case "not_found": case "unknown_media": case "unknown_account": return notFound(e.message)
     case "invalid_parameter": return badRequest(e.message)
@@ -198,11 +197,10 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
     return handlers
       .handleRaw("upload", ({ request }) =>
         Effect.gen(function*() {
-          const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
-          if (!uploadTypes.has(type)) {
-            return yield* Effect.fail(new UnsupportedMediaType({ error: { code: "unsupported_media_type", message: `Content-Type must be one of ${[...uploadTypes].join(", ")}.` } }))
-          }
-          const stored = yield* store.put(request.stream, type).pipe(
+          // The bytes decide the type (mediaTypes.ts); active content (HTML, SVG, XML, script) is refused.
+          const stored = yield* putMedia(request.stream, request.headers["content-type"]).pipe(
+            Effect.provideService(ContentStore, store),
+            Effect.catchTag("MediaRefused", (e) => Effect.fail(new UnsupportedMediaType({ error: { code: "unsupported_media_type", message: `${e.message}.` } }))),
             Effect.catchTag("ContentTooLarge", (e) => Effect.fail(new ContentTooLarge({ error: { code: "content_too_large", message: `An item may be at most ${e.limit} bytes.` } }))),
             Effect.catchTag("RequestError", () => Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The upload did not arrive whole." } }))),
             Effect.catchTag("ContentStoreError", () => Effect.fail(unavailable()))
@@ -296,10 +294,12 @@ const streamResponse = (cidText: string, head: boolean) =>
     const cid = parsed.right.cid
     const stat = yield* store.stat(cid)
     if (Option.isNone(stat)) return yield* Effect.fail(notFound(`No content ${cid}.`))
-    if (!(yield* servedCid(cid))) return yield* Effect.fail(new ContentGone({ error: { code: "unpinned", message: "This content was unpinned from the gateway; its CID and chain record remain." } }))
+    const served = yield* servedState(cid)
+    if (served === "blocked") return yield* Effect.fail(new ContentGone({ error: { code: "content_blocked", message: "A moderator pulled this content; it is not served under any post." } }))
+    if (served === "unpinned") return yield* Effect.fail(new ContentGone({ error: { code: "unpinned", message: "This content was unpinned from the gateway; its CID and chain record remain." } }))
     const { size, mediaType } = stat.value
     const etag = `"${cid}"`
-    const common = streamHeaders(cid)
+    const common = streamHeaders(cid, mediaType)
     const inm = request.headers["if-none-match"]
     if (inm !== undefined && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
       return HttpServerResponse.empty({ status: 304, headers: common })

@@ -17,6 +17,7 @@ export const listener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Soc
     handlers: socialHandlers,
     decodeError: decodeErrorShape,
     port: social.socialHttpPort,
+    portSetting: "SHARDLINE_SOCIAL_HTTP_PORT",
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     routes: socialWebApp
