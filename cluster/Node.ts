@@ -39,8 +39,12 @@ export const nodeLayer = (config: NodeConfigShape) => {
     Layer.provide(devnetWorlds),
     // Kept in the output, so a node run inside a test process can reach its chains and services (test/support/node.ts).
     Layer.provideMerge(Platform.services),
-    // A devnet pays the desk's tokens backed, into the desk's vaults (docs/desk.md, "Token registry").
+    // The desk's partner webhooks in the ops view.
+    Layer.provideMerge(Desk.inboundWebhooks),
+    // A devnet pays the desk's tokens backed, into the desk's vaults (docs/desk.md, "Token registry"),
+    // and knows the properties each service registered on the ledger.
     Layer.provideMerge(Platform.devnet.pipe(Layer.provide(Desk.devnetBacking))),
+    Layer.provideMerge(Platform.ledgerRegistry(Exchange.ledgerProperties, Desk.ledgerProperties)),
     Layer.provideMerge(Platform.base(name)),
     Layer.provide(databaseLayer({ applicationName: name, migrations })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).

@@ -112,7 +112,7 @@ export const send = (host: string, port: number, request: RawRequest, timeoutMs:
   new Promise((resolve) => {
     const started = performance.now()
     const ms = () => Math.round(performance.now() - started)
-    let buf = Buffer.alloc(0)
+    let buf: Buffer = Buffer.alloc(0)
     let settled = false
     const finish = (result: RawResult) => {
       if (settled) return

@@ -4,7 +4,7 @@
 // the desk's own are here.
 import { errorClass } from "../common/ErrorBody.ts"
 
-export { BadRequest, Conflict, Gone, HeadersTooLarge, IdempotencyKeyReused, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
+export { BadRequest, Conflict, Gone, HeadersTooLarge, IdempotencyKeyReused, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests, idempotencyKeyReused, unavailable } from "../common/ErrorBody.ts"
 
 export class Unauthorized extends errorClass<Unauthorized>()(
   "Unauthorized", 401, ["invalid_api_key", "invalid_signature", "invalid_webhook_secret", "invalid_session"],

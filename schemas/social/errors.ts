@@ -3,7 +3,7 @@
 // API's own 401 here.
 import { errorClass } from "../common/ErrorBody.ts"
 
-export { BadRequest, Conflict, Gone, HeadersTooLarge, IdempotencyKeyReused, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
+export { BadRequest, Conflict, Gone, HeadersTooLarge, IdempotencyKeyReused, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests, idempotencyKeyReused, unavailable } from "../common/ErrorBody.ts"
 
 export class Unauthorized extends errorClass<Unauthorized>()(
   "Unauthorized", 401, ["invalid_session", "invalid_signature"],

@@ -13,7 +13,6 @@
 import { randomUUID } from "node:crypto"
 import { open } from "node:fs/promises"
 import { extname } from "node:path"
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Either, Option, Stream } from "effect"
 import { Change, LiftBlock, Post, type PostRefused, Publish, PublishUnsigned, SubmitSignatures } from "../../schemas/social/post.ts"
 import { ledgerParams } from "../chain/params.ts"
@@ -22,9 +21,10 @@ import { memberSigns } from "../social/accounts/signing.ts"
 import { readAccountKey, signStamps } from "./socialSign.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { SocialConfig } from "../social/SocialConfig.ts"
+import { saveLiveChannel } from "../social/pages/liveChannels.ts"
+import { findPostId } from "../social/posts/postIds.ts"
 import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
 import { createAccount } from "../social/accounts/Accounts.ts"
-import { SHORT_ID } from "../social/accounts/socialKeys.ts"
 import { blockingPosts } from "../social/content/blocked.ts"
 import { parseRawCid } from "../crypto/cid.ts"
 import { typesByExtension } from "../social/content/mediaTypes.ts"
@@ -55,12 +55,9 @@ const refusalText = (e: PostRefused) => new Error(`refused (${e.code}): ${e.mess
 /** A post's long id from either id form. */
 const postIdOf = (id: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = SHORT_ID.test(id)
-      ? yield* sql<{ id: string }>`SELECT id::text AS id FROM social_posts WHERE short_id = ${id}`
-      : /^[0-9a-f-]{36}$/.test(id) ? yield* sql<{ id: string }>`SELECT id::text AS id FROM social_posts WHERE id = ${id}` : []
-    if (rows[0] === undefined) return yield* Effect.fail(new UsageError(`no post ${id.slice(0, 64)}`))
-    return rows[0].id
+    const found = yield* findPostId(id)
+    if (Option.isNone(found)) return yield* Effect.fail(new UsageError(`no post ${id.slice(0, 64)}`))
+    return found.value
   })
 
 const upload = (file: string) =>
@@ -200,11 +197,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       return 2
     }
     return runCommand(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const config = yield* AppConfig
       const social = yield* SocialConfig
-      yield* sql`INSERT INTO social_live_channels (stream_id, wallet, title) VALUES (${v.stream!}, ${v.wallet!}, ${v.title!})
-        ON CONFLICT (stream_id) DO UPDATE SET wallet = EXCLUDED.wallet, title = EXCLUDED.title`
+      yield* saveLiveChannel({ streamId: v.stream!, wallet: v.wallet!, title: v.title! })
       return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${social.socialHttpPort}/embed/live/${v.stream!}` }
     }), print)
   }

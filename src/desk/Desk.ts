@@ -4,7 +4,9 @@
 //   transparency), kept in the output so a node run inside a test can reach them.
 // - `listener`: the HTTP listener alone; `migrations`: its tables; `DeskConfig`: its settings.
 // - `devnetWorld`: its dollar tokens issued when the ledger is a devnet, before any entity runs;
-//   `devnetBacking`: what backs its tokens when a devnet pays them (the platform's DevnetBacking port).
+//   `devnetBacking`: what backs its tokens when a devnet pays them (the platform's DevnetBacking port);
+//   `ledgerProperties`: its tokens' properties, for the platform's LedgerRegistry;
+// - `inboundWebhooks`: its partner webhooks for the ops view (the platform's InboundWebhooks port).
 // It needs the platform (cluster, database, chains, Omni view, secret box, config) beneath it.
 import { Layer } from "effect"
 import * as AttestationMonitor from "./attestation/AttestationMonitor.ts"
@@ -22,8 +24,10 @@ import * as DeskWallets from "./wallets/DeskWallets.ts"
 
 export { DeskConfig } from "./DeskConfig.ts"
 export { listener } from "./http/DeskListener.ts"
+export { layer as inboundWebhooks } from "./webhooks/inboundLog.ts"
 export { migrations } from "./migrations/index.ts"
 export { makeDeskWorld as devnetWorld } from "./tokens/DeskWorld.ts"
+export { registeredProperties as ledgerProperties } from "./tokens/tokenStore.ts"
 
 export const devnetBacking = DevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))
 

@@ -3,7 +3,8 @@
 //   the services they share (API keys, account read model, market registry, market data), kept in
 //   the output so a node run inside a test can reach them.
 // - `listener`: the HTTP listener alone; `migrations`: its tables; `ExchangeConfig`: its settings.
-// - `devnetWorld`: the demo markets' assets, issued when the ledger is a devnet, before any entity runs.
+// - `devnetWorld`: the demo markets' assets, issued when the ledger is a devnet, before any entity runs;
+//   `ledgerProperties`: its market assets, for the platform's LedgerRegistry.
 // It needs the platform (cluster, database, chains, secret box, config) beneath it.
 import { Layer } from "effect"
 import * as AccountReadModel from "./account/AccountReadModel.ts"
@@ -19,6 +20,7 @@ import { SettlementLive } from "./settlement/SettlementEntity.ts"
 export { ExchangeConfig } from "./ExchangeConfig.ts"
 export { listener } from "./http/ExchangeListener.ts"
 export { makeDemoWorld as devnetWorld } from "./markets/DemoWorld.ts"
+export { registeredProperties as ledgerProperties } from "./markets/marketStore.ts"
 export { migrations } from "./migrations/index.ts"
 
 const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, MarketRegistry.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)))

@@ -6,7 +6,7 @@ import { Effect, Either } from "effect"
 import type { CanonicalValue } from "../../crypto/canonicalJson.ts"
 import { DeskApi } from "../../../schemas/desk/api.ts"
 import { payoutChains } from "../../../schemas/desk/cashout.ts"
-import { BadRequest, Forbidden, IdempotencyKeyReused, NotFound, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
+import { BadRequest, Forbidden, IdempotencyKeyReused, NotFound, unavailable } from "../../../schemas/desk/errors.ts"
 import { AdvanceOrder, CreateOrder, DeskOrderEntity, type OrderDraft } from "../../../schemas/desk/orders.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { type OrderRow, readOrder } from "../orders/orderStore.ts"
@@ -34,7 +34,7 @@ const notFound = (id: string) => new NotFound({ error: { code: "not_found", mess
 const forbidden = () => new Forbidden({ error: { code: "insufficient_scope", message: "This order was created by another API key; only that key reads it." } })
 
 export const badParameter = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
-export const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The desk's records are unavailable right now; please retry." } })
+const recordsUnavailable = () => unavailable("The desk's records are unavailable right now; please retry.")
 
 type Refusal = BadRequest | NotFound | Forbidden | IdempotencyKeyReused
 const isRefusal = (e: unknown): e is Refusal => e instanceof BadRequest || e instanceof NotFound || e instanceof Forbidden || e instanceof IdempotencyKeyReused
@@ -42,7 +42,7 @@ const isRefusal = (e: unknown): e is Refusal => e instanceof BadRequest || e ins
 /** Database, chain and wallet failures are 503 (safe to retry); a refusal keeps its 4xx. */
 export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.catchIf(effect, (e): e is Exclude<E, Refusal> => !isRefusal(e), (e) =>
-    Effect.zipRight(Effect.logWarning("desk cash-out: unavailable", e), Effect.fail(unavailable())))
+    Effect.zipRight(Effect.logWarning("desk cash-out: unavailable", e), Effect.fail(recordsUnavailable())))
 
 /** An order body as its fingerprint reads it: the amount as written (a number's digits, not 6 rounded decimals). */
 const bodyOf = (payload: { readonly amount: number | string }): CanonicalValue => ({ ...payload, amount: String(payload.amount) })

@@ -5,7 +5,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Effect, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { DeskApi } from "../../../schemas/desk/api.ts"
-import { BadRequest, Conflict, Forbidden, Gone, NotFound, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
+import { BadRequest, Conflict, Forbidden, Gone, NotFound, Unauthorized, unavailable } from "../../../schemas/desk/errors.ts"
 import { DeskLinkToken, RedeemDeskLink } from "../../../schemas/desk/identity.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
 import { DeskConfig } from "../DeskConfig.ts"
@@ -20,7 +20,6 @@ const badToken = new BadRequest({ error: { code: "invalid_parameter", message: "
 const missingToken = new BadRequest({
   error: { code: "invalid_parameter", message: "Parameter 'token' is missing: give it in the query or inside payload.callback_url." }
 })
-const unavailable = (message: string) => new ServiceUnavailable({ error: { code: "unavailable", message } })
 
 /** A refusal as the documented error of its status. */
 export const refusalOf = (e: LinkRefused) => {

@@ -11,6 +11,7 @@ import { AppConfig } from "../Config.ts"
 import { checkOpsAccess } from "../http/opsAccess.ts"
 import type { Reply, StreamRoute } from "../http/ServiceEdge.ts"
 import { appendSample, type Sample, sampleIntervalMs, sampleOf, samplesAfter, type Totals } from "./opsHistory.ts"
+import { InboundWebhooks } from "./InboundWebhooks.ts"
 import { type OpsView, readOpsView } from "./OpsView.ts"
 import { publicOpsView, type PublicOpsView } from "./publicView.ts"
 
@@ -34,6 +35,7 @@ const event = (name: string, data: unknown, id?: number) => `${id === undefined 
 export const layer = Layer.scoped(OpsFeed, Effect.gen(function*() {
   const config = yield* AppConfig
   const sql = yield* SqlClient.SqlClient
+  const webhooks = yield* InboundWebhooks
   const token = Option.getOrUndefined(Option.map(config.opsToken, Redacted.value))
   const pages = new Set<ServerResponse>()
   let history: ReadonlyArray<Sample> = []
@@ -54,7 +56,7 @@ export const layer = Layer.scoped(OpsFeed, Effect.gen(function*() {
     latest = token === undefined ? publicOpsView(view) : view
     const text = event("view", latest) + event("sample", next.sample, next.sample.seq)
     for (const res of pages) send(res, text)
-  }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(AppConfig, config), Effect.timeout(Duration.millis(sampleIntervalMs * 2)), Effect.ignore)
+  }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(AppConfig, config), Effect.provideService(InboundWebhooks, webhooks), Effect.timeout(Duration.millis(sampleIntervalMs * 2)), Effect.ignore)
   yield* read.pipe(Effect.repeat(Schedule.spaced(Duration.millis(sampleIntervalMs))), Effect.forkScoped)
 
   const closeAll = () => {

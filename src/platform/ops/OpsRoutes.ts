@@ -9,6 +9,7 @@ import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
 import { constantTimeEqual } from "../../crypto/hmac.ts"
 import { checkOpsAccess, opsSetCookie } from "../http/opsAccess.ts"
+import { InboundWebhooks } from "./InboundWebhooks.ts"
 import { type OpsView, readOpsView } from "./OpsView.ts"
 import { opsPageCsp, opsPageHtml, opsScript, opsStyles, opsTokenPageHtml, wantsHtml } from "./opsPage.ts"
 import { publicOpsView, type PublicOpsView } from "./publicView.ts"
@@ -34,6 +35,7 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
     Effect.gen(function*() {
       const config = yield* AppConfig
       const sql = yield* SqlClient.SqlClient
+      const webhooks = yield* InboundWebhooks
       const token = Option.getOrUndefined(Option.map(config.opsToken, Redacted.value))
       const guarded = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -66,7 +68,7 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
         last !== undefined && Date.now() - last.at < opsViewTtlMs
           ? Effect.succeed(last.view)
           : Effect.tap(readOpsView, (v) => Effect.sync(() => (last = { at: Date.now(), view: v })))
-      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(AppConfig, config), Effect.timeoutFail({
+      ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(AppConfig, config), Effect.provideService(InboundWebhooks, webhooks), Effect.timeoutFail({
         duration: opsViewTimeoutMs,
         onTimeout: () => `no answer within ${opsViewTimeoutMs} ms`
       }))

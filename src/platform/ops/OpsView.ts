@@ -9,6 +9,7 @@ import type { EvmChain } from "../../chain/evm/chains.ts"
 import type { CoinChain } from "../../chain/params.ts"
 import type { LastDefect } from "../entity/EntityMetrics.ts"
 import type { ListenerTotals } from "../http/httpMetrics.ts"
+import { InboundWebhooks, type InboundWebhooksReport } from "./InboundWebhooks.ts"
 
 export interface OpsView {
   /** The full view (this one), or the one without a configured ops token (publicView.ts). */
@@ -37,11 +38,8 @@ export interface OpsView {
   readonly chains: ReadonlyArray<ChainReport & { readonly node: string }>
   /** The fee sponsor as the node that looked last saw it; null before any node reported it. */
   readonly feeSponsor: (FeeSponsorReport & { readonly node: string }) | null
-  /** Inbound desk partner webhooks (each one pages operations): the last day's count and the latest ten. */
-  readonly partnerWebhooks: {
-    readonly lastDay: number
-    readonly latest: ReadonlyArray<{ readonly id: string; readonly partner: string; readonly event: string; readonly order: string | null; readonly at: string }>
-  }
+  /** Inbound partner webhooks (each one pages operations): the last day's count and the latest ten (InboundWebhooks.ts). */
+  readonly partnerWebhooks: InboundWebhooksReport
 }
 
 /** The fee sponsor's address and what it can spend (ledger/FeeSponsor.ts), satoshis as a decimal string. */
@@ -122,7 +120,7 @@ export const runnerState = (healthy: boolean, heartbeatAgeMs: number, expiration
 
 /** Fails with the SqlError when the database does not answer: GET /ops turns that into its
  * "database is down" 503 (a defect here became the generic internal error instead). */
-export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
+export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.SqlClient | InboundWebhooks> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // The node's own setting; the CLI (no node config) assumes the default.
   const expirationMs = Option.match(yield* Effect.serviceOption(AppConfig), { onNone: () => defaultLockExpirationMs, onSome: (c) => c.shardLockExpirationMs })
@@ -153,11 +151,7 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
     SELECT count(*)::text AS n, min(id)::text AS oldest FROM cluster_messages
     WHERE processed = false AND (deliver_at IS NULL OR deliver_at <= ${Date.now()})
       AND tag <> 'Cluster/Entity/keepAlive'`.pipe(Effect.orElseSucceed(() => []))
-  const webhooks = yield* sql<{ id: string; source: string; event: string; short_ref: string | null; at: Date; last_day: string }>`
-    SELECT e.id::text, e.source, e.event, o.short_ref, e.at, count(*) OVER ()::text AS last_day
-    FROM desk_order_events e LEFT JOIN desk_orders o ON o.id = e.order_id
-    WHERE e.source LIKE 'partner-%' AND e.at > now() - interval '1 day'
-    ORDER BY e.id DESC LIMIT 10`.pipe(Effect.orElseSucceed(() => []))
+  const partnerWebhooks = yield* Effect.flatMap(InboundWebhooks, (w) => w.recent)
   return {
     access: "full" as const,
     at: new Date().toISOString(),
@@ -195,9 +189,6 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
       .sort((a, b) => chainOrder.indexOf(a.chain) - chainOrder.indexOf(b.chain) || a.node.localeCompare(b.node)),
     feeSponsor: nodes.flatMap((n) => (n.stats.feeSponsor === undefined ? [] : [{ node: n.node, ...n.stats.feeSponsor }]))
       .sort((a, b) => (b.checkedAt ?? "").localeCompare(a.checkedAt ?? ""))[0] ?? null,
-    partnerWebhooks: {
-      lastDay: Number(webhooks[0]?.last_day ?? 0),
-      latest: webhooks.map((w) => ({ id: w.id, partner: w.source, event: w.event, order: w.short_ref, at: new Date(w.at).toISOString() }))
-    }
+    partnerWebhooks
   }
 })
