@@ -12,7 +12,7 @@ import * as ReserveScanner from "../src/desk/reserves/ReserveScanner.ts"
 import * as DeskWallets from "../src/desk/wallets/DeskWallets.ts"
 import { deskChains } from "../src/desk/wallets/paths.ts"
 import * as ChainsLive from "../src/platform/ChainsLive.ts"
-import { AppConfig } from "../src/platform/Config.ts"
+import { configLayer } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as OmniViewIndexer from "../src/platform/ledger/OmniViewIndexer.ts"
@@ -71,7 +71,7 @@ const scanBench = async (dbUrl: string): Promise<ReadonlyArray<Row>> => {
     Layer.provideMerge(ChainsLive.layer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(databaseLayer({ applicationName: "bench:desk", migrations })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config))
+    Layer.provideMerge(configLayer(config))
   )
   return Effect.runPromise(Effect.scoped(Effect.provide(Effect.gen(function*() {
     const wallets = yield* DeskWallets.DeskWallets

@@ -34,7 +34,7 @@ import * as MarketData from "../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../src/exchange/marketdata/sse.ts"
 import { globalId, MARKET_SHIFT } from "../src/exchange/markets/ids.ts"
 import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
-import { AppConfig } from "../src/platform/Config.ts"
+import { configLayer } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import { capture, load, nodeVars, sameBytes, startBare, type BareSpec } from "./http.ts"
@@ -165,7 +165,7 @@ const fanOut = async (rows: Array<Row>) => {
     const layer = MarketData.layer.pipe(
       Layer.provideMerge(MarketRegistry.layer),
       Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench", migrations })),
-      Layer.provide(Layer.succeed(AppConfig, config))
+      Layer.provide(configLayer(config))
     )
     // The layer migrates the database; the market is listed after, and the registry reloads.
     const ctx = await Effect.runPromise(Layer.buildWithScope(layer, scope))

@@ -48,7 +48,7 @@ import { Authorization, Grant } from "../schemas/exchange/authorization.ts"
 import { devnetDollar } from "../src/chain/ledger/devnetFaucet.ts"
 import { entityIdOf } from "../src/exchange/authorization/policy.ts"
 import { MARKET_SHIFT } from "../src/exchange/markets/ids.ts"
-import { AppConfig } from "../src/platform/Config.ts"
+import { configLayer } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import { storageClient } from "../src/platform/ShardingSettings.ts"
@@ -163,7 +163,7 @@ const grantAll = async (db: TestDatabase, grants: ReadonlyArray<{ userId: number
   const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey })
   const layer = storageClient(config).pipe(
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:bench", migrations })),
-    Layer.provide(Layer.succeed(AppConfig, config))
+    Layer.provide(configLayer(config))
   )
   const expiresAtMs = Date.now() + 6 * 3600_000
   // Persisted messages, as `authorizations grant` sends them; the node's runner commits each.

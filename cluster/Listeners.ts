@@ -7,6 +7,9 @@ import { exchangeEdge, exchangeOpsRefused, exchangeOpsRefusedReply } from "../sr
 import { exchangeDecodeError, exchangeHandlers, exchangeWebApp } from "../src/exchange/http/ExchangeHttp.ts"
 import { makeSignedLane } from "../src/exchange/http/SignedLane.ts"
 import { AppConfig } from "../src/platform/Config.ts"
+import { ExchangeConfig } from "../src/exchange/ExchangeConfig.ts"
+import { DeskConfig } from "../src/desk/DeskConfig.ts"
+import { SocialConfig } from "../src/social/SocialConfig.ts"
 import { MarketRegistry } from "../src/exchange/markets/MarketRegistry.ts"
 import { fastMarketData, marketDataView } from "../src/exchange/http/MarketDataHandlers.ts"
 import { MarketData } from "../src/exchange/marketdata/MarketData.ts"
@@ -25,14 +28,14 @@ import { socialEdge, socialHandlers, socialWebApp } from "../src/social/http/Soc
 import { ContentStore } from "../src/social/content/ContentStore.ts"
 
 export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
-  const [config, registry, data, ops] = yield* Effect.all([AppConfig, MarketRegistry, MarketData, OpsFeed])
+  const [config, exchange, registry, data, ops] = yield* Effect.all([AppConfig, ExchangeConfig, MarketRegistry, MarketData, OpsFeed])
   const view = marketDataView(registry, data)
   const streams = makeStreams(data, view)
   // With tracing on, signed calls take the Effect path, which makes each request's server span.
   // Off by default: its case-by-case equivalence test has not passed yet (issue 22, docs/operations.md).
-  const signedLane = tracingOn(config.telemetry) || !config.httpSignedLane ? undefined : yield* makeSignedLane
+  const signedLane = tracingOn(config.telemetry) || !exchange.httpSignedLane ? undefined : yield* makeSignedLane
   return listener({
-    edge: exchangeEdge({ keyWeightPerMin: config.rateLimitKeyWeightPerMin, ipWeightPerMin: config.rateLimitIpWeightPerMin }, registry.all, {
+    edge: exchangeEdge({ keyWeightPerMin: exchange.rateLimitKeyWeightPerMin, ipWeightPerMin: exchange.rateLimitIpWeightPerMin }, registry.all, {
       fast: fastMarketData(view),
       stream: streams.route,
       closeStreams: streams.closeAll
@@ -41,7 +44,8 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
     handlers: exchangeHandlers,
     decodeError: exchangeDecodeError,
     host: config.httpHost,
-    port: config.httpPort,
+    port: exchange.httpPort,
+    portSetting: "SHARDLINE_HTTP_PORT",
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
     routes: Layer.mergeAll(opsRoutes(exchangeOpsRefused), exchangeWebApp),
@@ -52,14 +56,15 @@ export const exchangeListener = Layer.unwrapEffect(Effect.gen(function*() {
 }))
 
 /** The token desk: `{error: {code, message}}` bodies, its key auth, transparency open to any origin. */
-export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Transparency]), ([config, transparency]) =>
+export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, DeskConfig, Transparency]), ([config, desk, transparency]) =>
   listener({
-    edge: deskEdge(config.deskIpWeightPerMin, { "partner-a": config.webhookSecretPartnerA, "partner-b": config.webhookSecretPartnerB }, transparency),
+    edge: deskEdge({ ipWeightPerMin: desk.deskIpWeightPerMin, publicIpWeightPerMin: desk.deskPublicIpWeightPerMin }, { "partner-a": desk.webhookSecretPartnerA, "partner-b": desk.webhookSecretPartnerB }, transparency),
     api: DeskApi,
     handlers: deskHandlers,
     decodeError: decodeErrorShape,
     host: config.httpHost,
-    port: config.deskHttpPort,
+    port: desk.deskHttpPort,
+    portSetting: "SHARDLINE_DESK_HTTP_PORT",
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     routes: deskWebApp,
@@ -69,14 +74,15 @@ export const deskListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig,
   })))
 
 /** The social network: the desk's error shape, session auth, health open to any origin. */
-export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, ContentStore]), ([config, store]) =>
+export const socialListener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, SocialConfig, ContentStore]), ([config, social, store]) =>
   listener({
-    edge: socialEdge(config.socialIpWeightPerMin, config.socialContentBytesMax, store),
+    edge: socialEdge(social.socialIpWeightPerMin, social.socialContentBytesMax, store),
     api: SocialApi,
     handlers: socialHandlers,
     decodeError: decodeErrorShape,
     host: config.httpHost,
-    port: config.socialHttpPort,
+    port: social.socialHttpPort,
+    portSetting: "SHARDLINE_SOCIAL_HTTP_PORT",
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     routes: socialWebApp,

@@ -7,7 +7,7 @@ import * as MarketActivator from "../src/exchange/markets/MarketActivator.ts"
 import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
 import * as MarketData from "../src/exchange/marketdata/MarketData.ts"
 import type { AppConfigShape } from "../src/platform/Config.ts"
-import { AppConfig } from "../src/platform/Config.ts"
+import { configLayer, type NodeConfigShape } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as DevnetChains from "../src/platform/devnet/DevnetChains.ts"
@@ -16,6 +16,7 @@ import { DevnetEntity } from "../src/platform/devnet/DevnetEntity.ts"
 import * as DemoWorld from "../src/exchange/markets/DemoWorld.ts"
 import { makeDeskWorld } from "../src/desk/tokens/DeskWorld.ts"
 import * as Attestations from "../src/desk/attestation/Attestations.ts"
+import * as AttestationMonitor from "../src/desk/attestation/AttestationMonitor.ts"
 import { AttestorKick, AttestorLive } from "../src/desk/attestation/AttestorEntity.ts"
 import { StampingSweep } from "../src/social/posts/stampingSweep.ts"
 import * as Transparency from "../src/desk/http/Transparency.ts"
@@ -54,7 +55,7 @@ import { SignInChallengeLive } from "../src/platform/signin/SignInChallengeEntit
 export const nodeName = (config: AppConfigShape) =>
   config.topology === "single" ? "shardline:embedded" : `shardline:${config.runnerHost}:${config.runnerPort}`
 
-export const nodeLayer = (config: AppConfigShape) => {
+export const nodeLayer = (config: NodeConfigShape) => {
   const name = nodeName(config)
   // The chains (UtxoLedger, EvmLedgers), the Omni view over the ledger and the fee sponsor sit
   // beside the other services, for entities to use. The demo world (a devnet's market assets and
@@ -79,7 +80,8 @@ export const nodeLayer = (config: AppConfigShape) => {
   const cluster = config.topology === "single" ? single(config) : socket(config)
   return Layer.mergeAll(
     exchangeListener, deskListener, socialListener, AuthorizationLive, MarketLive, MarketActivator.layer, SettlementLive, DevnetEntity, NodeReporter.layer,
-    DeskLinkTokenLive, LinkedWalletLive, DeskOrderLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, StampingSweep, AttestorLive, AttestorKick
+    DeskLinkTokenLive, LinkedWalletLive, DeskOrderLive, SocialLinkTokenLive, SignInChallengeLive, PostLive, ContinuityLive, TopUps.layer, StampingSweep, AttestorLive, AttestorKick,
+    AttestationMonitor.layer
   ).pipe(
     // Kept in the output too, so a node run inside a test process can message its entities.
     Layer.provideMerge(cluster),
@@ -87,7 +89,7 @@ export const nodeLayer = (config: AppConfigShape) => {
     Layer.provideMerge(services),
     Layer.provide(databaseLayer({ applicationName: name, migrations })),
     // Refuse a chain setup that cannot work before anything starts (an embedded Postgres, say).
-    Layer.provide(Layer.effect(AppConfig, Effect.as(ChainsLive.checkChainSettings(config), config))),
+    Layer.provide(Layer.unwrapEffect(Effect.as(ChainsLive.checkChainSettings(config), configLayer(config)))),
     // Beneath everything: every fiber of the node inherits the tracer (or its absence) and the log format.
     Layer.provide(Telemetry.layer(config.telemetry, name))
   )

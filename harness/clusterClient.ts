@@ -3,7 +3,7 @@
 import { Layer } from "effect"
 import { storageClient } from "../cluster/topology.ts"
 import * as ApiKeys from "../src/exchange/auth/ApiKeys.ts"
-import { AppConfig } from "../src/platform/Config.ts"
+import { configLayer } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
@@ -14,7 +14,7 @@ export const clusterClientLayer = (databaseUrl: string, applicationName: string)
   return Layer.mergeAll(ApiKeys.layer, storageClient(config)).pipe(
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(databaseLayer({ applicationName, migrations })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config)),
+    Layer.provideMerge(configLayer(config)),
     Layer.orDie
   )
 }

@@ -2,8 +2,8 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ConfigProvider, Effect } from "effect"
-import { appConfig, type AppConfigShape } from "../src/platform/Config.ts"
+import { Effect } from "effect"
+import { type NodeConfigShape, readNodeConfig } from "../src/config.ts"
 
 /** The master key every test and bench node shares, so keys made by one open on another. */
 export const testMasterKey = "11".repeat(32)
@@ -13,5 +13,5 @@ export const testMasterKey = "11".repeat(32)
 let ownDataDir: string | undefined
 const processDataDir = () => (ownDataDir ??= mkdtempSync(join(tmpdir(), "sl-harness-")))
 
-export const configFrom = (vars: Record<string, string>): AppConfigShape =>
-  Effect.runSync(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries({ SHARDLINE_DATA_DIR: vars["SHARDLINE_DATA_DIR"] ?? processDataDir(), ...vars })))))
+export const configFrom = (vars: Record<string, string>): NodeConfigShape =>
+  Effect.runSync(readNodeConfig({ SHARDLINE_DATA_DIR: vars["SHARDLINE_DATA_DIR"] ?? processDataDir(), ...vars }))

@@ -11,7 +11,7 @@ import { layerDevnet } from "../src/chain/ledger/devnet.ts"
 import { fundDevnetFaucet } from "../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../src/chain/ledger/UtxoLedger.ts"
 import { ledgerParams } from "../src/chain/params.ts"
-import { AppConfig } from "../src/platform/Config.ts"
+import { configLayer } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as FeeSponsor from "../src/platform/ledger/FeeSponsor.ts"
@@ -39,7 +39,7 @@ export const walletServices = <E>(databaseUrl: string, ledger: Layer.Layer<UtxoL
     Layer.provideMerge(ledger),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:wallet", migrations })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config))
+    Layer.provideMerge(configLayer(config))
   )
 }
 

@@ -3,17 +3,17 @@
 // way the CLI and the sign-in flow make them.
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { AppConfig } from "../src/platform/Config.ts"
+import { configLayer, type NodeConfigs } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import * as SecretBox from "../src/platform/SecretBox.ts"
 import { configFrom, testMasterKey } from "./config.ts"
 
-export const runWithDatabase = <A, E>(databaseUrl: string, effect: Effect.Effect<A, E, SqlClient.SqlClient | SecretBox.SecretBox | AppConfig>) => {
+export const runWithDatabase = <A, E>(databaseUrl: string, effect: Effect.Effect<A, E, SqlClient.SqlClient | SecretBox.SecretBox | NodeConfigs>) => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: databaseUrl, SHARDLINE_MASTER_KEY: testMasterKey })
   const layer = SecretBox.layer.pipe(
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:test", migrations })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config))
+    Layer.provideMerge(configLayer(config))
   )
   return Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))
 }

@@ -19,7 +19,8 @@ import { nodeLayer } from "../../cluster/Node.ts"
 import { faucetOmniSend, issueFaucetProperty } from "../../harness/faucetOmni.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { type BatchFigures, marketInstrumentation } from "../../src/exchange/market/MarketEntity.ts"
-import { appConfig, exitOnConfigError } from "../../src/platform/Config.ts"
+import { nodeConfig } from "../../src/config.ts"
+import { exitOnConfigError } from "../../src/platform/Config.ts"
 
 export interface FundSend {
   readonly to: string
@@ -37,7 +38,7 @@ marketInstrumentation.onBatch = (symbol, figures) => {
 const loopFigures = makeLoopMeter()
 
 const main = Effect.gen(function*() {
-  const config = yield* appConfig
+  const config = yield* nodeConfig
   const context = yield* Layer.build(nodeLayer(config))
   const run = <A, E>(effect: Effect.Effect<A, E, UtxoLedger>) => Effect.runPromise(Effect.provide(effect, context))
 

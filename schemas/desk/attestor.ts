@@ -8,9 +8,12 @@ import { DateTime, PrimaryKey, Schema } from "effect"
 /** The Attestor's only entity id. */
 export const attestorId = "desk"
 
-/** An attestation now (`desk attest`); answers the new row. */
+/**
+ * An attestation now (`desk attest`); answers the new row. The row carries `requestId`, so the
+ * same request delivered again (after a crash) answers that row and appends nothing.
+ */
 export class Attest extends Schema.Class<Attest>("Attestor/Attest")({
-  requestId: Schema.String
+  requestId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
 }) {
   [PrimaryKey.symbol]() {
     return `attest:${this.requestId}`

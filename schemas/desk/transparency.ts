@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effe
 import { Schema } from "effect"
 import { JsonValue } from "../common/ErrorBody.ts"
 import { OpenCors } from "../common/OpenCors.ts"
-import { Weight } from "../common/Weight.ts"
+import { FairUse, Weight } from "../common/Weight.ts"
 
 /** `Cache-Control: public, max-age=…` on every answer of the group. */
 export class PublicCache extends HttpApiMiddleware.Tag<PublicCache>()("desk/PublicCache") {}
@@ -144,6 +144,8 @@ export const TransparencyGroup = HttpApiGroup.make("transparency")
   .middleware(OpenCors)
   .middleware(PublicCache)
   .annotate(OpenApi.Title, "Transparency")
+  // "No rate-limit tier" (spec): cached, keyless; a generous per-IP fair-use ceiling of their own.
+  .annotate(FairUse, true)
 
 export const RegistryGroup = HttpApiGroup.make("registry")
   .add(HttpApiEndpoint.get("stables", "/api/public/v1/stables/assets").addSuccess(StablesBody)
@@ -153,3 +155,4 @@ export const RegistryGroup = HttpApiGroup.make("registry")
   .middleware(OpenCors)
   .middleware(PublicCache)
   .annotate(OpenApi.Title, "Registries")
+  .annotate(FairUse, true)

@@ -17,8 +17,8 @@ export class PaymentRequired extends errorClass<PaymentRequired>()(
 ) {}
 
 export class Forbidden extends errorClass<Forbidden>()(
-  "Forbidden", 403, ["not_author", "no_service_key", "cross_site_refused"],
-  "Not this session's post (not_author), an account whose keys the service does not hold (no_service_key), or a change on a browser session that did not come from this site's pages as JSON and carries no CSRF token (cross_site_refused)"
+  "Forbidden", 403, ["not_author", "no_service_key", "cross_site_refused", "media_blocked"],
+  "Not this session's post (not_author), an account whose keys the service does not hold (no_service_key), a change on a browser session that did not come from this site's pages as JSON and carries no CSRF token (cross_site_refused), or a post naming media a moderator pulled (media_blocked)"
 ) {}
 
 // Content's own 409 and 410 beside the common ones (wallet link, sign-in): one class per code family.
@@ -28,7 +28,8 @@ export class ContentConflict extends errorClass<ContentConflict>()(
 ) {}
 
 export class ContentGone extends errorClass<ContentGone>()(
-  "ContentGone", 410, ["unpinned"], "The content was unpinned from the gateway (hosting ended, taken down or pulled); its CID and chain record survive"
+  "ContentGone", 410, ["unpinned", "content_blocked"],
+  "The content was unpinned from the gateway (hosting ended, taken down; unpinned), or a moderator pulled it and it is served under no post until an operator lifts the block (content_blocked); its CID and chain record survive"
 ) {}
 
 export class ContentTooLarge extends errorClass<ContentTooLarge>()(

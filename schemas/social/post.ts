@@ -56,7 +56,10 @@ export const PostStateReply = Schema.Struct({
   state: PostState,
   paidUntil: Schema.String.annotations({ description: "ISO 8601: end of the paid hosting period" }),
   txid: Schema.NullOr(Schema.String).annotations({ description: "The tag's transaction (T, D or R)" }),
-  opReturn: Schema.NullOr(Schema.String)
+  opReturn: Schema.NullOr(Schema.String),
+  blockedCids: Schema.optional(Schema.Array(Schema.String).annotations({
+    description: "A moderator's pull only: the CIDs it blocks (the post's manifests and media), served under no post until lifted"
+  }))
 })
 export type PostStateReply = typeof PostStateReply.Type
 
@@ -183,6 +186,25 @@ export class CommentUnsigned extends Schema.Class<CommentUnsigned>("Post/Comment
   }
 }
 
+/** An operator lifts this post's moderation block of one CID (`social moderate --lift CID`); the post stays pulled. */
+export class LiftBlock extends Schema.Class<LiftBlock>("Post/LiftBlock")({
+  postId: Schema.String,
+  cid: Schema.String,
+  reason: Schema.optional(Schema.String),
+  requestId: Schema.String
+}) {
+  [PrimaryKey.symbol]() {
+    return `lift-block:${this.postId}:${this.cid}:${this.requestId}`
+  }
+}
+
+export const BlockLifted = Schema.Struct({
+  postId: Schema.String,
+  cid: Schema.String,
+  liftedAt: Schema.NullOr(Schema.String).annotations({ description: "ISO 8601: when this post's block of the CID ended; null if it held none" })
+})
+export type BlockLifted = typeof BlockLifted.Type
+
 /** The end of a signature window: an action still unsigned lapses. */
 export class SignatureDeadline extends Schema.Class<SignatureDeadline>("Post/SignatureDeadline")({
   postId: Schema.String,
@@ -206,5 +228,6 @@ export const Post = Entity.make("Post", [
   Rpc.make("ChangeUnsigned", { payload: ChangeUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("SubmitSignatures", { payload: SubmitSignatures, success: SignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("CommentUnsigned", { payload: CommentUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("SignatureDeadline", { payload: SignatureDeadline }).annotate(ClusterSchema.Persisted, true)
+  Rpc.make("SignatureDeadline", { payload: SignatureDeadline }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("LiftBlock", { payload: LiftBlock, success: BlockLifted, error: PostRefused }).annotate(ClusterSchema.Persisted, true)
 ])

@@ -16,7 +16,7 @@ import { verifyDesk } from "../desk/attestation/verifyDesk.ts"
 import { issueDeskLinkToken } from "../desk/identity/issueLinkToken.ts"
 import { createMemberWithKey, revokeKey } from "../desk/keys/DeskKeyStore.ts"
 import { checkCallbackUrl, parseFeeBps, parseScopes } from "../desk/keys/policy.ts"
-import { appConfig } from "../platform/Config.ts"
+import { nodeConfig } from "../config.ts"
 import { applyChange, registryView } from "../desk/tokens/registry.ts"
 import { findToken, listTokens, saveToken } from "../desk/tokens/tokenStore.ts"
 import { addCoupon, couponView } from "../desk/cashout/couponStore.ts"
@@ -58,7 +58,7 @@ const create = async (values: { scopes?: string; "callback-url"?: string; "fee-b
   if (Either.isLeft(scopes)) return refuse(scopes.left)
   const feeBps = values["fee-bps"] === undefined ? Either.right(undefined) : parseFeeBps(values["fee-bps"])
   if (Either.isLeft(feeBps)) return refuse(feeBps.left)
-  const allowHttp = Effect.runSync(Effect.either(appConfig)).pipe(Either.map((c) => c.callbackAllowHttp), Either.getOrElse(() => false))
+  const allowHttp = Effect.runSync(Effect.either(nodeConfig)).pipe(Either.map((c) => c.callbackAllowHttp), Either.getOrElse(() => false))
   const callbackUrl = values["callback-url"] === undefined ? Either.right(undefined) : checkCallbackUrl(values["callback-url"], allowHttp)
   if (Either.isLeft(callbackUrl)) return refuse(callbackUrl.left)
   return runCommand(createMemberWithKey({ scopes: scopes.right, feeBps: feeBps.right, callbackUrl: callbackUrl.right }), (r) =>

@@ -4,8 +4,8 @@
 import { Cause, Data, Effect, Exit, Layer } from "effect"
 import { storageClient } from "../platform/ShardingSettings.ts"
 import * as ApiKeys from "../exchange/auth/ApiKeys.ts"
-import { AppConfig, appConfig } from "../platform/Config.ts"
 import { databaseLayer } from "../platform/database/Database.ts"
+import { configLayer, nodeConfig } from "../config.ts"
 import { migrations } from "../migrations.ts"
 import * as SecretBox from "../platform/SecretBox.ts"
 
@@ -16,11 +16,11 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
   }
 }
 
-export const cliLayer = Layer.unwrapEffect(Effect.map(appConfig, (config) =>
+export const cliLayer = Layer.unwrapEffect(Effect.map(nodeConfig, (config) =>
   Layer.mergeAll(ApiKeys.layerNoListen, storageClient(config)).pipe(
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:cli", migrations })),
-    Layer.provideMerge(Layer.succeed(AppConfig, config))
+    Layer.provideMerge(configLayer(config))
   )))
 
 /** Runs a command's effect; prints a usage or failure message and returns the exit code. */
@@ -39,6 +39,22 @@ export const runCommand = async <A>(
   const cause = failure instanceof Error && failure.cause instanceof Error ? `: ${failure.cause.message.split("\n")[0]}` : ""
   console.error(failure instanceof Error ? `${failure.message}${cause}` : String(failure))
   return failure instanceof UsageError ? 2 : 1
+}
+
+const fileProblems: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EISDIR: "is a directory, not a file",
+  ENOTDIR: "a part of the path is not a directory",
+  ELOOP: "too many symbolic links",
+  EMFILE: "too many open files"
+}
+
+/** Why a file given on the command line could not be read, in a few words (never a stack). */
+export const fileProblem = (e: unknown): string => {
+  const code = typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : ""
+  return fileProblems[code] ?? (e instanceof Error ? e.message.split("\n")[0]! : String(e))
 }
 
 export const printJsonOr = (json: boolean, human: (a: unknown) => string) => (a: unknown) =>

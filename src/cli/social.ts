@@ -3,36 +3,42 @@
 //                                                                        → {postId, shortId, metadataCid, mediaCids, txHash, opReturn}
 //   (an xpub-only account: --xprv-file signs its stamps here, → {postId, shortId, state, action, metadataCid, txHash, stamps})
 // social takedown --post ID [--json] / social moderate --post ID --reason TEXT [--json] → {postId, state, paidUntil, txid, opReturn}
+//   (moderate also → blockedCids: the pulled post's CIDs, served and postable under no post until lifted)
+// social moderate --lift CID [--reason TEXT] [--json]                     → {cid, blocked: false, lifted: [{postId, liftedAt}]}
 // social timeline --address ADDR [--xpub XPUB] [--json]                   → the author's stamps, rebuilt from the chain
 // social live add --stream ID --wallet ADDR --title TEXT [--json]         → {streamId, wallet, title, embed}
 // social link-token --account ADDR [--json]                               → {token, url, expiresAt}  (the wallet-link QR)
 // The CLI does what the composer does: media go into the content store from here (streamed from
 // the file), then the Post entity, in the running node, charges, stamps and answers.
 import { randomUUID } from "node:crypto"
-import { createReadStream } from "node:fs"
+import { open } from "node:fs/promises"
 import { extname } from "node:path"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Either, Option, Stream } from "effect"
-import { Change, Post, type PostRefused, Publish, PublishUnsigned, SubmitSignatures } from "../../schemas/social/post.ts"
+import { Change, LiftBlock, Post, type PostRefused, Publish, PublishUnsigned, SubmitSignatures } from "../../schemas/social/post.ts"
 import { ledgerParams } from "../chain/params.ts"
 import { findAccount } from "../social/accounts/Accounts.ts"
 import { memberSigns } from "../social/accounts/signing.ts"
 import { readAccountKey, signStamps } from "./socialSign.ts"
 import { AppConfig } from "../platform/Config.ts"
+import { SocialConfig } from "../social/SocialConfig.ts"
 import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
 import { createAccount } from "../social/accounts/Accounts.ts"
 import { SHORT_ID } from "../social/accounts/socialKeys.ts"
 import { ContentStore } from "../social/content/ContentStore.ts"
+import { blockingPosts } from "../social/content/blocked.ts"
+import { parseRawCid } from "../crypto/cid.ts"
 import * as ContentStoreLive from "../social/content/ContentStoreLive.ts"
 import { issueSocialLinkToken } from "../social/identity/issueLinkToken.ts"
 import { parseOrUsage } from "./args.ts"
-import { printJsonOr, runCommand, UsageError } from "./runtime.ts"
+import { fileProblem, printJsonOr, runCommand, UsageError } from "./runtime.ts"
 
 const usage = [
   "usage: social account create [--handle NAME] [--json]",
   "       social post --account ADDR --body TEXT [--kind story|photo|video|text] [--tags a,b] [--media FILE]... [--xprv-file FILE] [--json]",
   "       social takedown --post ID [--json]",
   "       social moderate --post ID --reason TEXT [--json]",
+  "       social moderate --lift CID [--reason TEXT] [--json]",
   "       social timeline --address ADDR [--xpub XPUB] [--json]",
   "       social live add --stream ID --wallet ADDR --title TEXT [--json]",
   "       social link-token --account ADDR [--json]"
@@ -65,8 +71,11 @@ const upload = (file: string) =>
     const type = typesByExtension[extname(file).toLowerCase()]
     if (type === undefined) return yield* Effect.fail(new UsageError(`--media ${file}: unsupported file type (${Object.keys(typesByExtension).join(" ")})`))
     const store = yield* ContentStore
-    const bytes = Stream.fromAsyncIterable(createReadStream(file) as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${(e as Error).message}`))
-    return (yield* store.put(bytes, type)).cid
+    // Opened first, so a missing or unreadable file is one line here, not an 'error' event the
+    // stream has no listener for yet.
+    const handle = yield* Effect.tryPromise({ try: () => open(file, "r"), catch: (e) => new UsageError(`--media ${file}: ${fileProblem(e)}`) })
+    const bytes = Stream.fromAsyncIterable(handle.createReadStream() as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${fileProblem(e)}`))
+    return (yield* store.put(bytes, type).pipe(Effect.ensuring(Effect.promise(() => handle.close().catch(() => undefined))))).cid
   })
 
 /** `social post` for an xpub-only account: stamps built by the node, signed here (socialSign.ts), sent back. */
@@ -83,6 +92,27 @@ const publishSignedHere = (postId: string, publish: PublishUnsigned, xprvFile: s
     if (Either.isLeft(signed)) return yield* Effect.fail(new UsageError(`${signed.left} (the post waits for signatures until ${view.expiresAt})`))
     return yield* ask(client.SubmitSignatures(new SubmitSignatures({ postId, items: [...signed.right], submissionId: randomUUID() }))).pipe(
       Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
+  })
+
+/**
+ * `social moderate --lift CID`: ends every moderation block of the CID, each through the Post entity
+ * whose pull made it (src/social/content/blocked.ts); the pulled posts stay pulled.
+ */
+const liftBlocks = (cidText: string, reason: string | undefined) =>
+  Effect.gen(function*() {
+    const parsed = parseRawCid(cidText.trim())
+    if (Either.isLeft(parsed)) return yield* Effect.fail(new UsageError(`--lift: ${parsed.left.message}`))
+    const cid = parsed.right.cid
+    const posts = yield* blockingPosts(cid)
+    if (posts.length === 0) return yield* Effect.fail(new UsageError(`no moderation block on ${cid}`))
+    const client = yield* Post.client
+    const lifted: Array<{ postId: string; liftedAt: string | null }> = []
+    for (const postId of posts) {
+      const r = yield* ask(client(postId).LiftBlock(new LiftBlock({ postId, cid, requestId: randomUUID(), ...(reason === undefined ? {} : { reason }) }))).pipe(
+        Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
+      lifted.push({ postId: r.postId, liftedAt: r.liftedAt })
+    }
+    return { cid, blocked: false, lifted }
   })
 
 /** `social link-token`: the wallet-link QR of an account (src/social/identity). */
@@ -103,7 +133,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const rest = nested ? rest0.slice(1) : rest0
   const parsed = parseOrUsage(rest, {
     handle: { type: "string" }, account: { type: "string" }, body: { type: "string" }, kind: { type: "string" }, tags: { type: "string" },
-    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, address: { type: "string" }, xpub: { type: "string" }, "xprv-file": { type: "string" },
+    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, lift: { type: "string" }, address: { type: "string" }, xpub: { type: "string" }, "xprv-file": { type: "string" },
     json: { type: "boolean", default: false }
   }, usage)
   if (parsed === undefined) return 2
@@ -143,6 +173,13 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
         Effect.catchTag("PostRefused", (e) => Effect.fail(refusalText(e))))
     }).pipe(Effect.provide(ContentStoreLive.layer)), print)
   }
+  if (verb === "moderate" && v.lift !== undefined) {
+    if (v.post !== undefined) {
+      console.error(`--lift takes a CID and no --post\n${usage}`)
+      return 2
+    }
+    return runCommand(liftBlocks(v.lift, v.reason), print)
+  }
   if (verb === "takedown" || verb === "moderate") {
     if (v.post === undefined || (verb === "moderate" && v.reason === undefined)) {
       console.error(`--post${verb === "moderate" ? " and --reason are" : " is"} required\n${usage}`)
@@ -167,9 +204,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     return runCommand(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const config = yield* AppConfig
+      const social = yield* SocialConfig
       yield* sql`INSERT INTO social_live_channels (stream_id, wallet, title) VALUES (${v.stream!}, ${v.wallet!}, ${v.title!})
         ON CONFLICT (stream_id) DO UPDATE SET wallet = EXCLUDED.wallet, title = EXCLUDED.title`
-      return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${config.socialHttpPort}/embed/live/${v.stream!}` }
+      return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${social.socialHttpPort}/embed/live/${v.stream!}` }
     }), print)
   }
   if (verb === "timeline") {
@@ -181,10 +219,11 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
     // rebuilds the timeline from the chain, the same code anyone can run.
     return runCommand(Effect.gen(function*() {
       const config = yield* AppConfig
+      const social = yield* SocialConfig
       const host = config.httpHost === "0.0.0.0" ? "127.0.0.1" : config.httpHost
       const query = v.xpub === undefined ? "" : `?xpub=${encodeURIComponent(v.xpub)}`
       const r = yield* Effect.tryPromise({
-        try: () => fetch(`http://${host}:${config.socialHttpPort}/api/public/timeline/${encodeURIComponent(v.address!)}${query}`),
+        try: () => fetch(`http://${host}:${social.socialHttpPort}/api/public/timeline/${encodeURIComponent(v.address!)}${query}`),
         catch: () => noAnswer()
       })
       const body = yield* Effect.promise(() => r.json() as Promise<Record<string, unknown>>)

@@ -9,7 +9,8 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:cr
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Context, Effect, Either, Layer, Option, Redacted } from "effect"
-import { AppConfig, invalidSetting } from "./Config.ts"
+import { AppConfig } from "./Config.ts"
+import { invalidSetting } from "./settings.ts"
 
 export interface SecretBoxShape {
   readonly seal: (plain: string) => string

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as ChainsLive from "../../src/platform/ChainsLive.ts"
 import { encodeAddress } from "../../src/chain/address.ts"
 import { litecoinRegtestParams } from "../../src/chain/params.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { anvilDevKey, startAnvil, type Anvil } from "../support/anvil.ts"
 import { chainMetric, eventually, opsChains } from "../support/chainsOps.ts"
@@ -152,7 +152,7 @@ describe("EVM nodes are checked when the node starts", () => {
     const config = configFrom({ SHARDLINE_MASTER_KEY: testMasterKey, ...vars })
     const layer = ChainsLive.layer.pipe(
       Layer.provide(SecretBox.layer),
-      Layer.provide(Layer.succeed(AppConfig, config))
+      Layer.provide(configLayer(config))
     )
     const exit = await Effect.runPromiseExit(Effect.scoped(Layer.build(layer)))
     if (Exit.isSuccess(exit)) throw new Error("the chains layer started")

@@ -13,7 +13,7 @@ import { CoinLedgers } from "../../src/chain/ledger/CoinLedgers.ts"
 import { sumValues } from "../../src/chain/ledger/UtxoLedger.ts"
 import { coinChains } from "../../src/chain/params.ts"
 import * as ChainsLive from "../../src/platform/ChainsLive.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import * as SecretBox from "../../src/platform/SecretBox.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
@@ -63,7 +63,7 @@ describe("LTC over litecoind -regtest", () => {
         tx: (yield* ltc.getTx(txid)).confirmations
       }
     })
-    const layer = ChainsLive.layer.pipe(Layer.provide(SecretBox.layer), Layer.provide(Layer.succeed(AppConfig, config)))
+    const layer = ChainsLive.layer.pipe(Layer.provide(SecretBox.layer), Layer.provide(configLayer(config)))
     const r = await Effect.runPromise(Effect.scoped(Effect.provide(read, layer)))
     expect(r).toEqual({ ltcTip: 102, btcTip: 120, held: 150_000_000n, tx: 1 })
   })

@@ -13,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
 import { keyWalletAddress } from "../../src/chain/ledger/keyWallet.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
 import migration0012 from "../../src/exchange/migrations/0012_settlement_txid_unique.ts"
@@ -58,7 +58,7 @@ describe("delegated wallet", () => {
     const other = await createTestDatabase("dwalletkey")
     try {
       const config = configFrom({ SHARDLINE_DATABASE_URL: other.url, SHARDLINE_MASTER_KEY: testMasterKey })
-      await Effect.runPromise(Effect.scoped(Effect.provide(Effect.void, databaseLayer({ applicationName: "shardline:test", migrations }).pipe(Layer.provide(Layer.succeed(AppConfig, config))))))
+      await Effect.runPromise(Effect.scoped(Effect.provide(Effect.void, databaseLayer({ applicationName: "shardline:test", migrations }).pipe(Layer.provide(configLayer(config))))))
       const key = randomLedgerKey()
       const box = secretBox(Buffer.from(testMasterKey, "hex"))
       await other.query(`INSERT INTO system_wallets (name, address, key_enc) VALUES ('fee-sponsor', $1, $2)`,
@@ -76,7 +76,7 @@ describe("delegated wallet", () => {
     const other = await createTestDatabase("dwallet12")
     try {
       const config = configFrom({ SHARDLINE_DATABASE_URL: other.url, SHARDLINE_MASTER_KEY: testMasterKey })
-      const migrated = databaseLayer({ applicationName: "shardline:test", migrations }).pipe(Layer.provide(Layer.succeed(AppConfig, config)))
+      const migrated = databaseLayer({ applicationName: "shardline:test", migrations }).pipe(Layer.provide(configLayer(config)))
       const me = randomLedgerKey()
       await Effect.runPromise(Effect.scoped(Effect.provide(
         seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "dup", delegated: me.address, legs: 3, amount: 1000n, toAddress: randomLedgerKey().address }),

@@ -10,7 +10,7 @@ import { makeViemLedger } from "../../src/chain/evm/viemLedger.ts"
 import * as ReserveScanner from "../../src/desk/reserves/ReserveScanner.ts"
 import * as DeskWallets from "../../src/desk/wallets/DeskWallets.ts"
 import * as ChainsLive from "../../src/platform/ChainsLive.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
 import * as OmniViewIndexer from "../../src/platform/ledger/OmniViewIndexer.ts"
@@ -60,7 +60,7 @@ describe("reserves scan over anvil", () => {
       Layer.provideMerge(ChainsLive.layer),
       Layer.provideMerge(SecretBox.layer),
       Layer.provideMerge(databaseLayer({ applicationName: "test:desk-anvil", migrations })),
-      Layer.provideMerge(Layer.succeed(AppConfig, configFrom(vars)))
+      Layer.provideMerge(configLayer(configFrom(vars)))
     )
     const run = <A>(effect: Effect.Effect<A, never, ReserveScanner.ReserveScanner | DeskWallets.DeskWallets>) =>
       Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { Attestor, attestorId, Tick } from "../../schemas/desk/attestor.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
@@ -183,7 +183,7 @@ describe("desk transparency", () => {
     expect(pending).toEqual([{ deliver_at: schedule!.due_at_ms, processed: false }])
     const client = storageClient(node.config).pipe(
       Layer.provideMerge(databaseLayer({ applicationName: "test:attestor", migrations })),
-      Layer.provide(Layer.succeed(AppConfig, node.config))
+      Layer.provide(configLayer(node.config))
     )
     const tick = (k: number, dueAtMs = Date.now()) =>
       Effect.runPromise(Effect.scoped(Effect.provide(Effect.flatMap(Attestor.client, (c) => c(attestorId).Tick(new Tick({ n: k, dueAtMs }))), client)))

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Devnet, Pay } from "../../schemas/devnet.ts"
 import { p2pkhAddressOfPubkey } from "../../src/chain/address.ts"
 import { type CoinChain, coinChains } from "../../src/chain/params.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
@@ -167,7 +167,7 @@ describe("devnet CLI against a running node", () => {
     const request = new Pay({ requestId: randomBytes(16).toString("hex"), to, amount: "0.5" })
     const client = storageClient(node.config).pipe(
       Layer.provideMerge(databaseLayer({ applicationName: "test:devnet", migrations })),
-      Layer.provide(Layer.succeed(AppConfig, node.config))
+      Layer.provide(configLayer(node.config))
     )
     const send = () => Effect.runPromise(Effect.scoped(Effect.provide(Effect.flatMap(Devnet.client, (c) => c("ledger").Pay(request)), client)))
     const first = await send()

@@ -7,7 +7,7 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { newGrantId } from "../../src/exchange/authorization/AuthorizationEntity.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { pgLayer } from "../../src/platform/database/Database.ts"
 import { storageClient } from "../../src/platform/ShardingSettings.ts"
 import { grantAndAwait } from "../../src/cli/authorizations.ts"
@@ -26,7 +26,9 @@ let env: Record<string, string>
 
 beforeAll(async () => {
   db = await createTestDatabase("funding_visible")
-  node = await startNode(db.url, { SHARDLINE_DEVNET_BLOCK_MS: "10000" })
+  // The file places about ninety orders (weight 20 each) from one IP within a minute or two: the
+  // default IP budget (1200 a minute) would answer some of them 429, which is not what is tested.
+  node = await startNode(db.url, { SHARDLINE_DEVNET_BLOCK_MS: "10000", SHARDLINE_RATE_LIMIT_IP_WEIGHT: "100000" })
   env = cliEnvOf(db.url, node)
 }, 120_000)
 afterAll(async () => {
@@ -72,7 +74,7 @@ describe("funding is visible when the tools say it is", () => {
     // What the CLI process runs in: the node's database and a storage-only cluster client.
     const asCli = storageClient(node.config).pipe(
       Layer.provideMerge(pgLayer({ applicationName: "test:cli" })),
-      Layer.provideMerge(Layer.succeed(AppConfig, node.config))
+      Layer.provideMerge(configLayer(node.config))
     )
     for (const cap of ["20", "30", "40"]) {
       const free = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {

@@ -19,9 +19,11 @@ const webhookSecret = "partner-a-secret-for-hostile-tests"
 const uploadBytesMax = 300_000
 const connectionsPerIp = 24
 
-/** The exchange's per-IP weight budget in this file: the loopback client's own calls across the file
- * (raw sockets, uploads, the node's readiness) must stay under it; the proxy test spends it all. */
-const ipWeightPerMin = 1000
+/** The exchange's per-IP weight budget in this file; the proxy test spends it all. The loopback
+ * client's own exchange calls across the file (readiness, /metrics at 5 each, raw sockets) stay
+ * well under it: its desk and social calls are charged to those listeners' own budgets (issue 23.3;
+ * with one bucket for all three they passed 100 and this budget had been raised to 1000). */
+const ipWeightPerMin = 100
 
 beforeAll(async () => {
   db = await createTestDatabase("hostilecl")

@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { KeyEpochs, layer as keyEpochsLayer, stateFileName, transferWaitMs } from "../../src/exchange/authorization/KeyEpochStore.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
 import { NodeIdentity } from "../../src/platform/NodeIdentity.ts"
@@ -35,7 +35,7 @@ const store = async (name: string) => {
     Layer.provide(Layer.succeed(SecretBox, secretBox(Buffer.from(testMasterKey, "hex")))),
     Layer.provide(Layer.succeed(NodeIdentity, { name: `test:${name}` })),
     Layer.provide(databaseLayer({ applicationName: `shardline:test-${name}`, url: Redacted.make(db.url), migrations })),
-    Layer.provide(Layer.succeed(AppConfig, configFrom({ SHARDLINE_DATA_DIR: dataDir, SHARDLINE_DATABASE_URL: db.url })))
+    Layer.provide(configLayer(configFrom({ SHARDLINE_DATA_DIR: dataDir, SHARDLINE_DATABASE_URL: db.url })))
   )
   const scope = Effect.runSync(Scope.make())
   scopes.push(scope)

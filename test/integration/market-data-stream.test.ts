@@ -14,7 +14,7 @@ import { marketDataView } from "../../src/exchange/http/MarketDataHandlers.ts"
 import * as MarketData from "../../src/exchange/marketdata/MarketData.ts"
 import { makeStreams } from "../../src/exchange/marketdata/sse.ts"
 import * as MarketRegistry from "../../src/exchange/markets/MarketRegistry.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
 import { migratedTestDatabase } from "../support/pg.ts"
@@ -38,7 +38,7 @@ beforeAll(async () => {
   const layer = MarketData.layer.pipe(
     Layer.provideMerge(MarketRegistry.layer),
     Layer.provideMerge(databaseLayer({ applicationName: "shardline:test", migrations })),
-    Layer.provide(Layer.succeed(AppConfig, config))
+    Layer.provide(configLayer(config))
   )
   scope = Effect.runSync(Scope.make())
   const ctx = await Effect.runPromise(Layer.buildWithScope(layer, scope))

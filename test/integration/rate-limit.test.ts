@@ -12,8 +12,13 @@ let db: TestDatabase
 let a: RunningNode
 let b: RunningNode
 // Trusting X-Forwarded-For gives each test its own client IP, hence its own fresh bucket.
-const limits = { SHARDLINE_RATE_LIMIT_IP_WEIGHT: "20", SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "30", SHARDLINE_TRUST_PROXY: "true" }
+const limits = {
+  SHARDLINE_RATE_LIMIT_IP_WEIGHT: "20", SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "30", SHARDLINE_TRUST_PROXY: "true",
+  SHARDLINE_DESK_RATE_LIMIT_IP_WEIGHT: "15", SHARDLINE_SOCIAL_RATE_LIMIT_IP_WEIGHT: "12", SHARDLINE_DESK_PUBLIC_IP_WEIGHT: "40"
+}
 const from = (ip: string) => ({ headers: { "x-forwarded-for": ip } })
+/** An unknown path on the desk and social listeners: a 404 in their shape, charged weight 1 like any call. */
+const nope = "/api/public/v1/nope"
 
 /**
  * Until Postgres holds `total` for the bucket (every node wrote its weight), then a few more sync
@@ -57,7 +62,7 @@ describe("request weight", () => {
     // 10 calls of weight 1 on each node: the shared budget of 20 is spent exactly.
     for (let i = 0; i < 10; i++) expect((await fetch(`${a.baseUrl}/api/public/v1/time`, from(ip))).status).toBe(200)
     for (let i = 0; i < 10; i++) expect((await fetch(`${b.baseUrl}/api/v3/time`, from(ip))).status).toBe(200)
-    await settle(`ip:${ip}`, 20)
+    await settle(`ip:exchange:${ip}`, 20)
     const last = await fetch(`${a.baseUrl}/api/public/v1/ping`, from(ip))
     expect(last.status).toBe(429)
     expect(await last.json()).toEqual({
@@ -112,4 +117,56 @@ describe("request weight", () => {
     expect((await signedGet(a.baseUrl, "/api/public/v1/account", other, {}, from("203.0.113.21").headers)).status).toBe(200)
     expect((await fetch(`${a.baseUrl}/api/public/v1/time`)).status).toBe(200)
   })
+
+  it("each listener keeps its own per-IP budget: social and desk calls spend nothing of the exchange's (issue 23.3)", async () => {
+    await awayFromMinuteEdge()
+    const ip = "203.0.113.40"
+    for (let i = 0; i < 5; i++) expect((await fetch(`${a.socialUrl}${nope}`, from(ip))).status).toBe(404)
+    const exchange = await fetch(`${a.baseUrl}/api/public/v1/time`, from(ip))
+    expect(exchange.headers.get("x-svc-used-weight-1m")).toBe("1")
+    const desk = await fetch(`${a.deskUrl}${nope}`, from(ip))
+    expect(desk.headers.get("ratelimit-limit")).toBe("15")
+    expect(desk.headers.get("ratelimit-remaining")).toBe("14")
+    // The exchange's budget spent to the last unit: the desk and social still answer this client.
+    for (let i = 0; i < 19; i++) expect((await fetch(`${a.baseUrl}/api/public/v1/time`, from(ip))).status).toBe(200)
+    expect((await fetch(`${a.baseUrl}/api/public/v1/time`, from(ip))).status).toBe(429)
+    const social = await fetch(`${a.socialUrl}${nope}`, from(ip))
+    expect(social.status).toBe(404)
+    expect(social.headers.get("ratelimit-remaining")).toBe("6") // 12 - its own 6 calls
+    expect((await fetch(`${a.deskUrl}${nope}`, from(ip))).headers.get("ratelimit-remaining")).toBe("13")
+    // What the nodes share through Postgres is per listener too.
+    await settle(`ip:social:${ip}`, 6)
+    await settle(`ip:exchange:${ip}`, 21)
+  })
+
+  it("desk transparency and registries: a fair-use ceiling of their own, not the partner budget (issue 23.3)", async () => {
+    await awayFromMinuteEdge()
+    const ip = "203.0.113.41"
+    // A partner spends its whole budget; the public reads still answer the same IP.
+    for (let i = 0; i < 15; i++) expect((await fetch(`${a.deskUrl}${nope}`, from(ip))).status).toBe(404)
+    const refused = await fetch(`${a.deskUrl}${nope}`, from(ip))
+    expect(refused.status).toBe(429)
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("rate_limited")
+    const paths = ["/api/public/reserves", "/api/public/reserves/history", "/api/public/supply", "/api/public/status", "/api/public/v1/stables/assets", "/api/public/v1/wrap/assets"]
+    const statuses: Array<number> = []
+    for (let i = 0; i < 40; i++) {
+      const r = await fetch(`${a.deskUrl}${paths[i % paths.length]}`, from(ip))
+      statuses.push(r.status)
+      if (i === 0) {
+        expect(r.headers.get("ratelimit-limit")).toBe("40")
+        expect(r.headers.get("ratelimit-remaining")).toBe("39")
+        expect(r.headers.get("cache-control")).toBe("public, max-age=30")
+      }
+      await r.arrayBuffer()
+    }
+    expect(statuses.every((s) => s === 200)).toBe(true)
+    // Past the ceiling: 429 in the desk's shape, naming the fair-use limit.
+    const over = await fetch(`${a.deskUrl}/api/public/reserves`, from(ip))
+    expect(over.status).toBe(429)
+    expect(((await over.json()) as { error: { message: string } }).error.message).toContain("40")
+    // ...and the public reads spent nothing of the partner budget (still 429 from its own 16).
+    expect((await fetch(`${a.deskUrl}${nope}`, from(ip))).headers.get("ratelimit-remaining")).toBe("0")
+    const fresh = await fetch(`${a.deskUrl}${nope}`, from("203.0.113.42"))
+    expect(fresh.headers.get("ratelimit-remaining")).toBe("14")
+  }, 120_000)
 })

@@ -23,7 +23,7 @@ import { decodeState, delegatedKeysLabel, openWithState } from "../../src/exchan
 import { stateFileName } from "../../src/exchange/authorization/KeyEpochStore.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
 import { globalId } from "../../src/exchange/markets/ids.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { make as secretBox } from "../../src/platform/SecretBox.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -295,7 +295,7 @@ describe("settlement", () => {
     })
     // The node's own services, plus a pool of our own on its database and its config.
     const [once, again] = await node.run(sweepTwice.pipe(
-      Effect.provideService(AppConfig, node.config),
+      Effect.provide(configLayer(node.config)),
       Effect.provide(PgClient.layer({ url: Redacted.make(db.url) })),
       Effect.scoped
     ))

@@ -1,6 +1,6 @@
 // The signed lane (src/exchange/http/SignedLane.ts): POST/DELETE /order, account, openOrders and
 // GET /order answered by the edge in node:http must answer exactly as the HttpApi path does. Two
-// nodes on one database, one with the fast lane on and one with it off, get the same requests;
+// nodes (each on its own database), one with the fast lane on and one with it off, get the same requests;
 // status, used-weight headers and bodies (less the clock's fields) must be equal, and the lane must
 // have taken every request of the fast node whose key it had cached.
 import { request } from "node:http"
@@ -12,20 +12,24 @@ import { createKey } from "../../harness/keys.ts"
 import { signedQuery, type Key } from "../../harness/signed.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 
-let db: TestDatabase
+// Each node on its own database: two single-runner nodes on one database contend for the same
+// shard locks, and the one that loses them answers nothing.
+let fastDb: TestDatabase
+let slowDb: TestDatabase
 let fast: RunningNode
 let slow: RunningNode
 const v1 = "/api/public/v1"
 
 beforeAll(async () => {
-  db = await createTestDatabase("signedlane")
-  fast = await startNode(db.url, { SHARDLINE_HTTP_FAST_LANE: "true", SHARDLINE_HTTP_SIGNED_LANE: "true" })
-  slow = await startNode(db.url, { SHARDLINE_HTTP_FAST_LANE: "false" })
+  ;[fastDb, slowDb] = await Promise.all([createTestDatabase("signedlane_fast"), createTestDatabase("signedlane_slow")])
+  fast = await startNode(fastDb.url, { SHARDLINE_HTTP_FAST_LANE: "true", SHARDLINE_HTTP_SIGNED_LANE: "true" })
+  slow = await startNode(slowDb.url, { SHARDLINE_HTTP_FAST_LANE: "false" })
 }, 180_000)
 afterAll(async () => {
   await fast?.stop()
   await slow?.stop()
-  await db?.drop()
+  await fastDb?.drop()
+  await slowDb?.drop()
 })
 
 interface Reply {
@@ -35,8 +39,8 @@ interface Reply {
   readonly body: unknown
 }
 
-/** Each node's calls come from its own loopback address, so each has an IP budget of its own (the
- * two nodes share their buckets through the database) and the used-weight headers can be compared. */
+/** Each node's calls come from its own loopback address, so each has an IP budget of its own.
+ * The used-weight headers can be compared. */
 const fromOf = (baseUrl: string) => (baseUrl === fast.baseUrl ? "127.0.0.2" : "127.0.0.3")
 
 const call = (baseUrl: string, method: string, path: string, headers: Record<string, string>, body = "") =>
@@ -101,7 +105,7 @@ const cases: ReadonlyArray<Case> = [
 describe("the signed lane answers as the HttpApi path does", () => {
   it("same status, used weight and body for every case; the lane took the fast node's requests", { timeout: 600_000 }, async () => {
     // One key per node, so each node's key budget sees the same calls (the weights must match too).
-    const keys = await Promise.all([fast, slow].map(() => createKey(db.url, { scopes: ["read", "trade"] })))
+    const keys = await Promise.all([fastDb, slowDb].map((d) => createKey(d.url, { scopes: ["read", "trade"] })))
     // The first call of a key looks it up (the lane leaves an uncached key to the HttpApi path).
     for (const [i, node] of [fast, slow].entries()) expect((await query(keys[i]!, "GET", "/account", {})(node.baseUrl)).status).toBe(200)
     const taken0 = signedLaneCounts.taken
@@ -115,7 +119,7 @@ describe("the signed lane answers as the HttpApi path does", () => {
 
   it("refuses what the key may not do alike: read-only key on POST/DELETE, an IP outside the allowlist, the key's weight", { timeout: 600_000 }, async () => {
     for (const [scopes, allow] of [[["read"], []], [["read", "trade"], ["10.9.9.9"]]] as const) {
-      const keys = await Promise.all([0, 1].map(() => createKey(db.url, { scopes: [...scopes], ipAllowlist: [...allow] })))
+      const keys = await Promise.all([fastDb, slowDb].map((d) => createKey(d.url, { scopes: [...scopes], ipAllowlist: [...allow] })))
       for (const [i, node] of [fast, slow].entries()) await query(keys[i]!, "GET", "/account", {})(node.baseUrl)
       for (const send of [query, query]) {
         const [a, b] = await Promise.all([

@@ -9,7 +9,7 @@ import { unwrap } from "../../harness/either.ts"
 import { SignInChallenge, MintChallenge } from "../../schemas/social/identity.ts"
 import { extendedKeysAt, signingKeyAt } from "../../src/chain/keys.ts"
 import { base62Token, sha256Hex } from "../../src/crypto/token.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { newLinkToken } from "../../src/platform/identity/linkTokens.ts"
 import { issueSocialLinkToken } from "../../src/social/identity/issueLinkToken.ts"
 import { cli, cliJson } from "../support/cli.ts"
@@ -32,7 +32,7 @@ afterAll(async () => {
 })
 
 const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), Layer.succeed(AppConfig, node.config)))) as Effect.Effect<A, E, never>)
+  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
 const query = <A extends object>(text: string) => inNode(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)))
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as Record<string, any>, headers: r.headers })
 const auth = (path: string) => `${node.socialUrl}/api/public/auth/${path}`

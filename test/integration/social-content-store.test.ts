@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { rawCid } from "../../src/crypto/cid.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer, type NodeConfigs } from "../../src/config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
 import { chunkBytes, ContentStore } from "../../src/social/content/ContentStore.ts"
@@ -29,8 +29,8 @@ afterAll(async () => {
 const limit = 3 * chunkBytes + 1000
 const run = <A, E>(backend: "pg" | "fs", effect: Effect.Effect<A, E, ContentStore | SqlClient.SqlClient>) => {
   const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: dataDir, SHARDLINE_SOCIAL_CONTENT_BYTES_MAX: String(limit) })
-  const store = backend === "pg" ? layerPg : layerFs
-  const layer = store.pipe(Layer.provideMerge(databaseLayer({ applicationName: "shardline:test", migrations })), Layer.provide(Layer.succeed(AppConfig, config)))
+  const store: Layer.Layer<ContentStore, never, NodeConfigs | SqlClient.SqlClient> = backend === "pg" ? layerPg : layerFs
+  const layer = store.pipe(Layer.provideMerge(databaseLayer({ applicationName: "shardline:test", migrations })), Layer.provide(configLayer(config)))
   return Effect.runPromise(Effect.scoped(Effect.provide(effect, layer)))
 }
 

@@ -22,7 +22,7 @@ import { extendedKeysAt } from "../../src/chain/keys.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
 import { rawCid } from "../../src/crypto/cid.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
 import { issueSocialLinkToken } from "../../src/social/identity/issueLinkToken.ts"
 import { decodeStamp } from "../../src/social/posts/opReturn.ts"
@@ -48,7 +48,7 @@ let assetId: string
 const seed = randomBytes(32)
 
 const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), Layer.succeed(AppConfig, node.config)))) as Effect.Effect<A, E, never>)
+  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
 const url = (path: string) => `${node.socialUrl}${path}`
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 const send = (method: string, path: string, body?: unknown) =>

@@ -5,7 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
 import { keyWalletAddress } from "../../src/chain/ledger/keyWallet.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
 import { systemWallet } from "../../src/platform/ledger/SystemWallet.ts"
@@ -25,7 +25,7 @@ const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | SecretBox>)
   const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey })
   const layer = databaseLayer({ applicationName: "test:system-wallet", url: Redacted.make(db.url), migrations }).pipe(
     Layer.merge(Layer.succeed(SecretBox, secretBox(Buffer.from(testMasterKey, "hex")))),
-    Layer.provide(Layer.succeed(AppConfig, config))
+    Layer.provide(configLayer(config))
   )
   return Effect.runPromise(Effect.provide(effect, layer))
 }

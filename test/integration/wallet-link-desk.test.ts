@@ -10,7 +10,7 @@ import { MintLinkToken } from "../../schemas/common/linkToken.ts"
 import { DeskLinkToken } from "../../schemas/desk/identity.ts"
 import { issueDeskLinkToken } from "../../src/desk/identity/issueLinkToken.ts"
 import { canonicalJson } from "../../src/crypto/canonicalJson.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
 import { linkTokenId, newChallengeId, newLinkToken } from "../../src/platform/identity/linkTokens.ts"
 import { cli, cliJson } from "../support/cli.ts"
@@ -37,7 +37,7 @@ afterAll(async () => {
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as Record<string, any> })
 /** Runs inside the node, with a database client and the node's config beside its services. */
 const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), Layer.succeed(AppConfig, node.config)))) as Effect.Effect<A, E, never>)
+  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
 const query = <A extends object>(text: string) => inNode(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)))
 const issue = (memberId?: string, allowRebind = false) => inNode(issueDeskLinkToken({ memberId, allowRebind }))
 const manifestOf = async (url: string) => json(await fetch(url, { headers: { accept: "application/json" } }))

@@ -4,7 +4,7 @@
 // failure paths: an expired challenge, a revoked session. Screenshots in .tmp/screenshots/.
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -30,7 +30,7 @@ afterAll(async () => {
 })
 
 const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), Layer.succeed(AppConfig, node.config)))) as Effect.Effect<A, E, never>)
+  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
 const sql = (text: string) => inNode(Effect.flatMap(SqlClient.SqlClient, (s) => s.unsafe(text)))
 /** A 1×1 PNG. */
 const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")

@@ -1,5 +1,5 @@
 // vitest globalSetup: what npm cannot bring, set up once before any test file runs.
-// - litecoind and chromium on PATH: installed with apt when we are root on a Debian-like machine
+// - litecoind, chromium and promtool on PATH: installed with apt when we are root on a Debian-like machine
 //   (a bounded wait for the dpkg lock).
 // - Postgres answering at the test URL (SHARDLINE_TEST_DATABASE_URL or 127.0.0.1:5432): the
 //   system cluster is started with pg_ctlcluster when it is installed, and the test database
@@ -56,6 +56,11 @@ export const ensureAptPackage = (command: string, pkg: string): void => {
 export const ensureLitecoind = (): void => ensureAptPackage("litecoind", "litecoind")
 /** Debian's chromium, which the browser tests drive with playwright-core (no browser download). */
 export const ensureChromium = (): void => ensureAptPackage("chromium", "chromium")
+/** promtool and prometheus (Debian's `prometheus` package): check deploy/prometheus and run it against a node. */
+export const ensurePromtool = (): void => {
+  ensureAptPackage("promtool", "prometheus")
+  ensureAptPackage("prometheus", "prometheus")
+}
 
 const connects = async (url: string): Promise<boolean> => {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 })
@@ -145,6 +150,7 @@ export default async function setup(): Promise<() => void> {
   const before = dataDirState(userDataDir)
   ensureLitecoind()
   ensureChromium()
+  ensurePromtool()
   await ensurePostgres()
   return () => {
     const changed = changedPaths(before, dataDirState(userDataDir))

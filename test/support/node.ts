@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { type Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
 import type { UtxoDevnet } from "../../src/chain/ledger/devnet.ts"
-import type { AppConfigShape } from "../../src/platform/Config.ts"
+import type { NodeConfigShape } from "../../src/config.ts"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
 
 
@@ -22,7 +22,7 @@ export interface RunningNode {
   readonly baseUrl: string
   readonly deskUrl: string
   readonly socialUrl: string
-  readonly config: AppConfigShape
+  readonly config: NodeConfigShape
   /**
    * Runs an effect inside this node: its own chains (devnets or JSON-RPC adapters), services and
    * Sharding (entity clients). UtxoDevnet (fault injection) is there when the ledger is a devnet.
@@ -30,6 +30,9 @@ export interface RunningNode {
   readonly run: <A, E>(effect: Effect.Effect<A, E, NodeContext | UtxoDevnet>) => Promise<A>
   readonly stop: () => Promise<void>
 }
+
+/** How long startNode waits for the three listeners to answer. */
+const startWaitMs = 90_000
 
 /** `beneath` is built before the node and given to it (a test's own tracer, say). */
 export const startNode = async (databaseUrl: string, vars: Record<string, string> = {}, beneath: Layer.Layer<never> = Layer.empty): Promise<RunningNode> => {
@@ -51,7 +54,9 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
     return yield* Effect.never
   })))
   const baseUrl = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
+  // Generous: on a shared machine under load a node's start (migrations, shards, three
+  // listeners) has taken more than 30 s; a node that never starts still fails here.
+  const deadline = Date.now() + startWaitMs
   // Each service has its own listener, and they come up independently: the node is started when
   // all three answer (any status: the desk and social roots are 404s in their own shape).
   const answers = async (url: string) => {
@@ -69,7 +74,7 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
     ])
     if (exchange === 200 && desk > 0 && social > 0) break
     if (fiber.unsafePoll() !== null) throw new Error(`node exited during start: ${JSON.stringify(fiber.unsafePoll())}`)
-    if (Date.now() > deadline) throw new Error("node did not start within 30 s")
+    if (Date.now() > deadline) throw new Error(`node did not start within ${startWaitMs / 1000} s`)
     await new Promise((r) => setTimeout(r, 100))
   }
   return {

@@ -1,7 +1,9 @@
 // The Attestor entity (one, id "desk"): scans the reserves and appends a signed attestation at
 // the top of every UTC hour with its own durable timer (Tick, a DeliverAt message in cluster
-// storage), and on demand (`desk attest`). Its schedule is a row (desk_attestor: the tick it
-// expects next and when): a tick older than the row's is a stale duplicate and does nothing.
+// storage), and on demand (`desk attest`: an Attest names its request and its row carries that
+// id, so a redelivered Attest answers the row it wrote: exactly once, like a tick). Its schedule
+// is a row (desk_attestor: the tick it expects next and when): a tick older than the row's is a
+// stale duplicate and does nothing.
 // Every node sends a Kick at start; the Attestor schedules a tick only when none is pending (or
 // the pending one is more than 10 minutes overdue, i.e. its message was lost), attesting at once
 // when the last attestation is older than the cadence. The cadence is hourly
@@ -12,9 +14,9 @@ import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Schedule } from "effect"
 import { Attestor, attestorId, AttestFailed, Kick, Tick } from "../../../schemas/desk/attestor.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
-import { HOUR_MS, type Payload } from "./attestation.ts"
+import { type AttestationPoint, HOUR_MS, type Payload } from "./attestation.ts"
 import { Attestations } from "./Attestations.ts"
 import { beat } from "../heartbeats.ts"
 import { ReserveScanner } from "../reserves/ReserveScanner.ts"
@@ -33,16 +35,23 @@ export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
   const attestations = yield* Attestations
   const scanner = yield* ReserveScanner
   const self = (yield* Attestor.client)(address.entityId)
-  const intervalMs = (yield* AppConfig).attestationIntervalMs
+  const intervalMs = (yield* DeskConfig).attestationIntervalMs
   yield* metrics.activated
 
-  const attest = Effect.gen(function*() {
-    const { report, ms } = yield* scanner.scan
-    const point = yield* attestations.append(report as unknown as Payload)
-    yield* beat("attestor", `attestation ${point.seq} (scan ${ms} ms)`).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-    yield* Effect.logInfo(`attestation ${point.seq}: ${point.payload_hash}`)
+  const rowOf = (point: AttestationPoint) => {
     const { payload: _payload, ...row } = point
     return row
+  }
+
+  /** Scans and appends; an on-demand request (`requestId`) appends at most once, however often it is delivered. */
+  const attest = (requestId?: string) => Effect.gen(function*() {
+    const done = requestId === undefined ? undefined : yield* attestations.byRequest(requestId)
+    if (done !== undefined) return rowOf(done)
+    const { report, ms } = yield* scanner.scan
+    const point = yield* attestations.append(report as unknown as Payload, requestId)
+    yield* beat("attestor", `attestation ${point.seq} (scan ${ms} ms)`).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    yield* Effect.logInfo(`attestation ${point.seq}: ${point.payload_hash}`)
+    return rowOf(point)
   })
 
   /** Sends tick `n` due at `dueAtMs`, then records it as the one expected. */
@@ -60,8 +69,10 @@ export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
   )
 
   return Attestor.of({
-    Attest: () =>
-      attest.pipe(
+    // A persisted Attest redelivered after a crash (its row written, its reply not saved) is
+    // answered with the row its request id names: no second attestation.
+    Attest: ({ payload }) =>
+      attest(payload.requestId).pipe(
         Effect.catchAllCause((cause) => Effect.fail(new AttestFailed({ message: `the attestation was not written: ${String(cause).split("\n")[0]}` }))),
         metrics.guard
       ),
@@ -74,7 +85,7 @@ export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
         // an attestation made at or after its due time: that one answers this tick, so it only
         // schedules the next (the series gets no extra row).
         const latest = yield* attestations.latest
-        if (latest === undefined || Date.parse(latest.attestedAt) < payload.dueAtMs) yield* attest.pipe(Effect.catchAllCause((cause) => Effect.logError("attestor: this hour's attestation failed; the next tick tries again", cause)))
+        if (latest === undefined || Date.parse(latest.attestedAt) < payload.dueAtMs) yield* attest().pipe(Effect.catchAllCause((cause) => Effect.logError("attestor: this hour's attestation failed; the next tick tries again", cause)))
         yield* schedule(payload.n + 1, nextSlot(Date.now(), intervalMs))
       }).pipe(Effect.orDie, metrics.guard),
     Kick: () =>

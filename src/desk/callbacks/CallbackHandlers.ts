@@ -6,7 +6,7 @@ import { DeskApi } from "../../../schemas/desk/api.ts"
 import type { CallbackDelivery } from "../../../schemas/desk/callbacks.ts"
 import { ServiceUnavailable } from "../../../schemas/desk/errors.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { sendCallback } from "./CallbackSender.ts"
 
@@ -40,7 +40,7 @@ export const CallbackHandlers = HttpApiBuilder.group(DeskApi, "callbacks", (hand
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
-    const config = yield* AppConfig
+    const config = yield* DeskConfig
     const recent = (keyId: string) =>
       sql<Row>`SELECT event_id::text, order_id::text, event_type, url, outcome, http_status, error, duration_ms, attempted_at
         FROM desk_callback_deliveries WHERE key_id = ${keyId} ORDER BY attempted_at DESC, event_id LIMIT 100`
@@ -62,7 +62,7 @@ export const CallbackHandlers = HttpApiBuilder.group(DeskApi, "callbacks", (hand
             txid: "",
             occurredAt: now,
             order: { id: "", status: "test", payoutAmount: { exact: "0" } }
-          }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(SecretBox, box), Effect.provideService(AppConfig, config))
+          }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(SecretBox, box), Effect.provideService(DeskConfig, config))
           if (sent === undefined) return { sent: false }
           const [row] = yield* sql<Row>`SELECT event_id::text, order_id::text, event_type, url, outcome, http_status, error, duration_ms, attempted_at
             FROM desk_callback_deliveries WHERE event_id = ${sent.eventId}`

@@ -9,7 +9,7 @@ import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { callbackHeaders } from "./callbackSignature.ts"
 import { guardedLookup, targetRefusal } from "./callbackTarget.ts"
@@ -113,7 +113,7 @@ export const sendCallback = (keyId: string, orderId: string | null, event: Callb
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
-    const config = yield* AppConfig
+    const config = yield* DeskConfig
     const [key] = yield* sql<{ callback_url: string | null; signing_secret_enc: string }>`
       SELECT callback_url, signing_secret_enc FROM desk_api_keys WHERE id = ${keyId}`
     if (key?.callback_url == null) return undefined

@@ -25,13 +25,21 @@ import { publicCacheHeaders } from "./publicCache.ts"
 /** Partner bodies (orders, wallet-link envelopes) are a few hundred bytes. */
 export const deskBodyBytesMax = 32 * 1024
 
+/** Per client IP per minute: the partner routes' budget, and the transparency and registry reads'
+ * fair-use ceiling (no rate-limit tier in the spec; served from the node's cache). */
+export interface DeskLimits {
+  readonly ipWeightPerMin: number
+  readonly publicIpWeightPerMin: number
+}
+
 /**
  * The desk's edge. With the node's Transparency service, the cached transparency and registry
  * bodies are answered in node:http before Effect (the fast lane), with the same headers.
  */
-export const deskEdge = (ipWeightPerMin: number, webhookSecrets: WebhookSecrets, transparency?: TransparencyShape) =>
+export const deskEdge = (limits: DeskLimits, webhookSecrets: WebhookSecrets, transparency?: TransparencyShape) =>
   errorShapeEdge({
-    service: "desk", api: DeskApi, ipWeightPerMin, bodyBytesMax: deskBodyBytesMax, bodyGate: webhookGate(webhookSecrets),
+    service: "desk", api: DeskApi, ipWeightPerMin: limits.ipWeightPerMin, fairUseIpWeightPerMin: limits.publicIpWeightPerMin,
+    bodyBytesMax: deskBodyBytesMax, bodyGate: webhookGate(webhookSecrets),
     ...(transparency === undefined ? {} : {
       fast: new Map(fastPaths.map((path) => [path, () => {
         const body = transparency.fastBody(path)

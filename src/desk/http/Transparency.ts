@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { type DeskStatus, ReservesBody, StablesBody, SupplyBody, WrapBody } from "../../../schemas/desk/transparency.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { rewardTokens } from "../identity/rewardTokens.ts"
 import type { AttestationPoint } from "../attestation/attestation.ts"
@@ -45,7 +45,7 @@ export const make = Effect.gen(function*() {
   const scanner = yield* ReserveScanner
   const attestations = yield* Attestations
   const omni = yield* OmniView
-  const config = yield* AppConfig
+  const config = yield* DeskConfig
   const evm = yield* EvmLedgers
   const cached = <A, E>(effect: Effect.Effect<A, E>) => Effect.cachedWithTTL(Effect.orDie(effect), cacheTtl)
 

@@ -8,12 +8,12 @@ import { DeskApi } from "../../../schemas/desk/api.ts"
 import { BadRequest, Conflict, Forbidden, Gone, NotFound, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
 import { DeskLinkToken, RedeemDeskLink } from "../../../schemas/desk/identity.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { factsOf } from "../identity/LinkTokenEntity.ts"
 import { rewardTokens } from "../identity/rewardTokens.ts"
 import { rewardsBalance } from "../identity/rewards.ts"
-import { deskBaseUrl, deskOrigin } from "../identity/urls.ts"
+import { deskUrls } from "../identity/urls.ts"
 import { linkUrl, manifestOf, manifestPage, postedLinkToken } from "../identity/walletLink.ts"
 
 const badToken = new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'token' is invalid: not a link token." } })
@@ -42,7 +42,7 @@ const wantsJson = (request: HttpServerRequest.HttpServerRequest) => (request.hea
 
 export const WalletLinkHandlers = HttpApiBuilder.group(DeskApi, "walletLink", (handlers) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const urls = yield* deskUrls
     const tokens = yield* DeskLinkToken.client
     const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof readLinkToken>>>()
     return handlers
@@ -57,7 +57,7 @@ export const WalletLinkHandlers = HttpApiBuilder.group(DeskApi, "walletLink", (h
           if (state !== "usable" || Option.isNone(row)) {
             return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))
           }
-          const manifest = manifestOf(factsOf(row.value), { from: deskOrigin(config), callbackUrl: linkUrl(deskBaseUrl(config), urlParams.token) })
+          const manifest = manifestOf(factsOf(row.value), { from: urls.origin, callbackUrl: linkUrl(urls.base, urlParams.token) })
           const headers = { "cache-control": "no-store", vary: "accept" }
           return wantsJson(request)
             ? HttpServerResponse.unsafeJson(manifest, { headers })
@@ -76,7 +76,7 @@ export const WalletLinkHandlers = HttpApiBuilder.group(DeskApi, "walletLink", (h
 
 export const RewardsHandlers = HttpApiBuilder.group(DeskApi, "rewards", (handlers) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* DeskConfig
     const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof rewardsBalance>>>()
     return handlers.handle("balance", ({ urlParams }) =>
       Effect.gen(function*() {

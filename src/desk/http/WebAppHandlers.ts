@@ -27,7 +27,8 @@ import { issueDeskLinkToken } from "../identity/issueLinkToken.ts"
 import { ensureMemberOf } from "../identity/memberAccounts.ts"
 import { rewardTokens } from "../identity/rewardTokens.ts"
 import { rewardsBalance, windowSamples } from "../identity/rewards.ts"
-import { deskBaseUrl } from "../identity/urls.ts"
+import { deskUrls } from "../identity/urls.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { linkDeepLink } from "../identity/walletLink.ts"
 import { createKeyFor, memberKeys, revokeMemberKey } from "../keys/DeskKeyStore.ts"
 import { DeskKeys } from "../keys/DeskKeys.ts"
@@ -60,8 +61,8 @@ const goneOr = (e: LinkRefused | SignInUnavailable) => {
 }
 
 /** The desk's site in the shared sign-in: a wallet without an account gets a member by signing in. */
-export const deskSignIn = Effect.map(AppConfig, (config) =>
-  makeSignInFlow({ service: "desk", baseUrl: deskBaseUrl(config), cookiePrefix: "sl_desk", onSignedIn: (address) => Effect.orDie(Effect.asVoid(ensureMemberOf(address))) }))
+export const deskSignIn = Effect.map(deskUrls, (urls) =>
+  makeSignInFlow({ service: "desk", baseUrl: urls.base, cookiePrefix: "sl_desk", onSignedIn: (address) => Effect.orDie(Effect.asVoid(ensureMemberOf(address))) }))
 
 export const DeskSignInHandlers = HttpApiBuilder.group(DeskApi, "signIn", (handlers) =>
   Effect.gen(function*() {
@@ -102,7 +103,7 @@ interface WalletRow {
   readonly linked_at: Date
 }
 type Member = Pick<DeskCaller, "memberId" | "feeBps">
-type Needs = SqlClient.SqlClient | AppConfig | OmniView | SecretBox | Effect.Effect.Context<ReturnType<typeof issueDeskLinkToken>>
+type Needs = SqlClient.SqlClient | AppConfig | DeskConfig | OmniView | SecretBox | Effect.Effect.Context<ReturnType<typeof issueDeskLinkToken>>
 
 const walletView = (w: WalletRow) => ({
   signingAddress: w.signing_address, evmAddress: w.evm_address, baseAddress: w.base_address, wallet: w.wallet, linkedAt: new Date(w.linked_at).toISOString()
@@ -118,7 +119,7 @@ const linkStatusOf = (status: string, expiresAt: Date, nowMs: number) =>
 export const DeskAppHandlers = HttpApiBuilder.group(DeskApi, "webApp", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* DeskConfig
     const keys = yield* DeskKeys
     const orders = yield* orderServices
     const context = yield* Effect.context<Needs>()

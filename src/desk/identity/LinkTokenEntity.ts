@@ -11,13 +11,12 @@ import { ExpireLinkToken, LinkRefused } from "../../../schemas/common/linkToken.
 import { DeskLinkToken, LinkedWallet, WatchWallet } from "../../../schemas/desk/identity.ts"
 import type { WalletLinked } from "../../../schemas/desk/walletLink.ts"
 import { sha256Hex } from "../../crypto/token.ts"
-import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import {
   consumeLinkToken, countLinkFailure, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
 } from "../../platform/identity/linkTokens.ts"
 import { replaceMemberKeys } from "../keys/DeskKeyStore.ts"
-import { deskBaseUrl, deskOrigin } from "./urls.ts"
+import { deskUrls } from "./urls.ts"
 import { checkEnvelope, type LinkTokenFacts, linkUrl, manifestOf, type VerifiedLink } from "./walletLink.ts"
 
 const metrics = entityMetrics("DeskLinkToken")
@@ -41,7 +40,7 @@ const callbackUrlOf = (base: string, tokenHash: string, claimed: string): string
 export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
-  const config = yield* AppConfig
+  const urls = yield* deskUrls
   const self = (yield* DeskLinkToken.client)(address.entityId)
   const wallets = yield* LinkedWallet.client
   const tokenHash = address.entityId
@@ -107,10 +106,10 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
     Redeem: ({ payload }) =>
       Effect.gen(function*() {
         const row = yield* usableLinkToken(tokenHash, "desk")
-        const base = deskBaseUrl(config)
+        const base = urls.base
         // A claimed URL that is not this token's link leaves the manifest's callback_url unmatched: 401.
         const claimed = callbackUrlOf(base, tokenHash, payload.envelope.payload.callback_url)
-        const manifest = manifestOf(factsOf(row), { from: deskOrigin(config), callbackUrl: claimed ?? linkUrl(base, "<this token>") })
+        const manifest = manifestOf(factsOf(row), { from: urls.origin, callbackUrl: claimed ?? linkUrl(base, "<this token>") })
         const checked = checkEnvelope(payload.envelope, manifest, Date.now())
         const result = Either.isLeft(checked) ? Effect.fail(checked.left) : link(row, checked.right)
         const done = yield* result.pipe(Effect.tapError((e) => e._tag === "LinkRefused" ? countLinkFailure(tokenHash)(e) : Effect.void))

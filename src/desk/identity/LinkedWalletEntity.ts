@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import { LinkedWallet, SampleWallet } from "../../../schemas/desk/identity.ts"
 import { type Branch, CHANGE, deriveAddresses, RECEIVE, watchOnlyFromXpub } from "../../chain/keys.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { rewardTokens } from "./rewardTokens.ts"
@@ -31,7 +31,7 @@ export const LinkedWalletLive = LinkedWallet.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const omni = yield* OmniView
-  const config = yield* AppConfig
+  const config = yield* DeskConfig
   const self = (yield* LinkedWallet.client)(address.entityId)
   const memberId = address.entityId
   const intervalMs = config.rewardsSampleMs

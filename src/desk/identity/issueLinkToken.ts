@@ -6,9 +6,8 @@ import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { MintLinkToken } from "../../../schemas/common/linkToken.ts"
 import { DeskLinkToken } from "../../../schemas/desk/identity.ts"
-import { AppConfig } from "../../platform/Config.ts"
 import { awaitLinkTokenRecorded, freshLinkToken } from "../../platform/identity/linkTokens.ts"
-import { deskBaseUrl } from "./urls.ts"
+import { deskUrls } from "./urls.ts"
 import { linkUrl } from "./walletLink.ts"
 
 export class LinkTokenRefused extends Data.TaggedError("LinkTokenRefused")<{ readonly message: string }> {}
@@ -28,7 +27,7 @@ const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 export const issueDeskLinkToken = (options: { readonly memberId?: string | undefined; readonly allowRebind: boolean }) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const urls = yield* deskUrls
     let memberId = options.memberId?.toLowerCase()
     if (memberId !== undefined) {
       const found = isUuid(memberId) ? yield* sql`SELECT 1 FROM desk_members WHERE id = ${memberId}` : []
@@ -41,5 +40,5 @@ export const issueDeskLinkToken = (options: { readonly memberId?: string | undef
     const client = (yield* DeskLinkToken.client)(t.tokenHash)
     yield* client.Mint(new MintLinkToken({ subject: memberId, challengeId: t.challengeId, allowRebind: options.allowRebind, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs }), { discard: true })
     yield* awaitLinkTokenRecorded(t.tokenHash)
-    return { token: t.token, url: linkUrl(deskBaseUrl(config), t.token), memberId, expiresAt: new Date(t.expiresAtMs).toISOString(), challengeId: t.challengeId } satisfies IssuedLinkToken
+    return { token: t.token, url: linkUrl(urls.base, t.token), memberId, expiresAt: new Date(t.expiresAtMs).toISOString(), challengeId: t.challengeId } satisfies IssuedLinkToken
   })

@@ -1,8 +1,8 @@
 // Where the desk is reached from outside: the link URLs a QR holds and the manifest's `from`.
-import type { AppConfigShape } from "../../platform/Config.ts"
-import { publicBaseUrl } from "../../platform/http/publicUrl.ts"
+import { Effect } from "effect"
+import { AppConfig } from "../../platform/Config.ts"
+import { publicUrls } from "../../platform/http/publicUrl.ts"
+import { DeskConfig } from "../DeskConfig.ts"
 
-export const deskBaseUrl = (config: AppConfigShape): string => publicBaseUrl(config.deskPublicUrl, config.httpHost, config.deskHttpPort)
-
-/** The manifest's `from`: the desk's origin (scheme, host, port). */
-export const deskOrigin = (config: AppConfigShape): string => new URL(deskBaseUrl(config)).origin
+/** `base`: the desk's public base URL; `origin`: the manifest's `from` (scheme, host, port). */
+export const deskUrls = Effect.map(Effect.all([AppConfig, DeskConfig]), ([app, desk]) => publicUrls(desk.deskPublicUrl, app.httpHost, desk.deskHttpPort))

@@ -7,7 +7,8 @@
 // Runs after the exchange's demo world, under the same lock (cluster/Node.ts sequences them).
 import type { SqlClient } from "@effect/sql"
 import { type ConfigError, Effect } from "effect"
-import { AppConfig, invalidSetting } from "../../platform/Config.ts"
+import { AppConfig } from "../../platform/Config.ts"
+import { invalidSetting } from "../../platform/settings.ts"
 import { DevnetChains } from "../../platform/devnet/DevnetChains.ts"
 import { realNodeSetting } from "../../platform/devnet/realNode.ts"
 import { withDevnetWorldLock } from "../../platform/devnet/worldLock.ts"

@@ -6,7 +6,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect, Either, Layer, Option } from "effect"
 import { apiError, messages, type ApiError } from "../../../schemas/exchange/errors.ts"
 import { Caller, type Scope, type SignedCall, SignedRead, SignedTrade, VerifiedParams } from "../../../schemas/exchange/security.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { edgeStateOf } from "../../platform/http/ServiceEdge.ts"
 import { RateLimiter, type RateLimiterShape } from "../../platform/RateLimiter.ts"
 import { type ApiKeyRecord, ApiKeys } from "./ApiKeys.ts"
@@ -82,7 +82,7 @@ const makeVerifier = (scope: Scope) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const limiter = yield* RateLimiter
-    const keyLimit = (yield* AppConfig).rateLimitKeyWeightPerMin
+    const keyLimit = (yield* ExchangeConfig).rateLimitKeyWeightPerMin
     return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const state = edgeStateOf(request)

@@ -16,7 +16,7 @@ import { Effect, Either, Layer, Option, Schedule } from "effect"
 import { Authorization, Expire, GrantRefused, type Granted, LegsRefused } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
@@ -57,7 +57,7 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const keys = yield* KeyEpochs
   const node = yield* NodeIdentity
-  const config = yield* AppConfig
+  const config = yield* ExchangeConfig
   const self = (yield* Authorization.client)(address.entityId)
   const id = parseEntityId(address.entityId)
   const services = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeDelegatedWallet>> | Effect.Effect.Context<ReturnType<typeof expireInMarkets>>>()

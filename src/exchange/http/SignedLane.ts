@@ -13,7 +13,7 @@ import { Cause, Effect, Exit, Runtime, Schema } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { type ApiError, apiError, statusOf } from "../../../schemas/exchange/errors.ts"
 import { Caller, type Scope, type SignedCall } from "../../../schemas/exchange/security.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { ExchangeConfig } from "../ExchangeConfig.ts"
 import type { SignedLane } from "../../platform/http/ServiceEdge.ts"
 import { RateLimiter } from "../../platform/RateLimiter.ts"
 import { ApiKeys } from "../auth/ApiKeys.ts"
@@ -62,7 +62,7 @@ const isApiError = (e: unknown): e is ApiError =>
 export const makeSignedLane = Effect.gen(function*() {
   const keys = yield* ApiKeys
   const limiter = yield* RateLimiter
-  const keyLimit = (yield* AppConfig).rateLimitKeyWeightPerMin
+  const keyLimit = (yield* ExchangeConfig).rateLimitKeyWeightPerMin
   const orders = yield* orderActions
   const queries = yield* orderQueryActions
   const account = yield* accountAction

@@ -14,6 +14,7 @@ import { ExchangeSession } from "../../../schemas/exchange/webApp.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { ledgerParams } from "../../chain/params.ts"
 import { AppConfig } from "../../platform/Config.ts"
+import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { publicBaseUrl } from "../../platform/http/publicUrl.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { makeSignInFlow } from "../../platform/signin/flow.ts"
@@ -57,13 +58,13 @@ const goneOr = (e: LinkRefused | { readonly _tag: "SignInUnavailable" }) => {
 }
 
 /** The exchange listener's public base URL: its own address (the QR callback and the signed origin name it). */
-export const exchangeBaseUrl = (config: { readonly httpHost: string; readonly httpPort: number }) =>
-  publicBaseUrl(Option.none(), config.httpHost, config.httpPort)
+export const exchangeBaseUrl = Effect.map(Effect.all([AppConfig, ExchangeConfig]), ([app, exchange]) =>
+  publicBaseUrl(Option.none(), app.httpHost, exchange.httpPort))
 
-export const exchangeSignIn = Effect.map(AppConfig, (config) =>
+export const exchangeSignIn = Effect.map(exchangeBaseUrl, (baseUrl) =>
   makeSignInFlow({
     service: "exchange",
-    baseUrl: exchangeBaseUrl(config),
+    baseUrl,
     cookiePrefix: "sl_exchange",
     // A wallet the exchange has not seen becomes a user with that registered address.
     onSignedIn: (address) => Effect.orDie(Effect.asVoid(userOfAddress(address)))

@@ -32,6 +32,9 @@ const metrics = entityMetrics("Market")
 export const batchMax = 2_000
 /** How long an answer waits for its legs to be signed and broadcast before it goes out without txids. */
 export const signWaitMs = 10_000
+/** Before refusing for funds: attempts at bringing the Omni view to the ledger's tip, and the pause between them. */
+const currentAttempts = 3
+const currentRetryMs = 200
 
 /** A command, with the span of the request it serves when that trace is recorded. */
 type Command = Queued & { readonly span?: Tracer.AnySpan | undefined }
@@ -308,12 +311,19 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
 
   /**
    * Orders refused for the delegated address's balance while the view may be behind the ledger
-   * (a tool funded the address and answered a moment ago): once the view has caught up, placed
-   * again if it applied a block the batch had not seen, refused otherwise. One extra pass at most.
+   * (a tool funded the address and answered a moment ago): once the view has applied every block
+   * the ledger had when they were refused (OmniView.current, not the background follower's
+   * timing), placed again if it applied a block the batch had not seen, refused otherwise. One
+   * extra pass at most. A view that cannot reach the ledger is asked again a few times; then the
+   * refusal stands (the funds cannot be shown to be there).
    */
   const retryAfterSync = (seenHeight: number, refused: ReadonlyArray<{ cmd: Extract<Command, { _tag: "Place" }>; refusal: Refusal }>) =>
     Effect.gen(function*() {
-      const reached = yield* view.sync
+      const reached = yield* view.current.pipe(
+        Effect.retry(Schedule.spaced(Duration.millis(currentRetryMs)).pipe(Schedule.intersect(Schedule.recurs(currentAttempts - 1)))),
+        Effect.tapError((e) => Effect.logWarning(`market ${symbol}: refusing for funds without a current view`, e)),
+        Effect.orElseSucceed(() => seenHeight)
+      )
       if (reached > seenHeight) return yield* Queue.offerAll(queue, refused.map(({ cmd }): Command => ({ ...cmd, afterSync: true })))
       for (const { cmd, refusal } of refused) yield* Deferred.fail(cmd.done, refuse(refusal.code, refusal.msg))
     })

@@ -14,6 +14,7 @@ import { Check, Settlement } from "../../../schemas/exchange/settlement.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { expectedBlockMs } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
+import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
@@ -46,12 +47,12 @@ export const SettlementLive = Settlement.toLayer(Effect.gen(function*() {
   const ledger = yield* UtxoLedger
   const omni = yield* OmniView
   const sponsor = yield* FeeSponsor
-  const config = yield* AppConfig
+  const config = yield* ExchangeConfig
   const self = (yield* Settlement.client)(address.entityId)
   const authorization = yield* Authorization.client
   const tradeId = address.entityId
   const finalDepth = config.settlementFinalDepth
-  const blockMs = expectedBlockMs(config)
+  const blockMs = expectedBlockMs(yield* AppConfig)
   yield* metrics.activated
 
   const legs = sql<LegRow>`SELECT leg, grant_id, status, tx_hex, txid, confirmations, block_height, block_hash

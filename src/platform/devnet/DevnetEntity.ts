@@ -29,6 +29,9 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
   const ledgerOnly = (what: string) =>
     Effect.flatMap(chainOf, (chain) =>
       chain === "ledger" ? Effect.void : Effect.fail(new DevnetRefused({ message: `${what} is for the ledger devnet, not ${chain}` })))
+  // The block just mined is in this node's view before the answer goes out; a view that cannot
+  // reach the ledger makes the command fail (it must not say funded before an order can use it).
+  const viewHasIt = Effect.mapError(view.current, (e) => new DevnetRefused({ message: `${e.message}; the block is mined but this node cannot see it yet` }))
   const guarded = <A, R>(effect: Effect.Effect<A, DevnetRefused, R>) => effect.pipe(Effect.tapDefect(() => tagged(Metric.increment(entityDefects))))
 
   return Devnet.of({
@@ -47,7 +50,7 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
       guarded(Effect.gen(function*() {
         const chain = yield* chainOf
         const height = yield* chains.mine(chain, payload.blocks)
-        if (chain === "ledger") yield* view.sync
+        if (chain === "ledger") yield* viewHasIt
         return { chain, height }
       })),
     Balance: ({ payload }) =>
@@ -83,7 +86,7 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
           return { txid: recorded.txid === "" ? null : recorded.txid, balance }
         }
         const funded = yield* chains.fundFromDemo(payload.userId, payload.to, payload.asset, payload.upTo)
-        yield* view.sync
+        yield* viewHasIt
         yield* sql`INSERT INTO devnet_payments (request_id, chain, txid) VALUES (${recordId}, 'ledger', ${funded.txid ?? ""})
           ON CONFLICT (request_id) DO NOTHING`.pipe(Effect.orDie)
         yield* Effect.logInfo("devnet fund demo").pipe(Effect.annotateLogs({ userId: payload.userId, to: payload.to, asset: payload.asset, txid: funded.txid ?? "none" }))

@@ -39,6 +39,9 @@ export const entityMetrics = (entityType: string): EntityMetrics => {
   const messages = Metric.tagged(entityMessages, "type", entityType)
   const inFlight = Metric.tagged(entityInFlight, "type", entityType)
   const lag = Metric.tagged(timerLag, "type", entityType)
+  // Registered now, at 0: /metrics lists every type's series from the start, so an alert rule or a
+  // dashboard panel over them has a series to read before the first defect or the first timer.
+  for (const metric of [activations, defects, messages, inFlight, lag] as const) metric.unsafeValue([])
   let inHand = 0
   const onDefect = (cause: Cause.Cause<unknown>) =>
     Effect.sync(() => {

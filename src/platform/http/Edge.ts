@@ -16,7 +16,7 @@ import { isTrustedProxy, normalizeIp } from "./clientIp.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
 import { refusedUrlText } from "./textGuard.ts"
-import { costOfUnknown } from "./RouteTable.ts"
+import { costOfUnknown, type RouteInfo } from "./RouteTable.ts"
 import { preflightHeaders } from "./openCors.ts"
 import { clientIpOf, type EdgeState, type Reply, type ServiceEdge, setEdgeState } from "./ServiceEdge.ts"
 
@@ -160,6 +160,19 @@ const sendPage = (req: IncomingMessage, res: ServerResponse, page: CachedPage, h
   return 200
 }
 
+/**
+ * The per-IP weight bucket of one listener: each service counts its own clients (five social calls
+ * spend nothing of the exchange's budget), and a listener's fair-use routes (RouteTable `fairUse`)
+ * have a bucket of their own beside it.
+ */
+export const ipBucket = (service: string, tier: "ip" | "fair-use", ip: string): string =>
+  tier === "ip" ? `ip:${service}:${ip}` : `ip:${service}:${tier}:${ip}`
+
+const ipBudgetOf = (edge: ServiceEdge, route: RouteInfo): { readonly tier: "ip" | "fair-use"; readonly limit: number } =>
+  route.fairUse === true && edge.fairUseIpWeightPerMin !== undefined
+    ? { tier: "fair-use", limit: edge.fairUseIpWeightPerMin }
+    : { tier: "ip", limit: edge.ipWeightPerMin }
+
 /** What every request goes through first, whoever answers it: the rewrite, its route, its client
  * IP, the route's weight charged to the IP, the usage headers, and how it is counted in metrics. */
 const charge = (options: EdgeOptions, req: IncomingMessage) => {
@@ -172,13 +185,14 @@ const charge = (options: EdgeOptions, req: IncomingMessage) => {
   const path = q < 0 ? url : url.slice(0, q)
   const route = edge.routes.lookup(method, path) ?? costOfUnknown
   const ip = clientIpOf(req, options.settings.trustedProxies)
-  const usage = limiter.consume(`ip:${ip}`, route.weight, edge.ipWeightPerMin)
+  const budget = ipBudgetOf(edge, route)
+  const usage = limiter.consume(ipBucket(edge.service, budget.tier, ip), route.weight, budget.limit)
   const headers = edge.usageHeaders(usage)
   const done = (status: number) => recordRequest(edge.service, method, route.label, status, performance.now() - started)
   // Over budget, the 429 replaces whatever the request would have had.
   const limited = usage.allowed
     ? undefined
-    : { reply: edge.errors.rateLimited(edge.ipWeightPerMin), headers: { ...headers, "retry-after": String(usage.retryAfterSec) } }
+    : { reply: edge.errors.rateLimited(budget.limit), headers: { ...headers, "retry-after": String(usage.retryAfterSec) } }
   return { started, method, url, q, path, route, ip, headers, done, limited }
 }
 

@@ -5,7 +5,7 @@
 import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMethod, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Effect, Layer, Option } from "effect"
+import { Cause, Data, Effect, Layer, Option } from "effect"
 import { RateLimiter } from "../RateLimiter.ts"
 import { makeEdgeServer } from "./Edge.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
@@ -24,6 +24,8 @@ export interface ListenerOptions<E, R, RR> {
   readonly decodeError: (error: HttpApiDecodeError, request: HttpServerRequest.HttpServerRequest) => unknown
   readonly host: string
   readonly port: number
+  /** The setting that chose `port` (named when the port cannot be listened on). */
+  readonly portSetting: string
   /** Where the OpenAPI 3.1 document is served (the first is the one the docs page reads). */
   readonly openApiPaths: ReadonlyArray<string>
   readonly docsPath: string
@@ -33,6 +35,23 @@ export interface ListenerOptions<E, R, RR> {
   readonly fastLane: boolean
   /** Tracing is on (platform/telemetry): one server span per request through Effect. */
   readonly serverSpans: boolean
+}
+
+/** A listener could not take its address (in use, not allowed, not on this machine): one line that
+ * names the service, the address and the setting, for the node to print before it exits. */
+export class ListenFailed extends Data.TaggedError("ListenFailed")<{ readonly message: string }> {}
+
+const listenProblems: Record<string, string> = {
+  EADDRINUSE: "the address is already in use (another process listens there)",
+  EACCES: "not allowed to listen there (a port below 1024 needs privileges)",
+  EADDRNOTAVAIL: "the host is not an address of this machine"
+}
+
+/** The one line for a server that did not start listening. */
+export const listenFailedMessage = (service: string, host: string, port: number, setting: string, cause: unknown): string => {
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : undefined
+  const why = (code !== undefined ? listenProblems[code] : undefined) ?? (cause instanceof Error ? cause.message.split("\n")[0]! : String(cause))
+  return `the ${service} listener cannot listen on ${host}:${port} (${setting}, SHARDLINE_HTTP_HOST): ${why}`
 }
 
 export const replyResponse = (reply: Reply, headers: Record<string, string> = {}) =>
@@ -99,7 +118,9 @@ export const listener = <E, R, RR = never>(options: ListenerOptions<E, R, RR>) =
       Layer.provide(NodeHttpServer.layer(
         () => makeEdgeServer({ edge: options.edge, limiter, settings: options.settings, fastLane: options.fastLane }),
         { host: options.host, port: options.port }
-      ))
+      ).pipe(Layer.catchAll((e) => Layer.fail(new ListenFailed({
+        message: listenFailedMessage(options.edge.service, options.host, options.port, options.portSetting, e._tag === "ServeError" ? e.cause : e)
+      })))))
     )
   }))
   const [docsSpec, ...moreSpecs] = options.openApiPaths

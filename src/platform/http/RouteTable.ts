@@ -4,12 +4,14 @@
 // probing for paths is rate limited too.
 import { HttpApi } from "@effect/platform"
 import { Context, Option } from "effect"
-import { Weight } from "../../../schemas/common/Weight.ts"
+import { FairUse, Weight } from "../../../schemas/common/Weight.ts"
 
 export interface RouteInfo {
   /** The route's path as declared (`/orders/:id`): a bounded metrics label. */
   readonly label: string
   readonly weight: number
+  /** Charged to the listener's fair-use budget (FairUse annotation), not its per-IP budget. */
+  readonly fairUse?: boolean
 }
 
 export interface RouteTable {
@@ -20,6 +22,7 @@ export interface ExtraRoute {
   readonly method: string
   readonly path: string
   readonly weight: number
+  readonly fairUse?: boolean
 }
 
 const unknownWeight = 1
@@ -35,7 +38,7 @@ export const makeRouteTable = (rows: ReadonlyArray<ExtraRoute>): RouteTable => {
   const exact = new Map<string, RouteInfo>()
   const patterns: Array<Pattern> = []
   for (const row of rows) {
-    const info = { label: row.path, weight: row.weight }
+    const info: RouteInfo = { label: row.path, weight: row.weight, ...(row.fairUse === true ? { fairUse: true } : {}) }
     if (row.path.includes("/:")) patterns.push({ method: row.method, segments: row.path.split("/"), info })
     else exact.set(`${row.method} ${row.path}`, info)
   }
@@ -52,7 +55,7 @@ export const makeRouteTable = (rows: ReadonlyArray<ExtraRoute>): RouteTable => {
   }
 }
 
-/** The rows of an HttpApi: every endpoint with its Weight annotation (or 1). */
+/** The rows of an HttpApi: every endpoint with its Weight annotation (or 1) and its FairUse one. */
 export const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<ExtraRoute> => {
   const rows: Array<ExtraRoute> = []
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
@@ -61,7 +64,8 @@ export const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<ExtraRoute> =>
       rows.push({
         method: endpoint.method,
         path: endpoint.path,
-        weight: Option.getOrElse(Context.getOption(mergedAnnotations, Weight), () => unknownWeight)
+        weight: Option.getOrElse(Context.getOption(mergedAnnotations, Weight), () => unknownWeight),
+        ...(Option.isSome(Context.getOption(mergedAnnotations, FairUse)) ? { fairUse: true } : {})
       })
     }
   })

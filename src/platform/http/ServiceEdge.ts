@@ -73,8 +73,11 @@ export interface ServiceEdge {
   readonly rewrite: (url: string) => string
   /** Rate-limit headers on every answer, from the bucket that was charged. */
   readonly usageHeaders: (usage: Usage) => Record<string, string>
-  /** Weight per client IP per minute, for every request (signed ones too). */
+  /** Weight per client IP per minute on this listener, for every request (signed ones too) but fair-use routes. */
   readonly ipWeightPerMin: number
+  /** Weight per client IP per minute of the routes marked FairUse (keyless cached reads), counted
+   * apart from ipWeightPerMin; undefined: they count against ipWeightPerMin like any route. */
+  readonly fairUseIpWeightPerMin?: number
   /** Largest request body; a longer declared Content-Length is answered before it is read. */
   readonly bodyBytesMax: number
   /** Routes (by label) with a larger body limit than bodyBytesMax: uploads that stream. */

@@ -49,6 +49,8 @@ export interface ErrorShapeEdgeOptions {
   readonly service: string
   readonly api: HttpApi.HttpApi.Any
   readonly ipWeightPerMin: number
+  /** The FairUse routes' own per-IP budget (ServiceEdge.fairUseIpWeightPerMin). */
+  readonly fairUseIpWeightPerMin?: number
   readonly bodyBytesMax: number
   readonly bodyBytesMaxByRoute?: ReadonlyMap<string, number>
   readonly fastCached?: ServiceEdge["fastCached"]
@@ -65,6 +67,7 @@ export const errorShapeEdge = (options: ErrorShapeEdgeOptions): ServiceEdge => (
   rewrite: (url) => url,
   usageHeaders: rateLimitHeaders,
   ipWeightPerMin: options.ipWeightPerMin,
+  ...(options.fairUseIpWeightPerMin === undefined ? {} : { fairUseIpWeightPerMin: options.fairUseIpWeightPerMin }),
   bodyBytesMax: options.bodyBytesMax,
   refusesMultipart: true,
   ...(options.bodyBytesMaxByRoute === undefined ? {} : { bodyBytesMaxByRoute: options.bodyBytesMaxByRoute }),

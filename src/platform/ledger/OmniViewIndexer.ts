@@ -7,7 +7,7 @@ import { Effect, Either, Layer, Schedule } from "effect"
 import { type BlockConsumer, syncOnce } from "../../chain/ledger/follower.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { DEFAULT_MAX_REORG_DEPTH, OmniIndexer, type OmniTxRecord } from "../../chain/omni/indexer.ts"
-import { OmniView, type OmniViewShape } from "./OmniView.ts"
+import { OmniView, OmniViewBehind, type OmniViewShape } from "./OmniView.ts"
 
 /** Pause between two background syncs. */
 export const followPollMs = 500
@@ -46,22 +46,31 @@ export const make = Effect.gen(function*() {
 
   const height = Effect.sync(() => indexer.tip()?.height ?? -1)
   const lock = yield* Effect.makeSemaphore(1)
-  const round = syncOnce(ledger, consumer).pipe(
-    Effect.map((r) => r.caughtUp),
-    Effect.catchAll((e) => Effect.logWarning("Omni view: the ledger follower stopped short", e).pipe(Effect.as(true)))
-  )
-  const sync: OmniViewShape["sync"] = lock.withPermits(1)(
+  /** Rounds until the ledger's tip (as of each round) is applied; the first failure ends it. */
+  const rounds = lock.withPermits(1)(
     Effect.iterate({ caughtUp: false, rounds: 0 }, {
       while: (s) => !s.caughtUp && s.rounds < syncRoundsMax,
-      body: (s) => Effect.map(round, (caughtUp) => ({ caughtUp, rounds: s.rounds + 1 }))
+      body: (s) => Effect.map(syncOnce(ledger, consumer), (r) => ({ caughtUp: r.caughtUp, rounds: s.rounds + 1 }))
     })
-  ).pipe(Effect.zipRight(height))
+  )
+  const sync: OmniViewShape["sync"] = rounds.pipe(
+    Effect.catchAll((e) => Effect.logWarning("Omni view: the ledger follower stopped short", e)),
+    Effect.zipRight(height)
+  )
+  // A round that ends caught up has read the ledger's tip after this call began, so every block
+  // the ledger had then is applied.
+  const current: OmniViewShape["current"] = rounds.pipe(
+    Effect.mapError((e) => new OmniViewBehind({ message: `the Omni view could not follow the ledger: ${e.message}` })),
+    Effect.filterOrFail((s) => s.caughtUp, () => new OmniViewBehind({ message: `the Omni view is still behind the ledger after ${syncRoundsMax} rounds` })),
+    Effect.zipRight(height)
+  )
 
   return OmniView.of({
     balance: (address, property) => Effect.sync(() => indexer.balance(address, property)),
     property: (id) => Effect.sync(() => indexer.property(id)),
     height,
     sync,
+    current,
     tx: (txid) => Effect.sync(() => records.get(txid))
   })
 })

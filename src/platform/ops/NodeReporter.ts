@@ -67,12 +67,16 @@ export const localStats = (sharding: Sharding.Sharding["Type"], shardsPerGroup: 
 }
 
 /** What a node reads of the cluster each report, for /metrics (alerts) and its own stats. */
-const clusterProbe = (node: string) =>
+const clusterProbe = (node: string, heartbeatExpiryMs: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const now = Date.now()
+    // As the cluster counts them: a runner whose heartbeat is older than the lock expiration has
+    // left the ring (a kill -9 leaves its row behind, still marked healthy when the health check
+    // died with it), so it is neither healthy nor unhealthy here: it is gone.
     const runners = yield* sql<{ healthy: number; unhealthy: number }>`
-      SELECT count(*) FILTER (WHERE healthy)::int AS healthy, count(*) FILTER (WHERE NOT healthy)::int AS unhealthy FROM cluster_runners`
+      SELECT count(*) FILTER (WHERE healthy)::int AS healthy, count(*) FILTER (WHERE NOT healthy)::int AS unhealthy FROM cluster_runners
+      WHERE last_heartbeat > now() - make_interval(secs => ${Math.ceil(heartbeatExpiryMs / 1000)})`
     const timers = yield* sql<{ pending: number; due: string | null; oldest: string | null }>`
       SELECT count(*) FILTER (WHERE deliver_at > ${now})::int AS pending,
         min(deliver_at) FILTER (WHERE deliver_at <= ${now})::text AS due,
@@ -130,7 +134,7 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
     const latestChains = yield* chains.latest
     const tip = latestChains.find((c) => c.chain === "ledger")?.height ?? null
     const lag = tip === null ? null : Math.max(0, tip - (yield* omni.height))
-    const probe = yield* clusterProbe(node.name)
+    const probe = yield* clusterProbe(node.name, config.shardLockExpirationMs)
     const stats: NodeStats = {
       ...localStats(sharding, config.shardsPerGroup),
       chains: latestChains,

@@ -2,7 +2,8 @@
 // samples in memory (opsHistory.ts), and streams them to open pages as Server-Sent Events at
 // GET /ops/stream: `history` (the samples a page lacks: all, or those after its Last-Event-ID),
 // then `view` and `sample` at each read. Served by the node:http edge (a stream outlives any
-// request pipeline), under the same SHARDLINE_OPS_TOKEN rule and redaction as GET /ops.
+// request pipeline), under the same SHARDLINE_OPS_TOKEN rule (bearer or the page's cookie) and
+// redaction as GET /ops.
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
@@ -63,7 +64,8 @@ export const layer = Layer.scoped(OpsFeed, Effect.gen(function*() {
   yield* Effect.addFinalizer(() => Effect.sync(closeAll))
 
   const stream: OpsFeedShape["stream"] = (refused) => (req: IncomingMessage, res: ServerResponse, _query: string, headers: Record<string, string>) => {
-    const access = checkOpsAccess(token, req.headers.authorization)
+    // The page's cookie counts here (the stream is the page's): /ops?token=… set it (OpsRoutes.ts).
+    const access = checkOpsAccess(token, req.headers.authorization, req.headers.cookie)
     if (!access.allowed) {
       const r = refused(access.reason)
       res.writeHead(r.status, { ...headers, ...r.headers, "content-type": "application/json" }).end(r.body)

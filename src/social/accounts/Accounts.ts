@@ -8,7 +8,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Option, Schema } from "effect"
 import { extendedKeysAt, signingKeyAt, signingKeyFromSeed } from "../../chain/keys.ts"
 import { ledgerParams } from "../../chain/params.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { assetIdOf, postPath, socialAccountPath } from "./socialKeys.ts"
 
@@ -32,7 +32,7 @@ export const createAccount = (handle: string | undefined) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     if (handle !== undefined && !HANDLE.test(handle)) {
       return yield* new AccountRefused({ code: "invalid_handle", message: "--handle must be 1 to 30 of a-z, 0-9 and _" })
     }

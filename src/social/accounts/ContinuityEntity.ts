@@ -11,7 +11,7 @@ import { Effect, Option, Stream } from "effect"
 import { CompleteCountdown, Continuity, ContinuityRefused, type ContinuityView } from "../../../schemas/social/continuity.ts"
 import { validateLedgerAddress } from "../../chain/address.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { stamp } from "../posts/Stamper.ts"
@@ -42,7 +42,7 @@ const asRefusal = (e: unknown): ContinuityRefused =>
 export const ContinuityLive = Continuity.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
-  const config = yield* AppConfig
+  const config = yield* SocialConfig
   const store = yield* ContentStore
   const self = (yield* Continuity.client)(address.entityId)
   const accountAddress = address.entityId

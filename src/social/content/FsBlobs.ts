@@ -7,6 +7,7 @@ import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Layer, Option } from "effect"
 import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { type Blobs, type BlobMeta, ContentStore, ContentStoreError, makeContentStore } from "./ContentStore.ts"
 
 const storeError = (e: unknown) => new ContentStoreError({ message: `content store (filesystem): ${e instanceof Error ? e.message : String(e)}` })
@@ -87,6 +88,6 @@ export const makeFsBlobs = (dir: string): Blobs => {
   }
 }
 
-export const layerFs = Layer.effect(ContentStore, Effect.map(AppConfig, (config) =>
-  makeContentStore(makeFsBlobs(join(config.dataDir, "content")), config.socialContentBytesMax, config.socialChunkCacheBytes)))
+export const layerFs = Layer.effect(ContentStore, Effect.map(Effect.all([AppConfig, SocialConfig]), ([app, social]) =>
+  makeContentStore(makeFsBlobs(join(app.dataDir, "content")), social.socialContentBytesMax, social.socialChunkCacheBytes)))
 

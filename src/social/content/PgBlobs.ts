@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { type Blobs, type BlobMeta, ContentStore, ContentStoreError, makeContentStore, type Staging } from "./ContentStore.ts"
 
 const storeError = (e: { readonly message: string }) => new ContentStoreError({ message: `content store (postgres): ${e.message}` })
@@ -52,6 +52,6 @@ export const makePgBlobs = Effect.map(SqlClient.SqlClient, (sql): Blobs => ({
 }))
 
 export const layerPg = Layer.effect(ContentStore, Effect.gen(function*() {
-  const config = yield* AppConfig
+  const config = yield* SocialConfig
   return makeContentStore(yield* makePgBlobs, config.socialContentBytesMax, config.socialChunkCacheBytes)
 }))

@@ -24,7 +24,7 @@ import { memberSigns } from "../accounts/signing.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
-import { servedCid } from "../content/served.ts"
+import { servedState } from "../content/served.ts"
 import { embedUrl, liveOffline, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
 import { findPost, type PostRow, postColumns, receiptOf, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
@@ -123,7 +123,7 @@ const htmlResponse = (body: string) =>
 export const refusal = (e: PostRefused | ContinuityRefused) => {
   switch (e.code) {
     case "insufficient_balance": return new PaymentRequired({ error: { code: "insufficient_balance", message: e.message } })
-    case "no_service_key": return new Forbidden({ error: { code: "no_service_key", message: e.message } })
+    case "no_service_key": case "media_blocked": return new Forbidden({ error: { code: e.code, message: e.message } })
     case "post_closed": case "countdown_exists": case "no_countdown": case "signature_pending": case "nothing_to_sign": case "signatures_expired": return new ContentConflict({ error: { code: e.code, message: e.message } })
     case "not_found": case "unknown_media": case "unknown_account": return notFound(e.message)
     case "invalid_parameter": return badRequest(e.message)
@@ -296,7 +296,9 @@ const streamResponse = (cidText: string, head: boolean) =>
     const cid = parsed.right.cid
     const stat = yield* store.stat(cid)
     if (Option.isNone(stat)) return yield* Effect.fail(notFound(`No content ${cid}.`))
-    if (!(yield* servedCid(cid))) return yield* Effect.fail(new ContentGone({ error: { code: "unpinned", message: "This content was unpinned from the gateway; its CID and chain record remain." } }))
+    const served = yield* servedState(cid)
+    if (served === "blocked") return yield* Effect.fail(new ContentGone({ error: { code: "content_blocked", message: "A moderator pulled this content; it is not served under any post." } }))
+    if (served === "unpinned") return yield* Effect.fail(new ContentGone({ error: { code: "unpinned", message: "This content was unpinned from the gateway; its CID and chain record remain." } }))
     const { size, mediaType } = stat.value
     const etag = `"${cid}"`
     const common = streamHeaders(cid)

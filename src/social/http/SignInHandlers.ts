@@ -7,10 +7,9 @@ import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { BadRequest, Conflict, Gone, ServiceUnavailable, Unauthorized } from "../../../schemas/social/errors.ts"
 import { RedeemSocialLink, SocialLinkToken } from "../../../schemas/social/identity.ts"
-import { AppConfig } from "../../platform/Config.ts"
 import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
-import { socialBaseUrl, socialOrigin } from "../identity/urls.ts"
+import { socialUrls } from "../identity/urls.ts"
 import { makeSignInFlow } from "../../platform/signin/flow.ts"
 import { socialManifestOf } from "../identity/walletLink.ts"
 import { ensureAccount } from "../accounts/me.ts"
@@ -47,8 +46,8 @@ const goneOrUnavailable = <A, E extends { readonly _tag: string }>(effect: Effec
 
 /** The social listener's site in the shared sign-in: an account is its identity address; a wallet
  * without one gets one by signing in (src/social/accounts/me.ts). */
-export const socialSignIn = Effect.map(AppConfig, (config) =>
-  makeSignInFlow({ service: "social", baseUrl: socialBaseUrl(config), cookiePrefix: "sl", onSignedIn: (address) => Effect.orDie(ensureAccount(address)) }))
+export const socialSignIn = Effect.map(socialUrls, (urls) =>
+  makeSignInFlow({ service: "social", baseUrl: urls.base, cookiePrefix: "sl", onSignedIn: (address) => Effect.orDie(ensureAccount(address)) }))
 
 export const SignInHandlers = HttpApiBuilder.group(SocialApi, "signIn", (handlers) =>
   Effect.gen(function*() {
@@ -63,7 +62,7 @@ export const SignInHandlers = HttpApiBuilder.group(SocialApi, "signIn", (handler
 
 export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", (handlers) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const urls = yield* socialUrls
     const tokens = yield* SocialLinkToken.client
     const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof readLinkToken>>>()
     return handlers
@@ -75,7 +74,7 @@ export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", 
           if (state !== "usable" || Option.isNone(row)) {
             return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))
           }
-          return socialManifestOf(socialFactsOf(row.value, socialOrigin(config)), socialBaseUrl(config))
+          return socialManifestOf(socialFactsOf(row.value, urls.origin), urls.base)
         }))
       .handle("link", ({ payload }) =>
         Effect.gen(function*() {

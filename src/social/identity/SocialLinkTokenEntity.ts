@@ -9,12 +9,11 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { ExpireLinkToken, LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { SocialLinkToken } from "../../../schemas/social/identity.ts"
-import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import {
   consumeLinkToken, countLinkFailure, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
 } from "../../platform/identity/linkTokens.ts"
-import { socialOrigin } from "./urls.ts"
+import { socialUrls } from "./urls.ts"
 import { checkSocialEnvelope, postingAddress, type SocialLinkFacts } from "./walletLink.ts"
 
 const metrics = entityMetrics("SocialLinkToken")
@@ -29,7 +28,7 @@ export const socialFactsOf = (row: LinkTokenRow, origin: string): SocialLinkFact
 export const SocialLinkTokenLive = SocialLinkToken.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
-  const config = yield* AppConfig
+  const urls = yield* socialUrls
   const self = (yield* SocialLinkToken.client)(address.entityId)
   const tokenHash = address.entityId
   const lifecycle = linkTokenLifecycle(tokenHash, "social", (dueAtMs) => self.Expire(new ExpireLinkToken({ dueAtMs }), { discard: true }))
@@ -42,7 +41,7 @@ export const SocialLinkTokenLive = SocialLinkToken.toLayer(Effect.gen(function*(
     Redeem: ({ payload }) =>
       Effect.gen(function*() {
         const row = yield* usableLinkToken(tokenHash, "social")
-        const checked = checkSocialEnvelope(payload.envelope, socialFactsOf(row, socialOrigin(config)))
+        const checked = checkSocialEnvelope(payload.envelope, socialFactsOf(row, urls.origin))
         const envelope = payload.envelope
         const link = Either.isLeft(checked) ? Effect.fail(checked.left) : Effect.gen(function*() {
           const elsewhere = yield* sql`SELECT 1 FROM social_accounts WHERE xpub = ${checked.right.xpub} AND address <> ${envelope.identity_address}`

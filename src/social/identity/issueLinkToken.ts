@@ -5,9 +5,8 @@ import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { MintLinkToken } from "../../../schemas/common/linkToken.ts"
 import { SocialLinkToken } from "../../../schemas/social/identity.ts"
-import { AppConfig } from "../../platform/Config.ts"
 import { awaitLinkTokenRecorded, freshLinkToken } from "../../platform/identity/linkTokens.ts"
-import { socialBaseUrl } from "./urls.ts"
+import { socialUrls } from "./urls.ts"
 import { socialLinkUrl } from "./walletLink.ts"
 
 export class SocialLinkTokenRefused extends Data.TaggedError("SocialLinkTokenRefused")<{ readonly message: string }> {}
@@ -15,12 +14,12 @@ export class SocialLinkTokenRefused extends Data.TaggedError("SocialLinkTokenRef
 export const issueSocialLinkToken = (account: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const urls = yield* socialUrls
     const found = account.length <= 100 ? yield* sql`SELECT 1 FROM social_accounts WHERE address = ${account}` : []
     if (found.length === 0) return yield* new SocialLinkTokenRefused({ message: `no social account ${account.slice(0, 60)}` })
     const t = freshLinkToken()
     const client = (yield* SocialLinkToken.client)(t.tokenHash)
     yield* client.Mint(new MintLinkToken({ subject: account, challengeId: t.challengeId, allowRebind: false, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs }), { discard: true })
     yield* awaitLinkTokenRecorded(t.tokenHash)
-    return { token: t.token, url: `${socialLinkUrl(socialBaseUrl(config))}?token=${t.token}`, expiresAt: new Date(t.expiresAtMs).toISOString() }
+    return { token: t.token, url: `${socialLinkUrl(urls.base)}?token=${t.token}`, expiresAt: new Date(t.expiresAtMs).toISOString() }
   })

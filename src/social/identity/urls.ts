@@ -1,7 +1,8 @@
 // Where the social service is reached from outside: sign-in QR callbacks, wallet-link URLs, origin.
-import type { AppConfigShape } from "../../platform/Config.ts"
-import { publicBaseUrl } from "../../platform/http/publicUrl.ts"
+import { Effect } from "effect"
+import { AppConfig } from "../../platform/Config.ts"
+import { publicUrls } from "../../platform/http/publicUrl.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 
-export const socialBaseUrl = (config: AppConfigShape): string => publicBaseUrl(config.socialPublicUrl, config.httpHost, config.socialHttpPort)
-
-export const socialOrigin = (config: AppConfigShape): string => new URL(socialBaseUrl(config)).origin
+/** `base`: the social listener's public base URL; `origin`: its scheme, host and port. */
+export const socialUrls = Effect.map(Effect.all([AppConfig, SocialConfig]), ([app, social]) => publicUrls(social.socialPublicUrl, app.httpHost, social.socialHttpPort))

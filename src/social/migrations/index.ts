@@ -8,11 +8,13 @@ import m0015 from "./0015_social_content.ts"
 import m0022 from "./0022_social_stamping_succession.ts"
 import m0023 from "./0023_member_signed_stamps.ts"
 import m0024 from "./0024_social_owed_stamps.ts"
+import m0035 from "./0035_social_blocked_cids.ts"
 
 export const migrations: Migrations = {
   "0013_social_accounts": m0013,
   "0015_social_content": m0015,
   "0022_social_stamping_succession": m0022,
   "0023_member_signed_stamps": m0023,
-  "0024_social_owed_stamps": m0024
+  "0024_social_owed_stamps": m0024,
+  "0035_social_blocked_cids": m0035
 }

@@ -14,7 +14,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
 import { type Change, PostRefused } from "../../../schemas/social/post.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { accountKey, type AccountRow } from "../accounts/Accounts.ts"
 import { postPath } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
@@ -31,7 +31,7 @@ export const commentManifest = (m: { postMetadataCid: string; postId: string; bo
 export const commentAsMember = (post: PostRow, change: Change) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const store = yield* ContentStore
     const body = change.body ?? ""
     if (change.author === undefined || body.length === 0 || body.length > bodyCharsMax) {

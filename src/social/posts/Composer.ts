@@ -8,10 +8,11 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Stream } from "effect"
 import { type Change, PostRefused, type PostReceipt, type PostState, type Publish } from "../../../schemas/social/post.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { accountKey, type AccountRow, findAccount } from "../accounts/Accounts.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { postPath, shortIdOf } from "../accounts/socialKeys.ts"
+import { firstBlocked } from "../content/blocked.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import type { StampTag } from "./opReturn.ts"
 import { stamp } from "./Stamper.ts"
@@ -124,13 +125,16 @@ export const checkPublish = (p: Publish) =>
     for (const cid of p.mediaCids) {
       if (Option.isNone(yield* store.stat(cid))) return yield* refuse("unknown_media", `no uploaded content ${cid.slice(0, 64)}`)
     }
+    // A moderator's pull blocks the content itself: another post cannot bring it back.
+    const blocked = yield* firstBlocked(p.mediaCids)
+    if (blocked !== undefined) return yield* refuse("media_blocked", `media ${blocked} was pulled by a moderator and cannot be published`)
   })
 
 /** Publish: the post's rows (charge, manifest, post) in one transaction, then its stamps. */
 export const publish = (p: Publish) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const store = yield* ContentStore
     const existing = yield* findPost(p.postId)
     if (Option.isSome(existing)) {

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Schedule } from "effect"
 import { HostingCheck, Post, PostRefused, type PostStateReply, SignatureDeadline } from "../../../schemas/social/post.ts"
 import { FinishStamps } from "../../../schemas/social/stamping.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { commentAsMember } from "./Comments.ts"
@@ -20,6 +20,7 @@ import { hostingAt, isClosed, renewed } from "./hosting.ts"
 import { memberSignedHandlers } from "./memberSigned.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { forgetServed } from "../content/served.ts"
+import { blockedByPost, blockPost, liftBlock } from "../content/blocked.ts"
 import { lookupCache } from "../http/LookupCache.ts"
 
 /** This node's caches of the post (lookup answers, served CIDs) are dropped after a change. */
@@ -42,7 +43,7 @@ const asRefusal = (e: unknown): PostRefused =>
 export const PostLive = Post.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
-  const config = yield* AppConfig
+  const config = yield* SocialConfig
   const self = (yield* Post.client)(address.entityId)
   const postId = address.entityId
   yield* metrics.activated
@@ -68,15 +69,20 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
   const retryStamps: ScheduleRetry = (attempt, dueAtMs) =>
     self.FinishStamps(new FinishStamps({ postId, attempt, dueAtMs }), { discard: true })
 
-  const reply = (post: PostRow, stamp: { readonly txid: string; readonly opReturn: string } | undefined): PostStateReply => ({
+  const replyOf = (post: PostRow, stamp: { readonly txid: string; readonly opReturn: string } | undefined): PostStateReply => ({
     postId, state: post.state, paidUntil: new Date(Number(post.paid_until_ms)).toISOString(), txid: stamp?.txid ?? null, opReturn: stamp?.opReturn ?? null
   })
+  /** The answer to a Change; a pulled post's also names the CIDs its pull blocks now. */
+  const reply = (post: PostRow, stamp: { readonly txid: string; readonly opReturn: string } | undefined) =>
+    post.state === "moderated"
+      ? Effect.map(blockedByPost(postId), (blockedCids): PostStateReply => ({ ...replyOf(post, stamp), blockedCids }))
+      : Effect.succeed(replyOf(post, stamp))
 
   return Post.of({
     // Accounts linked by xpub only: stamps built for the member to sign (memberSigned.ts).
     ...memberSignedHandlers({
       deadline: (requestId, dueAtMs) => self.SignatureDeadline(new SignatureDeadline({ postId, requestId, dueAtMs }), { discard: true }).pipe(Effect.orDie),
-      later: (error) => stampLater(postId, error, retryStamps).pipe(Effect.provideService(AppConfig, config), Effect.provideService(SqlClient.SqlClient, sql)),
+      later: (error) => stampLater(postId, error, retryStamps).pipe(Effect.provideService(SocialConfig, config), Effect.provideService(SqlClient.SqlClient, sql)),
       afterChange: (post, action) => Effect.zipRight(forgetCached(post), action === "publish" || action === "renew" ? schedule(post) : Effect.void)
     }),
     Publish: ({ payload }) =>
@@ -108,15 +114,15 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
         const tag = payload.action === "takedown" ? "T" as const : "D" as const
         // The same Change redelivered (its node died after the effect committed): its stamp only.
         const already = yield* owedBy(postId, payload.requestId)
-        if (already !== undefined) return reply(Option.getOrThrow(yield* findPost(postId)), yield* payNow(already))
+        if (already !== undefined) return yield* reply(Option.getOrThrow(yield* findPost(postId)), yield* payNow(already))
         if (isClosed(post.state)) {
           if ((payload.action === "takedown" && post.state === "taken_down") || (payload.action === "moderate" && post.state === "moderated")) {
             // The same request again: its stamp, made now if it is still owed.
             const owed = yield* lastOwed(postId, tag)
-            if (Option.isSome(owed)) return reply(post, yield* payNow(owed.value))
+            if (Option.isSome(owed)) return yield* reply(post, yield* payNow(owed.value))
             const [done] = yield* sql<{ txid: string; op_return: string }>`SELECT txid, op_return FROM social_stamps
               WHERE post_id = ${postId} AND tag = ${tag} ORDER BY seq DESC LIMIT 1`
-            return reply(post, done === undefined ? undefined : { txid: done.txid, opReturn: done.op_return })
+            return yield* reply(post, done === undefined ? undefined : { txid: done.txid, opReturn: done.op_return })
           }
           return yield* new PostRefused({ code: "post_closed", message: `the post is ${post.state.replace("_", " ")}; it cannot change any more` })
         }
@@ -124,7 +130,7 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
           const owedId = yield* (payload.action === "metadata" ? updateMetadata(post, account, payload) : commentAsMember(post, payload))
           yield* forgetCached(post)
           const s = yield* payNow(owedId)
-          return reply(Option.getOrThrow(yield* findPost(postId)), s)
+          return yield* reply(Option.getOrThrow(yield* findPost(postId)), s)
         }
         if (payload.action === "renew") {
           const price = config.socialPostPriceBase
@@ -141,17 +147,34 @@ export const PostLive = Post.toLayer(Effect.gen(function*() {
           yield* forgetCached(post)
           yield* schedule(Option.getOrThrow(yield* findPost(postId)))
           const s = yield* payNow(owedId)
-          return reply(Option.getOrThrow(yield* findPost(postId)), s)
+          return yield* reply(Option.getOrThrow(yield* findPost(postId)), s)
         }
-        // Takedown and moderation unpin at once; the chain record stays.
+        // Takedown and moderation unpin at once; the chain record stays. A pull also blocks the
+        // post's content (its CIDs), so no other post can bring the bytes back (blocked.ts).
         const state = payload.action === "takedown" ? "taken_down" : "moderated"
         const owedId = yield* Effect.gen(function*() {
           yield* sql`UPDATE social_posts SET state = ${state}, moderation_reason = ${payload.reason ?? null}, timer_n = timer_n + 1 WHERE id = ${postId}`
+          if (payload.action === "moderate") yield* blockPost(postId, payload.reason ?? null)
           return yield* owe(postId, tag, post.metadata_cid, payload.requestId)
         }).pipe(sql.withTransaction)
         yield* forgetCached(post)
         const s = yield* payNow(owedId)
-        return reply(Option.getOrThrow(yield* findPost(postId)), s)
+        return yield* reply(Option.getOrThrow(yield* findPost(postId)), s)
+      }).pipe(Effect.mapError(asRefusal), metrics.guard),
+
+    // An operator lifts this post's block of one CID (`social moderate --lift`): the bytes may be
+    // served and posted again; the post itself stays pulled. Again after it ended: its time, none new.
+    LiftBlock: ({ payload }) =>
+      Effect.gen(function*() {
+        if (payload.postId !== postId) return yield* new PostRefused({ code: "invalid_parameter", message: "the message names another post" })
+        const lifted = yield* liftBlock(postId, payload.cid, payload.reason ?? null)
+        yield* Effect.sync(() => forgetServed([payload.cid]))
+        if (lifted !== undefined) {
+          yield* Effect.logInfo(`post ${postId}: moderation block of ${payload.cid} lifted`)
+          return { postId, cid: payload.cid, liftedAt: lifted.toISOString() }
+        }
+        const [was] = yield* sql<{ lifted_at: Date | null }>`SELECT lifted_at FROM social_blocked_cids WHERE post_id = ${postId} AND cid = ${payload.cid}`
+        return { postId, cid: payload.cid, liftedAt: was?.lifted_at?.toISOString() ?? null }
       }).pipe(Effect.mapError(asRefusal), metrics.guard),
 
     FinishStamps: ({ payload }) =>

@@ -13,7 +13,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import type { PostReceipt, Publish } from "../../../schemas/social/post.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { type AccountRow, findAccount } from "../accounts/Accounts.ts"
 import { lookupCache } from "../http/LookupCache.ts"
@@ -98,7 +98,7 @@ const markPending = (postId: string, attempts: number, error: unknown) =>
  */
 export const stampLater = (postId: string, error: unknown, retry: ScheduleRetry) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     yield* Effect.logWarning(`post ${postId}: a stamp it is owed did not go out; retrying on the entity's timer`, error)
     yield* markPending(postId, 0, error)
     yield* retry(0, Date.now() + stampRetryDelayMs(0, config.socialStampRetryMs, config.socialStampRetryMaxMs))
@@ -119,7 +119,7 @@ export type ScheduleRetry = (attempt: number, dueAtMs: number) => Effect.Effect<
  */
 export const publishOrPending = (payload: Publish, retry: ScheduleRetry) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const firstRetry = retry(0, Date.now() + stampRetryDelayMs(0, config.socialStampRetryMs, config.socialStampRetryMaxMs))
     const done = yield* Effect.either(publish(payload))
     if (Either.isRight(done)) {
@@ -146,7 +146,7 @@ export const publishOrPending = (payload: Publish, retry: ScheduleRetry) =>
  */
 export const finishStamps = (postId: string, attempt: number, retry: ScheduleRetry) =>
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const post = yield* findPost(postId)
     if (Option.isNone(post)) return
     const account = yield* findAccount(post.value.author)

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Stream } from "effect"
 import type { CommentUnsigned } from "../../../schemas/social/post.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { postSteps } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
@@ -21,7 +21,7 @@ import { accountOf, asRefusal, loadPost, openRequest, refuse, requestById, unsig
 export const commentUnsigned = (c: CommentUnsigned, deadline: (requestId: string, dueAtMs: number) => Effect.Effect<void>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const store = yield* ContentStore
     const ledger = yield* UtxoLedger
     const post = yield* loadPost(c.postId)

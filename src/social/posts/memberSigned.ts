@@ -12,7 +12,7 @@ import { Effect, Either, Option, Stream } from "effect"
 import type { ChangeUnsigned, CommentUnsigned, PublishUnsigned, SignatureDeadline, SubmitSignatures, UnsignedStamps } from "../../../schemas/social/post.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { postSteps, shortIdOf } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
@@ -35,7 +35,7 @@ const SHORT_ID_ATTEMPTS = 8
 export const publishUnsigned = (p: PublishUnsigned, deadline: (requestId: string, dueAtMs: number) => Effect.Effect<void>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const store = yield* ContentStore
     const ledger = yield* UtxoLedger
     const messageKey = `publish-unsigned:${p.postId}`
@@ -91,7 +91,7 @@ export const publishUnsigned = (p: PublishUnsigned, deadline: (requestId: string
 export const changeUnsigned = (c: ChangeUnsigned, deadline: (requestId: string, dueAtMs: number) => Effect.Effect<void>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const post = yield* loadPost(c.postId)
     const account = yield* accountOf(post.author)
     const messageKey = `change-unsigned:${c.postId}:${c.requestId}`

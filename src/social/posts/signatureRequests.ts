@@ -6,7 +6,7 @@ import { Effect, Either, Option } from "effect"
 import { PostRefused, type UnsignedStamps } from "../../../schemas/social/post.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import type { UtxoChainParams } from "../../chain/params.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { postSteps } from "../accounts/socialKeys.ts"
 import { findPost, type PostRow } from "./Composer.ts"
@@ -148,7 +148,7 @@ export const openRequest = (
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const ledger = yield* UtxoLedger
     const sponsor = yield* FeeSponsor
     const params = ledger.params

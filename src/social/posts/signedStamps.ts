@@ -7,7 +7,7 @@ import { Effect, Either, Option } from "effect"
 import type { PostRow } from "./Composer.ts"
 import type { SignatureDeadline, SignedStamps, SubmitSignatures } from "../../../schemas/social/post.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { isClosed, renewed } from "./hosting.ts"
 import { outpointOf, signedTransactionOf, verifySignedStamp } from "./psbt.ts"
@@ -50,7 +50,7 @@ const signedView = (post: PostRow, request: RequestRow, rows: ReadonlyArray<Unsi
 export const submitSignatures = (s: SubmitSignatures) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* SocialConfig
     const ledger = yield* UtxoLedger
     const params = ledger.params
     const post = yield* loadPost(s.postId)

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { Post } from "../../../schemas/social/post.ts"
 import { FinishStamps } from "../../../schemas/social/stamping.ts"
-import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 
 /** Posts re-armed per sweep at most (the rest wait for the next one). */
 export const sweepPostsMax = 100
@@ -44,7 +44,7 @@ export const sweepOnce = Effect.gen(function*() {
 
 /** Every node's sweep loop (failures are logged; the next round tries again). */
 export const StampingSweep = Layer.scopedDiscard(Effect.gen(function*() {
-  const everyMs = (yield* AppConfig).socialStampSweepMs
+  const everyMs = (yield* SocialConfig).socialStampSweepMs
   yield* sweepOnce.pipe(
     Effect.catchAllCause((cause) => Effect.logWarning("social: the pending-stamps sweep failed; the next round tries again", cause)),
     Effect.repeat(Schedule.spaced(Duration.millis(everyMs))),

@@ -1,10 +1,10 @@
 import { ConfigProvider, Effect, Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { appConfig } from "../../../src/platform/Config.ts"
+import { nodeConfig } from "../../../src/config.ts"
 import { unitDataDir } from "../../support/unitConfig.ts"
 
 const read = (vars: Record<string, string>) =>
-  Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries({ ...unitDataDir, ...vars }))))))
+  Effect.runSync(Effect.either(Effect.withConfigProvider(nodeConfig, ConfigProvider.fromMap(new Map(Object.entries({ ...unitDataDir, ...vars }))))))
 
 const refusal = (vars: Record<string, string>) => {
   const r = read(vars)
