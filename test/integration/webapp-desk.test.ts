@@ -14,7 +14,7 @@ import { issueDeskLinkToken } from "../../src/desk/identity/issueLinkToken.ts"
 import { AppConfig } from "../../src/platform/Config.ts"
 import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
 import { deskCustomer } from "../support/deskCustomer.ts"
-import { collectPageErrors, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
+import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
 import { deskPayload, makeWallet, type TestWallet } from "../support/linkWallet.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -154,6 +154,33 @@ describe("token desk web app", () => {
     await page.getByRole("button", { name: "Get a new code" }).click()
     await expect.poll(() => page.locator(".link-state").getAttribute("data-state"), { timeout: 25_000 }).toBe("waiting")
     await context.close()
+  })
+
+  it("serves the wallet-link page in the app's design with its QR and an Open in wallet link, readable at phone width; /favicon.ico on every listener", { timeout: 30_000 }, async () => {
+    const issued = await inNode(issueDeskLinkToken({ allowRebind: false }))
+    const context = await browser.context({ phone: true })
+    const page = await context.newPage()
+    const errors = collectPageErrors(page)
+    const answer = await page.goto(issued.url)
+    expect(answer!.headers()).toMatchObject({ "content-security-policy": expect.stringContaining("default-src 'none'"), "referrer-policy": "no-referrer" })
+    expect(await page.locator("h1").textContent()).toBe(`Link your wallet to ${node.deskUrl}`)
+    expect(await page.locator(".qr svg").count()).toBe(1)
+    expect(await page.locator(".qr").getAttribute("data-qr")).toBe(issued.url)
+    expect(await page.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(`shardline-wallet://link?url=${encodeURIComponent(issued.url)}`)
+    // The wallet's block is still there, the manifest as JSON.
+    const manifest = JSON.parse((await page.locator("script[type=wl-link-xpubs]").textContent())!)
+    expect(manifest).toMatchObject({ type: "wl-link-xpubs", callback_url: issued.url })
+    expect(await computedStyle(page.locator("section"), "borderRadius")).toBe("12px")
+    expect(await fitsWidth(page)).toBe(true)
+    await screenshot(page, "desk-wallet-link-phone")
+    expect(errors).toEqual([])
+    await context.close()
+    for (const base of [node.baseUrl, node.deskUrl, node.socialUrl]) {
+      const icon = await fetch(`${base}/favicon.ico`)
+      expect(icon.status).toBe(200)
+      expect(icon.headers.get("content-type")).toBe("image/x-icon")
+      expect([...new Uint8Array(await icon.arrayBuffer()).subarray(0, 4)]).toEqual([0, 0, 1, 0])
+    }
   })
 
   it("shows an expired sign-in challenge as a sentence, and sends a revoked session back to sign-in", { timeout: 30_000 }, async () => {

@@ -15,6 +15,7 @@ import { rewardTokens } from "../identity/rewardTokens.ts"
 import { rewardsBalance } from "../identity/rewards.ts"
 import { deskUrls } from "../identity/urls.ts"
 import { linkUrl, manifestOf, manifestPage, postedLinkToken } from "../identity/walletLink.ts"
+import { publicPageCsp, qrSvg } from "../../platform/webapp/publicPages.ts"
 
 const badToken = new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'token' is invalid: not a link token." } })
 const missingToken = new BadRequest({
@@ -58,9 +59,11 @@ export const WalletLinkHandlers = HttpApiBuilder.group(DeskApi, "walletLink", (h
           }
           const manifest = manifestOf(factsOf(row.value), { from: urls.origin, callbackUrl: linkUrl(urls.base, urlParams.token) })
           const headers = { "cache-control": "no-store", vary: "accept" }
-          return wantsJson(request)
-            ? HttpServerResponse.unsafeJson(manifest, { headers })
-            : HttpServerResponse.html(manifestPage(manifest)).pipe(HttpServerResponse.setHeaders(headers))
+          if (wantsJson(request)) return HttpServerResponse.unsafeJson(manifest, { headers })
+          const page = manifestPage(manifest, yield* qrSvg(manifest.callback_url))
+          return HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders({
+            ...headers, "content-security-policy": publicPageCsp(false), "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"
+          }))
         }))
       .handle("link", ({ payload, urlParams }) =>
         Effect.gen(function*() {

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { faviconIco } from "./favicon.ts"
+import { stylesheetPath } from "./publicPages.ts"
 
 export const contentSecurityPolicy = [
   "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:", "media-src 'self' blob:",
@@ -22,7 +23,6 @@ export const pageHeaders = {
   "cache-control": "no-store"
 }
 
-export const stylesheetPath = "/app/app.css"
 const stylesheet = readFileSync(fileURLToPath(new URL("./client/app.css", import.meta.url)), "utf8")
 const favicon = faviconIco()
 

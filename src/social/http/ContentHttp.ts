@@ -16,6 +16,7 @@ import { parseRawCid } from "../../crypto/cid.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { verifyMessage } from "../../chain/message.ts"
 import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { accountOfIdentity, identityOf } from "../accounts/Succession.ts"
 import { changeRequestId, claimPostId, fingerprintOf, parseIdempotencyKey, releaseKey } from "../posts/idempotency.ts"
@@ -26,7 +27,8 @@ import { ContentStore } from "../content/ContentStore.ts"
 import { putMedia } from "../content/putMedia.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
 import { servedState } from "../content/served.ts"
-import { embedUrl, liveOffline, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
+import { embedUrl, explorerTxUrl, liveOffline, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
+import { publicPageCsp } from "../../platform/webapp/publicPages.ts"
 import { findPost, type PostRow, postColumns, receiptOf, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
@@ -73,10 +75,16 @@ const pagePostOf = (post: PostRow) =>
       const stat = yield* store.stat(cid)
       media.push({ cid, mediaType: Option.match(stat, { onNone: () => "application/octet-stream", onSome: (s) => s.mediaType }) })
     }
+    const explorer = (yield* SocialConfig).socialExplorerTxUrl
+    const txHash = proof?.txid ?? null
     const page: PagePost = {
       id: post.id, shortId: post.short_id, kind: post.kind, body: post.body, tags: post.tags, media,
       authorWallet: identity.wallet, authorHandle: account.handle, assetId: account.asset_id, createdAt: new Date(post.created_at).toISOString(),
-      state: post.state, txHash: proof?.txid ?? ""
+      state: post.state,
+      proof: {
+        txHash, opReturn: proof?.op_return ?? null, metadataCid: post.metadata_cid, ownerAddress: post.address, derivationPath: post.derivation_path,
+        explorerTxUrl: txHash === null ? null : Option.getOrNull(Option.map(explorer, (template) => explorerTxUrl(template, txHash)))
+      }
     }
     return { page, proof, account, identity, stamps }
   })
@@ -94,8 +102,12 @@ const orUnavailable = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     () => Effect.fail(unavailable())
   )
 
-const htmlResponse = (body: string) =>
-  HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: { "x-content-type-options": "nosniff" } })
+/** A public page: no script, styles and media from this origin; `frameable` for embeds (framed anywhere). */
+const htmlResponse = (body: string, frameable = true) =>
+  HttpServerResponse.text(body, {
+    contentType: "text/html; charset=utf-8",
+    headers: { "x-content-type-options": "nosniff", "content-security-policy": publicPageCsp(frameable), "referrer-policy": "strict-origin-when-cross-origin" }
+  })
 
 /** A member-signed publish (its stamps waiting for the member) as the publish receipt (202). */
 const awaitingReceipt = (view: UnsignedStamps, mediaCids: ReadonlyArray<string>): PostReceipt => ({
@@ -387,7 +399,7 @@ const PagesHandlers = HttpApiBuilder.group(SocialApi, "pages", (handlers) =>
     return handlers
       .handle("page", ({ path }) => Effect.gen(function*() {
         const { page } = yield* pagePostOf(yield* foundPost(path.id))
-        return htmlResponse(postPage(yield* base, page))
+        return htmlResponse(postPage(yield* base, page), false)
       }).pipe(orUnavailable))
       .handle("embedPost", ({ path, urlParams }) => Effect.gen(function*() {
         const { page } = yield* pagePostOf(yield* foundPost(path.id))
