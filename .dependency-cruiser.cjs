@@ -1,6 +1,8 @@
-// The layout rule (../shared/ARCHITECTURE.md): schemas <- src <- cluster, inside src
-// crypto <- chain <- platform <- services, the three services apart, no cycles.
-// `npm run layout` checks it; `npm test` runs it before the tests.
+// The layout rule (../shared/ARCHITECTURE.md, docs/layout.md): schemas <- src <- cluster, inside src
+// crypto <- chain <- platform <- services, the three services apart, a node composing each service
+// through its front door, no cycles. `npm run layout` checks it; `npm test` runs it before the tests.
+// Tables are the other half: SQL on a service's tables only inside that service is checked by
+// test/unit/platform/tableOwnership.test.ts (dependency-cruiser sees imports, not SQL).
 const services = "(exchange|desk|social)"
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -25,6 +27,9 @@ module.exports = {
         "Still to move behind a port: the two demo worlds that seed a devnet (exchange DemoWorld.ts, desk DeskWorld.ts).",
       from: { path: `^src/${services}/`, pathNot: "^src/(exchange/markets/DemoWorld|desk/tokens/DeskWorld)\\.ts$" },
       to: { path: "^src/platform/devnet/", pathNot: "^src/platform/devnet/DevnetBacking\\.ts$" } },
+    { name: "node-uses-front-doors", severity: "error",
+      comment: "cluster/ composes each service through its front door (src/<service>/<Service>.ts), never its internals: a fourth service is one more front door.",
+      from: { path: "^cluster/" }, to: { path: `^src/${services}/`, pathNot: "^src/(exchange/Exchange|desk/Desk|social/Social)\\.ts$" } },
     { name: "bench-not-tests", severity: "error", comment: "Benchmarks share code with tests through harness/, not test/.",
       from: { path: "^(bench|harness)/" }, to: { path: "^test/" } },
     { name: "no-unresolvable", severity: "error", from: {}, to: { couldNotResolve: true } }

@@ -45,6 +45,8 @@ const isStale = (current) => {
   if (current === undefined) return true
   const builtAt = current.meta.builtAtMs
   if (mtime(join(root, "package-lock.json")) > builtAt) return true
+  // This file decides how the bundle is built: a change here is a change of every build.
+  if (mtime(fileURLToPath(import.meta.url)) > builtAt) return true
   return current.meta.sources.some((file) => mtime(join(root, file)) > builtAt)
 }
 
@@ -80,8 +82,20 @@ const build = async () => {
     metafile: true,
     logLevel: "warning",
     plugins: [sourceLocation],
-    // Bundled CommonJS packages call require(); give them one.
-    banner: { js: `import { createRequire as __shardlineRequire } from "node:module"; const require = __shardlineRequire(import.meta.url);` }
+    // Bundled CommonJS packages call require() and read __filename and __dirname (the `bindings`
+    // package that secp256k1 tries first does, inside an Error.prepareStackTrace it installs: left
+    // undefined, every later error's stack threw a ReferenceError). Each chunk gets its own.
+    banner: {
+      js: [
+        `import { createRequire as __shardlineRequire } from "node:module";`,
+        `import { fileURLToPath as __shardlinePath } from "node:url";`,
+        `const require = __shardlineRequire(import.meta.url);`,
+        `const __shardlineFilename = __shardlinePath(import.meta.url);`,
+        `const __shardlineDirname = __shardlinePath(new URL(".", import.meta.url));`
+      ].join(" ")
+    },
+    // Only the free (CommonJS) uses: a module's own `const __filename` is left alone.
+    define: { __filename: "__shardlineFilename", __dirname: "__shardlineDirname" }
   })
   const sources = Object.keys(result.metafile.inputs).filter((p) => !p.split(/[\\/]/).includes("node_modules"))
   writeFileSync(join(dir, "meta.json"), JSON.stringify({ builtAtMs, sources }))

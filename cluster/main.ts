@@ -4,6 +4,7 @@ import { Effect, Layer } from "effect"
 import { nodeConfig } from "../src/config.ts"
 import { exitOnConfigError } from "../src/platform/Config.ts"
 import { databaseLost } from "../src/platform/database/EmbeddedDatabase.ts"
+import { ListenFailed } from "../src/platform/http/Listener.ts"
 import { runNodeMain, setStopSettings } from "../src/platform/NodeMain.ts"
 import { giveUpExitMs, shardsLost } from "../src/platform/ops/ShardWatchdog.ts"
 import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
@@ -23,4 +24,13 @@ const main = Effect.gen(function*() {
   )))
 })
 
-runNodeMain(exitOnConfigError(main), { disableErrorReporting: false })
+// A listener that cannot take its port is one line naming the service, address and setting, exit 1
+// (the layers already built, the embedded database among them, are stopped first).
+const exitOnListenFailed = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(self, (e): e is E & ListenFailed => e instanceof ListenFailed, (e) =>
+    Effect.sync(() => {
+      process.stderr.write(`shardline: ${e.message}\n`)
+      return process.exit(1)
+    }))
+
+runNodeMain(exitOnListenFailed(exitOnConfigError(main)), { disableErrorReporting: false })

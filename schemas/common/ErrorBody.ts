@@ -73,6 +73,13 @@ export class IdempotencyKeyReused extends errorClass<IdempotencyKeyReused>()(
   "The caller (a social account, a desk API key) already used this Idempotency-Key for a different request payload (draft-ietf-httpapi-idempotency-key-header §2.7)"
 ) {}
 
+/**
+ * The 503 answer when a dependency (the database, an entity, the ledger) did not answer: the one
+ * way the desk and social build it; `message` says what could not be done.
+ */
+export const unavailable = (message = "The service could not answer now; please retry.") =>
+  new ServiceUnavailable({ error: { code: "unavailable", message } })
+
 /** The 422 answer to a reused Idempotency-Key. */
 export const idempotencyKeyReused = () =>
   new IdempotencyKeyReused({ error: { code: "idempotency_key_reused", message: "This Idempotency-Key was used for a different request payload." } })

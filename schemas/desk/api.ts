@@ -10,9 +10,11 @@ import { CallbacksGroup } from "./callbacks.ts"
 import { CashoutGroup, OrderPollGroup, StablesGroup, WrapGroup } from "./cashout.ts"
 import { RewardsGroup, WalletLinkGroup } from "./walletLink.ts"
 import { apiDocumentation } from "../common/openApi.ts"
+import { DeskAppGroup, DeskSessionGroup, DeskSignInGroup } from "./webApp.ts"
 
 export const DeskApi = withCommonErrors(
   HttpApi.make("desk").add(TransparencyGroup).add(RegistryGroup).add(KeyGroup).add(WalletLinkGroup).add(RewardsGroup).add(CallbacksGroup).add(WebhookGroup).add(CashoutGroup).add(OrderPollGroup).add(StablesGroup).add(WrapGroup)
+    .add(DeskSignInGroup).add(DeskSessionGroup).add(DeskAppGroup)
 )
   .addError(Unauthorized)
   .addError(Forbidden)
@@ -21,5 +23,6 @@ export const DeskApi = withCommonErrors(
     server: "this node's token desk listener",
     description:
       "Reserve transparency, partner cash-out, dollar tokens, wrapping, wallet linking and rewards. Errors are `{\"error\": {\"code\", \"message\"}}` " +
-      "with a snake_case code. Partner routes take the API key as `x-api-key` or `Authorization: Bearer <API_KEY>`; transparency routes need no key and allow any origin."
+      "with a snake_case code. Partner routes take the API key as `x-api-key` or `Authorization: Bearer <API_KEY>`; transparency routes need no key and allow any origin. " +
+      "The web app's routes (/api/app/…) take the session of the wallet sign-in (/api/public/auth/…): Authorization: Bearer <session token> or the sl_desk_session cookie."
   }))

@@ -76,6 +76,10 @@ export const statusOf = (code: ApiErrorCode): number => {
   }
 }
 
+/** The 503 answer (-1001) when a dependency (the database, an entity) did not answer: the one way the exchange builds it. */
+export const unavailable = (msg = "Internal error; unable to process your request. Please try again."): ServiceUnavailable =>
+  new ServiceUnavailable({ code: -1001, msg })
+
 /** Builds the error value of the right class for a code. */
 export const apiError = (code: ApiErrorCode, msg: string): ApiError => {
   switch (statusOf(code)) {

@@ -3,7 +3,7 @@
 // API's own 401 here.
 import { errorClass } from "../common/ErrorBody.ts"
 
-export { BadRequest, Conflict, Gone, HeadersTooLarge, IdempotencyKeyReused, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests } from "../common/ErrorBody.ts"
+export { BadRequest, Conflict, Gone, HeadersTooLarge, IdempotencyKeyReused, MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimeout, ServiceUnavailable, TooManyRequests, idempotencyKeyReused, unavailable } from "../common/ErrorBody.ts"
 
 export class Unauthorized extends errorClass<Unauthorized>()(
   "Unauthorized", 401, ["invalid_session", "invalid_signature"],
@@ -37,7 +37,7 @@ export class ContentTooLarge extends errorClass<ContentTooLarge>()(
 ) {}
 
 export class UnsupportedMediaType extends errorClass<UnsupportedMediaType>()(
-  "UnsupportedMediaType", 415, ["unsupported_media_type"], "The upload's Content-Type is not one the gateway serves"
+  "UnsupportedMediaType", 415, ["unsupported_media_type"], "The upload is HTML, SVG, XML or script (declared or by its bytes): served from this origin it could run script"
 ) {}
 
 export class NotImplemented extends errorClass<NotImplemented>()(

@@ -15,6 +15,7 @@ import type { FundedDemo } from "../../schemas/devnet.ts"
 import { Authorization, Grant } from "../../schemas/exchange/authorization.ts"
 import { entityIdOf, parseAsset, parseCap, parseDuration } from "../exchange/authorization/policy.ts"
 import { newGrantId } from "../exchange/authorization/AuthorizationEntity.ts"
+import { type GrantRecord, readGrant } from "../exchange/authorization/grantRecord.ts"
 import { ApiKeys } from "../exchange/auth/ApiKeys.ts"
 import { fundDelegatedFromDemo } from "./demoWallet.ts"
 import { runCommand, UsageError } from "./runtime.ts"
@@ -22,40 +23,6 @@ import { runCommand, UsageError } from "./runtime.ts"
 const usage = "usage: authorizations grant --key <apiKey> --asset <ASSET> --cap <decimal> --expires-in <duration e.g. 30s, 15m, 2h, 7d> [--json] | authorizations show <grantId> [--json]"
 /** Exit code of a command whose outcome is not known yet (neither done nor refused). */
 export const uncertainExit = 3
-
-export interface GrantRecord {
-  readonly grantId: string
-  readonly userId: number
-  readonly asset: string
-  /** granted: live; expired or replaced: its key is destroyed. */
-  readonly status: "granted" | "expired" | "replaced"
-  readonly cap: string | null
-  readonly expiresAt: number | null
-  readonly delegatedAddress: string | null
-  readonly events: ReadonlyArray<{ readonly kind: string; readonly at: string }>
-}
-
-/** What the database says about one grant id: none if it was never committed. */
-const readGrant = (grantId: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const events = yield* sql<{ kind: string; at: Date; user_id: string; asset: string }>`
-      SELECT kind, at, user_id, asset FROM authorization_events WHERE grant_id = ${grantId} ORDER BY at, id`
-    if (events.length === 0) return Option.none<GrantRecord>()
-    const live = yield* sql<{ cap: string; expires_at: Date; delegated_address: string }>`
-      SELECT cap::text AS cap, expires_at, delegated_address FROM authorizations WHERE grant_id = ${grantId}`
-    const last = events[events.length - 1]!.kind
-    return Option.some<GrantRecord>({
-      grantId,
-      userId: Number(events[0]!.user_id),
-      asset: events[0]!.asset,
-      status: last === "expired" ? "expired" : last === "replaced" ? "replaced" : "granted",
-      cap: live[0]?.cap ?? null,
-      expiresAt: live[0] ? new Date(live[0].expires_at).getTime() : null,
-      delegatedAddress: live[0]?.delegated_address ?? null,
-      events: events.map((e) => ({ kind: e.kind, at: new Date(e.at).toISOString() }))
-    })
-  })
 
 const show = async (args: ReadonlyArray<string>): Promise<number> => {
   const parsed = parseOrUsage(args, { json: { type: "boolean", default: false } }, usage, true)

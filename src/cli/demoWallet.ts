@@ -7,6 +7,7 @@ import { Duration, Effect, Option } from "effect"
 import { Devnet, FundDemo, type FundedDemo } from "../../schemas/devnet.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { realNodeSetting } from "../platform/devnet/realNode.ts"
+import { isAsset } from "../exchange/markets/marketStore.ts"
 
 /** How long the CLI waits for the node to fund an address. */
 export const fundTimeout = Duration.seconds(60)
@@ -35,7 +36,6 @@ export const fundDelegatedFromDemo = (userId: number, asset: string, delegatedAd
     if (realNodeSetting(config, "ledger") !== undefined) return Option.none<FundedDemo>()
     const sql = yield* SqlClient.SqlClient
     const [demo] = yield* sql`SELECT 1 FROM demo_wallets WHERE user_id = ${userId}`
-    const [listed] = yield* sql`SELECT 1 FROM exchange_assets WHERE code = ${asset}`
-    if (demo === undefined || listed === undefined) return Option.none<FundedDemo>()
+    if (demo === undefined || !(yield* isAsset(asset))) return Option.none<FundedDemo>()
     return Option.some(yield* fundFromDemo(userId, asset, delegatedAddress, cap))
   })

@@ -108,13 +108,19 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const showBalance = print((a) => String(a["balance"]))
   if (real) {
     // A real node: read it from here, through the same ports the node uses (loaded only now).
-    const [ChainsLive, DevnetChains] = await Promise.all([import("../platform/ChainsLive.ts"), import("../platform/devnet/DevnetChains.ts")])
+    const [ChainsLive, DevnetChains, LedgerRegistry, marketStore, tokenStore] = await Promise.all([
+      import("../platform/ChainsLive.ts"), import("../platform/devnet/DevnetChains.ts"), import("../platform/ledger/LedgerRegistry.ts"),
+      import("../exchange/markets/marketStore.ts"), import("../desk/tokens/tokenStore.ts")
+    ])
     return runCommand(
       Effect.map(
         Effect.flatMap(DevnetChains.DevnetChains, (chains) => ask(chains.balance(chain, address, v.asset))),
         (balance) => ({ balance })
       ).pipe(
-        Effect.provide(DevnetChains.layer.pipe(Layer.provide(ChainsLive.layer))),
+        Effect.provide(DevnetChains.layer.pipe(
+          Layer.provide(ChainsLive.layer),
+          Layer.provide(LedgerRegistry.layer(marketStore.registeredProperties, tokenStore.registeredProperties))
+        )),
         // The chains layer logs its setup on stdout, where --json promises one object only.
         Logger.withMinimumLogLevel(LogLevel.None)
       ),

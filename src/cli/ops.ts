@@ -1,13 +1,15 @@
 // ops [--json]: the same view as GET /ops, read straight from Postgres (chains as each node last
 // reported them).
+import { Effect } from "effect"
+import * as DeskInboundWebhooks from "../desk/webhooks/inboundLog.ts"
 import { type OpsView, readOpsView } from "../platform/ops/OpsView.ts"
 import { runCommand } from "./runtime.ts"
 
 export const run = async (args: ReadonlyArray<string>): Promise<number> =>
-  runCommand(readOpsView, (view) => {
+  runCommand(Effect.provide(readOpsView, DeskInboundWebhooks.layer), (view) => {
     if (args.includes("--json")) return console.log(JSON.stringify(view, null, 2))
     console.log(`runners:`)
-    for (const r of view.runners) console.log(`  ${r.address}  ${r.healthy ? "healthy" : "UNHEALTHY"}  heartbeat ${r.lastHeartbeat}`)
+    for (const r of view.runners) console.log(`  ${r.address}  ${r.state === "healthy" ? "healthy" : r.state.toUpperCase()}  heartbeat ${r.lastHeartbeat} (${(r.heartbeatAgeMs / 1000).toFixed(1)} s ago)`)
     console.log(`shard owners:`)
     for (const o of view.shardOwners) console.log(`  ${o.node} (pid ${o.pid ?? "not reported yet"}): ${o.shards} shards`)
     console.log(`live entities: ${JSON.stringify(view.liveEntities)}`)

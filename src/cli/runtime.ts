@@ -41,5 +41,21 @@ export const runCommand = async <A>(
   return failure instanceof UsageError ? 2 : 1
 }
 
+const fileProblems: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EISDIR: "is a directory, not a file",
+  ENOTDIR: "a part of the path is not a directory",
+  ELOOP: "too many symbolic links",
+  EMFILE: "too many open files"
+}
+
+/** Why a file given on the command line could not be read, in a few words (never a stack). */
+export const fileProblem = (e: unknown): string => {
+  const code = typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : ""
+  return fileProblems[code] ?? (e instanceof Error ? e.message.split("\n")[0]! : String(e))
+}
+
 export const printJsonOr = (json: boolean, human: (a: unknown) => string) => (a: unknown) =>
   console.log(json ? JSON.stringify(a) : human(a))

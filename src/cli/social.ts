@@ -11,9 +11,8 @@
 // The CLI does what the composer does: media go into the content store from here (streamed from
 // the file), then the Post entity, in the running node, charges, stamps and answers.
 import { randomUUID } from "node:crypto"
-import { createReadStream } from "node:fs"
+import { open } from "node:fs/promises"
 import { extname } from "node:path"
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Either, Option, Stream } from "effect"
 import { Change, LiftBlock, Post, type PostRefused, Publish, PublishUnsigned, SubmitSignatures } from "../../schemas/social/post.ts"
 import { ledgerParams } from "../chain/params.ts"
@@ -22,16 +21,18 @@ import { memberSigns } from "../social/accounts/signing.ts"
 import { readAccountKey, signStamps } from "./socialSign.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { SocialConfig } from "../social/SocialConfig.ts"
+import { saveLiveChannel } from "../social/pages/liveChannels.ts"
+import { findPostId } from "../social/posts/postIds.ts"
 import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
 import { createAccount } from "../social/accounts/Accounts.ts"
-import { SHORT_ID } from "../social/accounts/socialKeys.ts"
-import { ContentStore } from "../social/content/ContentStore.ts"
 import { blockingPosts } from "../social/content/blocked.ts"
 import { parseRawCid } from "../crypto/cid.ts"
+import { typesByExtension } from "../social/content/mediaTypes.ts"
+import { putMedia } from "../social/content/putMedia.ts"
 import * as ContentStoreLive from "../social/content/ContentStoreLive.ts"
 import { issueSocialLinkToken } from "../social/identity/issueLinkToken.ts"
 import { parseOrUsage } from "./args.ts"
-import { printJsonOr, runCommand, UsageError } from "./runtime.ts"
+import { fileProblem, printJsonOr, runCommand, UsageError } from "./runtime.ts"
 
 const usage = [
   "usage: social account create [--handle NAME] [--json]",
@@ -45,10 +46,6 @@ const usage = [
 ].join("\n")
 
 const replyTimeout = Duration.seconds(60)
-const typesByExtension: Record<string, string> = {
-  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
-  ".mp4": "video/mp4", ".webm": "video/webm", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".txt": "text/plain"
-}
 const kinds = ["story", "photo", "video", "text"] as const
 
 const noAnswer = () => new Error("the node did not answer in time: is it running with the same SHARDLINE_DATABASE_URL or SHARDLINE_DATA_DIR?")
@@ -58,21 +55,22 @@ const refusalText = (e: PostRefused) => new Error(`refused (${e.code}): ${e.mess
 /** A post's long id from either id form. */
 const postIdOf = (id: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = SHORT_ID.test(id)
-      ? yield* sql<{ id: string }>`SELECT id::text AS id FROM social_posts WHERE short_id = ${id}`
-      : /^[0-9a-f-]{36}$/.test(id) ? yield* sql<{ id: string }>`SELECT id::text AS id FROM social_posts WHERE id = ${id}` : []
-    if (rows[0] === undefined) return yield* Effect.fail(new UsageError(`no post ${id.slice(0, 64)}`))
-    return rows[0].id
+    const found = yield* findPostId(id)
+    if (Option.isNone(found)) return yield* Effect.fail(new UsageError(`no post ${id.slice(0, 64)}`))
+    return found.value
   })
 
 const upload = (file: string) =>
   Effect.gen(function*() {
-    const type = typesByExtension[extname(file).toLowerCase()]
-    if (type === undefined) return yield* Effect.fail(new UsageError(`--media ${file}: unsupported file type (${Object.keys(typesByExtension).join(" ")})`))
-    const store = yield* ContentStore
-    const bytes = Stream.fromAsyncIterable(createReadStream(file) as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${(e as Error).message}`))
-    return (yield* store.put(bytes, type)).cid
+    // Opened first, so a missing or unreadable file is one line here, not an 'error' event the
+    // stream has no listener for yet. The extension names the declared type; the file's bytes
+    // decide (mediaTypes.ts), as for the composer's upload.
+    const handle = yield* Effect.tryPromise({ try: () => open(file, "r"), catch: (e) => new UsageError(`--media ${file}: ${fileProblem(e)}`) })
+    const bytes = Stream.fromAsyncIterable(handle.createReadStream() as AsyncIterable<Buffer>, (e) => new UsageError(`--media ${file}: ${fileProblem(e)}`))
+    return (yield* putMedia(bytes, typesByExtension[extname(file).toLowerCase()]).pipe(
+      Effect.catchTag("MediaRefused", (e) => Effect.fail(new UsageError(`--media ${file}: ${e.message}`))),
+      Effect.ensuring(Effect.promise(() => handle.close().catch(() => undefined)))
+    )).cid
   })
 
 /** `social post` for an xpub-only account: stamps built by the node, signed here (socialSign.ts), sent back. */
@@ -199,11 +197,9 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       return 2
     }
     return runCommand(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const config = yield* AppConfig
       const social = yield* SocialConfig
-      yield* sql`INSERT INTO social_live_channels (stream_id, wallet, title) VALUES (${v.stream!}, ${v.wallet!}, ${v.title!})
-        ON CONFLICT (stream_id) DO UPDATE SET wallet = EXCLUDED.wallet, title = EXCLUDED.title`
+      yield* saveLiveChannel({ streamId: v.stream!, wallet: v.wallet!, title: v.title! })
       return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${social.socialHttpPort}/embed/live/${v.stream!}` }
     }), print)
   }

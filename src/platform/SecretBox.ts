@@ -79,12 +79,20 @@ const checkText = "shardline master key check v1"
 
 const opens = (box: SecretBoxShape, sealed: string) => Either.isRight(Either.try(() => box.open(sealed)))
 
+/** A secret sealed before `secret_box_check` existed: the newest one, and what it is, for the refusal. */
+export interface SealedBefore {
+  /** How the refusal names it ("the API secrets already in table …"). */
+  readonly what: string
+  readonly newest: Effect.Effect<string | undefined, never, SqlClient.SqlClient>
+}
+
 /**
  * Refuses (one line, as a ConfigError) a master key that does not open what the database already
- * holds: the check value in `secret_box_check`, or, in a database from before it, the newest API
- * secret in `api_keys`. A database with neither gets the check value sealed with this key.
+ * holds: the check value in `secret_box_check`, or, in a database from before it, the newest secret
+ * `before` names (the platform reads no service's table: the service that sealed them says where).
+ * A database with neither gets the check value sealed with this key.
  */
-export const checkMasterKey = Effect.gen(function*() {
+export const checkMasterKey = (before: SealedBefore) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const box = yield* SecretBox
   const refuse = (what: string) =>
@@ -92,10 +100,8 @@ export const checkMasterKey = Effect.gen(function*() {
   const readCheck = sql<{ sealed: string }>`SELECT sealed FROM secret_box_check WHERE id = 1`.pipe(Effect.orDie)
   const [check] = yield* readCheck
   if (check === undefined) {
-    const [newest] = yield* sql<{ secret_enc: string }>`SELECT secret_enc FROM api_keys ORDER BY created_at DESC LIMIT 1`.pipe(Effect.orDie)
-    if (newest !== undefined && !opens(box, newest.secret_enc)) {
-      return yield* Effect.fail(refuse("the API secrets already in table api_keys (secret_enc)"))
-    }
+    const newest = yield* before.newest
+    if (newest !== undefined && !opens(box, newest)) return yield* Effect.fail(refuse(before.what))
     yield* sql`INSERT INTO secret_box_check (id, sealed) VALUES (1, ${box.seal(checkText)}) ON CONFLICT (id) DO NOTHING`.pipe(Effect.orDie)
   }
   // Read again: a node that raced us with another key won the insert, and one of us must refuse.

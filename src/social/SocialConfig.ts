@@ -39,6 +39,8 @@ export interface SocialConfigShape {
   readonly socialStampSweepMs: number
   /** Member-signed stamps: how long the service waits for the member's signatures before the action lapses, ms. */
   readonly socialSignatureWindowMs: number
+  /** A block explorer's transaction page, `{txid}` standing for the txid: post pages link each proof's transaction there; none: shown unlinked. */
+  readonly socialExplorerTxUrl: Option.Option<string>
 }
 
 export class SocialConfig extends Context.Tag("shardline/SocialConfig")<SocialConfig, SocialConfigShape>() {}
@@ -58,7 +60,17 @@ export const defaults: SocialConfigShape = {
   socialStampRetryMs: 5_000,
   socialStampRetryMaxMs: 300_000,
   socialStampSweepMs: 300_000,
-  socialSignatureWindowMs: dayMs
+  socialSignatureWindowMs: dayMs,
+  socialExplorerTxUrl: Option.none()
+}
+
+/** `https://explorer.example/tx/{txid}`: an http(s) URL once the txid is in, and without credentials. */
+export const isExplorerTemplate = (template: string): boolean => {
+  if (!template.includes("{txid}")) return false
+  const filled = template.replace("{txid}", "0")
+  if (!URL.canParse(filled)) return false
+  const url = new URL(filled)
+  return ["http:", "https:"].includes(url.protocol) && url.username === "" && url.password === ""
 }
 
 /** Base units read as an integer within bounds, held as a bigint (money is never a float). */
@@ -106,7 +118,10 @@ export const config: Config.Config<SocialConfigShape> = Config.all({
   ),
   socialSignatureWindowMs: intIn("SOCIAL_SIGNATURE_WINDOW_MS", defaults.socialSignatureWindowMs, 1_000, 30 * dayMs).pipe(
     Config.withDescription("How long a member-signed action waits for the member's signatures, ms.")
-  )
+  ),
+  socialExplorerTxUrl: Config.option(Config.string(settingName("SOCIAL_EXPLORER_TX_URL")).pipe(
+    Config.validate({ message: "must be an http(s) URL with {txid} where the transaction id goes", validation: isExplorerTemplate })
+  )).pipe(Config.withDescription("A block explorer's transaction page with {txid}, e.g. https://explorer.example/tx/{txid}; post pages link proofs there."))
 })
 
 /** The given settings over the defaults (tests, benchmarks). */

@@ -77,6 +77,15 @@ const hostileJson = [
   '{"direction":"unwrap","asset":"ETH","amount":"0.1","payoutAddress":"0x000000000000000000000000000000000000dEaD"}',
   '{"address":"0x0000000000000000000000000000000000000000"}'
 ].map((t) => Buffer.from(t))
+/** Issue 23.15: uploads typed by their bytes (HLS segments and playlists, unknown bytes, active content). */
+const mediaBodies = [
+  Buffer.concat(Array.from({ length: 3 }, () => Buffer.concat([Buffer.from([0x47]), Buffer.alloc(187, 0x11)]))),
+  Buffer.concat([Buffer.from([0, 0, 0, 16]), Buffer.from("stypmsdh\0\0\0\0", "latin1")]),
+  Buffer.from("#EXTM3U\n#EXTINF:-1,\n../../etc/passwd\n"),
+  Buffer.from("<svg onload=alert(1)>"),
+  Buffer.from("\ufeff  <!DOCTYPE html><script>alert(1)</script>"),
+  Buffer.from([0x00, 0x00, 0x00, 0x04, 0x6d, 0x6f, 0x6f])
+]
 
 const hostileRequest = (service: keyof typeof routes) =>
   fc.record({
@@ -88,9 +97,11 @@ const hostileRequest = (service: keyof typeof routes) =>
       fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
       fc.constantFrom(Buffer.from("{"), Buffer.from("{\"a\":1}"), Buffer.from("[]"), Buffer.from("null"), Buffer.from([0xff, 0xfe, 0x00])),
       fc.constantFrom(...shapedBodies),
-      fc.constantFrom(...hostileJson)
+      fc.constantFrom(...hostileJson),
+      fc.constantFrom(...mediaBodies)
     ),
-    contentType: fc.constantFrom(undefined, "application/json", "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"),
+    contentType: fc.constantFrom(undefined, "application/json", "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x",
+      "video/mp2t", "application/vnd.apple.mpegurl", "image/svg+xml", "video/iso.segment; x=1", ""),
     credential: fc.constantFrom(undefined, "valid", "", "junk", "A".repeat(64), "A".repeat(5000), "\u00e9"),
     scheme: fc.constantFrom("x-api-key", "bearer", "bearer-lower", "basic"),
     // Issue 27: protocol upgrades and expectations (500 and empty 417 before).

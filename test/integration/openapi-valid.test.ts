@@ -79,14 +79,19 @@ describe("OpenAPI documents", () => {
     for (const shape of shapes) expect(resolve(doc, shape.properties.orderId).type).toBe("string")
   })
 
-  it("desk: a valid 3.1 document with both key schemes", async () => {
+  it("desk: a valid 3.1 document with both key schemes and the web app's session schemes", async () => {
     const doc = await fetchDoc(`${node.deskUrl}/openapi.json`)
     await expectValid(doc)
     expectClientBasics(doc)
     expect(doc.components.securitySchemes).toEqual({
       apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }),
-      bearer: expect.objectContaining({ type: "http", scheme: "bearer" })
+      bearer: expect.objectContaining({ type: "http", scheme: "bearer" }),
+      session: expect.objectContaining({ type: "http", scheme: "bearer" }),
+      cookie: expect.objectContaining({ type: "apiKey", in: "cookie", name: "sl_desk_session" })
     })
+    // The partner routes take a key, the web app's routes a session.
+    expect(doc.paths["/api/public/v1/key"].get.security).toEqual([{ apiKey: [] }, { bearer: [] }])
+    expect(doc.paths["/api/app/keys"].get.security).toEqual([{ session: [] }, { cookie: [] }])
   })
 
   it("social: a valid 3.1 document with the bearer and cookie session schemes", async () => {

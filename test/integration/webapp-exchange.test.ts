@@ -11,7 +11,7 @@ import { Devnet, Pay } from "../../schemas/devnet.ts"
 import { collectPageErrors, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
 import { makeWallet } from "../support/linkWallet.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { signInPage } from "../support/walletSignIn.ts"
+import { awaitSignInReady, signInPage } from "../support/walletSignIn.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -20,7 +20,8 @@ let browser: TestBrowser
 beforeAll(async () => {
   db = await createTestDatabase("webapp_exchange")
   ;[node, browser] = await Promise.all([startNode(db.url, { SHARDLINE_MESSAGE_POLL_MS: "200", SHARDLINE_DEVNET_BLOCK_MS: "500" }), launchBrowser()])
-}, 60_000)
+  await awaitSignInReady(node.baseUrl)
+}, 150_000)
 afterAll(async () => {
   await browser?.close()
   await node?.stop()

@@ -9,19 +9,23 @@ import { pgClientLayer } from "../support/pg.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createAccount } from "../../src/social/accounts/Accounts.ts"
-import { collectPageErrors, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
+import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
 import { makeWallet } from "../support/linkWallet.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { signInPage, walletFromWif } from "../support/walletSignIn.ts"
+import { awaitSignInReady, signInPage, walletFromWif } from "../support/walletSignIn.ts"
 
 let db: TestDatabase
 let node: RunningNode
 let browser: TestBrowser
+const explorer = "https://explorer.example/tx/{txid}"
+/** The post the first test publishes, for the public-page tests after it. */
+let published: { shortId: string; txHash: string } | undefined
 
 beforeAll(async () => {
   db = await createTestDatabase("webapp_social")
-  ;[node, browser] = await Promise.all([startNode(db.url, { SHARDLINE_MESSAGE_POLL_MS: "200" }), launchBrowser()])
-}, 60_000)
+  ;[node, browser] = await Promise.all([startNode(db.url, { SHARDLINE_MESSAGE_POLL_MS: "200", SHARDLINE_SOCIAL_EXPLORER_TX_URL: explorer }), launchBrowser()])
+  await awaitSignInReady(node.socialUrl)
+}, 150_000)
 afterAll(async () => {
   await browser?.close()
   await node?.stop()
@@ -62,11 +66,48 @@ describe("social web app", () => {
 
     await proof.locator("[data-link=page]").click()
     await page.waitForURL(/\/p\//)
+    published = { shortId: new URL(page.url()).pathname.split("/").pop()!, txHash: txHash! }
     expect(await page.content()).toContain("Hello from the browser")
     expect(await page.locator(`img[src*="/api/stream/"]`).count()).toBe(1)
     await screenshot(page, "social-post-page")
     expect(errors).toEqual([])
     await context.close()
+  })
+
+  it("shows the post page like a social network's post, with the proof in words and the txid at the explorer, readable at phone width; embeds in the app's design", { timeout: 60_000 }, async () => {
+    expect(published).toBeDefined()
+    const { shortId, txHash } = published!
+    for (const phone of [false, true]) {
+      const context = await browser.context({ phone })
+      const page = await context.newPage()
+      const errors = collectPageErrors(page)
+      const answer = await page.goto(`${node.socialUrl}/p/${shortId}`)
+      expect(answer!.headers()["content-security-policy"]).toContain("frame-ancestors 'none'")
+      const post = page.locator(`article.post[data-post="${shortId}"]`)
+      expect(await post.locator(".author").textContent()).toBe("@webapp_alice")
+      expect(await post.locator(".who-block").textContent()).toMatch(/#[A-Z2-7]{6}/)
+      expect(await post.locator(".body").textContent()).toBe("Hello from the browser")
+      expect(await post.locator(".tags li").allTextContents()).toEqual(["#webapp", "#test"])
+      const proof = post.locator("section.proof")
+      expect(await proof.locator("h2").textContent()).toBe("What the ledger proves")
+      expect(await proof.textContent()).toContain("The ledger proves when the post was published and by which wallet")
+      expect(await proof.locator("a[data-field=txHash]").first().getAttribute("href")).toBe(`https://explorer.example/tx/${txHash}`)
+      // The styles came from the listener (no CDN): the post is a card, and nothing is wider than the screen.
+      expect(await computedStyle(post, "borderRadius")).toBe("12px")
+      expect(await fitsWidth(page)).toBe(true)
+      await screenshot(page, phone ? "social-post-page-phone" : "social-post-page-desktop")
+      for (const theme of ["dark", "light"]) {
+        const embed = await page.goto(`${node.socialUrl}/embed/p/${shortId}?theme=${theme}`)
+        expect(embed!.headers()["content-security-policy"]).toContain("frame-ancestors *")
+        expect(await page.locator("body").getAttribute("class")).toBe(`embed theme-${theme}`)
+        expect(await page.locator("article.post .body").textContent()).toBe("Hello from the browser")
+        expect(await page.getByRole("link", { name: "View on Shardline" }).getAttribute("href")).toBe(`${node.socialUrl}/p/${shortId}`)
+        expect(await fitsWidth(page)).toBe(true)
+      }
+      await screenshot(page, phone ? "social-embed-light-phone" : "social-embed-light")
+      expect(errors).toEqual([])
+      await context.close()
+    }
   })
 
   it("shows an expired challenge as a sentence with a way to start again", { timeout: 30_000 }, async () => {

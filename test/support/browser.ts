@@ -3,7 +3,7 @@
 // (git-ignored) so a person can look at what the tests saw.
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core"
 
 export const screenshotDir = join(process.cwd(), ".tmp", "screenshots")
 
@@ -45,3 +45,10 @@ export const collectPageErrors = (page: Page): Array<string> => {
   page.on("pageerror", (e) => errors.push(String(e)))
   return errors
 }
+
+/** Whether nothing on the page is wider than its viewport (readable at phone width: no sideways scroll). */
+export const fitsWidth = (page: Page): Promise<boolean> => page.evaluate("document.documentElement.scrollWidth <= window.innerWidth") as Promise<boolean>
+
+/** A computed style of the first element a locator finds (the stylesheet took effect). */
+export const computedStyle = (locator: Locator, property: string): Promise<string> =>
+  locator.first().evaluate((e, p) => (globalThis as unknown as { getComputedStyle: (e: unknown) => Record<string, string> }).getComputedStyle(e)[p]!, property)

@@ -68,11 +68,22 @@ export const walletFromWif = (wif: string): TestWallet => {
   return { addresses: { p2pkh: address }, sign } as unknown as TestWallet
 }
 
+/**
+ * Waits until the listener mints a sign-in challenge: a node that has just started (under load) may
+ * take tens of seconds to place its first entities, which a page's 40 s wait should not have to
+ * cover. For a test's beforeAll; bounded by `timeoutMs`.
+ */
+export const awaitSignInReady = async (baseUrl: string, timeoutMs = 90_000): Promise<void> => {
+  const r = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST", signal: AbortSignal.timeout(timeoutMs) })
+  if (r.status !== 200) throw new Error(`wallet-challenge answered ${r.status}: ${await r.text()}`)
+}
+
 /** Signs in a browser page: open /app/ (it goes to sign-in), play the wallet on the QR's challenge, land on /app/. */
 export const signInPage = async (page: Page, baseUrl: string, wallet: TestWallet) => {
   await page.goto(`${baseUrl}/app/`)
   await page.waitForURL(`${baseUrl}/app/sign-in`)
-  const id = await page.locator("[data-challenge]").getAttribute("data-challenge", { timeout: 10_000 }).catch(async (e) => {
+  // A node just started may take a while to place its first entities (the challenge's Mint).
+  const id = await page.locator("[data-challenge]").getAttribute("data-challenge", { timeout: 40_000 }).catch(async (e) => {
     throw new Error(`the sign-in page shows no challenge: "${(await page.locator("body").innerText()).slice(0, 300)}" (${String(e).split("\n")[0]})`)
   })
   await walletSigns(baseUrl, id!, wallet)

@@ -4,6 +4,7 @@
 // hour up to now; the HMAC signatures too when the verifier holds the issuer's key.
 import { Schema } from "effect"
 import { DeskStatus, HistoryBody } from "../../../schemas/desk/transparency.ts"
+import { fetchProblem } from "../../platform/http/fetchProblem.ts"
 import { type AttestationPoint, verifySeries, type VerifyResult } from "./attestation.ts"
 
 /** Per request. */
@@ -18,7 +19,9 @@ export interface VerifyDeskOptions {
 }
 
 const getJson = async (url: string): Promise<unknown> => {
-  const res = await fetch(url, { signal: AbortSignal.timeout(verifyTimeoutMs), headers: { accept: "application/json" } })
+  const res = await fetch(url, { signal: AbortSignal.timeout(verifyTimeoutMs), headers: { accept: "application/json" } }).catch((e: unknown) => {
+    throw new Error(`${url}: ${fetchProblem(e)}`)
+  })
   if (!res.ok) throw new Error(`${url} answered ${res.status}`)
   return res.json()
 }

@@ -4,7 +4,7 @@
 // charged to the key, so knowing a key id cannot lock its member out.
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { Forbidden, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
+import { Forbidden, Unauthorized, unavailable } from "../../../schemas/desk/errors.ts"
 import { DeskKey, DeskKeyCashout, DeskKeyRewards, DeskKeyStables, DeskKeyWrap, type DeskScope } from "../../../schemas/desk/security.ts"
 import { challengeBearer, headerOrBearer } from "../../platform/http/bearer.ts"
 import { DeskKeys } from "../keys/DeskKeys.ts"
@@ -22,7 +22,7 @@ const makeVerifier = (required: DeskScope | undefined) =>
         return yield* Effect.fail(refused("An API key is required: x-api-key or Authorization: Bearer <API_KEY>."))
       }
       const found = yield* keys.caller(apiKey).pipe(
-        Effect.mapError(() => new ServiceUnavailable({ error: { code: "unavailable", message: "Keys cannot be checked right now; please retry." } }))
+        Effect.mapError(() => unavailable("Keys cannot be checked right now; please retry."))
       )
       if (Option.isNone(found)) {
         challengeBearer(request)

@@ -4,7 +4,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { DeskApi } from "../../../schemas/desk/api.ts"
 import type { CallbackDelivery } from "../../../schemas/desk/callbacks.ts"
-import { ServiceUnavailable } from "../../../schemas/desk/errors.ts"
+import { unavailable } from "../../../schemas/desk/errors.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
 import { DeskConfig } from "../DeskConfig.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
@@ -34,7 +34,7 @@ const deliveryOf = (r: Row): CallbackDelivery => ({
   attemptedAt: new Date(r.attempted_at).toISOString()
 })
 
-const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The callback log is unavailable; try again." } })
+const logUnavailable = () => unavailable("The callback log is unavailable; try again.")
 
 export const CallbackHandlers = HttpApiBuilder.group(DeskApi, "callbacks", (handlers) =>
   Effect.gen(function*() {
@@ -49,7 +49,7 @@ export const CallbackHandlers = HttpApiBuilder.group(DeskApi, "callbacks", (hand
         Effect.gen(function*() {
           const member = yield* DeskMember
           return { deliveries: (yield* recent(member.keyId)).map(deliveryOf) }
-        }).pipe(Effect.mapError(unavailable)))
+        }).pipe(Effect.mapError(logUnavailable)))
       .handle("test", () =>
         Effect.gen(function*() {
           const member = yield* DeskMember
@@ -67,5 +67,5 @@ export const CallbackHandlers = HttpApiBuilder.group(DeskApi, "callbacks", (hand
           const [row] = yield* sql<Row>`SELECT event_id::text, order_id::text, event_type, url, outcome, http_status, error, duration_ms, attempted_at
             FROM desk_callback_deliveries WHERE event_id = ${sent.eventId}`
           return row === undefined ? { sent: true } : { sent: true, delivery: deliveryOf(row) }
-        }).pipe(Effect.mapError(unavailable)))
+        }).pipe(Effect.mapError(logUnavailable)))
   }))

@@ -6,10 +6,10 @@ import { Effect, Either } from "effect"
 import type { CanonicalValue } from "../../crypto/canonicalJson.ts"
 import { DeskApi } from "../../../schemas/desk/api.ts"
 import { payoutChains } from "../../../schemas/desk/cashout.ts"
-import { BadRequest, Forbidden, IdempotencyKeyReused, NotFound, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
+import { BadRequest, Forbidden, IdempotencyKeyReused, NotFound, unavailable } from "../../../schemas/desk/errors.ts"
 import { AdvanceOrder, CreateOrder, DeskOrderEntity, type OrderDraft } from "../../../schemas/desk/orders.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
-import { readOrder } from "../orders/orderStore.ts"
+import { type OrderRow, readOrder } from "../orders/orderStore.ts"
 import { cashoutView } from "../orders/orderView.ts"
 import { orderDecimalsOf } from "../orders/orderDecimals.ts"
 import { TokenDecimals } from "../../chain/evm/TokenDecimals.ts"
@@ -34,7 +34,7 @@ const notFound = (id: string) => new NotFound({ error: { code: "not_found", mess
 const forbidden = () => new Forbidden({ error: { code: "insufficient_scope", message: "This order was created by another API key; only that key reads it." } })
 
 export const badParameter = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
-export const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The desk's records are unavailable right now; please retry." } })
+const recordsUnavailable = () => unavailable("The desk's records are unavailable right now; please retry.")
 
 type Refusal = BadRequest | NotFound | Forbidden | IdempotencyKeyReused
 const isRefusal = (e: unknown): e is Refusal => e instanceof BadRequest || e instanceof NotFound || e instanceof Forbidden || e instanceof IdempotencyKeyReused
@@ -42,13 +42,13 @@ const isRefusal = (e: unknown): e is Refusal => e instanceof BadRequest || e ins
 /** Database, chain and wallet failures are 503 (safe to retry); a refusal keeps its 4xx. */
 export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.catchIf(effect, (e): e is Exclude<E, Refusal> => !isRefusal(e), (e) =>
-    Effect.zipRight(Effect.logWarning("desk cash-out: unavailable", e), Effect.fail(unavailable())))
+    Effect.zipRight(Effect.logWarning("desk cash-out: unavailable", e), Effect.fail(recordsUnavailable())))
 
 /** An order body as its fingerprint reads it: the amount as written (a number's digits, not 6 rounded decimals). */
 const bodyOf = (payload: { readonly amount: number | string }): CanonicalValue => ({ ...payload, amount: String(payload.amount) })
 
 /** What every desk order route needs, taken once per listener. */
-const orderServices = Effect.gen(function*() {
+export const orderServices = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const wallets = yield* DeskWallets
   const ledger = yield* UtxoLedger
@@ -62,12 +62,17 @@ const orderServices = Effect.gen(function*() {
     e.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(DeskWallets, wallets), Effect.provideService(UtxoLedger, ledger),
       Effect.provideService(EvmLedgers, evm), Effect.provideService(CoinLedgers, coins), Effect.provideService(TokenDecimals, decimals),
       Effect.provideService(AppConfig, config))
+  /** An order row as the wire shows it. */
+  const viewOf = (row: OrderRow) =>
+    Effect.gen(function*() {
+      const token = yield* provide(findToken(row.asset))
+      return cashoutView(row, token?.propertyId ?? null, yield* provide(orderDecimalsOf(row)))
+    })
   const view = (id: string) =>
     Effect.gen(function*() {
       const row = yield* provide(readOrder({ _tag: "Uuid", id }))
       if (row === undefined) return yield* Effect.dieMessage(`order ${id}: not found after it was read`)
-      const token = yield* provide(findToken(row.asset))
-      return cashoutView(row, token?.propertyId ?? null, yield* provide(orderDecimalsOf(row)))
+      return yield* viewOf(row)
     })
   /**
    * Sends the checked order to a new DeskOrder entity, which writes it (the entity is the only
@@ -84,7 +89,7 @@ const orderServices = Effect.gen(function*() {
       const created = yield* orders(randomUUID()).Create(new CreateOrder({ draft, idempotency }))
       return yield* view(created.orderId)
     })
-  return { provide, view, started, orders, omni }
+  return { provide, view, viewOf, started, orders, omni }
 })
 
 export const CashoutHandlers = HttpApiBuilder.group(DeskApi, "cashout", (handlers) =>

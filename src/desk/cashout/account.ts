@@ -17,7 +17,7 @@ export interface MemberAccount extends CashoutAccount {
   readonly tokenPayoutAddress: string | null
 }
 
-export const memberAccount = (member: DeskCaller) =>
+export const memberAccount = (member: Pick<DeskCaller, "memberId" | "feeBps">) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const wallets = yield* DeskWallets

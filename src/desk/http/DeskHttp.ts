@@ -1,4 +1,4 @@
-// The token desk's HTTP service, ready for a listener (cluster/Listeners.ts composes it): the API
+// The token desk's HTTP service, ready for a listener (http/DeskListener.ts serves it): the API
 // with its handlers and auth middleware, its edge, and how a request that does not decode is
 // answered (400 invalid_parameter, src/platform/http/errorBodyEdge.ts).
 import { HttpApiBuilder } from "@effect/platform"
@@ -14,6 +14,10 @@ import { WebhookHandlers } from "../webhooks/WebhookHandlers.ts"
 import { webhookGate, type WebhookSecrets } from "../webhooks/webhookGate.ts"
 import { RewardsHandlers, WalletLinkHandlers } from "./WalletLinkHandlers.ts"
 import { PublicCacheLive } from "./publicCache.ts"
+import { DeskAppHandlers, DeskSessionHandlers, DeskSignInHandlers } from "./WebAppHandlers.ts"
+import { DeskSessionAuthLive } from "../auth/DeskSessionAuth.ts"
+import { fileURLToPath } from "node:url"
+import { webAppRoutes } from "../../platform/webapp/WebApp.ts"
 import { fastPaths, Transparency, type TransparencyShape } from "./Transparency.ts"
 import { corsHeaders } from "../../platform/http/openCors.ts"
 import { publicCacheHeaders } from "./publicCache.ts"
@@ -60,6 +64,10 @@ const KeyHandlers = HttpApiBuilder.group(DeskApi, "key", (handlers) =>
     Effect.map(DeskMember, (m) => ({ memberId: m.memberId, scopes: m.scopes, feeBps: m.feeBps, callbackUrl: m.callbackUrl }))))
 
 export const deskHandlers = HttpApiBuilder.api(DeskApi).pipe(
-  Layer.provide([TransparencyHandlers, RegistryHandlers, KeyHandlers, WalletLinkHandlers, RewardsHandlers, CallbackHandlers, WebhookHandlers, CashoutHandlers, OrderPollHandlers, StablesHandlers, WrapHandlers]),
-  Layer.provide([DeskKeyAuthLive, OpenCorsLive, PublicCacheLive])
+  Layer.provide([TransparencyHandlers, RegistryHandlers, KeyHandlers, WalletLinkHandlers, RewardsHandlers, CallbackHandlers, WebhookHandlers, CashoutHandlers, OrderPollHandlers, StablesHandlers, WrapHandlers,
+    DeskSignInHandlers, DeskSessionHandlers, DeskAppHandlers]),
+  Layer.provide([DeskKeyAuthLive, DeskSessionAuthLive, OpenCorsLive, PublicCacheLive])
 )
+
+/** The web app at /app/ (src/desk/web/app.js) and /favicon.ico. */
+export const deskWebApp = webAppRoutes({ title: "Token desk", entry: fileURLToPath(new URL("../web/app.js", import.meta.url)) })

@@ -5,7 +5,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Effect, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { DeskApi } from "../../../schemas/desk/api.ts"
-import { BadRequest, Conflict, Forbidden, Gone, NotFound, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
+import { BadRequest, Conflict, Forbidden, Gone, NotFound, Unauthorized, unavailable } from "../../../schemas/desk/errors.ts"
 import { DeskLinkToken, RedeemDeskLink } from "../../../schemas/desk/identity.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
 import { DeskConfig } from "../DeskConfig.ts"
@@ -15,12 +15,12 @@ import { rewardTokens } from "../identity/rewardTokens.ts"
 import { rewardsBalance } from "../identity/rewards.ts"
 import { deskUrls } from "../identity/urls.ts"
 import { linkUrl, manifestOf, manifestPage, postedLinkToken } from "../identity/walletLink.ts"
+import { publicPageCsp, qrSvg } from "../../platform/webapp/publicPages.ts"
 
 const badToken = new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'token' is invalid: not a link token." } })
 const missingToken = new BadRequest({
   error: { code: "invalid_parameter", message: "Parameter 'token' is missing: give it in the query or inside payload.callback_url." }
 })
-const unavailable = (message: string) => new ServiceUnavailable({ error: { code: "unavailable", message } })
 
 /** A refusal as the documented error of its status. */
 export const refusalOf = (e: LinkRefused) => {
@@ -59,9 +59,11 @@ export const WalletLinkHandlers = HttpApiBuilder.group(DeskApi, "walletLink", (h
           }
           const manifest = manifestOf(factsOf(row.value), { from: urls.origin, callbackUrl: linkUrl(urls.base, urlParams.token) })
           const headers = { "cache-control": "no-store", vary: "accept" }
-          return wantsJson(request)
-            ? HttpServerResponse.unsafeJson(manifest, { headers })
-            : HttpServerResponse.html(manifestPage(manifest)).pipe(HttpServerResponse.setHeaders(headers))
+          if (wantsJson(request)) return HttpServerResponse.unsafeJson(manifest, { headers })
+          const page = manifestPage(manifest, yield* qrSvg(manifest.callback_url))
+          return HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders({
+            ...headers, "content-security-policy": publicPageCsp(false), "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"
+          }))
         }))
       .handle("link", ({ payload, urlParams }) =>
         Effect.gen(function*() {

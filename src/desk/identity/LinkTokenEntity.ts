@@ -57,6 +57,14 @@ export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
       if (elsewhere.length > 0) {
         return yield* new LinkRefused({ status: 409, code: "wallet_linked", message: "This wallet is already linked to another account." })
       }
+      // A wallet that signed in to the web app is its own account (memberAccounts.ts): it links there.
+      const ownAccount = yield* sql`SELECT 1 FROM desk_members WHERE account_address = ${v.signingAddress} AND id <> ${memberId} LIMIT 1`
+      if (ownAccount.length > 0) {
+        return yield* new LinkRefused({
+          status: 409, code: "wallet_linked",
+          message: "This wallet has its own account here (it signed in with this address); sign in with it and link it from there."
+        })
+      }
       const [current] = yield* sql<{ signing_address: string; xpub: string }>`SELECT signing_address, xpub FROM desk_wallets
         WHERE member_id = ${memberId} FOR UPDATE`
       if (current !== undefined && current.signing_address !== v.signingAddress && !row.allow_rebind) {

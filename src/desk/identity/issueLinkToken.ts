@@ -17,6 +17,8 @@ export interface IssuedLinkToken {
   readonly url: string
   readonly memberId: string
   readonly expiresAt: string
+  /** Not secret: names the token for its live state (link_tokens.challenge_id). */
+  readonly challengeId: string
 }
 
 const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s)
@@ -38,5 +40,5 @@ export const issueDeskLinkToken = (options: { readonly memberId?: string | undef
     const client = (yield* DeskLinkToken.client)(t.tokenHash)
     yield* client.Mint(new MintLinkToken({ subject: memberId, challengeId: t.challengeId, allowRebind: options.allowRebind, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs }), { discard: true })
     yield* awaitLinkTokenRecorded(t.tokenHash)
-    return { token: t.token, url: linkUrl(urls.base, t.token), memberId, expiresAt: new Date(t.expiresAtMs).toISOString() } satisfies IssuedLinkToken
+    return { token: t.token, url: linkUrl(urls.base, t.token), memberId, expiresAt: new Date(t.expiresAtMs).toISOString(), challengeId: t.challengeId } satisfies IssuedLinkToken
   })

@@ -81,3 +81,15 @@ export const rewardsBalance = (memberId: string, address: string, days: number, 
       lastSampleAt: lastTaken === undefined ? null : new Date(lastTaken.slot_at).toISOString()
     })
   })
+
+/** Slots a window's sample list shows at most (a year of hours): the chart's bound. */
+export const windowSamplesMax = 24 * 366
+
+/** Every slot of the member's window, oldest first: its total balance, or null for a missed slot. */
+export const windowSamples = (memberId: string, days: number, nowMs = Date.now()) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ balance_base: string | null; slot_at: Date }>`SELECT balance_base::text AS balance_base, slot_at FROM (
+        SELECT balance_base, slot_at FROM linked_wallet_samples WHERE member_id = ${memberId} AND slot_at > ${new Date(nowMs - days * dayMs)}
+        ORDER BY slot_at DESC LIMIT ${windowSamplesMax}) newest ORDER BY slot_at`.pipe(
+      Effect.map((rows) => rows.map((r) => ({ at: new Date(r.slot_at).toISOString(), balance: r.balance_base === null ? null : decimal(BigInt(r.balance_base)) })))
+    ))

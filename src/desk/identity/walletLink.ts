@@ -12,6 +12,8 @@ import { deriveAddress, RECEIVE, signingKeyPath, type WatchOnlyAccount, watchOnl
 import { keyAddresses, signatureShapeError, verifyMessageByKey } from "../../chain/message.ts"
 import { ledgerParams } from "../../chain/params.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
+import { DEEP_LINK_SCHEME } from "../../platform/signin/challenge.ts"
+import { publicHead } from "../../platform/webapp/publicPages.ts"
 
 export interface LinkTokenFacts {
   readonly challengeId: string
@@ -27,6 +29,9 @@ export interface LinkUrls {
 }
 
 export const linkUrl = (deskBaseUrl: string, token: string) => `${deskBaseUrl}/api/public/v1/wallet-link?token=${token}`
+
+/** The link for a wallet app on the same device (the sign-in's scheme, `link` instead of `login`). */
+export const linkDeepLink = (url: string) => `${DEEP_LINK_SCHEME}://link?url=${encodeURIComponent(url)}`
 
 /**
  * The token a POST is for: the query's, else the one inside the signed `payload.callback_url` (a
@@ -159,17 +164,35 @@ export const checkEnvelope = (
   })
 }
 
-/** The HTML page a phone's browser opens: the manifest in a `<script type="wl-link-xpubs">` block. */
-export const manifestPage = (manifest: WalletLinkManifest): string => {
+/**
+ * The HTML page a browser opens at the link URL: the manifest in a `<script type="wl-link-xpubs">`
+ * block for the wallet, and for a person, in the web apps' design, what linking shares, the link's
+ * QR (`qrSvg`, drawn by the caller) to scan with the phone's wallet, and an "Open in wallet" deep
+ * link for a wallet on the same device.
+ */
+export const manifestPage = (manifest: WalletLinkManifest, qrSvg: string): string => {
   // JSON inside a script element: `<` escaped so no text of ours can close the element.
   const json = JSON.stringify(manifest).replace(/</g, "\\u003c")
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Link your wallet</title></head>
-<body>
-<h1>Link your wallet to ${escapeHtml(manifest.from)}</h1>
-<p>Open this link in your wallet app. It will ask you to share your account's extended public key (watch-only: it cannot move funds)
-and to sign the request with the key at ${escapeHtml(manifest.sign.path)}. This link works once and expires at ${escapeHtml(manifest.expires_at)}.</p>
+<html lang="en"><head>${publicHead("Link your wallet")}</head>
+<body class="public">
+<header class="top"><a class="brand" href="/app/">Shardline Token desk</a></header>
+<main id="main" class="link-page">
+<section aria-labelledby="link-h">
+<h1 id="link-h">Link your wallet to ${escapeHtml(manifest.from)}</h1>
+<p>Scan this code with your Shardline wallet, or open it in the wallet on this device. The wallet shares your account's extended
+public key (watch-only: it cannot move funds) and signs the request with the key at ${escapeHtml(manifest.sign.path)}. Nothing is paid.</p>
+<div class="qr" role="img" aria-label="QR code of this wallet link" data-qr="${escapeHtml(manifest.callback_url)}">${qrSvg}</div>
+<p><a class="button" href="${escapeHtml(linkDeepLink(manifest.callback_url))}">Open in wallet</a></p>
+<p class="muted">This link works once and expires at <time datetime="${escapeHtml(manifest.expires_at)}">${escapeHtml(manifest.expires_at.replace("T", " ").replace(/\.\d+Z$/, " UTC"))}</time>.</p>
+<details><summary>What the wallet is asked for</summary><dl class="kv">
+<dt>Ledger</dt><dd>${escapeHtml(manifest.wants.LEDGER)}</dd>
+<dt>EVM</dt><dd>${escapeHtml(manifest.wants.EVM)}</dd>
+<dt>Base</dt><dd>${escapeHtml(manifest.wants.BASE)}</dd>
+<dt>Replacing a linked wallet</dt><dd>${manifest.allow_rebind ? "allowed by this link" : "not allowed by this link"}</dd>
+</dl></details>
+</section>
+</main>
 <script type="${linkType}">${json}</script>
 </body></html>
 `

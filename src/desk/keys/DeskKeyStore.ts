@@ -36,6 +36,36 @@ export const createMemberWithKey = (options: NewDeskKey) =>
     }))
   })
 
+/** One more key for an existing member (the web app's "create key"); the key and secret are shown once. */
+export const createKeyFor = (memberId: string, options: Omit<NewDeskKey, "feeBps">) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+    const apiKey = base62Token(64)
+    const secret = signingSecret()
+    const [row] = yield* sql<{ id: string; created_at: Date }>`INSERT INTO desk_api_keys (key_hash, member_id, scopes, callback_url, signing_secret_enc)
+      VALUES (${sha256Hex(apiKey)}, ${memberId}, ${[...options.scopes]}::text[], ${options.callbackUrl ?? null}, ${box.seal(secret)})
+      RETURNING id::text AS id, created_at`
+    return { id: row!.id, createdAt: new Date(row!.created_at), apiKey, signingSecret: secret }
+  })
+
+/** Keys a member's list shows at most (newest first). */
+export const memberKeysMax = 100
+
+/** A member's live keys, newest first. */
+export const memberKeys = (memberId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: string; scopes: ReadonlyArray<string>; callback_url: string | null; created_at: Date }>`SELECT id::text AS id, scopes, callback_url, created_at
+      FROM desk_api_keys WHERE member_id = ${memberId} AND revoked_at IS NULL ORDER BY created_at DESC LIMIT ${memberKeysMax}`)
+
+/** Revokes one of the member's live keys by its id: the key's hash (to forget it now), or none. */
+export const revokeMemberKey = (memberId: string, id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)
+      ? sql<{ key_hash: string }>`UPDATE desk_api_keys SET revoked_at = now()
+          WHERE id = ${id} AND member_id = ${memberId} AND revoked_at IS NULL RETURNING key_hash`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.key_hash)))
+      : Effect.succeed(Option.none<string>()))
+
 /** True when a live key was revoked. */
 export const revokeKey = (apiKey: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

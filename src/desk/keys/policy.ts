@@ -21,14 +21,14 @@ export const parseFeeBps = (text: string): Either.Either<number, string> =>
     ? Either.right(Number(text))
     : Either.left(`--fee-bps must be an integer from 0 to ${feeBpsMax} (basis points)`)
 
-/** https only (http when allowed: tests, local demos); no credentials in the URL. */
-export const checkCallbackUrl = (text: string, allowHttp: boolean): Either.Either<string, string> => {
-  if (text.length > callbackUrlLengthMax || !URL.canParse(text)) return Either.left("--callback-url must be an absolute URL")
+/** https only (http when allowed: tests, local demos); no credentials in the URL. `name`: how the message names the field. */
+export const checkCallbackUrl = (text: string, allowHttp: boolean, name = "--callback-url"): Either.Either<string, string> => {
+  if (text.length > callbackUrlLengthMax || !URL.canParse(text)) return Either.left(`${name} must be an absolute URL`)
   const url = new URL(text)
   if (url.protocol !== "https:" && !(allowHttp && url.protocol === "http:")) {
-    return Either.left(allowHttp ? "--callback-url must be http or https" : "--callback-url must be https (http only with SHARDLINE_CALLBACK_ALLOW_HTTP=true)")
+    return Either.left(allowHttp ? `${name} must be http or https` : `${name} must be https (http only with SHARDLINE_CALLBACK_ALLOW_HTTP=true)`)
   }
-  if (url.username !== "" || url.password !== "") return Either.left("--callback-url must not carry a user name or password")
+  if (url.username !== "" || url.password !== "") return Either.left(`${name} must not carry a user name or password`)
   return Either.right(url.toString())
 }
 

@@ -10,6 +10,7 @@ import m0021 from "./0021_desk_refund_legs.ts"
 import m0025 from "./0025_desk_order_idempotency.ts"
 import m0033 from "./0033_desk_wallet_token_samples.ts"
 import m0034 from "./0034_desk_attestation_requests.ts"
+import m0036 from "./0036_desk_member_accounts.ts"
 
 export const migrations: Migrations = {
   "0017_desk_ledger": m0017,
@@ -18,5 +19,6 @@ export const migrations: Migrations = {
   "0021_desk_refund_legs": m0021,
   "0025_desk_order_idempotency": m0025,
   "0033_desk_wallet_token_samples": m0033,
-  "0034_desk_attestation_requests": m0034
+  "0034_desk_attestation_requests": m0034,
+  "0036_desk_member_accounts": m0036
 }

@@ -62,6 +62,42 @@ export const readOrder = (ref: OrderRef) =>
       (rows) => rows[0]
     ))
 
+/** Orders a member's list shows at most. */
+export const memberOrdersMax = 50
+
+/** A member's latest orders across its keys, newest first (the web app's list). */
+export const memberOrders = (memberId: string, limit = memberOrdersMax) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<OrderRow>`SELECT ${sql.literal(columns)} FROM desk_orders WHERE member_id = ${memberId} ORDER BY created_at DESC LIMIT ${Math.min(limit, memberOrdersMax)}`)
+
+export interface OrderEventRow {
+  readonly order_id: string
+  readonly source: string
+  readonly event: string
+  readonly body: { readonly status?: unknown; readonly txid?: unknown }
+  readonly at: Date
+}
+
+export interface OrderLegRow {
+  readonly order_id: string
+  readonly leg: string
+  readonly chain: string
+  readonly txid: string
+  readonly recorded_at: Date
+}
+
+/** The recorded events and the signed legs of some orders, oldest first. */
+export const orderTrail = (orderIds: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    orderIds.length === 0
+      ? Effect.succeed({ events: [] as ReadonlyArray<OrderEventRow>, legs: [] as ReadonlyArray<OrderLegRow> })
+      : Effect.all({
+        events: sql<OrderEventRow>`SELECT order_id::text AS order_id, source, event, body, at FROM desk_order_events
+          WHERE order_id IN ${sql.in([...orderIds])} ORDER BY id`,
+        legs: sql<OrderLegRow>`SELECT order_id::text AS order_id, leg, chain, txid, recorded_at FROM desk_order_legs
+          WHERE order_id IN ${sql.in([...orderIds])} ORDER BY recorded_at, leg`
+      }))
+
 /** The state machine's view of a row. */
 export const machineOf = (r: OrderRow): DeskOrder => ({
   kind: r.kind,

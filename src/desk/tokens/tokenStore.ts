@@ -2,6 +2,8 @@
 // `desk tokens set`. Codes match case-insensitively (one unique index on upper(code)).
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { RegisteredList } from "../../platform/ledger/LedgerRegistry.ts"
+import { deskIssuerWallet } from "../../platform/ledger/SystemWallet.ts"
 import { type BaseAsset, defaultTokens, type DeskToken, type TokenKind } from "./registry.ts"
 
 interface Row {
@@ -39,6 +41,10 @@ export const listTokens = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       fee_in_bps, fee_out_bps, required_confirmations, live FROM desk_tokens ORDER BY kind, upper(code)`,
     (rows) => rows.map(fromRow)
   ))
+
+/** The tokens with a property, as the platform's LedgerRegistry lists them: the desk issuer's, nothing granted at issue. */
+export const registeredProperties: RegisteredList = Effect.map(listTokens, (tokens) =>
+  tokens.flatMap((t) => (t.propertyId === null ? [] : [{ code: t.code, propertyId: t.propertyId, issuer: deskIssuerWallet, grantToFaucet: false }])))
 
 export const findToken = (code: string) =>
   Effect.map(listTokens, (tokens) => tokens.find((t) => t.code.toUpperCase() === code.trim().toUpperCase()))

@@ -6,7 +6,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Metric } from "effect"
 import { DeskApi } from "../../../schemas/desk/api.ts"
-import { BadRequest, ServiceUnavailable } from "../../../schemas/desk/errors.ts"
+import { BadRequest, unavailable } from "../../../schemas/desk/errors.ts"
 import type { Partner, WebhookAck, WebhookBody } from "../../../schemas/desk/webhooks.ts"
 import type { CanonicalValue } from "../../crypto/canonicalJson.ts"
 import { deskWebhookEvents } from "../../platform/Metrics.ts"
@@ -45,7 +45,7 @@ export const WebhookHandlers = HttpApiBuilder.group(DeskApi, "webhooks", (handle
       }).pipe(Effect.catchTag("SqlError", (e) =>
         Effect.zipRight(
           Effect.logError("partner webhook not recorded", e),
-          Effect.fail(new ServiceUnavailable({ error: { code: "unavailable", message: "The event could not be recorded; send it again." } }))
+          Effect.fail(unavailable("The event could not be recorded; send it again."))
         )))
 
     return handlers

@@ -12,7 +12,7 @@ import { randomInt } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { listen } from "../../platform/database/Notifications.ts"
-import { checkMasterKey, SecretBox } from "../../platform/SecretBox.ts"
+import { checkMasterKey as checkKeyAgainst, SecretBox } from "../../platform/SecretBox.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
 
 export type Scope = "read" | "trade"
@@ -94,6 +94,16 @@ export interface CacheOptions {
   readonly listen: boolean
   readonly revocationPollMs?: number
 }
+
+/**
+ * The platform's master-key check (SecretBox.ts); on a database from before its check value, the
+ * key must open the newest API secret.
+ */
+export const checkMasterKey = checkKeyAgainst({
+  what: "the API secrets already in table api_keys (secret_enc)",
+  newest: Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ secret_enc: string }>`SELECT secret_enc FROM api_keys ORDER BY created_at DESC LIMIT 1`, (rows) => rows[0]?.secret_enc)).pipe(Effect.orDie)
+})
 
 export const make = (cache: CacheOptions) =>
   Effect.gen(function*() {

@@ -4,7 +4,7 @@
 // come from another site (issue 27.2).
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { Forbidden, ServiceUnavailable, Unauthorized } from "../../../schemas/exchange/errors.ts"
+import { Forbidden, Unauthorized, unavailable } from "../../../schemas/exchange/errors.ts"
 import { ExchangeSessionAuth, exchangeSessionCookie } from "../../../schemas/exchange/webApp.ts"
 import { challengeBearer } from "../../platform/http/bearer.ts"
 import { authenticateSession } from "../../platform/signin/sessionAuth.ts"
@@ -15,7 +15,7 @@ const makeVerifier = Effect.map(WebSessions, (sessions) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const check = yield* authenticateSession("exchange", exchangeSessionCookie).pipe(
       Effect.provideService(WebSessions, sessions),
-      Effect.mapError(() => new ServiceUnavailable({ code: -1001, msg: "Sessions cannot be checked right now; please retry." }))
+      Effect.mapError(() => unavailable("Sessions cannot be checked right now; please retry."))
     )
     switch (check._tag) {
       case "Missing":

@@ -1,4 +1,4 @@
-// The exchange's HTTP service, ready for a listener (cluster/Listeners.ts composes it): the API
+// The exchange's HTTP service, ready for a listener (http/ExchangeListener.ts serves it): the API
 // with its handlers and auth middleware, and how a request that does not decode is answered.
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"

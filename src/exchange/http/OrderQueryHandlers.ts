@@ -5,7 +5,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
-import { apiError } from "../../../schemas/exchange/errors.ts"
+import { apiError, unavailable } from "../../../schemas/exchange/errors.ts"
 import type { AllOrdersParams, MyTradesParams, OpenOrdersParams, QueryOrderParams } from "../../../schemas/exchange/params.ts"
 import { Caller } from "../../../schemas/exchange/security.ts"
 import { parseId } from "../markets/ids.ts"
@@ -16,7 +16,6 @@ import { marketOf, marketOfRef } from "./OrderHandlers.ts"
 
 const noSuchOrder = () => apiError(-2013, "Order does not exist.")
 /** A database hiccup on a read is a retryable 503, never a 500. */
-const unavailable = () => apiError(-1001, "Internal error; unable to process your request. Please try again.")
 
 const numberOr = (text: string | undefined): number | undefined => (text === undefined ? undefined : Number(text))
 const limitOf = (text: string | undefined) => Math.max(1, Math.min(Q.limitMax, numberOr(text) ?? Q.limitDefault))
@@ -26,7 +25,7 @@ export const orderQueryActions = Effect.gen(function*() {
   const registry = yield* MarketRegistry
   const sql = yield* SqlClient.SqlClient
   const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-    effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.mapError(unavailable))
+    effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.mapError(() => unavailable()))
   const marketOfRow = (orderId: string) => {
     const m = registry.ofId(Number(orderId))
     return m === undefined ? Effect.fail(noSuchOrder()) : Effect.succeed(m)

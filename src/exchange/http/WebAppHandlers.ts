@@ -9,7 +9,7 @@ import { Effect, Either, Option, Schedule } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { Authorization, EndNow, Grant } from "../../../schemas/exchange/authorization.ts"
-import { BadRequest, Conflict, Gone, NotFound, ServiceUnavailable, Unauthorized } from "../../../schemas/exchange/errors.ts"
+import { BadRequest, Conflict, Gone, NotFound, ServiceUnavailable, Unauthorized, unavailable } from "../../../schemas/exchange/errors.ts"
 import { ExchangeSession } from "../../../schemas/exchange/webApp.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { ledgerParams } from "../../chain/params.ts"
@@ -35,7 +35,6 @@ import { myTradeOf, orderOf } from "./orderBodies.ts"
 /** Trades the activity view shows. */
 export const activityTradesMax = 50
 
-const unavailable = () => new ServiceUnavailable({ code: -1001, msg: "Internal error; unable to process your request. Please try again." })
 const badParam = (msg: string) => new BadRequest({ code: -1100, msg })
 
 const refusalOf = (e: LinkRefused | { readonly _tag: "SignInUnavailable" }) => {
@@ -74,7 +73,7 @@ export const ExchangeSignInHandlers = HttpApiBuilder.group(ExchangeApi, "signIn"
   Effect.gen(function*() {
     const flow = yield* Effect.flatten(exchangeSignIn)
     return handlers
-      .handle("challenge", ({ request }) => Effect.mapError(flow.challenge(request), unavailable))
+      .handle("challenge", ({ request }) => Effect.mapError(flow.challenge(request), () => unavailable()))
       .handle("status", ({ request, urlParams }) => Effect.mapError(flow.status(request, urlParams.id), goneOr))
       .handle("callbackMessage", ({ urlParams }) => Effect.mapError(flow.callbackMessage(urlParams.id), goneOr))
       .handle("callback", ({ payload }) => Effect.mapError(flow.callback(payload), refusalOf))
@@ -88,13 +87,13 @@ export const ExchangeSessionHandlers = HttpApiBuilder.group(ExchangeApi, "sessio
     return handlers
       .handle("session", () => Effect.map(ExchangeSession, sessionView))
       .handle("signOut", ({ request }) =>
-        Effect.flatMap(ExchangeSession, (s) => flow.signOut(request, s).pipe(Effect.map((ended) => ({ id: sessionIdOf(s.tokenHash), ended })), Effect.mapError(unavailable))))
-      .handle("sessions", () => Effect.flatMap(ExchangeSession, (s) => sessionList(s).pipe(Effect.provide(context), Effect.mapError(unavailable))))
+        Effect.flatMap(ExchangeSession, (s) => flow.signOut(request, s).pipe(Effect.map((ended) => ({ id: sessionIdOf(s.tokenHash), ended })), Effect.mapError(() => unavailable()))))
+      .handle("sessions", () => Effect.flatMap(ExchangeSession, (s) => sessionList(s).pipe(Effect.provide(context), Effect.mapError(() => unavailable()))))
       .handle("endSession", ({ path }) =>
         Effect.flatMap(ExchangeSession, (s) =>
           endSession(s, path.id).pipe(
             Effect.provide(context),
-            Effect.mapError(unavailable),
+            Effect.mapError(() => unavailable()),
             Effect.filterOrFail((ended) => ended, () => new NotFound({ code: -1020, msg: "No live session of yours has this id." })),
             Effect.as({ id: path.id, ended: true })
           )))
@@ -110,7 +109,7 @@ export const ExchangeAppHandlers = HttpApiBuilder.group(ExchangeApi, "webApp", (
     const registry = yield* MarketRegistry
     const view = yield* OmniView
     const grants = yield* Authorization.client
-    const db = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.mapError(unavailable))
+    const db = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => effect.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.mapError(() => unavailable()))
     const me = Effect.flatMap(ExchangeSession, (s) => db(userOfAddress(s.address)))
 
     const authorizationsOf = (userId: number) =>
@@ -130,7 +129,7 @@ export const ExchangeAppHandlers = HttpApiBuilder.group(ExchangeApi, "webApp", (
             paymentUri: `${ledgerParams.name}:${a.delegatedAddress}?asset=${encodeURIComponent(a.asset)}&amount=${a.cap}`
           }))
         }
-      }).pipe(Effect.mapError(unavailable))
+      }).pipe(Effect.mapError(() => unavailable()))
 
     return handlers
       .handle("keys", () =>
@@ -181,7 +180,7 @@ export const ExchangeAppHandlers = HttpApiBuilder.group(ExchangeApi, "webApp", (
           )
           // The read model learns of the grant by notification; read until it shows (bounded).
           const found = yield* authorizationsOf(userId).pipe(
-            Effect.flatMap((list) => Effect.mapError(Option.fromNullable(list.authorizations.find((a) => a.asset === assetCode)), unavailable)),
+            Effect.flatMap((list) => Effect.mapError(Option.fromNullable(list.authorizations.find((a) => a.asset === assetCode)), () => unavailable())),
             Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(30)))),
             Effect.catchAll(() => Effect.fail(unavailable()))
           )
@@ -191,7 +190,7 @@ export const ExchangeAppHandlers = HttpApiBuilder.group(ExchangeApi, "webApp", (
         Effect.gen(function*() {
           const userId = yield* me
           const asset = path.asset.toUpperCase()
-          const ended = yield* grants(entityIdOf(userId, asset)).EndNow(new EndNow({ requestId: newGrantId() })).pipe(Effect.mapError(unavailable))
+          const ended = yield* grants(entityIdOf(userId, asset)).EndNow(new EndNow({ requestId: newGrantId() })).pipe(Effect.mapError(() => unavailable()))
           if (ended.grantId === null) return yield* Effect.fail(new NotFound({ code: -1020, msg: `You have no live authorization for ${asset}.` }))
           return { asset, grantId: ended.grantId }
         }))

@@ -2,6 +2,7 @@
 // notify `marketsChannel` in their transaction, so every node's registry reloads at commit.
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Either } from "effect"
+import type { RegisteredList } from "../../platform/ledger/LedgerRegistry.ts"
 import { checkNewMarket, compileRow, type Market, MarketInvalid, type NewMarket } from "./marketSpec.ts"
 
 export const marketsChannel = "shardline_markets"
@@ -68,6 +69,13 @@ export const listAssets: Effect.Effect<ReadonlyArray<ExchangeAsset>, SqlError.Sq
       Effect.map((rows) => rows.map((r) => ({ code: r.code, propertyId: Number(r.property_id), decimals: r.decimals })))
     )
 )
+
+/** Whether `code` is a registered market asset (exactly that code). */
+export const isAsset = (code: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql`SELECT 1 FROM exchange_assets WHERE code = ${code}`, (rows) => rows.length > 0))
+
+/** The market assets as the platform's LedgerRegistry lists them (issued by the asset issuer). */
+export const registeredProperties: RegisteredList = Effect.map(listAssets, (assets) => assets.map((a) => ({ code: a.code, propertyId: a.propertyId })))
 
 /** Registers a market asset (an Omni property on the ledger); the same code and property again is a no-op. */
 export const addAsset = (asset: ExchangeAsset) =>

@@ -4,9 +4,10 @@
 // mining refuse on a real node; reading a balance works on both (the CLI builds this service
 // over real nodes itself, and reaches the node's devnets through the Devnet entity).
 //
-// The market assets: `--asset` also takes every code registered in `exchange_assets`; the asset
-// issuer (a system wallet) issues them on the devnet (propertyIssuer.ts), and the demo wallets
-// of `demo trader` (table demo_wallets) fund their delegated addresses from here.
+// The registered properties (LedgerRegistry: the exchange's market assets, the desk's tokens):
+// `--asset` also takes their codes; their issuers (system wallets) issue them on the devnet
+// (propertyIssuer.ts), and the demo wallets of `demo trader` (table demo_wallets) fund their
+// delegated addresses from here.
 // A service's own backed tokens (the desk's SUSD, XUSD, wBTC, wLTC, wETH: DevnetBacking.ts) are
 // not held by the faucet: paying one pays its backing into the service's reserve address, then
 // the token's issuer grants it to the payee, as a mint would.
@@ -27,6 +28,7 @@ import { AppConfig } from "../Config.ts"
 import { openLedgerKey, systemWallet } from "../ledger/SystemWallet.ts"
 import { SecretBox } from "../SecretBox.ts"
 import { type Backing, DevnetBacking } from "./DevnetBacking.ts"
+import { LedgerRegistry } from "../ledger/LedgerRegistry.ts"
 import { realNodeRefusal, realNodeSetting } from "./realNode.ts"
 import { ledgerNative, needsRegistry, resolveEvmAsset, resolveLedgerAsset, type EvmAsset, type LedgerAsset } from "./assets.ts"
 import { type AssetsMismatch, grant, issue, type IssuerDeps, reissue, type RegisteredAsset } from "./propertyIssuer.ts"
@@ -48,7 +50,7 @@ export interface DevnetChainsShape {
   readonly issueDeskToken: (code: string) => Effect.Effect<{ readonly propertyId: number; readonly txid: string }, DevnetRefused>
   /** Ledger devnet: the property a creating transaction made on this devnet, if it is there. */
   readonly propertyCreatedBy: (txid: string, code: string) => Effect.Effect<number | undefined, DevnetRefused>
-  /** Ledger devnet at start: re-issues every asset of `exchange_assets` so each gets its id back; how many. */
+  /** Ledger devnet at start: re-issues every registered property (LedgerRegistry) so each gets its id back; how many. */
   readonly reissueAssets: Effect.Effect<number, DevnetRefused | AssetsMismatch>
   /**
    * Ledger devnet: pays `to` from `userId`'s demo wallet so that `to` holds up to `upTo` of
@@ -83,6 +85,7 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const box = yield* SecretBox
   const backings = yield* Effect.serviceOption(DevnetBacking)
+  const registry = yield* LedgerRegistry
   const faucet = devnetFaucet(utxo)
   // Everything that spends from the faucet, the issuer or a demo wallet, one at a time: two
   // payments from one key before a block would pick the same coins.
@@ -106,17 +109,7 @@ export const make = Effect.gen(function*() {
 
   // The market assets and the desk's tokens share the ledger's property ids, so they are
   // re-issued together, in id order, each by its own issuer.
-  const registered: Effect.Effect<ReadonlyArray<RegisteredAsset>, DevnetRefused> = sql<{ code: string; property_id: string; desk: boolean }>`
-    SELECT code, property_id::text AS property_id, false AS desk FROM exchange_assets
-    UNION ALL SELECT code, property_id::text, true FROM desk_tokens WHERE property_id IS NOT NULL
-    ORDER BY property_id`.pipe(
-    Effect.map((rows) => rows.map((r) => ({
-      code: r.code,
-      propertyId: Number(r.property_id),
-      ...(r.desk ? { issuer: deskIssuerWallet, grantToFaucet: false } : {})
-    }))),
-    Effect.mapError(dbRefused)
-  )
+  const registered: Effect.Effect<ReadonlyArray<RegisteredAsset>, DevnetRefused> = Effect.mapError(registry.registered, dbRefused)
 
   const ledgerAsset = (asset: string | undefined) =>
     Effect.gen(function*() {
@@ -327,4 +320,4 @@ export const make = Effect.gen(function*() {
   return DevnetChains.of({ pay, mine, balance, issueAsset, issueDeskToken, propertyCreatedBy, reissueAssets, fundFromDemo })
 })
 
-export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers | CoinLedgers | SqlClient.SqlClient | SecretBox> = Layer.effect(DevnetChains, make)
+export const layer: Layer.Layer<DevnetChains, never, AppConfig | UtxoLedger | EvmLedgers | CoinLedgers | SqlClient.SqlClient | SecretBox | LedgerRegistry> = Layer.effect(DevnetChains, make)

@@ -14,12 +14,15 @@ import { Devnet, DevnetChainName, DevnetRefused } from "../../../schemas/devnet.
 import { OmniView } from "../ledger/OmniView.ts"
 import { entityActivations, entityDefects } from "../Metrics.ts"
 import * as DevnetChains from "./DevnetChains.ts"
+import { LedgerRegistry } from "../ledger/LedgerRegistry.ts"
+import { assetIssuerWallet } from "../ledger/SystemWallet.ts"
 
 /** What a node registers; DevnetChains comes from the node's services (the demo world uses the same one). */
 export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const chains = yield* DevnetChains.DevnetChains
+  const registry = yield* LedgerRegistry
   const view = yield* OmniView
   const tagged = <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.tagMetrics(e, "type", "Devnet")
   yield* tagged(Metric.increment(entityActivations))
@@ -62,8 +65,9 @@ export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
       guarded(Effect.gen(function*() {
         yield* ledgerOnly("IssueAsset")
         const code = payload.code
-        const [known] = yield* sql<{ property_id: string }>`SELECT property_id::text AS property_id FROM exchange_assets WHERE code = ${code}`.pipe(Effect.orDie)
-        if (known !== undefined) return { code, propertyId: Number(known.property_id), issued: false }
+        // A market asset (the asset issuer's) registered under this very code.
+        const known = (yield* Effect.orDie(registry.registered)).find((a) => a.code === code && (a.issuer ?? assetIssuerWallet) === assetIssuerWallet)
+        if (known !== undefined) return { code, propertyId: known.propertyId, issued: false }
         // Issued before on this devnet but not registered yet (the CLI stopped in between): that one.
         const recordId = `issue:${code}`
         const [before] = yield* sql<{ txid: string }>`SELECT txid FROM devnet_payments WHERE request_id = ${recordId}`.pipe(Effect.orDie)

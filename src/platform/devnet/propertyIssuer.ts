@@ -12,17 +12,9 @@ import { ECOSYSTEM_MAIN } from "../../chain/omni/codec.ts"
 import { FIRST_MAIN_PROPERTY_ID, FIRST_TEST_PROPERTY_ID, type OmniIndexer } from "../../chain/omni/indexer.ts"
 import { devnetDollar } from "../../chain/ledger/devnetFaucet.ts"
 
-/**
- * A registered Omni property: its code and id, the system wallet that issues it, and whether
- * its supply is granted to the faucet at issue (market assets) or left for the issuer to grant
- * (the desk's tokens, whose circulating supply is what the desk itself granted).
- */
-export interface RegisteredAsset {
-  readonly code: string
-  readonly propertyId: number
-  readonly issuer?: string
-  readonly grantToFaucet?: boolean
-}
+import type { RegisteredAsset } from "../ledger/LedgerRegistry.ts"
+
+export type { RegisteredAsset }
 
 /** Whole tokens of a new market asset granted to the faucet. */
 export const assetSupplyWhole = 1_000_000_000n

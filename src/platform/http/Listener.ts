@@ -5,8 +5,10 @@
 import { HttpApi, HttpApiBuilder, HttpApiSwagger, HttpApp, HttpMethod, HttpMiddleware, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Effect, Layer, Option } from "effect"
+import { Cause, Data, Effect, Layer, Option } from "effect"
+import type { AppConfigShape } from "../Config.ts"
 import { RateLimiter } from "../RateLimiter.ts"
+import { tracingOn } from "../telemetry/Telemetry.ts"
 import { makeEdgeServer } from "./Edge.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
@@ -24,6 +26,8 @@ export interface ListenerOptions<E, R, RR> {
   readonly decodeError: (error: HttpApiDecodeError, request: HttpServerRequest.HttpServerRequest) => unknown
   readonly host: string
   readonly port: number
+  /** The setting that chose `port` (named when the port cannot be listened on). */
+  readonly portSetting: string
   /** Where the OpenAPI 3.1 document is served (the first is the one the docs page reads). */
   readonly openApiPaths: ReadonlyArray<string>
   readonly docsPath: string
@@ -34,6 +38,31 @@ export interface ListenerOptions<E, R, RR> {
   /** Tracing is on (platform/telemetry): one server span per request through Effect. */
   readonly serverSpans: boolean
 }
+
+/** A listener could not take its address (in use, not allowed, not on this machine): one line that
+ * names the service, the address and the setting, for the node to print before it exits. */
+export class ListenFailed extends Data.TaggedError("ListenFailed")<{ readonly message: string }> {}
+
+const listenProblems: Record<string, string> = {
+  EADDRINUSE: "the address is already in use (another process listens there)",
+  EACCES: "not allowed to listen there (a port below 1024 needs privileges)",
+  EADDRNOTAVAIL: "the host is not an address of this machine"
+}
+
+/** The one line for a server that did not start listening. */
+export const listenFailedMessage = (service: string, host: string, port: number, setting: string, cause: unknown): string => {
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : undefined
+  const why = (code !== undefined ? listenProblems[code] : undefined) ?? (cause instanceof Error ? cause.message.split("\n")[0]! : String(cause))
+  return `the ${service} listener cannot listen on ${host}:${port} (${setting}, SHARDLINE_HTTP_HOST): ${why}`
+}
+
+/** What every listener of a node takes from the platform's settings: host, edge settings, fast lane, server spans. */
+export const sharedListenerOptions = (config: AppConfigShape) => ({
+  host: config.httpHost,
+  settings: config.httpEdge,
+  fastLane: config.httpFastLane,
+  serverSpans: tracingOn(config.telemetry)
+})
 
 export const replyResponse = (reply: Reply, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(reply.body, { status: reply.status, contentType: "application/json", headers })
@@ -107,7 +136,9 @@ export const listener = <E, R, RR = never>(options: ListenerOptions<E, R, RR>) =
       Layer.provide(NodeHttpServer.layer(
         () => makeEdgeServer({ edge: options.edge, limiter, settings: options.settings, fastLane: options.fastLane }),
         { host: options.host, port: options.port }
-      ))
+      ).pipe(Layer.catchAll((e) => Layer.fail(new ListenFailed({
+        message: listenFailedMessage(options.edge.service, options.host, options.port, options.portSetting, e._tag === "ServeError" ? e.cause : e)
+      })))))
     )
   }))
   const [docsSpec, ...moreSpecs] = options.openApiPaths

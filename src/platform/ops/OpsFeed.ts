@@ -2,7 +2,8 @@
 // samples in memory (opsHistory.ts), and streams them to open pages as Server-Sent Events at
 // GET /ops/stream: `history` (the samples a page lacks: all, or those after its Last-Event-ID),
 // then `view` and `sample` at each read. Served by the node:http edge (a stream outlives any
-// request pipeline), under the same SHARDLINE_OPS_TOKEN rule and redaction as GET /ops.
+// request pipeline), under the same SHARDLINE_OPS_TOKEN rule (bearer or the page's cookie) and
+// redaction as GET /ops.
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
@@ -10,6 +11,7 @@ import { AppConfig } from "../Config.ts"
 import { checkOpsAccess } from "../http/opsAccess.ts"
 import type { Reply, StreamRoute } from "../http/ServiceEdge.ts"
 import { appendSample, type Sample, sampleIntervalMs, sampleOf, samplesAfter, type Totals } from "./opsHistory.ts"
+import { InboundWebhooks } from "./InboundWebhooks.ts"
 import { type OpsView, readOpsView } from "./OpsView.ts"
 import { publicOpsView, type PublicOpsView } from "./publicView.ts"
 
@@ -33,6 +35,7 @@ const event = (name: string, data: unknown, id?: number) => `${id === undefined 
 export const layer = Layer.scoped(OpsFeed, Effect.gen(function*() {
   const config = yield* AppConfig
   const sql = yield* SqlClient.SqlClient
+  const webhooks = yield* InboundWebhooks
   const token = Option.getOrUndefined(Option.map(config.opsToken, Redacted.value))
   const pages = new Set<ServerResponse>()
   let history: ReadonlyArray<Sample> = []
@@ -53,7 +56,7 @@ export const layer = Layer.scoped(OpsFeed, Effect.gen(function*() {
     latest = token === undefined ? publicOpsView(view) : view
     const text = event("view", latest) + event("sample", next.sample, next.sample.seq)
     for (const res of pages) send(res, text)
-  }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.timeout(Duration.millis(sampleIntervalMs * 2)), Effect.ignore)
+  }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(AppConfig, config), Effect.provideService(InboundWebhooks, webhooks), Effect.timeout(Duration.millis(sampleIntervalMs * 2)), Effect.ignore)
   yield* read.pipe(Effect.repeat(Schedule.spaced(Duration.millis(sampleIntervalMs))), Effect.forkScoped)
 
   const closeAll = () => {
@@ -63,7 +66,8 @@ export const layer = Layer.scoped(OpsFeed, Effect.gen(function*() {
   yield* Effect.addFinalizer(() => Effect.sync(closeAll))
 
   const stream: OpsFeedShape["stream"] = (refused) => (req: IncomingMessage, res: ServerResponse, _query: string, headers: Record<string, string>) => {
-    const access = checkOpsAccess(token, req.headers.authorization)
+    // The page's cookie counts here (the stream is the page's): /ops?token=… set it (OpsRoutes.ts).
+    const access = checkOpsAccess(token, req.headers.authorization, req.headers.cookie)
     if (!access.allowed) {
       const r = refused(access.reason)
       res.writeHead(r.status, { ...headers, ...r.headers, "content-type": "application/json" }).end(r.body)

@@ -3,17 +3,24 @@
 // live entities and restarts (each node's last report), pending timers and unprocessed messages.
 import { Snowflake } from "@effect/cluster"
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { AppConfig } from "../Config.ts"
 import type { EvmChain } from "../../chain/evm/chains.ts"
 import type { CoinChain } from "../../chain/params.ts"
 import type { LastDefect } from "../entity/EntityMetrics.ts"
 import type { ListenerTotals } from "../http/httpMetrics.ts"
+import { InboundWebhooks, type InboundWebhooksReport } from "./InboundWebhooks.ts"
 
 export interface OpsView {
   /** The full view (this one), or the one without a configured ops token (publicView.ts). */
   readonly access: "full"
   readonly at: string
-  readonly runners: ReadonlyArray<{ address: string; healthy: boolean; lastHeartbeat: string }>
+  /**
+   * Every row of cluster_runners. `state`: `gone` when its heartbeat is older than the shard lock
+   * expiration (it has left the ring: a kill -9 leaves the row, still `healthy` when the health
+   * check died with it), else `unhealthy` when the health check marked it so, else `healthy`.
+   */
+  readonly runners: ReadonlyArray<{ address: string; healthy: boolean; state: RunnerState; lastHeartbeat: string; heartbeatAgeMs: number }>
   /**
    * `pid` is the node's own process id, from its last report (null until it has reported);
    * `dbSessionPid` is the Postgres backend holding its shard locks, for pg_stat_activity.
@@ -31,11 +38,8 @@ export interface OpsView {
   readonly chains: ReadonlyArray<ChainReport & { readonly node: string }>
   /** The fee sponsor as the node that looked last saw it; null before any node reported it. */
   readonly feeSponsor: (FeeSponsorReport & { readonly node: string }) | null
-  /** Inbound desk partner webhooks (each one pages operations): the last day's count and the latest ten. */
-  readonly partnerWebhooks: {
-    readonly lastDay: number
-    readonly latest: ReadonlyArray<{ readonly id: string; readonly partner: string; readonly event: string; readonly order: string | null; readonly at: string }>
-  }
+  /** Inbound partner webhooks (each one pages operations): the last day's count and the latest ten (InboundWebhooks.ts). */
+  readonly partnerWebhooks: InboundWebhooksReport
 }
 
 /** The fee sponsor's address and what it can spend (ledger/FeeSponsor.ts), satoshis as a decimal string. */
@@ -89,6 +93,9 @@ export interface NodeStats {
   readonly feeSponsor?: FeeSponsorReport
 }
 
+/** SHARDLINE_SHARD_LOCK_EXPIRATION_MS's default, for a reader without the node's config (the CLI). */
+export const defaultLockExpirationMs = 4000
+
 const chainOrder: ReadonlyArray<ChainReport["chain"]> = ["ledger", "ethereum", "base", "bsc", "btc", "ltc"]
 
 /** Shard groups in the order the cluster numbers their advisory locks ((index+1)*1e6 + shard). */
@@ -105,12 +112,22 @@ const sumBy = (nodes: ReadonlyArray<{ stats: NodeStats }>, pick: (s: NodeStats) 
   return out
 }
 
+export type RunnerState = "healthy" | "unhealthy" | "gone"
+
+/** Pure: a runner's state from its row and how old its heartbeat is (the cluster rounds the expiration up to seconds). */
+export const runnerState = (healthy: boolean, heartbeatAgeMs: number, expirationMs: number): RunnerState =>
+  heartbeatAgeMs > Math.ceil(expirationMs / 1000) * 1000 ? "gone" : healthy ? "healthy" : "unhealthy"
+
 /** Fails with the SqlError when the database does not answer: GET /ops turns that into its
  * "database is down" 503 (a defect here became the generic internal error instead). */
-export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
+export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.SqlClient | InboundWebhooks> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const runners = yield* sql<{ address: string; healthy: boolean; last_heartbeat: Date }>`
-    SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`.pipe(Effect.orElseSucceed(() => []))
+  // The node's own setting; the CLI (no node config) assumes the default.
+  const expirationMs = Option.match(yield* Effect.serviceOption(AppConfig), { onNone: () => defaultLockExpirationMs, onSome: (c) => c.shardLockExpirationMs })
+  // Heartbeats are written with the database's clock (a timestamp without time zone), so their age is its too.
+  const runners = yield* sql<{ address: string; healthy: boolean; last_heartbeat: Date; age_ms: number }>`
+    SELECT address, healthy, last_heartbeat, (extract(epoch FROM (localtimestamp - last_heartbeat)) * 1000)::float8 AS age_ms
+    FROM cluster_runners ORDER BY address`.pipe(Effect.orElseSucceed(() => []))
   const locks = yield* sql<{ pid: number; app: string; objid: string }>`
     SELECT l.pid, coalesce(a.application_name, '') AS app, l.objid::text AS objid
     FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
@@ -134,15 +151,20 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
     SELECT count(*)::text AS n, min(id)::text AS oldest FROM cluster_messages
     WHERE processed = false AND (deliver_at IS NULL OR deliver_at <= ${Date.now()})
       AND tag <> 'Cluster/Entity/keepAlive'`.pipe(Effect.orElseSucceed(() => []))
-  const webhooks = yield* sql<{ id: string; source: string; event: string; short_ref: string | null; at: Date; last_day: string }>`
-    SELECT e.id::text, e.source, e.event, o.short_ref, e.at, count(*) OVER ()::text AS last_day
-    FROM desk_order_events e LEFT JOIN desk_orders o ON o.id = e.order_id
-    WHERE e.source LIKE 'partner-%' AND e.at > now() - interval '1 day'
-    ORDER BY e.id DESC LIMIT 10`.pipe(Effect.orElseSucceed(() => []))
+  const partnerWebhooks = yield* Effect.flatMap(InboundWebhooks, (w) => w.recent)
   return {
     access: "full" as const,
     at: new Date().toISOString(),
-    runners: runners.map((r) => ({ address: r.address, healthy: r.healthy, lastHeartbeat: new Date(r.last_heartbeat).toISOString() })),
+    runners: runners.map((r) => {
+      const heartbeatAgeMs = Math.max(0, Math.round(Number(r.age_ms)))
+      return {
+        address: r.address,
+        healthy: r.healthy,
+        state: runnerState(r.healthy, heartbeatAgeMs, expirationMs),
+        lastHeartbeat: new Date(r.last_heartbeat).toISOString(),
+        heartbeatAgeMs
+      }
+    }),
     shardOwners: [...owners.values()].sort((a, b) => a.node.localeCompare(b.node))
       .map((o) => ({
         node: o.node,
@@ -167,9 +189,6 @@ export const readOpsView: Effect.Effect<OpsView, SqlError.SqlError, SqlClient.Sq
       .sort((a, b) => chainOrder.indexOf(a.chain) - chainOrder.indexOf(b.chain) || a.node.localeCompare(b.node)),
     feeSponsor: nodes.flatMap((n) => (n.stats.feeSponsor === undefined ? [] : [{ node: n.node, ...n.stats.feeSponsor }]))
       .sort((a, b) => (b.checkedAt ?? "").localeCompare(a.checkedAt ?? ""))[0] ?? null,
-    partnerWebhooks: {
-      lastDay: Number(webhooks[0]?.last_day ?? 0),
-      latest: webhooks.map((w) => ({ id: w.id, partner: w.source, event: w.event, order: w.short_ref, at: new Date(w.at).toISOString() }))
-    }
+    partnerWebhooks
   }
 })

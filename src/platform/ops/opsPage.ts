@@ -41,3 +41,23 @@ ${section("HTTP per listener", "http", "chart-http", "chart-errors")}
 </body>
 </html>
 `
+
+/** What a browser sees at /ops without the token (401): how a person opens the page. */
+export const opsTokenPageHtml = (reason: "missing" | "wrong") => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Shardline ops: token needed</title>
+<link rel="stylesheet" href="/ops/app.css">
+</head>
+<body>
+<header><h1>Shardline ops</h1></header>
+<main>
+<section id="token-needed"><h2>${reason === "wrong" ? "That ops token is not this node's" : "This node requires its ops token"}</h2>
+<p>Open <code>/ops?token=&lt;SHARDLINE_OPS_TOKEN&gt;</code> once: the node keeps it in a cookie for this page only (HttpOnly, SameSite=Strict, until the browser closes) and sends you back here without the token in the address.</p>
+<p>Programs send <code>Authorization: Bearer &lt;token&gt;</code> instead.</p></section>
+</main>
+</body>
+</html>
+`

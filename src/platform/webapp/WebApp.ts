@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { faviconIco } from "./favicon.ts"
+import { stylesheetPath } from "./publicPages.ts"
 
 export const contentSecurityPolicy = [
   "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:", "media-src 'self' blob:",
@@ -22,7 +23,6 @@ export const pageHeaders = {
   "cache-control": "no-store"
 }
 
-export const stylesheetPath = "/app/app.css"
 const stylesheet = readFileSync(fileURLToPath(new URL("./client/app.css", import.meta.url)), "utf8")
 const favicon = faviconIco()
 
@@ -61,13 +61,5 @@ export const webAppRoutes = (options: WebAppOptions) =>
       yield* router.get("/app/sign-in", page())
       yield* router.get("/app/app.js", Effect.succeed(HttpServerResponse.text(script, { contentType: "text/javascript; charset=utf-8", headers: pageHeaders })))
       yield* router.get(stylesheetPath, Effect.succeed(HttpServerResponse.text(stylesheet, { contentType: "text/css; charset=utf-8", headers: pageHeaders })))
-      yield* serveFavicon(router)
+      yield* router.get("/favicon.ico", Effect.succeed(HttpServerResponse.uint8Array(favicon, { contentType: "image/x-icon", headers: { "cache-control": "public, max-age=86400" } })))
     }))
-
-type RouterService = Parameters<Parameters<typeof HttpApiBuilder.Router.use>[0]>[0]
-
-const serveFavicon = (router: RouterService) =>
-  router.get("/favicon.ico", Effect.succeed(HttpServerResponse.uint8Array(favicon, { contentType: "image/x-icon", headers: { "cache-control": "public, max-age=86400" } })))
-
-/** /favicon.ico alone, for a listener without a web app yet. */
-export const faviconRoute = HttpApiBuilder.Router.use(serveFavicon)

@@ -3,7 +3,7 @@
 // invalid_session for a missing, unknown, expired or revoked one; 403 cross_site_refused for a
 // cookie-session change that may come from another site (issue 27.2).
 import { Effect, Layer } from "effect"
-import { Forbidden, ServiceUnavailable, Unauthorized } from "../../../schemas/social/errors.ts"
+import { Forbidden, Unauthorized, unavailable } from "../../../schemas/social/errors.ts"
 import { SessionAuth } from "../../../schemas/social/security.ts"
 import { challengeBearer } from "../../platform/http/bearer.ts"
 import { HttpServerRequest } from "@effect/platform"
@@ -21,7 +21,7 @@ const makeVerifier = Effect.map(WebSessions, (sessions) =>
     // Either scheme: HttpApi tries them in turn, so each reads both (bearer.ts).
     const check = yield* authenticateSession("social", socialSessionCookie).pipe(
       Effect.provideService(WebSessions, sessions),
-      Effect.mapError(() => new ServiceUnavailable({ error: { code: "unavailable", message: "Sessions cannot be checked right now; please retry." } }))
+      Effect.mapError(() => unavailable("Sessions cannot be checked right now; please retry."))
     )
     switch (check._tag) {
       case "Missing":

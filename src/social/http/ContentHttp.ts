@@ -5,17 +5,18 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
+import { answeredAs } from "./refusals.ts"
+import { jsonPayload } from "../../platform/http/jsonPayload.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
-import {
-  BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, ServiceUnavailable, UnsupportedMediaType
-} from "../../../schemas/social/errors.ts"
+import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, idempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, unavailable, UnsupportedMediaType } from "../../../schemas/social/errors.ts"
 import { Change, ChangeUnsigned, CommentUnsigned, Post, type PostReceipt, PostRefused, Publish, PublishUnsigned, type UnsignedStamps } from "../../../schemas/social/post.ts"
-import { CancelCountdown, Continuity, type ContinuityRefused, StartCountdown } from "../../../schemas/social/continuity.ts"
+import { CancelCountdown, Continuity, StartCountdown } from "../../../schemas/social/continuity.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { parseRawCid } from "../../crypto/cid.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { verifyMessage } from "../../chain/message.ts"
 import { AppConfig } from "../../platform/Config.ts"
+import { SocialConfig } from "../SocialConfig.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { accountOfIdentity, identityOf } from "../accounts/Succession.ts"
 import { changeRequestId, claimPostId, fingerprintOf, parseIdempotencyKey, releaseKey } from "../posts/idempotency.ts"
@@ -23,9 +24,11 @@ import { currentReceipt, isPending } from "../posts/StampCompletion.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
+import { putMedia } from "../content/putMedia.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
 import { servedState } from "../content/served.ts"
-import { embedUrl, liveOffline, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
+import { embedUrl, explorerTxUrl, liveOffline, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
+import { publicPageCsp } from "../../platform/webapp/publicPages.ts"
 import { findPost, type PostRow, postColumns, receiptOf, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
 import { rebuildTimeline } from "../posts/Timeline.ts"
@@ -33,12 +36,7 @@ import { commentsOf } from "../posts/commentList.ts"
 import { lookupCache } from "./LookupCache.ts"
 import { streamHeaders } from "./fastStream.ts"
 import { CommentBody, ContinuityStartBody, MetadataBody, NewPost, PostLookup, VerifyRequest } from "../../../schemas/social/content.ts"
-import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { ArrayFormatter } from "effect/ParseResult"
-import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
 
-/** Media types the gateway takes and serves (never text/html or SVG: they would run script on our origin). */
-export const uploadTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "video/mp4", "video/webm", "audio/mpeg", "audio/ogg", "text/plain"])
 export const uploadRoute = "/api/social/upload"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -46,7 +44,6 @@ const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/
 
 const notFound = (message: string) => new NotFound({ error: { code: "not_found", message } })
 const badRequest = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
-const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The service could not answer now; please retry." } })
 
 /** This service's own base URL as the client reached it (links, oEmbed). A Host that is not a host name is not echoed. */
 const baseOf = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean) => {
@@ -78,10 +75,16 @@ const pagePostOf = (post: PostRow) =>
       const stat = yield* store.stat(cid)
       media.push({ cid, mediaType: Option.match(stat, { onNone: () => "application/octet-stream", onSome: (s) => s.mediaType }) })
     }
+    const explorer = (yield* SocialConfig).socialExplorerTxUrl
+    const txHash = proof?.txid ?? null
     const page: PagePost = {
       id: post.id, shortId: post.short_id, kind: post.kind, body: post.body, tags: post.tags, media,
       authorWallet: identity.wallet, authorHandle: account.handle, assetId: account.asset_id, createdAt: new Date(post.created_at).toISOString(),
-      state: post.state, txHash: proof?.txid ?? ""
+      state: post.state,
+      proof: {
+        txHash, opReturn: proof?.op_return ?? null, metadataCid: post.metadata_cid, ownerAddress: post.address, derivationPath: post.derivation_path,
+        explorerTxUrl: txHash === null ? null : Option.getOrNull(Option.map(explorer, (template) => explorerTxUrl(template, txHash)))
+      }
     }
     return { page, proof, account, identity, stamps }
   })
@@ -99,38 +102,12 @@ const orUnavailable = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     () => Effect.fail(unavailable())
   )
 
-/**
- * A JSON body read as text and decoded here, whatever its Content-Type: HttpApi's own payload
- * decoding follows the Content-Type, and @effect/platform's multipart parser waits forever on an
- * empty or truncated `multipart/form-data` body (found by the hostile-input test). The edge caps
- * the body at 64 KB first.
- */
-const jsonPayload = <A, I>(schema: Schema.Schema<A, I>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const text = yield* Effect.mapError(request.text, () => new BadRequest({ error: { code: "invalid_request", message: "The body did not arrive whole." } }))
-    const parsed = Either.try(() => JSON.parse(text) as unknown)
-    if (Either.isLeft(parsed)) return yield* Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The body must be JSON." } }))
-    return yield* Schema.decodeUnknown(schema)(parsed.right).pipe(
-      Effect.mapError((e) => decodeErrorShape(new HttpApiDecodeError({ issues: ArrayFormatter.formatErrorSync(e), message: e.message })))
-    )
+/** A public page: no script, styles and media from this origin; `frameable` for embeds (framed anywhere). */
+const htmlResponse = (body: string, frameable = true) =>
+  HttpServerResponse.text(body, {
+    contentType: "text/html; charset=utf-8",
+    headers: { "x-content-type-options": "nosniff", "content-security-policy": publicPageCsp(frameable), "referrer-policy": "strict-origin-when-cross-origin" }
   })
-
-const htmlResponse = (body: string) =>
-  HttpServerResponse.text(body, { contentType: "text/html; charset=utf-8", headers: { "x-content-type-options": "nosniff" } })
-
-/** A refusal from the Post entity as the API's error. */
-export const refusal = (e: PostRefused | ContinuityRefused) => {
-  switch (e.code) {
-    case "insufficient_balance": return new PaymentRequired({ error: { code: "insufficient_balance", message: e.message } })
-    case "no_service_key": case "media_blocked": return new Forbidden({ error: { code: e.code, message: e.message } })
-    case "post_closed": case "countdown_exists": case "no_countdown": case "signature_pending": case "nothing_to_sign": case "signatures_expired": return new ContentConflict({ error: { code: e.code, message: e.message } })
-    case "not_found": case "unknown_media": case "unknown_account": return notFound(e.message)
-    case "invalid_parameter": return badRequest(e.message)
-    // The database, the ledger or the fee sponsor did not answer (the entity logged it): retry.
-    default: return unavailable()
-  }
-}
 
 /** A member-signed publish (its stamps waiting for the member) as the publish receipt (202). */
 const awaitingReceipt = (view: UnsignedStamps, mediaCids: ReadonlyArray<string>): PostReceipt => ({
@@ -144,7 +121,6 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
     const store = yield* ContentStore
     const posts = yield* Post.client
     const continuity = yield* Continuity.client
-    const known = (e: unknown) => e instanceof PaymentRequired || e instanceof Forbidden || e instanceof ContentConflict || e instanceof NotFound || e instanceof BadRequest
     /** The account the session's address is the identity of now (none for a retired or unknown address). */
     const member = Effect.flatMap(Session, (session) => Effect.catchAll(accountOfIdentity(session.address), () => Effect.fail(unavailable())))
     const noAccount = () => notFound("The session's address has no social account.")
@@ -177,32 +153,28 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
         // An xpub-only commenter: the comment's X comes back unsigned for their wallet (202).
         if (action === "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(Option.getOrThrow(me)), () => Effect.fail(unavailable()))))) {
           return yield* posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId })).pipe(
-            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
-            Effect.catchAll((e) => Effect.fail(known(e) ? e as PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest : unavailable()))
+            answeredAs(PaymentRequired, Forbidden, ContentConflict, NotFound, BadRequest)
           )
         }
         // An account linked by xpub only: the stamp comes back unsigned for the member (202).
         if (action !== "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(post.author), () => Effect.fail(unavailable()))))) {
           return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId, ...fields })).pipe(
-            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
-            Effect.catchAll((e) => Effect.fail(known(e) ? e as PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest : unavailable()))
+            answeredAs(PaymentRequired, Forbidden, ContentConflict, NotFound, BadRequest)
           )
         }
         return yield* posts(post.id).Change(new Change({
           postId: post.id, action, requestId, ...fields, ...(action === "comment" ? { author: Option.getOrThrow(me) } : {})
         })).pipe(
-          Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
-          Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof ContentConflict || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
+          answeredAs(PaymentRequired, Forbidden, ContentConflict, NotFound, BadRequest)
         )
       })
     return handlers
       .handleRaw("upload", ({ request }) =>
         Effect.gen(function*() {
-          const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
-          if (!uploadTypes.has(type)) {
-            return yield* Effect.fail(new UnsupportedMediaType({ error: { code: "unsupported_media_type", message: `Content-Type must be one of ${[...uploadTypes].join(", ")}.` } }))
-          }
-          const stored = yield* store.put(request.stream, type).pipe(
+          // The bytes decide the type (mediaTypes.ts); active content (HTML, SVG, XML, script) is refused.
+          const stored = yield* putMedia(request.stream, request.headers["content-type"]).pipe(
+            Effect.provideService(ContentStore, store),
+            Effect.catchTag("MediaRefused", (e) => Effect.fail(new UnsupportedMediaType({ error: { code: "unsupported_media_type", message: `${e.message}.` } }))),
             Effect.catchTag("ContentTooLarge", (e) => Effect.fail(new ContentTooLarge({ error: { code: "content_too_large", message: `An item may be at most ${e.limit} bytes.` } }))),
             Effect.catchTag("RequestError", () => Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The upload did not arrive whole." } }))),
             Effect.catchTag("ContentStoreError", () => Effect.fail(unavailable()))
@@ -233,7 +205,7 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           if (key !== undefined) {
             const claim = yield* Effect.catchAll(claimPostId(author, key, fingerprintOf(wanted), postId), () => Effect.fail(unavailable()))
             if (claim._tag === "Mismatch") {
-              return yield* Effect.fail(new IdempotencyKeyReused({ error: { code: "idempotency_key_reused", message: "This Idempotency-Key was used for a different request payload." } }))
+              return yield* Effect.fail(idempotencyKeyReused())
             }
             postId = claim.postId
             if (claim._tag === "Replay") {
@@ -252,15 +224,13 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
           if (signs) {
             const view = yield* posts(postId).PublishUnsigned(new PublishUnsigned({ postId, author, ...wanted })).pipe(
               Effect.tapError(releaseOnRefusal),
-              Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
-              Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
+              answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest)
             )
             return answer(awaitingReceipt(view, media))
           }
           const receipt = yield* posts(postId).Publish(new Publish({ postId, author, ...wanted })).pipe(
             Effect.tapError(releaseOnRefusal),
-            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
-            Effect.catchAll((e) => Effect.fail(e instanceof PaymentRequired || e instanceof Forbidden || e instanceof NotFound || e instanceof BadRequest ? e : unavailable()))
+            answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest)
           )
           return answer(receipt)
         }))
@@ -273,14 +243,12 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
       .handleRaw("continuityStart", () =>
         Effect.flatMap(Effect.zip(member, jsonPayload(ContinuityStartBody)), ([me, payload]) =>
           Option.isNone(me) ? Effect.fail(noAccount()) : continuity(me.value).Start(new StartCountdown({ account: me.value, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
-            Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
-            Effect.catchAll((e) => Effect.fail(known(e) ? e as BadRequest | ContentConflict | Forbidden | NotFound : unavailable()))
+            answeredAs(BadRequest, ContentConflict, Forbidden, NotFound)
           )))
       .handle("continuityCancel", () =>
         Effect.flatMap(member, (me) =>
           Option.isNone(me) ? Effect.fail(noAccount()) : continuity(me.value).Cancel(new CancelCountdown({ account: me.value, requestId: randomUUID() })).pipe(
-            Effect.catchTag("ContinuityRefused", (e) => Effect.fail(refusal(e))),
-            Effect.catchAll((e) => Effect.fail(e instanceof ContentConflict || e instanceof NotFound ? e : unavailable()))
+            answeredAs(ContentConflict, NotFound)
           )))
   }))
 
@@ -301,7 +269,7 @@ const streamResponse = (cidText: string, head: boolean) =>
     if (served === "unpinned") return yield* Effect.fail(new ContentGone({ error: { code: "unpinned", message: "This content was unpinned from the gateway; its CID and chain record remain." } }))
     const { size, mediaType } = stat.value
     const etag = `"${cid}"`
-    const common = streamHeaders(cid)
+    const common = streamHeaders(cid, mediaType)
     const inm = request.headers["if-none-match"]
     if (inm !== undefined && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
       return HttpServerResponse.empty({ status: 304, headers: common })
@@ -431,7 +399,7 @@ const PagesHandlers = HttpApiBuilder.group(SocialApi, "pages", (handlers) =>
     return handlers
       .handle("page", ({ path }) => Effect.gen(function*() {
         const { page } = yield* pagePostOf(yield* foundPost(path.id))
-        return htmlResponse(postPage(yield* base, page))
+        return htmlResponse(postPage(yield* base, page), false)
       }).pipe(orUnavailable))
       .handle("embedPost", ({ path, urlParams }) => Effect.gen(function*() {
         const { page } = yield* pagePostOf(yield* foundPost(path.id))

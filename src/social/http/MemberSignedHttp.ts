@@ -1,26 +1,23 @@
 // Handlers of the member-signed stamp routes (schemas/social/memberSigned.ts): the author reads
 // the PSBTs waiting for their wallet, and sends them back signed to the Post entity, which checks,
 // records and broadcasts them (src/social/posts/memberSigned.ts).
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { randomUUID } from "node:crypto"
-import { Effect, Either, Option, Schema } from "effect"
-import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { ArrayFormatter } from "effect/ParseResult"
+import { Effect, Option } from "effect"
 import { SocialApi } from "../../../schemas/social/api.ts"
-import { BadRequest, ContentConflict, Forbidden, NotFound, ServiceUnavailable } from "../../../schemas/social/errors.ts"
+import { BadRequest, ContentConflict, Forbidden, NotFound, unavailable } from "../../../schemas/social/errors.ts"
 import { SignaturesBody } from "../../../schemas/social/memberSigned.ts"
 import { Post, SubmitSignatures } from "../../../schemas/social/post.ts"
 import { Session } from "../../../schemas/social/security.ts"
-import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
 import { findPost, postColumns, type PostRow } from "../posts/Composer.ts"
 import { awaitingSignatures, requestById, unsignedRows, viewOf } from "../posts/signatureRequests.ts"
 import { SqlClient } from "@effect/sql"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { accountOfIdentity } from "../accounts/Succession.ts"
-import { refusal } from "./ContentHttp.ts"
+import { jsonPayload } from "../../platform/http/jsonPayload.ts"
+import { answeredAs } from "./refusals.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "The service could not answer now; please retry." } })
 const notFound = (message: string) => new NotFound({ error: { code: "not_found", message } })
 
 /** The session's own post by long or short id; 404 unknown, 403 another author's. */
@@ -40,15 +37,9 @@ const ownPost = (id: string) =>
     return found.value
   }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable())))
 
-/** The body read as text and decoded here, whatever its Content-Type (as ContentHttp's jsonPayload). */
+/** The signed items of the body, decoded as the composer's bodies are (jsonPayload). */
 const signaturesPayload = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const text = yield* Effect.mapError(request.text, () => new BadRequest({ error: { code: "invalid_request", message: "The body did not arrive whole." } }))
-  const parsed = Either.try(() => JSON.parse(text) as unknown)
-  if (Either.isLeft(parsed)) return yield* Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The body must be JSON." } }))
-  const body = yield* Schema.decodeUnknown(SignaturesBody)(parsed.right).pipe(
-    Effect.mapError((e) => decodeErrorShape(new HttpApiDecodeError({ issues: ArrayFormatter.formatErrorSync(e), message: e.message })))
-  )
+  const body = yield* jsonPayload(SignaturesBody)
   const items = [...(body.psbts ?? []), ...(body.transactions ?? [])]
   if (items.length === 0) return yield* Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'psbts' or 'transactions' is required." } }))
   return items
@@ -70,10 +61,7 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
           const items = yield* signaturesPayload
           const post = yield* ownPost(path.id)
           return yield* posts(post.id).SubmitSignatures(new SubmitSignatures({ postId: post.id, items, submissionId: randomUUID() })).pipe(
-            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
-            Effect.catchAll((e) => Effect.fail(
-              e instanceof BadRequest || e instanceof Forbidden || e instanceof NotFound || e instanceof ContentConflict ? e : unavailable()
-            ))
+            answeredAs(BadRequest, Forbidden, NotFound, ContentConflict)
           )
         }))
       .handle("commentUnsigned", ({ path }) =>
@@ -102,10 +90,7 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
           const me = yield* accountOfIdentity(session.address)
           if (Option.isNone(me) || me.value !== request.account) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the commenter may do this." } }))
           return yield* posts(path.id).SubmitSignatures(new SubmitSignatures({ postId: path.id, items, submissionId: randomUUID(), requestId: path.commentId })).pipe(
-            Effect.catchTag("PostRefused", (e) => Effect.fail(refusal(e))),
-            Effect.catchAll((e) => Effect.fail(
-              e instanceof BadRequest || e instanceof Forbidden || e instanceof NotFound || e instanceof ContentConflict ? e : unavailable()
-            ))
+            answeredAs(BadRequest, Forbidden, NotFound, ContentConflict)
           )
         }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable()))))
   }))

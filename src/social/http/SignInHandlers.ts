@@ -5,7 +5,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
-import { BadRequest, Conflict, Gone, ServiceUnavailable, Unauthorized } from "../../../schemas/social/errors.ts"
+import { BadRequest, Conflict, Gone, Unauthorized, unavailable } from "../../../schemas/social/errors.ts"
 import { RedeemSocialLink, SocialLinkToken } from "../../../schemas/social/identity.ts"
 import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
@@ -15,7 +15,7 @@ import { socialManifestOf } from "../identity/walletLink.ts"
 import { ensureAccount } from "../accounts/me.ts"
 
 const invalid = (name: string, why: string) => new BadRequest({ error: { code: "invalid_parameter", message: `Parameter '${name}' is invalid: ${why}` } })
-const unavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "Sign-in cannot be processed right now; please retry." } })
+const signInUnavailable = () => unavailable("Sign-in cannot be processed right now; please retry.")
 
 /** A refusal as the documented error of its status. */
 export const refusalOf = (e: LinkRefused) => {
@@ -32,7 +32,7 @@ export const refusalOf = (e: LinkRefused) => {
   }
 }
 const fromEntity = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
-  Effect.mapError(effect, (e) => (e._tag === "LinkRefused" ? refusalOf(e as unknown as LinkRefused) : unavailable()))
+  Effect.mapError(effect, (e) => (e._tag === "LinkRefused" ? refusalOf(e as unknown as LinkRefused) : signInUnavailable()))
 
 /** For steps whose only refusals are 400 and 410 (a status poll, the message, an exchange). */
 const goneOrUnavailable = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
@@ -41,7 +41,7 @@ const goneOrUnavailable = <A, E extends { readonly _tag: string }>(effect: Effec
     if (refusal?.status === 400) return new BadRequest({ error: { code: "invalid_parameter", message: refusal.message } })
     return refusal?.status === 410
       ? new Gone({ error: { code: refusal.code === "token_expired" ? "token_expired" : "token_used", message: refusal.message } })
-      : unavailable()
+      : signInUnavailable()
   })
 
 /** The social listener's site in the shared sign-in: an account is its identity address; a wallet
@@ -53,7 +53,7 @@ export const SignInHandlers = HttpApiBuilder.group(SocialApi, "signIn", (handler
   Effect.gen(function*() {
     const flow = yield* Effect.flatten(socialSignIn)
     return handlers
-      .handle("challenge", ({ request }) => Effect.mapError(flow.challenge(request), unavailable))
+      .handle("challenge", ({ request }) => Effect.mapError(flow.challenge(request), signInUnavailable))
       .handle("status", ({ request, urlParams }) => goneOrUnavailable(flow.status(request, urlParams.id)))
       .handle("callbackMessage", ({ urlParams }) => goneOrUnavailable(flow.callbackMessage(urlParams.id)))
       .handle("callback", ({ payload }) => fromEntity(flow.callback(payload)))
@@ -69,7 +69,7 @@ export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", 
       .handle("manifest", ({ urlParams }) =>
         Effect.gen(function*() {
           if (!isLinkTokenShaped(urlParams.token)) return yield* Effect.fail(invalid("token", "not a link token"))
-          const row = yield* readLinkToken(linkTokenId(urlParams.token), "social").pipe(Effect.provide(context), Effect.mapError(unavailable))
+          const row = yield* readLinkToken(linkTokenId(urlParams.token), "social").pipe(Effect.provide(context), Effect.mapError(signInUnavailable))
           const state = linkTokenState(row, Date.now())
           if (state !== "usable" || Option.isNone(row)) {
             return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))

@@ -1,8 +1,8 @@
-// The social network's HTTP service, ready for a listener (cluster/Listeners.ts composes it): the
+// The social network's HTTP service, ready for a listener (http/SocialListener.ts serves it): the
 // API with its handlers and session middleware, and its edge.
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Layer } from "effect"
-import { NotFound, ServiceUnavailable } from "../../../schemas/social/errors.ts"
+import { NotFound, unavailable } from "../../../schemas/social/errors.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
@@ -58,11 +58,11 @@ const HealthHandlers = HttpApiBuilder.group(SocialApi, "health", (handlers) =>
           hotWallet: { address: hot.address, balance: hot.sats === null ? null : Either.getOrElse(formatAmount(BigInt(hot.sats), 8), () => null) },
           topUpAddress: topUp.address
         })),
-        Effect.mapError(() => new ServiceUnavailable({ error: { code: "unavailable", message: "The ledger node did not answer." } }))
+        Effect.mapError(() => unavailable("The ledger node did not answer."))
       ))
   }))
 
-const sessionsUnavailable = () => new ServiceUnavailable({ error: { code: "unavailable", message: "Sessions cannot be changed right now; please retry." } })
+const sessionsUnavailable = () => unavailable("Sessions cannot be changed right now; please retry.")
 
 const SessionHandlers = HttpApiBuilder.group(SocialApi, "session", (handlers) =>
   Effect.gen(function*() {
@@ -90,7 +90,7 @@ const MeHandlers = HttpApiBuilder.group(SocialApi, "me", (handlers) =>
     return handlers.handle("me", () =>
       Effect.flatMap(Session, (s) => readMe(s.address, topUp.address)).pipe(
         Effect.provideService(SqlClient.SqlClient, sql),
-        Effect.mapError(() => new ServiceUnavailable({ error: { code: "unavailable", message: "Your account cannot be read right now; please retry." } }))
+        Effect.mapError(() => unavailable("Your account cannot be read right now; please retry."))
       ))
   }))
 

@@ -6,19 +6,24 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { corsHeaders } from "../../platform/http/openCors.ts"
 import type { ContentStoreShape } from "../content/ContentStore.ts"
+import { octetStream } from "../content/mediaTypes.ts"
 import { contentRange, parseRange } from "../content/ranges.ts"
 import { servedNow } from "../content/served.ts"
 
 const prefix = "/api/stream/"
 
-/** The headers every /api/stream answer carries besides type, length and range. */
-export const streamHeaders = (cid: string): Record<string, string> => ({
+/**
+ * The headers every /api/stream answer carries besides type, length and range. An item of no
+ * known type (application/octet-stream, mediaTypes.ts) is a download, never rendered inline.
+ */
+export const streamHeaders = (cid: string, mediaType: string): Record<string, string> => ({
   etag: `"${cid}"`,
   "accept-ranges": "bytes",
   // Content never changes under a CID.
   "cache-control": "public, max-age=31536000, immutable",
   "x-content-type-options": "nosniff",
-  "content-security-policy": "default-src 'none'; sandbox"
+  "content-security-policy": "default-src 'none'; sandbox",
+  ...(mediaType === octetStream ? { "content-disposition": `attachment; filename="${cid}"` } : {})
 })
 
 export const fastStream = (store: ContentStoreShape) =>
@@ -35,7 +40,7 @@ export const fastStream = (store: ContentStoreShape) =>
   const hot = store.hotRange(cid, r)
   if (hot === undefined) return undefined
   res.writeHead(206, {
-    ...headers, ...corsHeaders, ...streamHeaders(cid),
+    ...headers, ...corsHeaders, ...streamHeaders(cid, meta.mediaType),
     "content-type": meta.mediaType, "content-length": String(r.end - r.start + 1), "content-range": contentRange(r, meta.size)
   })
   for (const part of hot.parts) res.write(part)

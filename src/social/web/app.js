@@ -25,7 +25,8 @@ const composer = (onPublished) => {
   const body = el("textarea", { name: "body", maxlength: "10000", required: true })
   const kind = el("select", { name: "kind" }, ...["text", "story", "photo", "video"].map((k) => el("option", { value: k }, k)))
   const tags = el("input", { name: "tags", type: "text", placeholder: "news, chain", autocomplete: "off" })
-  const files = el("input", { name: "media", type: "file", multiple: true, accept: "image/*,video/mp4,video/webm,audio/mpeg,audio/ogg,text/plain" })
+  // Any file: the service types it by its bytes (HLS .ts, .m4s and .m3u8 included; unknown types are served as downloads).
+  const files = el("input", { name: "media", type: "file", multiple: true })
   const progress = el("progress", { max: "1", value: "0", "aria-label": "Upload progress", hidden: true })
   const status = notice()
   const result = el("div")
@@ -62,7 +63,7 @@ const composer = (onPublished) => {
     }
   } },
   field("What is new?", body), field("Kind", kind), field("Tags", tags, "Comma separated, up to 20"),
-  field("Media", files, "Images, video or audio; uploaded to this service's content store"), progress, publish, status)
+  field("Media", files, "Images, video, audio, HLS segments and playlists, or any file (served as a download); uploaded to this service's content store"), progress, publish, status)
   return section("Compose", form, result)
 }
 

@@ -18,7 +18,7 @@ const Api = HttpApi.make("scoped").add(HttpApiGroup.make("g")
   .addError(Unauthorized).addError(Forbidden).addError(ServiceUnavailable)
 
 const handlers = HttpApiBuilder.group(Api, "g", (h) => h.handle("wrapOnly", () => Effect.map(DeskMember, (m) => ({ memberId: m.memberId }))))
-const stubKeys = Layer.succeed(DeskKeys, { caller: (apiKey: string) => Effect.succeed(Option.fromNullable(keys[apiKey])) })
+const stubKeys = Layer.succeed(DeskKeys, { caller: (apiKey: string) => Effect.succeed(Option.fromNullable(keys[apiKey])), forget: () => {} })
 const { handler, dispose } = HttpApiBuilder.toWebHandler(Layer.mergeAll(
   HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(DeskKeyAuthLive), Layer.provide(stubKeys)),
   HttpServer.layerContext

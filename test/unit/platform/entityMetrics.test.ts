@@ -15,6 +15,16 @@ const valueOf = (name: string, entityType: string) => {
 }
 
 describe("entityMetrics", () => {
+  it("registers every series of a type at 0 when made, so /metrics lists them before the first use", () => {
+    entityMetrics("TestRegistered")
+    const names = Metric.unsafeSnapshot()
+      .filter((p) => p.metricKey.tags.some((t) => t.key === "type" && t.value === "TestRegistered"))
+      .map((p) => p.metricKey.name).sort()
+    expect(names).toEqual(["shardline_entity_activations_total", "shardline_entity_defects_total", "shardline_entity_messages_in_flight",
+      "shardline_entity_messages_total", "shardline_timer_lag_ms"])
+    expect(valueOf("shardline_entity_defects_total", "TestRegistered").count).toBe(0)
+  })
+
   it("counts activations per entity type, and only for that type", async () => {
     const m = entityMetrics("TestActivation")
     await Effect.runPromise(m.activated)

@@ -97,7 +97,8 @@ describe("escaping", () => {
     expect(excerpt("a  b\n c", 10)).toBe("a b c")
   })
   it("keeps oEmbed width and height within maxwidth and maxheight", () => {
-    const p: PagePost = { id: "i", shortId: "abcdef", kind: "story", body: "b", tags: [], media: [], authorWallet: "T", authorHandle: null, assetId: "ABCDEF", createdAt: "", state: "hosted", txHash: "" }
+    const p: PagePost = { id: "i", shortId: "abcdef", kind: "story", body: "b", tags: [], media: [], authorWallet: "T", authorHandle: null, assetId: "ABCDEF", createdAt: "", state: "hosted",
+      proof: { txHash: null, opReturn: null, metadataCid: "c", ownerAddress: "T", derivationPath: "m", explorerTxUrl: null } }
     for (const [w, h] of [[200, 200], [1200, 2000], [undefined, undefined], [333, 250]] as const) {
       const o = oembedOf("http://x", p, w, h)
       expect(o.width).toBeLessThanOrEqual(w ?? Infinity)

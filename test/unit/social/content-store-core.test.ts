@@ -1,34 +1,10 @@
 // The content store's core over an in-memory backend: chunking, verification, and the hot-chunk
 // cache (a range read of verified chunks skips the backend; a whole read always re-verifies).
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { rawCid } from "../../../src/crypto/cid.ts"
-import { type BlobMeta, type Blobs, chunkBytes, makeContentStore } from "../../../src/social/content/ContentStore.ts"
-
-const memoryBlobs = () => {
-  const items = new Map<string, { meta: BlobMeta; chunks: Array<Uint8Array> }>()
-  const calls = { chunks: 0 }
-  const blobs: Blobs = {
-    stage: Effect.sync(() => {
-      const chunks: Array<Uint8Array> = []
-      return {
-        write: (n, bytes) => Effect.sync(() => { chunks[n] = Buffer.from(bytes) }),
-        commit: (cid, meta) => Effect.sync(() => {
-          if (items.has(cid)) return false
-          items.set(cid, { meta, chunks })
-          return true
-        }),
-        abort: Effect.void
-      }
-    }),
-    meta: (cid) => Effect.sync(() => Option.fromNullable(items.get(cid)?.meta)),
-    chunks: (cid, from, to) => Effect.sync(() => {
-      calls.chunks++
-      return items.get(cid)!.chunks.slice(from, to + 1)
-    })
-  }
-  return { blobs, items, calls }
-}
+import { chunkBytes, makeContentStore } from "../../../src/social/content/ContentStore.ts"
+import { memoryBlobs } from "../../support/memoryBlobs.ts"
 
 const collect = (s: Stream.Stream<Uint8Array, unknown>) => Effect.runPromise(Effect.map(Stream.runCollect(s), (c) => Buffer.concat(Chunk.toArray(c))))
 

@@ -62,7 +62,13 @@
     if (view === null) return
     $("at").textContent = new Date(view.at).toLocaleTimeString()
     $("access").textContent = view.access === "public" ? "public view (no ops token configured)" : "full view"
-    table("runners", ["runner", "state", "last heartbeat"], view.runners.map((r) => [r.address, status(r.healthy, "healthy", "unhealthy"), new Date(r.lastHeartbeat).toLocaleTimeString()]))
+    // `gone`: no heartbeat for longer than the lock expiration, so out of the ring (a killed node).
+    table("runners", ["runner", "state", "last heartbeat"], view.runners.map((r) => {
+      const state = r.state || (r.healthy ? "healthy" : "unhealthy")
+      const ago = r.heartbeatAgeMs === undefined ? "" : ` (${fmt(Math.round(r.heartbeatAgeMs / 100) / 10)} s ago)`
+      return [r.address, el("span", { class: state === "healthy" ? "ok" : "bad", "data-state": state }, state === "gone" ? "gone: left the ring" : state),
+        new Date(r.lastHeartbeat).toLocaleTimeString() + ago]
+    }))
     table("shards", ["node", "pid", "shards", "sample"], view.shardOwners.map((o) => [o.node, fmt(o.pid), o.shards, o.sample.join(" ")]))
     const types = [...new Set(view.nodes.flatMap((n) => Object.keys(n.stats.liveEntities || {}).concat(Object.keys(n.stats.messages || {}))))].sort()
     const last = samples[samples.length - 1]

@@ -1,0 +1,42 @@
+// The token desk's front door: everything a node needs to run it, and all it may take from here.
+// - `layer`: its listener, entities (DeskOrder, LinkedWallet, link tokens, Attestor), the attestor's
+//   kick and gauges, and the services they share (keys, wallets, reserves, attestations,
+//   transparency), kept in the output so a node run inside a test can reach them.
+// - `listener`: the HTTP listener alone; `migrations`: its tables; `DeskConfig`: its settings.
+// - `devnetWorld`: its dollar tokens issued when the ledger is a devnet, before any entity runs;
+//   `devnetBacking`: what backs its tokens when a devnet pays them (the platform's DevnetBacking port);
+//   `ledgerProperties`: its tokens' properties, for the platform's LedgerRegistry;
+// - `inboundWebhooks`: its partner webhooks for the ops view (the platform's InboundWebhooks port).
+// It needs the platform (cluster, database, chains, Omni view, secret box, config) beneath it.
+import { Layer } from "effect"
+import * as AttestationMonitor from "./attestation/AttestationMonitor.ts"
+import * as Attestations from "./attestation/Attestations.ts"
+import { AttestorKick, AttestorLive } from "./attestation/AttestorEntity.ts"
+import { listener } from "./http/DeskListener.ts"
+import * as Transparency from "./http/Transparency.ts"
+import { DeskLinkTokenLive } from "./identity/LinkTokenEntity.ts"
+import { LinkedWalletLive } from "./identity/LinkedWalletEntity.ts"
+import * as DeskKeys from "./keys/DeskKeys.ts"
+import { DeskOrderLive } from "./orders/DeskOrderEntity.ts"
+import * as ReserveScanner from "./reserves/ReserveScanner.ts"
+import * as DevnetBacking from "./tokens/devnetBacking.ts"
+import * as DeskWallets from "./wallets/DeskWallets.ts"
+
+export { DeskConfig } from "./DeskConfig.ts"
+export { listener } from "./http/DeskListener.ts"
+export { layer as inboundWebhooks } from "./webhooks/inboundLog.ts"
+export { migrations } from "./migrations/index.ts"
+export { makeDeskWorld as devnetWorld } from "./tokens/DeskWorld.ts"
+export { registeredProperties as ledgerProperties } from "./tokens/tokenStore.ts"
+
+export const devnetBacking = DevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))
+
+// The reserves, attestations and the transparency bodies, over the desk's wallets and the Omni view.
+const services = Layer.mergeAll(DeskKeys.layer, Transparency.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
+  Layer.provideMerge(DeskWallets.layer)
+)
+
+export const layer = Layer.mergeAll(
+  listener, DeskOrderLive, LinkedWalletLive, DeskLinkTokenLive, AttestorLive, AttestorKick, AttestationMonitor.layer
+).pipe(Layer.provideMerge(services))

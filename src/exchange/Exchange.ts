@@ -1,0 +1,28 @@
+// The exchange's front door: everything a node needs to run it, and all it may take from here.
+// - `layer`: its listener, entities (Market, Authorization, Settlement), the market activator and
+//   the services they share (API keys, account read model, market registry, market data), kept in
+//   the output so a node run inside a test can reach them.
+// - `listener`: the HTTP listener alone; `migrations`: its tables; `ExchangeConfig`: its settings.
+// - `devnetWorld`: the demo markets' assets, issued when the ledger is a devnet, before any entity runs;
+//   `ledgerProperties`: its market assets, for the platform's LedgerRegistry.
+// It needs the platform (cluster, database, chains, secret box, config) beneath it.
+import { Layer } from "effect"
+import * as AccountReadModel from "./account/AccountReadModel.ts"
+import * as ApiKeys from "./auth/ApiKeys.ts"
+import { AuthorizationLive } from "./authorization/AuthorizationEntity.ts"
+import { listener } from "./http/ExchangeListener.ts"
+import { MarketLive } from "./market/MarketEntity.ts"
+import * as MarketData from "./marketdata/MarketData.ts"
+import * as MarketActivator from "./markets/MarketActivator.ts"
+import * as MarketRegistry from "./markets/MarketRegistry.ts"
+import { SettlementLive } from "./settlement/SettlementEntity.ts"
+
+export { ExchangeConfig } from "./ExchangeConfig.ts"
+export { listener } from "./http/ExchangeListener.ts"
+export { makeDemoWorld as devnetWorld } from "./markets/DemoWorld.ts"
+export { registeredProperties as ledgerProperties } from "./markets/marketStore.ts"
+export { migrations } from "./migrations/index.ts"
+
+const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, MarketRegistry.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)))
+
+export const layer = Layer.mergeAll(listener, MarketLive, AuthorizationLive, SettlementLive, MarketActivator.layer).pipe(Layer.provideMerge(services))

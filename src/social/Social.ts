@@ -1,0 +1,21 @@
+// The social network's front door: everything a node needs to run it, and all it may take from here.
+// - `layer`: its listener, entities (Post, Continuity, link tokens), the stamping sweep, top-ups
+//   and the content store, kept in the output so a node run inside a test can reach them.
+// - `listener`: the HTTP listener alone; `migrations`: its tables; `SocialConfig`: its settings.
+// It needs the platform (cluster, database, chains, secret box, sessions, config) beneath it.
+import { Layer } from "effect"
+import * as TopUps from "./accounts/TopUps.ts"
+import { ContinuityLive } from "./accounts/ContinuityEntity.ts"
+import * as ContentStoreLive from "./content/ContentStoreLive.ts"
+import { listener } from "./http/SocialListener.ts"
+import { SocialLinkTokenLive } from "./identity/SocialLinkTokenEntity.ts"
+import { PostLive } from "./posts/PostEntity.ts"
+import { StampingSweep } from "./posts/stampingSweep.ts"
+
+export { listener } from "./http/SocialListener.ts"
+export { migrations } from "./migrations/index.ts"
+export { SocialConfig } from "./SocialConfig.ts"
+
+export const layer = Layer.mergeAll(listener, PostLive, ContinuityLive, SocialLinkTokenLive, StampingSweep, TopUps.layer).pipe(
+  Layer.provideMerge(ContentStoreLive.layer)
+)
