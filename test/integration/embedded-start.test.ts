@@ -23,10 +23,17 @@ const start = async (env: Record<string, string>): Promise<{ child: ChildProcess
   return { child, baseUrl }
 }
 
+// The restart must not begin while the old process still holds the data dir and the ports (a
+// second process would answer the first ping and then reset as the first one exits), so wait
+// for the exit itself; a node that does not stop within 90 s fails here by name.
 const stop = async (child: ChildProcess) => {
-  const exited = new Promise((r) => child.once("exit", r))
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<boolean>((r) => child.once("exit", () => r(true)))
   process.kill(-child.pid!, "SIGTERM")
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))])
+  if (!(await Promise.race([exited, new Promise<boolean>((r) => setTimeout(() => r(false), 90_000))]))) {
+    process.kill(-child.pid!, "SIGKILL")
+    throw new Error("npm start did not exit within 90 s of SIGTERM")
+  }
 }
 
 describe.each(["postgres", "pglite"] as const)("embedded default (%s)", (engine) => {

@@ -4,6 +4,7 @@
 // address, where the live page runs (its stream too). A wrong token sets nothing, and the cookie
 // never opens /metrics. Headless Chromium (Debian's), as the other page tests.
 import { chromium, type Browser } from "playwright-core"
+import { waitInPage } from "../support/browser.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -62,10 +63,10 @@ describe("the /ops page on a node with an ops token", () => {
     expect(cookies[0]).toMatchObject({ name: "shardline_ops", path: "/ops", httpOnly: true, sameSite: "Strict", expires: -1 })
     expect(cookies[0]!.value).not.toContain(token)
     // The live page, fed by its stream (which the cookie opens too).
-    await page.waitForFunction(`document.querySelector("#runners table") !== null`, undefined, { timeout: 20_000 })
-    await page.waitForFunction(`/300/.test(document.querySelector("#shards")?.textContent ?? "")`, undefined, { timeout: 20_000 })
+    await waitInPage(page, `/healthy/.test(document.querySelector("#runners table")?.textContent ?? "")`)
+    await waitInPage(page, `/300/.test(document.querySelector("#shards")?.textContent ?? "")`)
     expect(await page.textContent("#access")).toBe("full view")
-    await page.waitForFunction(`document.querySelector("#conn")?.textContent === "live"`, undefined, { timeout: 20_000 })
+    await waitInPage(page, `document.querySelector("#conn")?.textContent === "live"`)
     // The page's script cannot read the cookie (HttpOnly).
     expect(await page.evaluate("document.cookie")).toBe("")
     // A reload keeps it open; /metrics is not opened by it.

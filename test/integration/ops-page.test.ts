@@ -3,6 +3,7 @@
 // from /ops/stream. Screenshots go to test-results/ (git-ignored) and docs/img/ops.png (README).
 import { mkdirSync } from "node:fs"
 import { chromium, type Browser } from "playwright-core"
+import { waitInPage } from "../support/browser.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -45,12 +46,12 @@ describe("the live /ops page", () => {
     page.on("response", (r) => { if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) problems.push(`${r.status()} ${r.url()}`) })
     page.on("pageerror", (e) => problems.push(e.message))
     await page.goto(`${node.baseUrl}/ops`)
-    await page.waitForFunction(`document.querySelector("#runners table") !== null`, undefined, { timeout: 20_000 })
+    await waitInPage(page, `/healthy/.test(document.querySelector("#runners table")?.textContent ?? "")`)
     expect(await page.textContent("#runners")).toContain("healthy")
-    await page.waitForFunction(`/300/.test(document.querySelector("#shards")?.textContent ?? "")`, undefined, { timeout: 20_000 })
+    await waitInPage(page, `/300/.test(document.querySelector("#shards")?.textContent ?? "")`)
     expect(await page.textContent("#shards")).toContain("shardline:embedded")
     const first = Number(await page.getAttribute("#samples", "data-seq"))
-    await page.waitForFunction(`Number(document.querySelector("#samples")?.getAttribute("data-seq")) >= ${first + 2}`, undefined, { timeout: 20_000 })
+    await waitInPage(page, `Number(document.querySelector("#samples")?.getAttribute("data-seq")) >= ${first + 2}`)
     expect(await page.locator("#chart-shards svg polyline").count()).toBeGreaterThan(0)
     expect(await page.textContent("#entities")).toMatch(/Market/)
     expect(await page.textContent("#conn")).toBe("live")

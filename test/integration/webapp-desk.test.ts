@@ -11,7 +11,7 @@ import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { issueDeskLinkToken } from "../../src/desk/identity/issueLinkToken.ts"
-import { AppConfig } from "../../src/platform/Config.ts"
+import { configLayer } from "../../src/config.ts"
 import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
 import { deskCustomer } from "../support/deskCustomer.ts"
 import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
@@ -40,7 +40,7 @@ afterAll(async () => {
 })
 
 const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), Layer.succeed(AppConfig, node.config)))) as Effect.Effect<A, E, never>)
+  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
 const sql = (text: string) => inNode(Effect.flatMap(SqlClient.SqlClient, (s) => s.unsafe(text)))
 const pay = (to: string, amount: string, asset: string) => node.run(Effect.flatMap(DevnetChains, (c) => c.pay("ledger", to, amount, asset)))
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as Record<string, any> })
@@ -107,7 +107,8 @@ describe("token desk web app", () => {
     await pay(wallet.derived(2), "1.5", "SUSD")
     await expect.poll(() => page.locator("[data-field=currentBalance]").textContent(), { timeout: 20_000 }).toBe("1.5")
     await expect.poll(async () => Number(await page.locator("figure.chart").getAttribute("data-points")), { timeout: 20_000 }).toBeGreaterThanOrEqual(2)
-    await page.locator("figure.chart svg polyline").first().waitFor()
+    // A flat line (every sample the same) has no height, which Playwright calls hidden: attached is what counts.
+    await page.locator("figure.chart svg polyline").first().waitFor({ state: "attached" })
     expect(await page.locator("[data-field=averageDailyBalance]").textContent()).toMatch(/^\d+(\.\d+)?$/)
 
     // The payout address: linking filled it; a bad one is refused as a sentence; a good one is saved.

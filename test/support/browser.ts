@@ -52,3 +52,18 @@ export const fitsWidth = (page: Page): Promise<boolean> => page.evaluate("docume
 /** A computed style of the first element a locator finds (the stylesheet took effect). */
 export const computedStyle = (locator: Locator, property: string): Promise<string> =>
   locator.first().evaluate((e, p) => (globalThis as unknown as { getComputedStyle: (e: unknown) => Record<string, string> }).getComputedStyle(e)[p]!, property)
+
+/**
+ * Waits until an expression is truthy in the page. Playwright's `waitForFunction` with a string
+ * evaluates it with `eval` inside the page, which a strict CSP (`script-src 'self'`, as our pages
+ * send) refuses; `page.evaluate` of a string goes through the DevTools protocol, which the CSP
+ * does not govern. So poll from here.
+ */
+export const waitInPage = async (page: Page, expression: string, timeoutMs = 20_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (await page.evaluate(`Boolean(${expression})`).catch(() => false)) return
+    if (Date.now() > deadline) throw new Error(`page never satisfied: ${expression} (waited ${timeoutMs} ms)`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
