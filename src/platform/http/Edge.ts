@@ -42,16 +42,21 @@ const send = (res: ServerResponse, status: number, body: string, headers: Record
   res.end(body)
 }
 
+/** The socket of a refused body goes after drainMs whatever the client does: ending our side
+ * leaves it half open, and a client that never closes its own (the fuzz run's did) would hold
+ * it, and the listener's close, for ever. */
+const cutLater = (req: IncomingMessage) => {
+  const timer = setTimeout(() => req.socket.destroy(), drainMs)
+  req.socket.once("close", () => clearTimeout(timer))
+}
+
 /** Answers in the service's shape, then keeps reading what the client still sends until it is done
  * (or drainMs), and only then closes: closing with unread bytes would reset the connection and
  * the client would never read the answer. */
 const refuseBody = (req: IncomingMessage, res: ServerResponse, reply: Reply, headers: Record<string, string>) => {
   send(res, reply.status, reply.body, headers)
-  const cut = setTimeout(() => req.socket.destroy(), drainMs)
-  req.once("end", () => {
-    clearTimeout(cut)
-    req.socket.end()
-  })
+  cutLater(req)
+  req.once("end", () => req.socket.end())
   req.resume()
 }
 
@@ -86,8 +91,7 @@ const countBody = (req: IncomingMessage, limit: number, over: () => void) => {
       seen += (chunk as Buffer).length
       if (seen > limit) {
         cut = true
-        const timer = setTimeout(() => req.socket.destroy(), drainMs)
-        req.socket.once("close", () => clearTimeout(timer))
+        cutLater(req)
         over()
         return true
       }
@@ -318,11 +322,17 @@ const clientErrorReply = (edge: ServiceEdge, code: string | undefined): Reply & 
   }
 }
 
-const rawAnswer = (socket: Duplex, reply: Reply, reason: string, withBody: boolean, headers: Record<string, string> = {}) =>
+/** Answers on the raw socket and ends our side; the socket goes after drainMs even if the client
+ * never closes its own (node no longer tracks it, so nothing else would). */
+const rawAnswer = (socket: Duplex, reply: Reply, reason: string, withBody: boolean, headers: Record<string, string> = {}) => {
   socket.end(
     `HTTP/1.1 ${reply.status} ${reason}\r\ncontent-type: ${jsonType}\r\ncontent-length: ${Buffer.byteLength(reply.body)}\r\n` +
       Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("") + `connection: close\r\n\r\n${withBody ? reply.body : ""}`
   )
+  const timer = setTimeout(() => socket.destroy(), drainMs)
+  timer.unref()
+  socket.once("close", () => clearTimeout(timer))
+}
 
 /** `Upgrade: websocket` (any upgrade): no route offers one. Charged and counted like any request,
  * answered on the raw socket (node hands an upgrade over with no response object), then closed. */
@@ -374,6 +384,9 @@ const connectionCap = (options: EdgeOptions) => {
 }
 
 /** A node:http server whose requests pass the front first; the Effect app gets the rest. */
+/** How long a closing listener leaves its open connections before it cuts them. */
+const closeGraceMs = 1_000
+
 export const makeEdgeServer = (options: EdgeOptions): Server => {
   const front = makeFront(options)
   const admit = connectionCap(options)
@@ -388,9 +401,14 @@ export const makeEdgeServer = (options: EdgeOptions): Server => {
       return super.emit(event as string, ...args)
     }
     // close() waits for every open connection; a stream lasts minutes, so it is ended first.
+    // What is still open a moment later (a response that never ends, a client that keeps a
+    // request half-sent within its time limits) is cut: the node's stop (NodeMain) has already
+    // waited for the requests in flight, and a stop must end whatever its clients do.
     override close(callback?: (err?: Error) => void): this {
       options.edge.onClose?.()
-      return super.close(callback)
+      super.close(callback)
+      setTimeout(() => this.closeAllConnections(), closeGraceMs).unref()
+      return this
     }
   }
   // HTTP/1.1 without Host is still answered in our shape (node would send an empty 400).
