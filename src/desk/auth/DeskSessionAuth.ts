@@ -33,4 +33,4 @@ const makeVerifier = Effect.map(WebSessions, (sessions) =>
     }
   }))
 
-export const DeskSessionAuthLive = Layer.effect(DeskSessionAuth, Effect.map(makeVerifier, (verify) => ({ session: () => verify, cookie: () => verify })))
+export const layer = Layer.effect(DeskSessionAuth, Effect.map(makeVerifier, (verify) => ({ session: () => verify, cookie: () => verify })))

@@ -55,7 +55,7 @@ const STEPS_MAX = 8
 /** The next tick time after `nowMs`, on the ORDER_TICK_MS grid. */
 export const nextTickAt = (nowMs: number): number => (Math.floor(nowMs / ORDER_TICK_MS) + 1) * ORDER_TICK_MS
 
-export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
+export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const services = yield* Effect.context<SqlClient.SqlClient | SecretBox | AppConfig | UtxoLedger | FeeSponsor>()
   const ledger = yield* UtxoLedger

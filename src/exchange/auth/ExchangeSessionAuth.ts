@@ -32,4 +32,4 @@ const makeVerifier = Effect.map(WebSessions, (sessions) =>
     }
   }))
 
-export const ExchangeSessionAuthLive = Layer.effect(ExchangeSessionAuth, Effect.map(makeVerifier, (verify) => ({ bearer: () => verify, cookie: () => verify })))
+export const layer = Layer.effect(ExchangeSessionAuth, Effect.map(makeVerifier, (verify) => ({ bearer: () => verify, cookie: () => verify })))

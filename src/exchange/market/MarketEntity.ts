@@ -101,7 +101,7 @@ export interface BatchFigures {
 /** Set `onBatch` to receive every batch's figures (called synchronously; keep it cheap). */
 export const marketInstrumentation: { onBatch: ((symbol: string, figures: BatchFigures) => void) | undefined } = { onBatch: undefined }
 
-export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
+export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const view = yield* OmniView

@@ -37,4 +37,4 @@ const makeVerifier = Effect.map(WebSessions, (sessions) =>
     }
   }))
 
-export const SessionAuthLive = Layer.effect(SessionAuth, Effect.map(makeVerifier, (verify) => ({ bearer: () => verify, cookie: () => verify })))
+export const layer = Layer.effect(SessionAuth, Effect.map(makeVerifier, (verify) => ({ bearer: () => verify, cookie: () => verify })))

@@ -9,8 +9,8 @@ import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { ledgerKind } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
-import { OpenCorsLive } from "../../platform/http/openCors.ts"
-import { SessionAuthLive } from "../auth/SessionAuth.ts"
+import * as OpenCors from "../../platform/http/openCors.ts"
+import * as SessionAuth from "../auth/SessionAuth.ts"
 import { SignInHandlers, SocialLinkHandlers, socialSignIn } from "./SignInHandlers.ts"
 import { endSession, sessionList, sessionView } from "../../platform/signin/sessionAuth.ts"
 import { sessionIdOf } from "../../platform/signin/sessionStore.ts"
@@ -99,5 +99,5 @@ export const socialWebApp = webAppRoutes({ title: "Social", entry: fileURLToPath
 
 export const socialHandlers = HttpApiBuilder.api(SocialApi).pipe(
   Layer.provide([HealthHandlers, SessionHandlers, MeHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers, MemberSignedHandlers]),
-  Layer.provide([SessionAuthLive, OpenCorsLive])
+  Layer.provide([SessionAuth.layer, OpenCors.layer])
 )
