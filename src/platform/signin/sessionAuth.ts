@@ -4,7 +4,7 @@
 // another site's page, so it needs none. The service turns each outcome into its own error body.
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { bearerOf } from "../http/bearer.ts"
+import { bearerOf, challengeBearer } from "../http/bearer.ts"
 import { csrfRefusal, csrfTokenOf } from "./csrf.ts"
 import { isSessionId, listSessions, revokeSessionById, sessionIdOf, type WebSession } from "./sessionStore.ts"
 import { WebSessions } from "./WebSessions.ts"
@@ -30,6 +30,45 @@ export const authenticateSession = (service: string, cookieName: string, options
     }
     return { _tag: "Found", session: found.value } as SessionCheck
   })
+
+/** How a service answers each way a session check can fail, in its own error shape. */
+export interface SessionRefusals<U, A, C> {
+  /** The session cache did not answer. */
+  readonly unavailable: () => U
+  /** No token (401; the reply names the Bearer scheme). */
+  readonly missing: () => A
+  /** A token of no live session (401, likewise). */
+  readonly unknown: () => A
+  /** A cookie-session change that may come from another site (403). */
+  readonly crossSite: (message: string) => C
+}
+
+/**
+ * A service's session verifier, for its HttpApi security middleware (one verifier serves the
+ * bearer and the cookie scheme: HttpApi tries them in turn, so each reads both, bearer.ts): the
+ * session found, or the refusal the service names for the outcome.
+ */
+export const sessionVerifier = <U, A, C>(service: string, cookieName: string, refusals: SessionRefusals<U, A, C>) =>
+  Effect.map(WebSessions, (sessions) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const check = yield* authenticateSession(service, cookieName).pipe(
+        Effect.provideService(WebSessions, sessions),
+        Effect.mapError(refusals.unavailable)
+      )
+      switch (check._tag) {
+        case "Missing":
+          challengeBearer(request)
+          return yield* Effect.fail(refusals.missing())
+        case "Unknown":
+          challengeBearer(request)
+          return yield* Effect.fail(refusals.unknown())
+        case "CrossSite":
+          return yield* Effect.fail(refusals.crossSite(check.message))
+        case "Found":
+          return check.session
+      }
+    }))
 
 /** GET session: who, until when, and the CSRF token a page may send. */
 export const sessionView = (s: WebSession) => ({ address: s.address, expiresAt: s.expiresAt.toISOString(), csrfToken: csrfTokenOf(s.tokenHash) })
