@@ -202,45 +202,50 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
       return { seen, grants, viewHeight }
     })
 
+  /** A place: a duplicate client order id answered as a retry, else matched, refused, or held for a sync (unfunded). */
+  const applyPlace = (cmd: PlaceCmd, work: BatchWork): void => {
+    const { input } = cmd
+    const key = `${input.userId}\u0000${input.clientOrderId}`
+    const open = state.openByClientId(input.userId, input.clientOrderId)
+    if (work.seen.has(key) || open !== undefined || work.placedKeys.has(key)) {
+      work.answers.push(() => duplicate(cmd))
+      return
+    }
+    work.placedKeys.add(key)
+    const outcome = state.place(input, work.grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), work.now, work.changes)
+    if (outcome._tag === "Refused" && outcome.refusal.unfunded === true && cmd.afterSync !== true) work.unfunded.push({ cmd, refusal: outcome.refusal })
+    else if (outcome._tag === "Refused") work.answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
+    else work.placed.push({ cmd, order: outcome.order, trades: outcome.trades })
+  }
+
+  /** A cancel of one of the user's open orders, by order id or client order id. */
+  const applyCancel = (cmd: Extract<Command, { _tag: "Cancel" }>, work: BatchWork): void => {
+    const target = cmd.orderId !== undefined
+      ? state.open.get(cmd.orderId)
+      : cmd.clientOrderId !== undefined ? state.openByClientId(cmd.userId, cmd.clientOrderId) : undefined
+    // Another user's order is answered as unknown: existence is not disclosed.
+    if (target === undefined || target.userId !== cmd.userId) {
+      work.answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent.")))
+      return
+    }
+    if (cmd.onlyIf !== undefined && target.status !== cmd.onlyIf) {
+      work.answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Order was not canceled due to cancel restrictions.")))
+      return
+    }
+    const ended = state.end(target.orderId, "CANCELED", work.now, work.changes)!
+    work.answers.push(() => Deferred.succeed(cmd.done, orderState(market, ended)))
+  }
+
   /** Step 2, pure on the book: one command matched, cancelled or refused; its answer queued. */
   const applyCommand = (cmd: Command, work: BatchWork): void => {
     const { now, changes, answers } = work
     switch (cmd._tag) {
-      case "Place": {
-        const { input } = cmd
-        const key = `${input.userId}\u0000${input.clientOrderId}`
-        const open = state.openByClientId(input.userId, input.clientOrderId)
-        if (work.seen.has(key) || open !== undefined || work.placedKeys.has(key)) {
-          answers.push(() => duplicate(cmd))
-          return
-        }
-        work.placedKeys.add(key)
-        const outcome = state.place(input, work.grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), now, changes)
-        if (outcome._tag === "Refused" && outcome.refusal.unfunded === true && cmd.afterSync !== true) work.unfunded.push({ cmd, refusal: outcome.refusal })
-        else if (outcome._tag === "Refused") answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
-        else work.placed.push({ cmd, order: outcome.order, trades: outcome.trades })
-        return
-      }
-      case "Cancel": {
-        const target = cmd.orderId !== undefined
-          ? state.open.get(cmd.orderId)
-          : cmd.clientOrderId !== undefined ? state.openByClientId(cmd.userId, cmd.clientOrderId) : undefined
-        // Another user's order is answered as unknown: existence is not disclosed.
-        if (target === undefined || target.userId !== cmd.userId) {
-          answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent.")))
-          return
-        }
-        if (cmd.onlyIf !== undefined && target.status !== cmd.onlyIf) {
-          answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Order was not canceled due to cancel restrictions.")))
-          return
-        }
-        const ended = state.end(target.orderId, "CANCELED", now, changes)!
-        answers.push(() => Deferred.succeed(cmd.done, orderState(market, ended)))
-        return
-      }
+      case "Place":
+        return applyPlace(cmd, work)
+      case "Cancel":
+        return applyCancel(cmd, work)
       case "CancelAll": {
-        const mine = state.openOf(cmd.userId)
-        const ended = mine.map((o) => state.end(o.orderId, "CANCELED", now, changes)!)
+        const ended = state.openOf(cmd.userId).map((o) => state.end(o.orderId, "CANCELED", now, changes)!)
         answers.push(() => ended.length === 0
           ? Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent."))
           : Deferred.succeed(cmd.done, ended.map((o) => orderState(market, o))))
