@@ -17,8 +17,7 @@ import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { POLL_INTERVAL_MS } from "../../platform/signin/challenge.ts"
 import { makeSignInFlow, type SignInUnavailable } from "../../platform/signin/flow.ts"
-import { endSession, sessionList, sessionView } from "../../platform/signin/sessionAuth.ts"
-import { sessionIdOf } from "../../platform/signin/sessionStore.ts"
+import { sessionRoutes, sessionView } from "../../platform/signin/sessionAuth.ts"
 import { WebSessions } from "../../platform/signin/WebSessions.ts"
 import { accountView, cashoutToken, memberAccount, savePayoutAddress } from "../cashout/account.ts"
 import { orderServices } from "../cashout/CashoutHandlers.ts"
@@ -78,21 +77,15 @@ export const DeskSignInHandlers = HttpApiBuilder.group(DeskApi, "signIn", (handl
 export const DeskSessionHandlers = HttpApiBuilder.group(DeskApi, "session", (handlers) =>
   Effect.gen(function*() {
     const flow = yield* Effect.flatten(deskSignIn)
-    const context = yield* Effect.context<SqlClient.SqlClient | WebSessions>()
-    const sessionsUnavailable = () => unavailable("Sessions cannot be changed right now; please retry.")
+    const routes = sessionRoutes(flow, yield* Effect.context<SqlClient.SqlClient | WebSessions>(), {
+      unavailable: () => unavailable("Sessions cannot be changed right now; please retry."),
+      notFound: () => notFound("No live session of yours has this id.")
+    })
     return handlers
       .handle("session", () => Effect.map(DeskSession, sessionView))
-      .handle("signOut", ({ request }) =>
-        Effect.flatMap(DeskSession, (s) => flow.signOut(request, s).pipe(Effect.map((ended) => ({ id: sessionIdOf(s.tokenHash), ended })), Effect.mapError(sessionsUnavailable))))
-      .handle("sessions", () => Effect.flatMap(DeskSession, (s) => sessionList(s).pipe(Effect.provide(context), Effect.mapError(sessionsUnavailable))))
-      .handle("endSession", ({ path }) =>
-        Effect.flatMap(DeskSession, (s) =>
-          endSession(s, path.id).pipe(
-            Effect.provide(context),
-            Effect.mapError(sessionsUnavailable),
-            Effect.filterOrFail((ended) => ended, () => notFound("No live session of yours has this id.")),
-            Effect.as({ id: path.id, ended: true })
-          )))
+      .handle("signOut", ({ request }) => Effect.flatMap(DeskSession, (s) => routes.signOut(request, s)))
+      .handle("sessions", () => Effect.flatMap(DeskSession, routes.list))
+      .handle("endSession", ({ path }) => Effect.flatMap(DeskSession, (s) => routes.end(s, path.id)))
   }))
 
 interface WalletRow {

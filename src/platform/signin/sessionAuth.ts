@@ -3,7 +3,8 @@
 // also passes the cross-site check on state changes (csrf.ts); a bearer one cannot be sent by
 // another site's page, so it needs none. The service turns each outcome into its own error body.
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, Option } from "effect"
+import type { SqlClient } from "@effect/sql"
+import { type Context, Effect, Option } from "effect"
 import { bearerOf, challengeBearer } from "../http/bearer.ts"
 import { csrfRefusal, csrfTokenOf } from "./csrf.ts"
 import { isSessionId, listSessions, revokeSessionById, sessionIdOf, type WebSession } from "./sessionStore.ts"
@@ -93,3 +94,25 @@ export const endSession = (s: WebSession, id: string) =>
     for (const hash of ended) sessions.forget(hash)
     return ended.length > 0
   })
+
+/**
+ * The session routes' work (sign out, list one's sessions, end one), shared by every service's
+ * session group: each failure in the service's shape, `unavailable` when the session store did
+ * not answer and `notFound` for an id that names none of the caller's live sessions.
+ */
+export const sessionRoutes = <U, N>(
+  flow: { readonly signOut: (request: HttpServerRequest.HttpServerRequest, session: WebSession) => Effect.Effect<boolean, unknown> },
+  context: Context.Context<SqlClient.SqlClient | WebSessions>,
+  refusals: { readonly unavailable: () => U; readonly notFound: () => N }
+) => ({
+  signOut: (request: HttpServerRequest.HttpServerRequest, s: WebSession) =>
+    flow.signOut(request, s).pipe(Effect.map((ended) => ({ id: sessionIdOf(s.tokenHash), ended })), Effect.mapError(refusals.unavailable)),
+  list: (s: WebSession) => sessionList(s).pipe(Effect.provide(context), Effect.mapError(refusals.unavailable)),
+  end: (s: WebSession, id: string) =>
+    endSession(s, id).pipe(
+      Effect.provide(context),
+      Effect.mapError(refusals.unavailable),
+      Effect.filterOrFail((ended) => ended, refusals.notFound),
+      Effect.as({ id, ended: true })
+    )
+})
