@@ -43,11 +43,10 @@ describe("v2 chain", () => {
     expect(encodeState(walked)).toBe(encodeState(at(chain, chain.epoch + 2 * span + 3)))
   })
 
-  it("reaches a year ahead of 30 s epochs quickly (v1 took a million hashes)", () => {
+  it("reaches a year ahead of 30 s epochs (a v1 chain refuses it: over a million hashes)", () => {
     const yearAhead = chain.epoch + Math.ceil(366 * 86_400_000 / periodMsDefault)
-    const t = performance.now()
     expect(Either.isRight(keyOf(chain, yearAhead))).toBe(true)
-    expect(performance.now() - t).toBeLessThan(500)
+    expect(Either.isLeft(keyOf({ ...chain, next: undefined }, yearAhead))).toBe(true)
   })
 
   it("never gives back an earlier epoch, in or before its span: a sealed key does not open after its epoch", () => {
