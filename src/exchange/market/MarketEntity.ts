@@ -218,32 +218,19 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     else work.placed.push({ cmd, order: outcome.order, trades: outcome.trades })
   }
 
-  /** A cancel of one of the user's open orders, by order id or client order id. */
-  const applyCancel = (cmd: Extract<Command, { _tag: "Cancel" }>, work: BatchWork): void => {
-    const target = cmd.orderId !== undefined
-      ? state.open.get(cmd.orderId)
-      : cmd.clientOrderId !== undefined ? state.openByClientId(cmd.userId, cmd.clientOrderId) : undefined
-    // Another user's order is answered as unknown: existence is not disclosed.
-    if (target === undefined || target.userId !== cmd.userId) {
-      work.answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent.")))
-      return
-    }
-    if (cmd.onlyIf !== undefined && target.status !== cmd.onlyIf) {
-      work.answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Order was not canceled due to cancel restrictions.")))
-      return
-    }
-    const ended = state.end(target.orderId, "CANCELED", work.now, work.changes)!
-    work.answers.push(() => Deferred.succeed(cmd.done, orderState(market, ended)))
-  }
-
   /** Step 2, pure on the book: one command matched, cancelled or refused; its answer queued. */
   const applyCommand = (cmd: Command, work: BatchWork): void => {
     const { now, changes, answers } = work
     switch (cmd._tag) {
       case "Place":
         return applyPlace(cmd, work)
-      case "Cancel":
-        return applyCancel(cmd, work)
+      case "Cancel": {
+        const outcome = state.cancel(cmd, now, changes)
+        answers.push(() => outcome._tag === "Refused"
+          ? Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg))
+          : Deferred.succeed(cmd.done, orderState(market, outcome.order)))
+        return
+      }
       case "CancelAll": {
         const ended = state.openOf(cmd.userId).map((o) => state.end(o.orderId, "CANCELED", now, changes)!)
         answers.push(() => ended.length === 0
