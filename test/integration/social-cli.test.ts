@@ -70,7 +70,8 @@ describe("social CLI", () => {
     await cli(["devnet", "mine", "--json"], env)
     const timeline = cliJson<{ events: Array<{ tag: string; address: string }> }>(await cli(["social", "timeline", "--address", account.address, "--json"], env))
     expect(timeline.events.map((e) => e.tag)).toEqual(expect.arrayContaining(["C", "CHV1P", "P", "T", "D"]))
-    expect(timeline.events).toHaveLength(7)
+    // The media post's C, CHV1P, P, T; the text-only post's C (its body), CHV1P, P, D.
+    expect(timeline.events).toHaveLength(8)
   }, 180_000)
 
   it("live add registers a channel its embeds play", async () => {

@@ -380,12 +380,16 @@ describe("chain record and lifecycle", () => {
     const bobBefore = (await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [bob.address]))[0]!.b
     const c = await json(await post2("comments", bobSession, { body: "nice <b>post</b>" }))
     expect(c.status).toBe(201)
-    // The commenter's stamp: bob's #asset id, from bob's identity address, carrying a comment
-    // manifest that names the post's metadata CID and the body's CID.
-    expect(c.body.opReturn).toMatch(new RegExp(`^X\\|bafkrei[a-z2-7]{52}\\|${bob.assetId}\\.`))
-    const commentManifest = await json(await fetch(url(`/api/stream/${c.body.opReturn.split("|")[1]}`)))
-    expect(commentManifest.body).toMatchObject({ version: 1, type: "comment", post: post.metadataCid, postId: post.postId, body: rawCid(Buffer.from("nice <b>post</b>")), author: bob.address })
-    expect(await (await fetch(url(`/api/stream/${commentManifest.body.body}`))).text()).toBe("nice <b>post</b>")
+    // The commenter's stamps: bob's #asset id, from the comment's own address. X carries the
+    // comment body (the spec's reading); XM after it a comment manifest that names the post's
+    // metadata CID and the body's CID.
+    const bodyCid = rawCid(Buffer.from("nice <b>post</b>"))
+    expect(c.body.opReturn).toMatch(new RegExp(`^X\\|${bodyCid}\\|${bob.assetId}\\.`))
+    expect(await (await fetch(url(`/api/stream/${bodyCid}`))).text()).toBe("nice <b>post</b>")
+    const [xm] = await db.query<{ cid: string; op_return: string }>("SELECT s.cid, s.op_return FROM social_stamps s JOIN social_comments c ON c.address = s.address WHERE c.txid = $1 AND s.tag = 'XM'", [c.body.txid])
+    expect(Either.getOrThrow(decodeStamp(Buffer.from(xm!.op_return)))).toMatchObject({ tag: "XM", assetId: bob.assetId, seq: 1 })
+    const commentManifest = await json(await fetch(url(`/api/stream/${xm!.cid}`)))
+    expect(commentManifest.body).toMatchObject({ version: 1, type: "comment", post: post.metadataCid, postId: post.postId, body: bodyCid, author: bob.address })
     // Sent from the comment's own address, derived from bob's social key (not alice's post address).
     const commentTx = Transaction.fromHex((await node.run(Effect.flatMap(UtxoLedger, (l) => l.getTx(c.body.txid)))).hex)
     expect(Buffer.from(payments.embed({ output: commentTx.outs[0]!.script }).data![0]!).toString()).toBe(c.body.opReturn)
@@ -405,7 +409,7 @@ describe("chain record and lifecycle", () => {
       postId: post.postId,
       comments: [{
         id: expect.stringMatching(/^[0-9a-f-]{36}$/), author: { wallet: bob.address, handle: null, assetId: bob.assetId },
-        body: "nice <b>post</b>", bodyCid: commentManifest.body.body, manifestCid: c.body.opReturn.split("|")[1],
+        body: "nice <b>post</b>", bodyCid, manifestCid: xm!.cid,
         address: commentRow!.address, derivationPath: commentRow!.derivation_path, txHash: c.body.txid, opReturn: c.body.opReturn,
         createdAt: expect.any(String)
       }],
@@ -423,6 +427,37 @@ describe("chain record and lifecycle", () => {
       expect(r.status, bad).toBe(400)
     }
     expect((await fetch(url("/api/public/post/zzzzzz/comments"))).status).toBe(404)
+  })
+
+  it("rebuilds a text-only post and a comment from the chain by the spec's rules: C is the body that landed, X the comment body", async () => {
+    // A reader who knows only the spec's tag table: C "content first lands", X "the service CID
+    // of a new comment body"; any other tag is not theirs to read (ours, XM, is skipped).
+    const specTags = new Set(["C", "P", "R", "T", "D", "M", "X", "CHV1G", "CHV1N", "CHV1P"])
+    const read = async (address: string, tag: string) => {
+      const r = await json(await fetch(url(`/api/public/timeline/${address}`)))
+      expect(r.status).toBe(200)
+      const events = (r.body.events as Array<{ tag: string; cid: string; address: string }>).filter((e) => specTags.has(e.tag) && e.tag === tag)
+      return Promise.all(events.map(async (e) => ({ address: e.address, cid: e.cid, text: await (await fetch(url(`/api/stream/${e.cid}`))).text() })))
+    }
+    const carol = await createSocialAccount(db.url)
+    const dave = await createSocialAccount(db.url)
+    const carolSession = (await createSession(db.url, carol.address)).token
+    const daveSession = (await createSession(db.url, dave.address)).token
+    const words = await json(await publish({ body: "only words, no media", kind: "text" }, carolSession))
+    expect(words.status, JSON.stringify(words.body)).toBe(201)
+    const reply = await json(await fetch(url(`/api/social/posts/${words.body.postId}/comments`), {
+      method: "POST", headers: { ...auth(daveSession), "content-type": "application/json" }, body: JSON.stringify({ body: "a reply, read from the chain" })
+    }))
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201)
+    await node.run(Effect.flatMap(UtxoLedger, (l) => l.mine(1, carol.address)))
+
+    const lookup = await json(await fetch(url(`/api/public/post/${words.body.postId}`)))
+    const claims = await read(carol.address, "C")
+    expect(claims).toEqual([{ address: lookup.body.proof.ownerAddress, cid: rawCid(Buffer.from("only words, no media")), text: "only words, no media" }])
+    const comments = await read(dave.address, "X")
+    expect(comments).toEqual([{ address: expect.any(String), cid: rawCid(Buffer.from("a reply, read from the chain")), text: "a reply, read from the chain" }])
+    expect(comments[0]!.address).not.toBe(lookup.body.proof.ownerAddress)
+    expect(reply.body.opReturn.split("|")[1]).toBe(comments[0]!.cid)
   })
 
   it("only the author takes a post down; T is stamped, the content is 410, the lookup keeps its proof", async () => {
@@ -465,7 +500,7 @@ describe("chain record and lifecycle", () => {
     expect(Date.now()).toBeGreaterThanOrEqual(paidUntil + graceMs)
     expect(await served()).toBe(410)
     const tags = await db.query<{ tag: string }>("SELECT tag FROM social_stamps WHERE post_id = $1 ORDER BY seq", [p.postId])
-    expect(tags.map((t) => t.tag)).toEqual(["CHV1P", "P", "R"])
+    expect(tags.map((t) => t.tag)).toEqual(["C", "CHV1P", "P", "R"])
   }, 180_000)
 
   it("account continuity: CHV1G now, CHV1N when the countdown ends on its own timer; a cancelled one never completes", async () => {
