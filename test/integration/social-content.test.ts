@@ -3,7 +3,7 @@
 // verification, the chain-only timeline, takedown, and the Post entity's hosting timers.
 import { Transaction, payments } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as ecc from "tiny-secp256k1"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -16,8 +16,10 @@ import { ledgerParams } from "../../src/chain/params.ts"
 import { rawCid } from "../../src/crypto/cid.ts"
 import type { NewAccount } from "../../src/social/accounts/Accounts.ts"
 import { chunkBytes } from "../../src/social/content/ContentStore.ts"
+import { setLiveStream } from "../../src/social/pages/liveChannels.ts"
 import { decodeStamp } from "../../src/social/posts/opReturn.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
+import { pgClientLayer } from "../support/pg.ts"
 import { createSession, createSocialAccount } from "../support/services.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -57,6 +59,9 @@ afterAll(async () => {
 })
 
 const url = (path: string) => `${node.socialUrl}${path}`
+/** Runs an effect in the node with a client on its database (what the CLI's commands run with). */
+const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
+  node.run(Effect.scoped(Effect.provide(effect, pgClientLayer(db.url))) as Effect.Effect<A, E, never>)
 const auth = (token: string) => ({ authorization: `Bearer ${token}` })
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 const upload = (bytes: Uint8Array, type: string, token = aliceSession) =>
@@ -281,6 +286,52 @@ describe("reading", () => {
     expect((await fetch(url("/embed/live/chan1"))).status).toBe(200)
   })
 
+  it("a known channel's player is offline until the channel has a stream, then points at a playlist that answers (issue 23.16)", async () => {
+    await db.query("INSERT INTO social_live_channels (stream_id, wallet, title) VALUES ('chan2', $1, 'Evening show')", [bob.address])
+    // No stream yet: the embed says offline (not a player of a playlist that is not there).
+    for (const path of ["/embed/live/chan2", `/embed/live/by-wallet/${bob.address}`]) {
+      const offline = await fetch(url(path))
+      expect(offline.status, path).toBe(200)
+      const page = await offline.text()
+      expect(page, path).toContain(`data-live="offline"`)
+      expect(page, path).not.toContain("<video")
+    }
+    expect(await json(await fetch(url("/live/chan2/index.m3u8")))).toMatchObject({ status: 404, body: { error: { code: "not_found" } } })
+    expect((await fetch(url("/live/nochannel/index.m3u8"))).status).toBe(404)
+
+    // The ingest: segments and the playlist naming them by /api/stream/{cid} go into the store; the
+    // channel's current playlist is set (what `social live stream` does).
+    const segment = Buffer.alloc(188 * 3)
+    for (let i = 0; i < 3; i++) segment[i * 188] = 0x47
+    const seg = await json(await upload(segment, "video/mp2t", bobSession))
+    expect(seg.body.mediaType).toBe("video/mp2t")
+    const playlist = `#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:2.0,\n/api/stream/${seg.body.cid}\n`
+    const list = await json(await upload(Buffer.from(playlist), "application/vnd.apple.mpegurl", bobSession))
+    expect(list.status).toBe(201)
+    expect(await inNode(setLiveStream("chan2", seg.body.cid))).toEqual(Option.some("not_a_playlist"))
+    expect(await inNode(setLiveStream("chan2", list.body.cid))).toEqual(Option.none())
+
+    // Now a player, whose source answers with the playlist, whose segment answers too.
+    const page = await (await fetch(url("/embed/live/chan2"))).text()
+    expect(page).not.toContain(`data-live="offline"`)
+    const src = /<video src="([^"]+)"/.exec(page)![1]!
+    expect(src).toBe(`${node.socialUrl}/live/chan2/index.m3u8`)
+    const served = await fetch(src)
+    expect(served.status).toBe(200)
+    expect(served.headers.get("content-type")).toBe("application/vnd.apple.mpegurl")
+    expect(served.headers.get("cache-control")).toBe("no-cache")
+    const text = await served.text()
+    expect(text).toBe(playlist)
+    const segmentUri = text.split("\n").find((l) => l.startsWith("/api/stream/"))!
+    const bytes = await fetch(new URL(segmentUri, src))
+    expect(bytes.status).toBe(200)
+    expect(bytes.headers.get("content-type")).toBe("video/mp2t")
+    // Taken offline again: the embed says so, the playlist route is 404.
+    expect(await inNode(setLiveStream("chan2", null))).toEqual(Option.none())
+    expect(await (await fetch(url(`/embed/live/by-wallet/${bob.address}`))).text()).toContain(`data-live="offline"`)
+    expect((await fetch(src)).status).toBe(404)
+  })
+
   it("answers oEmbed 1.0 rich within maxwidth/maxheight; 404 foreign, 501 xml, 400 out of range", async () => {
     const page = `${node.socialUrl}/p/${post.shortId}`
     const r = await json(await fetch(url(`/api/public/oembed?url=${encodeURIComponent(page)}&maxwidth=300&maxheight=200`)))
@@ -350,7 +401,7 @@ describe("reading", () => {
 
   it("lists every route in the OpenAPI document, both <chain> paths included", async () => {
     const paths = Object.keys((await json(await fetch(url("/openapi.json")))).body.paths)
-    for (const p of ["/api/public/ledger-verify-message", "/api/public/ledger-health", "/api/public/post/{id}", "/api/public/oembed", "/api/stream/{cid}", "/api/social/upload", "/api/social/posts", "/p/{id}", "/embed/p/{id}", "/embed/{cid}", "/embed/live/{streamId}", "/embed/live/by-wallet/{wallet}", "/api/public/timeline/{address}"]) {
+    for (const p of ["/api/public/ledger-verify-message", "/api/public/ledger-health", "/api/public/post/{id}", "/api/public/oembed", "/api/stream/{cid}", "/api/social/upload", "/api/social/posts", "/p/{id}", "/embed/p/{id}", "/embed/{cid}", "/embed/live/{streamId}", "/embed/live/by-wallet/{wallet}", "/live/{streamId}/index.m3u8", "/api/public/timeline/{address}"]) {
       expect(paths).toContain(p)
     }
   })
