@@ -239,8 +239,8 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       return 2
     }
     // The node holds the chain (an in-process devnet, or its node's adapter): its public endpoint
-    // rebuilds the timeline from the chain, the same code anyone can run.
-    // The running node's listener (its public URL); without one, this process's own host and port.
+    // rebuilds the timeline from the chain, the same code anyone can run. It is reached at the
+    // running node's public URL (node_listeners); with none running, at this process's host and port.
     const own = Effect.map(Effect.all([AppConfig, SocialConfig]), ([config, social]) =>
       `http://${config.httpHost === "0.0.0.0" ? "127.0.0.1" : config.httpHost}:${social.socialHttpPort}`)
     return runCommand(Effect.gen(function*() {

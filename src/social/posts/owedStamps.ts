@@ -1,9 +1,9 @@
 // Stamps the service owes a post once the action that calls for them has taken effect (docs/social.md,
 // "Stamps that could not go out"): T (author takedown), D (moderator pull), R (renewal), M (metadata
-// update) and X then XM (a comment's body and manifest, stamped from the commenter's own comment address). Each is written as a
-// social_owed_stamps row in the transaction of the action's effect, then made; the stamp's own
-// recording transaction marks the row paid (Stamper.ts, `owedId`), so a stamp is made at most once
-// per owed row, and the Post entity's FinishStamps timer (StampCompletion.ts) makes every row still
+// update) and X then XM (a comment's body and manifest, stamped from the commenter's own comment
+// address). Each is written as a social_owed_stamps row in the transaction of the action's effect,
+// then made; the stamp's own recording transaction marks the row paid (Stamper.ts, `owedId`), so a
+// stamp is made at most once per owed row, and the Post entity's FinishStamps timer (StampCompletion.ts) makes every row still
 // unpaid until none is left. A stamp that was made but whose broadcast was lost is not made again:
 // it is sent again with its recorded bytes (StampCompletion.resendLost).
 import { SqlClient } from "@effect/sql"
@@ -44,6 +44,11 @@ const accountOf = (address: string) =>
     onSome: (a: AccountRow) => Effect.succeed(a)
   }))
 
+const owedRow = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<OwedRow>`SELECT id::text AS id, post_id::text AS post_id, tag, cid, comment_id::text AS comment_id, txid
+      FROM social_owed_stamps WHERE id = ${id}`, (rows) => rows[0]))
+
 /**
  * Makes one owed stamp (none if it is already paid): a comment's (X, XM) from the commenter's
  * comment address, the others as the post's stamps (its own address; a member-signed post's D
@@ -52,8 +57,7 @@ const accountOf = (address: string) =>
 const payOne = (id: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<OwedRow>`SELECT id::text AS id, post_id::text AS post_id, tag, cid, comment_id::text AS comment_id, txid
-      FROM social_owed_stamps WHERE id = ${id}`
+    const row = yield* owedRow(id)
     if (row === undefined) return { row, paid: undefined }
     if (row.txid !== null) return { row, paid: yield* paidStamp(row.txid) }
     const post = Option.getOrThrow(yield* findPost(row.post_id))
@@ -73,9 +77,7 @@ const payOne = (id: string) =>
   }).pipe(Effect.catchIf(
     // Paid by an earlier attempt between our read and the stamp's own check.
     (e) => (e as { message?: string })?.message === "already_paid",
-    () => Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.flatMap(sql<OwedRow>`SELECT id::text AS id, post_id::text AS post_id, tag, cid, comment_id::text AS comment_id, txid
-        FROM social_owed_stamps WHERE id = ${id}`, ([row]) => Effect.map(paidStamp(row!.txid!), (paid) => ({ row, paid }))))
+    () => Effect.flatMap(owedRow(id), (row) => Effect.map(paidStamp(row!.txid!), (paid) => ({ row, paid })))
   ))
 
 /**
