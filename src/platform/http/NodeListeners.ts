@@ -12,23 +12,30 @@ import { NodeIdentity } from "../NodeIdentity.ts"
 export const listenerHeartbeatMs = 10_000
 /** A row whose last beat is older than this is a node that died without deleting it, ms. */
 export const listenerStaleMs = 3 * listenerHeartbeatMs
+/** How long a starting or stopping listener tries to write or delete its row, ms. */
+const listenerWriteTimeoutMs = 2_000
 
 /** Announces a listening service with its public URL while the scope lasts (beats, then deletes the row). */
 export const announceListener = (service: string, publicUrl: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const node = (yield* NodeIdentity).name
-    const beat = sql`INSERT INTO node_listeners (service, node, public_url) VALUES (${service}, ${node}, ${publicUrl})
-      ON CONFLICT (service, node) DO UPDATE SET public_url = EXCLUDED.public_url, heartbeat_at = now()`
+    const write = (restart: boolean) => sql`INSERT INTO node_listeners (service, node, public_url) VALUES (${service}, ${node}, ${publicUrl})
+      ON CONFLICT (service, node) DO UPDATE SET public_url = EXCLUDED.public_url, heartbeat_at = now()
+        ${restart ? sql`, started_at = now()` : sql``}`
+    const beat = write(false)
     // A node is listening whether or not the row could be written; the next beat writes it.
-    yield* sql`DELETE FROM node_listeners WHERE service = ${service} AND node = ${node}`.pipe(Effect.zipRight(beat), Effect.catchAllCause((c) => Effect.logWarning(`${service}: listener row not written`, c)))
+    yield* write(true).pipe(Effect.timeout(Duration.millis(listenerWriteTimeoutMs)),
+      Effect.catchAllCause((c) => Effect.logWarning(`${service}: listener row not written`, c)))
     yield* beat.pipe(
       Effect.catchAllCause((c) => Effect.logWarning(`${service}: listener heartbeat failed`, c)),
       Effect.repeat(Schedule.spaced(Duration.millis(listenerHeartbeatMs))),
       Effect.delay(Duration.millis(listenerHeartbeatMs)),
       Effect.forkScoped
     )
-    yield* Effect.addFinalizer(() => sql`DELETE FROM node_listeners WHERE service = ${service} AND node = ${node}`.pipe(Effect.ignore))
+    // Bounded: a stop never waits on a database that is gone (the row then ages out, listenerStaleMs).
+    yield* Effect.addFinalizer(() => sql`DELETE FROM node_listeners WHERE service = ${service} AND node = ${node}`.pipe(
+      Effect.timeout(Duration.millis(listenerWriteTimeoutMs)), Effect.ignore))
   })
 
 /** The public URL a running node serves `service` at (the freshest beat), if one runs. */
