@@ -185,7 +185,8 @@ describe("stamps owed while the ledger is unreachable", () => {
     expect(signed.status, JSON.stringify(signed.body)).toBe(200)
     expect(signed.body).toMatchObject({ state: "hosted", stamping: "pending" })
     const txids = (signed.body.stamps as Array<{ txid: string }>).map((s) => s.txid)
-    expect(txids).toHaveLength(2)
+    // C (the body of a post without media), CHV1P, P.
+    expect(txids).toHaveLength(3)
     // Recorded with the member's bytes, not on the ledger yet.
     const recorded = await db.query<{ txid: string }>("SELECT txid FROM social_stamps WHERE post_id = $1 ORDER BY seq", [r.body.postId])
     expect(recorded.map((x) => x.txid)).toEqual(txids)
