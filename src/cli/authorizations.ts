@@ -36,7 +36,8 @@ const show = async (args: ReadonlyArray<string>): Promise<number> => {
     if (Option.isNone(record)) return console.error(`no grant ${grantId} has been committed`)
     found = true
     console.log(parsed.values.json ? JSON.stringify(record.value) : `${record.value.grantId} ${record.value.asset} ${record.value.status}` +
-      (record.value.expiresAt === null ? "" : ` until ${new Date(record.value.expiresAt).toISOString()}`))
+      (record.value.expiresAt === null ? "" : ` until ${new Date(record.value.expiresAt).toISOString()}`) +
+      (record.value.keyDestroyedAt === null ? "" : `, key unrecoverable since ${record.value.keyDestroyedAt}`))
   })
   return code !== 0 ? code : found ? 0 : 1
 }

@@ -27,8 +27,9 @@ import type { BookConfig, StpMode } from "./bookConfig.ts"
 export interface NewOrder {
   readonly id: number
   /**
-   * The caller's correlation number for this request (a non-negative safe integer; default 0),
-   * echoed only by a `rejected` event. Not an order identity: the book never indexes it.
+   * The caller's correlation number for this request (a non-negative safe integer; none by
+   * default), echoed only by a `rejected` event (null there when none was given, so 0 is a real
+   * ref). Not an order identity: the book never indexes it.
    */
   readonly ref?: number
   readonly owner: string
@@ -160,7 +161,7 @@ export class OrderBook {
     const found = reason === undefined ? own.byPrice.get(price) : NONE
     if (found !== NONE && own.f[found * LF + LF_QTY]! + qty > Number.MAX_SAFE_INTEGER) reason = "LEVEL_FULL"
     if (reason !== undefined) {
-      this.sink.rejected(++this.lastSeq, reason === "INVALID_REF" ? 0 : order.ref ?? 0, reason)
+      this.sink.rejected(reason === "INVALID_REF" ? null : order.ref ?? null, reason)
       return "REJECTED"
     }
     const acceptedSeq = ++this.lastSeq
@@ -189,13 +190,15 @@ export class OrderBook {
 
   /**
    * Cancels an open order: CANCELED status and a level change. Otherwise returns false and emits
-   * one `rejected` event carrying `ref` (UNKNOWN_ORDER, INVALID_ID or INVALID_REF).
+   * one `rejected` event carrying `ref` (UNKNOWN_ORDER, INVALID_ID or INVALID_REF), which takes
+   * no sequence number: a client's refused cancels do not move the market's sequence.
    */
-  cancel(id: number, ref: number = 0): boolean {
-    const slot = isCount(id) && isRef(ref) ? this.slotOf.get(id) : NONE
+  cancel(id: number, ref?: number): boolean {
+    const refOk = ref === undefined || isRef(ref)
+    const slot = isCount(id) && refOk ? this.slotOf.get(id) : NONE
     if (slot === NONE) {
-      const reason = !isRef(ref) ? "INVALID_REF" : isCount(id) ? "UNKNOWN_ORDER" : "INVALID_ID"
-      this.sink.rejected(++this.lastSeq, reason === "INVALID_REF" ? 0 : ref, reason)
+      const reason = !refOk ? "INVALID_REF" : isCount(id) ? "UNKNOWN_ORDER" : "INVALID_ID"
+      this.sink.rejected(reason === "INVALID_REF" ? null : ref ?? null, reason)
       return false
     }
     const f = this.slots.f
@@ -448,7 +451,18 @@ export class OrderBook {
     const capacity = this.slots.capacity
     if (capacity > SLOTS_MIN && this.slotOf.size * 4 < capacity) this.rebuild()
     else if (this.slotOf.size === 0 && this.aboveFloor()) this.rebuild() // an empty book holds exactly the floor
+    else if (this.slotOf.size === 0 && this.ownerName.length > 0) this.forgetOwners()
     else if (this.ownerName.length > capacity && this.ownerName.length > 4 * this.liveOwners) this.rebuild() // owners that left
+  }
+
+  /**
+   * An empty book within its floor drops the entries of owners who left (at most OWNERS_MIN, so
+   * O(64) and no allocation): it then holds exactly a new book's storage. The owner tables stay
+   * at their floor size; a re-interned owner resets its head and tail.
+   */
+  private forgetOwners(): void {
+    this.ownerIndex.clear()
+    this.ownerName.length = 0
   }
 
   private aboveFloor(): boolean {

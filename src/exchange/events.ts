@@ -1,7 +1,9 @@
 // What the matching core says happened. The book calls a sink with plain positional values so
 // the hot path allocates nothing; `recordingSink` turns the calls into the objects below for the
-// Market actor, the reference implementation and the tests. Every call carries the per-market
-// sequence number: strictly increasing by one per event, across all event kinds.
+// Market actor, the reference implementation and the tests. Every call that changes the book
+// carries the per-market sequence number: strictly increasing by one per event, across all event
+// kinds. A refusal (`rejected`) changes nothing and takes no number, so a client's errors (a
+// cancel of an order already filled, a malformed place) never move the market's sequence.
 //
 // Prices are integer ticks and quantities integer lots (see units.ts); owners are wallet ids.
 
@@ -65,14 +67,14 @@ export interface StatusChange {
 }
 
 /**
- * The book refused a request (a place or a cancel) and changed nothing. `ref` is the request's
- * `ref` (NewOrder.ref, or cancel's second argument), 0 when the caller gave none or an invalid
- * one. It carries no order id: the id may be a live order's (DUPLICATE_ID) or not a number at all.
+ * The book refused a request (a place or a cancel) and changed nothing; it has no sequence
+ * number. `ref` is the request's `ref` (NewOrder.ref, or cancel's second argument), null when the
+ * caller gave none or an invalid one (0 is a ref like any other). It carries no order id: the id
+ * may be a live order's (DUPLICATE_ID) or not a number at all.
  */
 export interface Rejected {
   readonly type: "rejected"
-  readonly seq: number
-  readonly ref: number
+  readonly ref: number | null
   readonly reason: RejectReason
 }
 
@@ -104,7 +106,8 @@ export interface BookSink {
   /** `reason` is always undefined (refusals go to `rejected`); the parameter stays for existing sinks. */
   status(seq: number, id: number, status: OrderStatus, executedQty: number, openQty: number, reason: RejectReason | undefined): void
   level(seq: number, side: Side, price: number, qty: number): void
-  rejected(seq: number, ref: number, reason: RejectReason): void
+  /** Unnumbered: a refusal does not take a sequence number. `ref` null: the request gave none (or an invalid one). */
+  rejected(ref: number | null, reason: RejectReason): void
 }
 
 /** A sink that ignores everything (for callers that only read the book). */
@@ -134,7 +137,7 @@ export const recordingSink = (into: Array<BookEvent>): BookSink => ({
   level: (seq, side, price, qty) => {
     into.push({ type: "level", seq, side, price, qty })
   },
-  rejected: (seq, ref, reason) => {
-    into.push({ type: "rejected", seq, ref, reason })
+  rejected: (ref, reason) => {
+    into.push({ type: "rejected", ref, reason })
   }
 })

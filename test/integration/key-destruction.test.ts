@@ -11,8 +11,8 @@ import { payments } from "bitcoinjs-lib"
 import { Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ledgerParams } from "../../src/chain/params.ts"
-import { decodeState, delegatedKeysLabel, epochOf, openWithState, type EpochState } from "../../src/exchange/authorization/keyEpochs.ts"
-import { stateFileName } from "../../src/exchange/authorization/KeyEpochStore.ts"
+import { decodeState, delegatedKeysLabel, epochEndMs, epochOf, openWithState, type EpochState } from "../../src/exchange/authorization/keyEpochs.ts"
+import { keyDestroyedWithinMs, stateFileName } from "../../src/exchange/authorization/KeyEpochStore.ts"
 import { make as secretBox } from "../../src/platform/SecretBox.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
@@ -57,6 +57,13 @@ const filesContaining = (files: ReadonlyArray<string>, needle: Buffer) =>
   files.filter((f) => readFileSync(f).includes(needle))
 
 /** Every sealed delegated key of this grant's epoch found in the files, as text. */
+/** `authorizations show <grantId> --json`, as a user runs it. */
+const shown = async (grantId: string, env: Record<string, string>) => {
+  const res = await cli(["authorizations", "show", grantId, "--json"], env)
+  expect(res.stderr).toBe("")
+  return JSON.parse(res.stdout) as { status: string; keyDestroyedAt: string | null }
+}
+
 const sealedCopiesIn = (files: ReadonlyArray<string>, epoch: number) => {
   const re = new RegExp(`e1:${epoch}:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+`, "g")
   const found = new Set<string>()
@@ -86,9 +93,33 @@ describe("key destruction", () => {
     // The search is real: the sealed row is in the table's heap file once checkpointed.
     const live = await databaseFiles()
     expect(filesContaining([live.keysHeap], Buffer.from(backup!.key_enc))).toEqual([live.keysHeap])
+    // Not destroyed yet, and `authorizations show` says nothing of it.
+    expect(await shown(granted.grantId, env)).toMatchObject({ status: "granted", keyDestroyedAt: null })
+
+    // The window, measured: from the expiry on, how long the backup still opens with the node's
+    // ratchet file as it is on disk (read every 20 ms).
+    await new Promise((r) => setTimeout(r, Math.max(0, granted.expiresAt - Date.now())))
+    let unrecoverableAt = 0
+    while (unrecoverableAt === 0) {
+      if (Either.isLeft(openWithState(currentState(), masterSubkey, granted.grantId, backup!.key_enc))) unrecoverableAt = Date.now()
+      else await new Promise((r) => setTimeout(r, 20))
+    }
+    // Sealed under the epoch of expiry + grace: destroyed at that epoch's end (plus the ratchet's
+    // 5 ms and this poll), never before the grace is over, at most grace + one epoch after expiry.
+    expect(unrecoverableAt - granted.expiresAt).toBeGreaterThanOrEqual(graceMs)
+    expect(unrecoverableAt - granted.expiresAt).toBeLessThanOrEqual(keyDestroyedWithinMs(periodMs, graceMs) + 200)
+    expect(unrecoverableAt).toBeGreaterThanOrEqual(epochEndMs(periodMs, epoch))
 
     // Past the end of the epoch of expiry + grace, plus the timer's poll and the ratchet tick.
     await new Promise((r) => setTimeout(r, Math.max(0, (epoch + 1) * periodMs + 3000 - Date.now())))
+    // Now `authorizations show` says when: the end of the sealing epoch, at most grace + one epoch
+    // (here 3 s; 90 s with the defaults, test/unit/exchange/keyEpochs.test.ts) after expiry.
+    const after0 = await shown(granted.grantId, env)
+    expect(after0).toMatchObject({ status: "expired", keyDestroyedAt: new Date(epochEndMs(periodMs, epoch)).toISOString() })
+    const destroyedAt = Date.parse(after0.keyDestroyedAt!)
+    expect(destroyedAt - granted.expiresAt).toBeGreaterThanOrEqual(graceMs)
+    expect(destroyedAt - granted.expiresAt).toBeLessThanOrEqual(Math.min(120_000, keyDestroyedWithinMs(periodMs, graceMs)))
+    expect(Math.abs(destroyedAt - unrecoverableAt)).toBeLessThan(250)
     expect(await db.query("SELECT 1 FROM authorization_keys WHERE grant_id = $1", [granted.grantId])).toEqual([])
     const after = currentState()
     expect(after.chainId).toBe(before.chainId)

@@ -143,6 +143,28 @@ describe("market data served from every node's memory", () => {
     sse.close()
   })
 
+  it("a client's refused cancels (of an order already filled) take no sequence number of the stream and publish nothing", async () => {
+    const feedSeq = (n: RunningNode) => n.run(Effect.map(MarketData, (d) => d.feed(marketId)?.seq))
+    const before = await feedSeq(a)
+    const depthBefore = await json(a, `${prefix}/depth?symbol=${symbol}`)
+    const sse = stream(b, `symbol=${symbol}`)
+    expect((await sse.ready).status).toBe(200)
+    await sse.until((e) => e.event === "open")
+    const seen = sse.events.length
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`${a.baseUrl}${prefix}/order?${signedQuery(buyer, { symbol, origClientOrderId: "md-bid-1" })}`, {
+        method: "DELETE", headers: { "X-MBX-APIKEY": buyer.apiKey }
+      })
+      expect(await res.json()).toEqual({ code: -2011, msg: "Unknown order sent." })
+    }
+    await new Promise((r) => setTimeout(r, 500))
+    expect(await feedSeq(a)).toBe(before)
+    expect(await feedSeq(b)).toBe(before)
+    expect((await json(a, `${prefix}/depth?symbol=${symbol}`)).lastUpdateId).toBe(depthBefore.lastUpdateId)
+    expect(sse.events.slice(seen).filter((e) => e.event === "depth" || e.event === "trade")).toEqual([])
+    sse.close()
+  })
+
   it("answers depth, tickers, klines, aggTrades and avgPrice in Binance's shapes, the same on both nodes and both paths", async () => {
     const depth = await json(b, `${prefix}/depth?symbol=SHRD_DUSD&limit=5`)
     expect(depth).toMatchObject({ bids: [], asks: [["1.25000000", "6.00000000"]] })

@@ -81,7 +81,8 @@ describe("exchange web app", () => {
 
     await card.getByRole("button", { name: "End now" }).click()
     await page.getByText("The SHRD authorization has ended").waitFor({ timeout: 30_000 })
-    expect(await page.locator("[data-authorization]").count()).toBe(0)
+    // The card goes with the list's refresh that follows the sentence.
+    await expect.poll(() => page.locator("[data-authorization]").count(), { timeout: 10_000 }).toBe(0)
 
     await page.locator(`[data-key="${apiKey}"]`).getByRole("button", { name: "Revoke" }).click()
     await page.getByText("The key was revoked").waitFor()

@@ -21,6 +21,7 @@ import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
 import { type DelegatedWallet, makeDelegatedWallet } from "./DelegatedWallet.ts"
+import { sealedEpoch } from "./keyEpochs.ts"
 import { KeyEpochs, layer as keyEpochsLayer } from "./KeyEpochStore.ts"
 import { expireInMarkets } from "./marketExpiry.ts"
 import { parseCap, parseEntityId, type PolicyInvalid } from "./policy.ts"
@@ -166,8 +167,10 @@ export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
           yield* sql`INSERT INTO authorizations (user_id, asset, grant_id, cap, expires_at, delegated_address)
             VALUES (${userId}, ${asset}, ${payload.grantId}, ${cap}, ${new Date(payload.expiresAtMs)}, ${key.address})`
           yield* sql`INSERT INTO authorization_keys (grant_id, key_enc) VALUES (${payload.grantId}, ${sealed})`
-          yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner)
-            VALUES (${payload.grantId}, ${userId}, ${asset}, 'granted', ${new Date(payload.expiresAtMs)}, ${node.name})
+          // The sealing epoch, kept past the key's row: `authorizations show` says when it ended (keyDestroyedAt).
+          const keyEpoch = Either.getOrNull(sealedEpoch(sealed))
+          yield* sql`INSERT INTO authorization_events (grant_id, user_id, asset, kind, due_at, runner, key_epoch)
+            VALUES (${payload.grantId}, ${userId}, ${asset}, 'granted', ${new Date(payload.expiresAtMs)}, ${node.name}, ${keyEpoch})
             ON CONFLICT (grant_id, kind) DO NOTHING`
           yield* notifyAccountChanged(userId) // every node's AccountReadModel drops the user at commit
           return { asset, grantId: payload.grantId, cap, expiresAt: payload.expiresAtMs, delegatedAddress: key.address } satisfies Granted

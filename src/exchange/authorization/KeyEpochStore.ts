@@ -16,8 +16,15 @@ import { SecretBox } from "../../platform/SecretBox.ts"
 import * as K from "./keyEpochs.ts"
 
 export const stateFileName = "key-epochs"
-/** Length of an epoch for a new chain (ms); a chain keeps the period it was made with. */
-export const periodMsDefault = 600_000
+/**
+ * Length of an epoch for a new chain (ms); a chain keeps the period it was made with. A grant's
+ * key is destroyed when the epoch of its expiry + the sweep grace ends: at most
+ * `keyDestroyedWithinMs` after expiry, 90 s with the defaults (issue 23.5: at most 2 minutes).
+ */
+export const periodMsDefault = 30_000
+
+/** The longest a delegated key stays recoverable after its grant's expiry: the grace, then at most one epoch. */
+export const keyDestroyedWithinMs = (periodMs: number, sweepGraceMs: number): number => sweepGraceMs + periodMs
 /** How long a node without the ratchet waits for a running node to hand it over (ms). */
 export const transferWaitMs = 10_000
 /** How often every node looks for a node asking for the ratchet (ms). */
@@ -156,9 +163,19 @@ export const make = Effect.gen(function*() {
   }
   yield* Effect.sync(ratchet)
 
+  // What `authorizations show` reads as keyDestroyedAt: the epoch this node's ratchet has reached,
+  // written after the file (so never before the key is gone here). Postgres away: the next
+  // boundary writes it again.
+  const record = Effect.suspend(() =>
+    sql`UPDATE key_epoch_chain SET ratcheted_epoch = GREATEST(COALESCE(ratcheted_epoch, 0), ${state.epoch})
+      WHERE id = 1 AND chain_id = ${state.chainId}`
+  ).pipe(Effect.asVoid, Effect.catchAllCause(() => Effect.void))
+  yield* record
+
   // Each epoch boundary: ratchet. A failed write is retried at the next boundary (memory has moved on).
   yield* Effect.suspend(() => Effect.sleep(Duration.millis((state.epoch + 1) * state.periodMs - Date.now() + 5))).pipe(
     Effect.zipRight(Effect.sync(ratchet)),
+    Effect.zipRight(record), // only once the file is rewritten
     Effect.catchAllDefect((d) => Effect.logError("key epoch ratchet: could not rewrite the state file", d)),
     Effect.forever,
     Effect.forkScoped

@@ -222,20 +222,10 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
         return
       }
       case "Cancel": {
-        const target = cmd.orderId !== undefined
-          ? state.open.get(cmd.orderId)
-          : cmd.clientOrderId !== undefined ? state.openByClientId(cmd.userId, cmd.clientOrderId) : undefined
-        // Another user's order is answered as unknown: existence is not disclosed.
-        if (target === undefined || target.userId !== cmd.userId) {
-          answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent.")))
-          return
-        }
-        if (cmd.onlyIf !== undefined && target.status !== cmd.onlyIf) {
-          answers.push(() => Deferred.fail(cmd.done, refuse(-2011, "Order was not canceled due to cancel restrictions.")))
-          return
-        }
-        const ended = state.end(target.orderId, "CANCELED", now, changes)!
-        answers.push(() => Deferred.succeed(cmd.done, orderState(market, ended)))
+        const outcome = state.cancel(cmd, now, changes)
+        answers.push(() => outcome._tag === "Refused"
+          ? Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg))
+          : Deferred.succeed(cmd.done, orderState(market, outcome.order)))
         return
       }
       case "CancelAll": {

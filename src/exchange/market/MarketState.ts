@@ -106,6 +106,17 @@ export type PlaceOutcome =
   | { readonly _tag: "Refused"; readonly refusal: Refusal }
   | { readonly _tag: "Accepted"; readonly order: OrderRec; readonly trades: ReadonlyArray<TradeRec> }
 
+export interface CancelInput {
+  readonly userId: number
+  readonly orderId?: number | undefined
+  readonly clientOrderId?: string | undefined
+  readonly onlyIf?: OpenStatus | undefined
+}
+
+export type CancelOutcome =
+  | { readonly _tag: "Refused"; readonly refusal: Refusal }
+  | { readonly _tag: "Canceled"; readonly order: OrderRec }
+
 /** What a batch changed, for one transaction. */
 export interface Changes {
   /** Orders accepted in this batch (their final state in it). */
@@ -349,6 +360,24 @@ export class MarketState {
     this.untrack(o)
     this.changed(o, changes)
     return o
+  }
+
+  /**
+   * A client's cancel: by order id or client order id, optionally only if the order is in
+   * `onlyIf`. A refusal (unknown, filled or another user's order, or the restriction) never
+   * reaches the book: no sequence number, nothing in `changes`, nothing to publish, so one
+   * client's errors cannot grow what the market stores or sends everyone.
+   */
+  cancel(input: CancelInput, nowMs: number, changes: Changes): CancelOutcome {
+    const target = input.orderId !== undefined
+      ? this.open.get(input.orderId)
+      : input.clientOrderId !== undefined ? this.openByClientId(input.userId, input.clientOrderId) : undefined
+    // Another user's order is answered as unknown: existence is not disclosed.
+    if (target === undefined || target.userId !== input.userId) return { _tag: "Refused", refusal: { code: -2011, msg: "Unknown order sent." } }
+    if (input.onlyIf !== undefined && target.status !== input.onlyIf) {
+      return { _tag: "Refused", refusal: { code: -2011, msg: "Order was not canceled due to cancel restrictions." } }
+    }
+    return { _tag: "Canceled", order: this.end(target.orderId, "CANCELED", nowMs, changes)! }
   }
 
   /** Every open order of a grant ends EXPIRED. */

@@ -12,6 +12,7 @@ import m0010 from "./0010_settlement.ts"
 import m0011 from "./0011_settlement_legs_from_height.ts"
 import m0012 from "./0012_settlement_txid_unique.ts"
 import m0016 from "./0016_market_data.ts"
+import m0037 from "./0037_key_destroyed_at.ts"
 
 export const migrations: Migrations = {
   "0001_accounts": m0001,
@@ -21,5 +22,6 @@ export const migrations: Migrations = {
   "0010_settlement": m0010,
   "0011_settlement_legs_from_height": m0011,
   "0012_settlement_txid_unique": m0012,
-  "0016_market_data": m0016
+  "0016_market_data": m0016,
+  "0037_key_destroyed_at": m0037
 }

@@ -65,6 +65,7 @@ const authorizationsSection = () => {
   const list = el("div", { "aria-live": "polite" })
   const status = notice()
   const cards = new Map()
+  const ended = new Set()
   const asset = el("input", { type: "text", name: "asset", required: true, autocomplete: "off", placeholder: "SHRD" })
   const cap = el("input", { type: "text", name: "cap", required: true, inputmode: "decimal", placeholder: "100" })
   const expires = el("select", { name: "expiresIn" }, ...[["15m", "15 minutes"], ["1h", "1 hour"], ["1d", "1 day"], ["7d", "7 days"]].map(([v, t]) => el("option", { value: v }, t)))
@@ -82,6 +83,8 @@ const authorizationsSection = () => {
         status.info(`Ending the ${a.asset} authorization and sweeping the rest back…`)
         try {
           await api(`/api/app/authorizations/${encodeURIComponent(a.asset)}/end`, { method: "POST" })
+          // The grant's listing may still show it for a moment while the sweep starts: the user ended it, so it goes now.
+          ended.add(`${a.asset}:${a.delegatedAddress}`)
           status.info(`The ${a.asset} authorization has ended; what was left is on its way back to your address.`)
           await refresh()
         } catch (err) {
@@ -96,6 +99,7 @@ const authorizationsSection = () => {
     const live = new Set()
     for (const a of authorizations) {
       const key = `${a.asset}:${a.delegatedAddress}`
+      if (ended.has(key)) continue
       live.add(key)
       if (!cards.has(key)) cards.set(key, await card(a))
       cards.get(key).update(a)

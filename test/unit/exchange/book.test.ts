@@ -19,7 +19,11 @@ const setup = (cfg: Partial<BookConfig> = {}) => {
   const during = (f: () => void) => {
     const from = events.length
     f()
-    return events.slice(from).map(({ seq: _seq, ...e }) => e)
+    return events.slice(from).map((e) => {
+      if (e.type === "rejected") return e // a refusal has no sequence number
+      const { seq: _seq, ...rest } = e
+      return rest
+    })
   }
   return { book, events, during }
 }
@@ -87,11 +91,11 @@ describe("matching", () => {
     const { book, events } = setup()
     book.place(order("a", "BUY", 100, 1, 30))
     book.place(order("b", "SELL", 100, 1, 31))
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
+    expect(events.map((e) => "seq" in e && e.seq)).toEqual(events.map((_, i) => i + 1))
     expect(book.seq).toBe(events.length)
     book.place(order("a", "BUY", 90, 1, 32))
     const accepted = events.find((e) => e.type === "accepted" && e.id === 32)
-    expect(book.get(32)?.seq).toBe(accepted?.seq)
+    expect(book.get(32)?.seq).toBe(accepted?.type === "accepted" && accepted.seq)
   })
 })
 
@@ -106,7 +110,8 @@ describe("cancel", () => {
       { type: "level", side: "BUY", price: 100, qty: 7 }
     ])
     expect(during(() => expect(book.cancel(40, 3)).toBe(false))).toEqual([{ type: "rejected", ref: 3, reason: "UNKNOWN_ORDER" }])
-    expect(during(() => expect(book.cancel(999)).toBe(false))).toEqual([{ type: "rejected", ref: 0, reason: "UNKNOWN_ORDER" }])
+    expect(during(() => expect(book.cancel(999)).toBe(false))).toEqual([{ type: "rejected", ref: null, reason: "UNKNOWN_ORDER" }])
+    expect(during(() => expect(book.cancel(999, 0)).toBe(false))).toEqual([{ type: "rejected", ref: 0, reason: "UNKNOWN_ORDER" }])
     expect(book.cancel(41)).toBe(true)
     expect(book.depth(10)).toMatchObject({ bids: [], asks: [] })
     expect(book.size).toBe(0)
@@ -222,8 +227,9 @@ describe("rejections and limits", () => {
     expect(events).toEqual([{ type: "rejected", ref: 12, reason: "DUPLICATE_ID" }])
     expect(events.some((e) => "id" in e)).toBe(false)
     expect(book.get(1)).toMatchObject({ status: "NEW", owner: "a", openQty: 3 })
-    // Without a ref the rejection still comes out during the call, with ref 0.
-    expect(during(() => book.place(order("c", "SELL", 200, 1, 1)))).toEqual([{ type: "rejected", ref: 0, reason: "DUPLICATE_ID" }])
+    // Without a ref the rejection still comes out during the call, with ref null ("no ref"), and ref 0 is a ref.
+    expect(during(() => book.place(order("c", "SELL", 200, 1, 1)))).toEqual([{ type: "rejected", ref: null, reason: "DUPLICATE_ID" }])
+    expect(during(() => book.place({ ...order("c", "SELL", 200, 1, 1), ref: 0 }))).toEqual([{ type: "rejected", ref: 0, reason: "DUPLICATE_ID" }])
   })
 
   it("refuses ids that are not positive safe integers before any event carries them", () => {
@@ -239,7 +245,8 @@ describe("rejections and limits", () => {
     })
     for (const ref of [Number.NaN, -1, 1.5, "3", 2 ** 53]) {
       const o = { ...order("a", "SELL", 200, 1), ref } as unknown as NewOrder
-      expect(during(() => expect(book.place(o)).toBe("REJECTED"))).toEqual([{ type: "rejected", ref: 0, reason: "INVALID_REF" }])
+      expect(during(() => expect(book.place(o)).toBe("REJECTED"))).toEqual([{ type: "rejected", ref: null, reason: "INVALID_REF" }])
+      expect(during(() => expect(book.cancel(7, ref as number)).toBe(false))).toEqual([{ type: "rejected", ref: null, reason: "INVALID_REF" }])
     }
     for (const e of events) if ("id" in e) expect(Number.isSafeInteger(e.id) && e.id > 0).toBe(true)
     expect(book.snapshot().orders.map((o) => o.id)).toEqual([7])
@@ -264,6 +271,25 @@ describe("rejections and limits", () => {
     expect(book.place(order("a", "BUY", 100, 10))).toBe("NEW")
     expect(book.bestBid()).toEqual({ price: 100, qty: max })
     expect(book.place(order("a", "BUY", 101, 11))).toBe("NEW") // another level is fine
+  })
+
+  it("gives a refusal no sequence number: refused cancels leave the book's sequence where it was", () => {
+    const { book, events } = setup()
+    book.place(order("a", "BUY", 100, 2, 1))
+    book.place(order("b", "SELL", 100, 2, 2)) // fills order 1
+    const seq = book.seq
+    const snapshot = book.snapshot()
+    const from = events.length
+    for (let i = 0; i < 50; i++) expect(book.cancel(1)).toBe(false) // already filled
+    expect(book.cancel(2, 7)).toBe(false)
+    expect(book.place(order("c", "BUY", 100, 0, 3))).toBe("REJECTED")
+    expect(book.seq).toBe(seq)
+    expect(book.depth(10).seq).toBe(seq)
+    expect(book.snapshot()).toEqual(snapshot)
+    expect(events.slice(from).every((e) => e.type === "rejected" && !("seq" in e))).toBe(true)
+    // The next real event takes the next number.
+    book.place(order("c", "BUY", 99, 1, 3))
+    expect(events.at(-1)).toMatchObject({ type: "level", seq: seq + 3 })
   })
 
   it("refuses a config it cannot keep exact", () => {
@@ -301,6 +327,35 @@ describe("memory", () => {
 })
 
 describe("owner table", () => {
+  it("an emptied book holds exactly a new book's storage after orders from three wallets, all cancelled", () => {
+    const { book } = setup()
+    const floor = book.storageBytes()
+    expect(floor).toBe(135_680) // docs/matching.md, "Memory"
+    book.place(order("w1", "BUY", 100, 1, 1))
+    book.place(order("w2", "BUY", 99, 1, 2))
+    book.place(order("w3", "SELL", 101, 1, 3))
+    for (const id of [1, 2, 3]) expect(book.cancel(id)).toBe(true)
+    expect(book.size).toBe(0)
+    expect(book.storageBytes()).toBe(floor)
+    // And the owners come back as new ones: their orders and lists are right.
+    expect(book.place(order("w2", "BUY", 100, 2, 4))).toBe("NEW")
+    expect(book.place(order("w4", "SELL", 100, 1, 5))).toBe("FILLED")
+    expect(book.openOrdersOf("w2").map((o) => o.openQty)).toEqual([1])
+    expect(book.openOrdersOf("w1")).toEqual([])
+    book.checkInvariants()
+  })
+
+  it("an emptied book holds a new book's storage whatever the number of wallets (up to 64 and beyond)", () => {
+    for (const wallets of [1, 2, 63, 64, 65, 200]) {
+      const { book } = setup()
+      const floor = book.storageBytes()
+      for (let w = 1; w <= wallets; w++) book.place(order(`w${w}`, w % 2 === 0 ? "BUY" : "SELL", w % 2 === 0 ? 100 : 200, 1, w))
+      for (let w = 1; w <= wallets; w++) book.cancel(w)
+      expect([wallets, book.storageBytes()]).toEqual([wallets, floor])
+      book.checkInvariants()
+    }
+  })
+
   it("stays bounded when owners come and go, each with its one order", () => {
     const { book } = setup({ ordersMax: 100 })
     const floor = book.storageBytes()

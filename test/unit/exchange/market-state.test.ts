@@ -93,6 +93,35 @@ describe("MarketState", () => {
     expect(c.inserted.get(globalId(7, 1))).toMatchObject({ status: "EXPIRED", reserved: 0n })
   })
 
+  it("refuses cancels of filled, unknown or another user's orders without a sequence number, a change or a published level", () => {
+    const s = fresh()
+    const setup = newChanges()
+    s.place({ userId: 1, clientOrderId: "ask", side: "SELL", price: "2", quantity: "1" }, grant(1, "TST", 10n, 10n), "P1", now, setup)
+    s.place({ userId: 2, clientOrderId: "bid", side: "BUY", price: "2", quantity: "1" }, grant(2, "DUSD", 10n, 10n), "P2", now, setup) // fills "ask"
+    s.place({ userId: 3, clientOrderId: "rest", side: "BUY", price: "1", quantity: "1" }, grant(3, "DUSD", 10n, 10n), "P3", now, setup)
+    const filled = globalId(7, 1)
+    const resting = globalId(7, 3)
+    const seq = s.book.seq
+    const depth = s.book.depth(1000)
+    const c = newChanges()
+    const refusals = [
+      s.cancel({ userId: 1, orderId: filled }, now, c),
+      s.cancel({ userId: 1, clientOrderId: "ask" }, now, c),
+      s.cancel({ userId: 2, orderId: globalId(7, 99) }, now, c),
+      s.cancel({ userId: 1, orderId: resting }, now, c), // user 3's
+      s.cancel({ userId: 3, orderId: resting, onlyIf: "PARTIALLY_FILLED" }, now, c),
+      ...Array.from({ length: 100 }, () => s.cancel({ userId: 1, orderId: filled }, now, c))
+    ]
+    expect(refusals.every((r) => r._tag === "Refused" && r.refusal.code === -2011)).toBe(true)
+    expect(s.book.seq).toBe(seq) // the book's (and so the orders') sequence did not move
+    expect(s.book.depth(1000)).toEqual(depth) // nothing for the market-data feed to publish
+    expect(c).toEqual(newChanges()) // nothing to store
+    // A real cancel takes the next numbers.
+    const ok = s.cancel({ userId: 3, orderId: resting }, now, c)
+    expect(ok).toMatchObject({ _tag: "Canceled", order: { status: "CANCELED", reserved: 0n } })
+    expect(s.book.seq).toBe(seq + 2)
+  })
+
   it("rebuilds from its open orders with their priority, and keeps numbering after the last order and trade", () => {
     const open: Array<OrderRec> = [2, 1].map((n) => ({
       orderId: globalId(7, n), userId: n, clientOrderId: `o${n}`, side: "SELL", priceTicks: 300, qtyLots: 1000, executedLots: 0,

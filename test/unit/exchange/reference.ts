@@ -29,7 +29,7 @@ export class ReferenceBook {
   place(o: NewOrder): OrderStatus {
     const reason = this.reject(o)
     if (reason !== undefined) {
-      this.events.push({ type: "rejected", seq: ++this.seq, ref: reason === "INVALID_REF" ? 0 : o.ref ?? 0, reason })
+      this.events.push({ type: "rejected", ref: reason === "INVALID_REF" ? null : o.ref ?? null, reason })
       return "REJECTED"
     }
     const acceptedSeq = ++this.seq
@@ -92,11 +92,11 @@ export class ReferenceBook {
     return status
   }
 
-  cancel(id: number, ref = 0): boolean {
-    const reason = !validRef(ref) ? "INVALID_REF" : !positive(id) ? "INVALID_ID" : undefined
+  cancel(id: number, ref?: number): boolean {
+    const reason = ref !== undefined && !validRef(ref) ? "INVALID_REF" : !positive(id) ? "INVALID_ID" : undefined
     const o = reason === undefined ? this.orders.find((x) => x.id === id) : undefined
     if (o === undefined) {
-      this.events.push({ type: "rejected", seq: ++this.seq, ref: reason === "INVALID_REF" ? 0 : ref, reason: reason ?? "UNKNOWN_ORDER" })
+      this.events.push({ type: "rejected", ref: reason === "INVALID_REF" ? null : ref ?? null, reason: reason ?? "UNKNOWN_ORDER" })
       return false
     }
     this.close(o, "CANCELED")
