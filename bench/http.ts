@@ -126,9 +126,12 @@ export const nodeVars = (db: string, fastLane: boolean) => ({
 
 export const run = async (): Promise<void> => {
   const db = await createTestDatabase("benchhttp")
+  // Each node on a database of its own: single runners sharing one database take each other's
+  // shard locks, and the shard watchdog stops a single runner that keeps fewer than all of them.
+  const ownDbs = [await createTestDatabase("benchhttp_effect"), await createTestDatabase("benchhttp_traced")]
   const children: Array<{ stop: () => Promise<void> }> = []
-  const spawnStoppable = async (fastLane: boolean, extra: Record<string, string> = {}) => {
-    const node = await spawnNode({ ...nodeVars(db.url, fastLane), ...extra })
+  const spawnStoppable = async (fastLane: boolean, extra: Record<string, string> = {}, databaseUrl = db.url) => {
+    const node = await spawnNode({ ...nodeVars(databaseUrl, fastLane), ...extra })
     children.push({
       stop: async () => {
         node.child.kill("SIGTERM")
@@ -141,7 +144,7 @@ export const run = async (): Promise<void> => {
   try {
     // Two nodes on one database: the default (fast lane on) and one with every request through Effect.
     const node = await spawnStoppable(true)
-    const effectOnly = await spawnStoppable(false)
+    const effectOnly = await spawnStoppable(false, {}, ownDbs[0]!.url)
     // A third node exporting traces (1% head sampling) to a sink in this process that takes OTLP
     // batches and drops them: what tracing costs when on, beside the same node with it unset.
     const sink = createServer((req, res) => {
@@ -154,7 +157,8 @@ export const run = async (): Promise<void> => {
     const traced = await spawnStoppable(true, {
       SHARDLINE_OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
       SHARDLINE_OTEL_SAMPLE_RATIO: String(tracedRatio)
-    })
+    }, ownDbs[1]!.url)
+    const tracedSign = signedAccount(await createKey(ownDbs[1]!.url, { scopes: ["read"] }))
     const key = await createKey(db.url, { scopes: ["read"] })
     const sign = signedAccount(key)
     const spec: BareSpec = {
@@ -184,7 +188,7 @@ export const run = async (): Promise<void> => {
       { endpoint: "GET /time (fast lane)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: plain(timePath) } },
       { endpoint: "GET /time (Effect path)", ours: { baseUrl: effectOnly.baseUrl, pid: effectOnly.pid, next: plain(timePath) } },
       { endpoint: "GET /account (signed)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: sign } },
-      { endpoint: `GET /account (signed, traces ${tracedRatio * 100}%)`, ours: { baseUrl: traced.baseUrl, pid: traced.pid, next: sign } }
+      { endpoint: `GET /account (signed, traces ${tracedRatio * 100}%)`, ours: { baseUrl: traced.baseUrl, pid: traced.pid, next: tracedSign } }
     ]
     console.log(`http bench: ${concurrency} keep-alive workers, ${warmupMs} ms warmup + ${durationMs} ms per case, loopback`)
     const rows: Array<Row> = []
@@ -212,6 +216,7 @@ export const run = async (): Promise<void> => {
   } finally {
     for (const c of children.reverse()) await c.stop()
     await db.drop()
+    for (const d of ownDbs) await d.drop()
   }
 }
 

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
+import { loadavg } from "node:os"
 import { fileURLToPath } from "node:url"
 
 export type Row = Record<string, string | number>
@@ -14,7 +15,8 @@ export const printTable = (title: string, rows: ReadonlyArray<Row>): void => {
     typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : (v ?? "")
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)))
   const line = (vals: string[]) => vals.map((v, i) => v.padStart(widths[i]!)).join("  ")
-  console.log(`\n${title}`)
+  // The box is shared: every table says how loaded it was when its figures were taken.
+  console.log(`\n${title}  [load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}]`)
   console.log(line(cols))
   console.log(widths.map((w) => "-".repeat(w)).join("  "))
   for (const r of rows) console.log(line(cols.map((c) => cell(r[c]))))
@@ -24,7 +26,7 @@ export const printTable = (title: string, rows: ReadonlyArray<Row>): void => {
 export const writeResults = (name: string, data: unknown): string => {
   const file = join(here, "results", `${name}.json`)
   mkdirSync(dirname(file), { recursive: true })
-  writeFileSync(file, JSON.stringify({ name, at: new Date().toISOString(), node: process.version, data }, null, 2))
+  writeFileSync(file, JSON.stringify({ name, at: new Date().toISOString(), node: process.version, loadAverage: loadavg(), data }, null, 2))
   console.log(`\nwrote ${file}`)
   return file
 }
