@@ -125,6 +125,12 @@ const authorizationsSection = () => {
   return section("Authorizations", form, list)
 }
 
+/** One settlement leg: what moves where, its state, its confirmations and its txid once sent. */
+const legRow = (l) =>
+  el("li", { class: "muted", "data-leg": l.asset },
+    `${l.amount} ${l.asset} → ${l.to}: ${l.status}, `, el("span", { "data-field": "confirmations" }, String(l.confirmations)), " confirmations ",
+    l.txid ? el("span", { class: "mono", "data-field": "txid" }, l.txid) : "(not sent yet)")
+
 const activitySection = () => {
   const orders = el("ul", { class: "rows", "aria-label": "Open orders" })
   const trades = el("ul", { class: "rows", "aria-label": "Trades" })
@@ -132,11 +138,10 @@ const activitySection = () => {
   const refresh = async () => {
     const a = await api("/api/app/activity")
     orders.replaceChildren(...(a.openOrders.length === 0 ? [el("li", {}, "No open orders.")] : a.openOrders.map((o) =>
-      el("li", {}, `${o.side} ${o.origQty} ${o.symbol} at ${o.price} · ${o.status} (filled ${o.executedQty})`))))
+      el("li", { "data-order": o.orderId }, `${o.side} ${o.origQty} ${o.symbol} at ${o.price} · ${o.status} (filled ${o.executedQty})`))))
     trades.replaceChildren(...(a.trades.length === 0 ? [el("li", {}, "No trades yet.")] : a.trades.map((t) =>
-      el("li", {}, el("div", {}, `${t.isBuyer ? "Bought" : "Sold"} ${t.qty} ${t.symbol} at ${t.price}`,
-        el("ul", {}, ...(t.legs ?? []).map((l) => el("li", { class: "muted" },
-          `${l.amount} ${l.asset} → ${l.to}: ${l.status}, ${l.confirmations} confirmations `, l.txid ? el("span", { class: "mono" }, l.txid) : "(not sent yet)"))))))))
+      el("li", { "data-trade": t.id }, el("div", {}, `${t.isBuyer ? "Bought" : "Sold"} ${t.qty} ${t.symbol} at ${t.price}`,
+        el("ul", { "aria-label": "Settlement legs" }, ...(t.legs ?? []).map(legRow)))))))
   }
   const tick = () => refresh().catch((e) => status.error(e))
   tick()
