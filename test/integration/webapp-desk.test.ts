@@ -4,15 +4,19 @@
 // by the QR the page shows (waiting, then linked; linking turns the member's keys over), sees the
 // rewards and their chart once tokens arrive and samples are taken, saves a payout address, and
 // sees an order made with its key, with its history and txids. Failure paths: a refused key, a bad
-// payout address, an expired link code, an expired sign-in challenge, a revoked session.
+// payout address, an expired link code, an expired sign-in challenge, a revoked session, a
+// cross-site write on the cookie session (every one of the desk's session writes).
 // Screenshots in .tmp/screenshots/.
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { DeskApi } from "../../schemas/desk/api.ts"
+import { DeskSessionAuth } from "../../schemas/desk/webApp.ts"
 import { issueDeskLinkToken } from "../../src/desk/identity/issueLinkToken.ts"
 import { configLayer } from "../../src/config.ts"
 import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
+import { crossSiteAttempts, sessionWrites } from "../support/crossSite.ts"
 import { deskCustomer } from "../support/deskCustomer.ts"
 import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
 import { deskPayload, makeWallet, type TestWallet } from "../support/linkWallet.ts"
@@ -243,5 +247,20 @@ describe("token desk web app", () => {
     const revokeAsOwner = await json(await fetch(`${node.deskUrl}/api/app/keys/${mine.body.id}`, { method: "DELETE", headers: { authorization: `Bearer ${session.token}` } }))
     expect(revokeAsOwner.status).toBe(404)
     expect((await answers(`/api/app/keys/${mine.body.id}`, { method: "DELETE" })).status).toBe(200)
+  })
+
+  it("refuses every cookie-session change sent as another site would, in the desk's error shape", { timeout: 40_000 }, async () => {
+    const writes = sessionWrites(DeskApi, DeskSessionAuth)
+    // The app's own writes are among them (keys, wallet link, payout address, sign-out, sessions).
+    expect(writes.map((w) => `${w.method} ${w.path}`)).toEqual(expect.arrayContaining([
+      "POST /api/app/keys", "POST /api/app/wallet-link", "POST /api/app/payout-address", "POST /api/public/auth/sign-out",
+      expect.stringMatching(/^DELETE \/api\/app\/keys\//), expect.stringMatching(/^DELETE \/api\/public\/v1\/sessions\//)
+    ]))
+    const me = await signInWithWallet(node.deskUrl, makeWallet(), "sl_desk")
+    for (const answer of await crossSiteAttempts(node.deskUrl, writes, me.cookie)) {
+      expect(answer, JSON.stringify(answer)).toMatchObject({ status: 403, body: { error: { code: "cross_site_refused", message: expect.stringMatching(/\w+ \w+/) } } })
+    }
+    // The session still works: nothing above signed it out.
+    expect((await fetch(`${node.deskUrl}/api/app/keys`, { headers: { cookie: me.cookie } })).status).toBe(200)
   })
 })

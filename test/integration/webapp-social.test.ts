@@ -1,18 +1,33 @@
 // The social web app in a real browser (issue 24): headless Chromium signs in by the QR flow while
 // the test plays the wallet (BIP-137 over the challenge's message), publishes a post with a media
-// file through the composer (upload progress, then the proof), opens the post page; and the
-// failure paths: an expired challenge, a revoked session. Screenshots in .tmp/screenshots/.
+// file through the composer (upload progress, then the proof), opens the post page; lists the
+// member's posts with their hosting state (renew extends it and spends the balance, takedown ends
+// it) beside the balance and its top-up address (a top-up shows without a reload); and the failure
+// paths: an expired challenge, a revoked session, a cross-site write on the cookie session.
+// Screenshots in .tmp/screenshots/.
 import { SqlClient } from "@effect/sql"
+import { ECPairFactory } from "ecpair"
+import * as ecc from "tiny-secp256k1"
 import { Effect, Layer } from "effect"
 import { configLayer } from "../../src/config.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { unwrap } from "../../harness/either.ts"
+import { SocialApi } from "../../schemas/social/api.ts"
+import { SessionAuth } from "../../schemas/social/security.ts"
+import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
+import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
+import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { ledgerParams } from "../../src/chain/params.ts"
+import { parseAmount } from "../../src/chain/units.ts"
+import { topUpConfirmations } from "../../src/social/accounts/TopUps.ts"
 import { createAccount } from "../../src/social/accounts/Accounts.ts"
 import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
+import { crossSiteAttempts, sessionWrites } from "../support/crossSite.ts"
 import { makeWallet } from "../support/linkWallet.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { awaitSignInReady, signInPage, walletFromWif } from "../support/walletSignIn.ts"
+import { awaitSignInReady, signInPage, signInWithWallet, walletFromWif } from "../support/walletSignIn.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -35,6 +50,7 @@ afterAll(async () => {
 const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
   node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
 const sql = (text: string) => inNode(Effect.flatMap(SqlClient.SqlClient, (s) => s.unsafe(text)))
+const ECPair = ECPairFactory(ecc)
 /** A 1×1 PNG. */
 const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")
 
@@ -111,6 +127,65 @@ describe("social web app", () => {
     }
   })
 
+  it("lists the member's posts with their hosting state: renew extends it and spends the balance, takedown ends it; the top-up address, and a top-up credited without a reload", { timeout: 90_000 }, async () => {
+    const account = await inNode(createAccount("webapp_bob"))
+    const context = await browser.context()
+    const page = await context.newPage()
+    const errors = collectPageErrors(page)
+    await signInPage(page, node.socialUrl, walletFromWif(account.wif))
+    await expect.poll(() => page.locator("h1").textContent()).toBe("@webapp_bob")
+    // Set in the page: still there at the end means the page was never reloaded.
+    await page.evaluate("window.noReloadMark = 1")
+    const balanceText = page.locator("[data-field=balance]")
+    const balance = async () => unwrap(parseAmount((await balanceText.textContent())!, 8))
+    const start = await balance()
+    expect(start).toBeGreaterThan(0n)
+    // The top-up address is the service's, with its QR.
+    const { topUpAddress } = (await (await fetch(`${node.socialUrl}/api/public/ledger-health`)).json()) as { topUpAddress: string }
+    expect(await page.locator("[data-field=topUpAddress]").textContent()).toBe(topUpAddress)
+    expect(await page.locator(`.qr[data-qr="${topUpAddress}"]`).count()).toBe(1)
+
+    await page.getByLabel("What is new?").fill("A post to renew and take down")
+    await page.getByRole("button", { name: "Publish" }).click()
+    await page.locator("#proof").waitFor({ timeout: 20_000 })
+    const row = page.locator("[data-post]")
+    await expect.poll(() => row.getAttribute("data-state"), { timeout: 10_000 }).toBe("hosted")
+    await expect.poll(balance).toBeLessThan(start)
+    const price = start - (await balance())
+
+    // Renew: hosting paid further, one more post price spent.
+    const paidUntil = Date.parse((await row.getAttribute("data-paid-until"))!)
+    await row.getByRole("button", { name: "Renew" }).click()
+    await page.getByText("Hosting renewed for another period.").waitFor({ timeout: 15_000 })
+    await expect.poll(async () => Date.parse((await row.getAttribute("data-paid-until"))!)).toBeGreaterThan(paidUntil)
+    await expect.poll(balance).toBe(start - 2n * price)
+    expect(await row.textContent()).toContain("hosted, hosted until")
+    await screenshot(page, "social-posts")
+
+    // Take down: the state says so, and the post has nothing left to renew or take down.
+    await row.getByRole("button", { name: "Take down" }).click()
+    await page.getByText("The post was taken down.").waitFor({ timeout: 15_000 })
+    await expect.poll(() => row.getAttribute("data-state")).toBe("taken_down")
+    expect(await row.getByRole("button").count()).toBe(0)
+    expect(await row.textContent()).toContain("taken down")
+
+    // A top-up from the identity address, credited at its depth, shows on the open page.
+    const before = await balance()
+    const key = new Uint8Array(ECPair.fromWIF(account.wif, ledgerParams.network).privateKey!)
+    await node.run(Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const faucet = devnetFaucet(ledger)
+      yield* faucet.pay(account.address, 1_000_000n)
+      yield* ledger.mine(1, faucet.address)
+      yield* makeKeyWallet(ledger, key).pay(topUpAddress, 300_000n)
+      yield* ledger.mine(topUpConfirmations, faucet.address)
+    }))
+    await expect.poll(balance, { timeout: 30_000 }).toBe(before + 300_000n)
+    expect(await page.evaluate("window.noReloadMark")).toBe(1)
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
   it("shows an expired challenge as a sentence with a way to start again", { timeout: 30_000 }, async () => {
     const context = await browser.context({ phone: true })
     const page = await context.newPage()
@@ -140,5 +215,20 @@ describe("social web app", () => {
       return new URL(page.url()).pathname
     }, { timeout: 10_000 }).toBe("/app/sign-in")
     await context.close()
+  })
+
+  it("refuses every cookie-session change sent as another site would, in the social error shape", { timeout: 40_000 }, async () => {
+    const writes = sessionWrites(SocialApi, SessionAuth)
+    // The app's own writes are among them (upload, publish, renew, takedown, sign-out, sessions).
+    expect(writes.map((w) => `${w.method} ${w.path}`)).toEqual(expect.arrayContaining([
+      "POST /api/social/upload", "POST /api/social/posts", "POST /api/public/auth/sign-out", expect.stringMatching(/^POST \/api\/social\/posts\/\w+\/renew$/),
+      expect.stringMatching(/^POST \/api\/social\/posts\/\w+\/takedown$/), expect.stringMatching(/^DELETE \/api\/public\/v1\/sessions\//)
+    ]))
+    const me = await signInWithWallet(node.socialUrl, makeWallet())
+    for (const answer of await crossSiteAttempts(node.socialUrl, writes, me.cookie)) {
+      expect(answer, JSON.stringify(answer)).toMatchObject({ status: 403, body: { error: { code: "cross_site_refused", message: expect.stringMatching(/\w+ \w+/) } } })
+    }
+    // The session still works: nothing above signed it out.
+    expect((await fetch(`${node.socialUrl}/api/social/me`, { headers: { cookie: me.cookie } })).status).toBe(200)
   })
 })

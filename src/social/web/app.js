@@ -5,6 +5,11 @@
 import { api, el, field, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage, upload } from "../../platform/webapp/client/common.js"
 
 const title = "Social"
+/**
+ * How often the home reads the account again: a top-up is credited once it is 3 blocks deep (nodes
+ * look every 2 s) and hosting states change on the service's clock, so both show without a reload.
+ */
+const ME_POLL_MS = 5000
 
 const proofPanel = (receipt) => {
   const page = `/p/${encodeURIComponent(receipt.shortId)}`
@@ -67,20 +72,28 @@ const composer = (onPublished) => {
   return section("Compose", form, result)
 }
 
-const postsSection = (posts, reload) => {
-  const status = notice()
-  const act = (post, action) => async () => {
+/** What a renewal or takedown answered: done (200), or stamps the member's wallet must sign first (202). */
+const changeSentence = (action, answer) => {
+  if (answer?.stamps) return `The ${action === "renew" ? "renewal" : "takedown"} waits for your wallet: sign its stamp there before ${new Date(answer.expiresAt).toLocaleString()}.`
+  return action === "renew" ? "Hosting renewed for another period." : "The post was taken down."
+}
+
+/** The member's posts; `status` outlives the list (it is rebuilt after each action), so its sentence stays. */
+const postsSection = (posts, reload, status) => {
+  const act = (post, action) => async (e) => {
+    e.target.disabled = true
     try {
-      await api(`/api/social/posts/${encodeURIComponent(post.id)}/${action}`, { method: "POST" })
-      status.info(action === "renew" ? "Hosting renewed for another period." : "The post was taken down.")
-      reload()
-    } catch (e) {
-      status.error(e)
+      const answer = await api(`/api/social/posts/${encodeURIComponent(post.id)}/${action}`, { method: "POST" })
+      status.info(changeSentence(action, answer))
+      await reload()
+    } catch (err) {
+      e.target.disabled = false
+      status.error(err)
     }
   }
   const rows = posts.length === 0
     ? [el("li", {}, "No posts yet.")]
-    : posts.map((p) => el("li", { "data-post": p.shortId },
+    : posts.map((p) => el("li", { "data-post": p.shortId, "data-state": p.state, "data-paid-until": p.paidUntil },
       el("div", {},
         el("a", { href: `/p/${encodeURIComponent(p.shortId)}` }, p.body || `(${p.kind})`),
         el("div", { class: "muted" }, `${p.state.replace("_", " ")}, hosted until ${new Date(p.paidUntil).toLocaleDateString()}`)),
@@ -90,25 +103,38 @@ const postsSection = (posts, reload) => {
   return section("Your posts", el("ul", { class: "rows" }, ...rows), status)
 }
 
-const balanceSection = async (me) =>
-  section("Balance",
-    el("p", {}, "On-service balance: ", el("strong", { "data-field": "balance" }, me.balance), " (pays for posting and hosting)."),
+/** The balance and where to top it up; `update` shows a new balance (publishing and renewing spend it). */
+const balanceSection = async (me) => {
+  const balance = el("strong", { "data-field": "balance" }, me.balance)
+  const node = section("Balance",
+    el("p", {}, "On-service balance: ", balance, " (pays for posting and hosting)."),
     el("p", {}, "Top up by paying this address from your identity address:"),
-    el("p", { class: "mono" }, me.topUpAddress),
+    el("p", { class: "mono", "data-field": "topUpAddress" }, me.topUpAddress),
     await qrCode(me.topUpAddress, "QR code of the top-up address"))
+  return { node, update: (next) => { balance.textContent = next.balance } }
+}
 
 const home = async () => {
   const session = await requireSession()
   const main = shell(title, session)
   const posts = el("div")
-  const loadPosts = async () => {
+  const status = notice()
+  let balance
+  let shownPosts = ""
+  const load = async () => {
     const me = await api("/api/social/me")
-    posts.replaceChildren(postsSection(me.posts, loadPosts))
+    // The list is rebuilt only when it changed: a poll must not take the focus from its buttons.
+    const next = JSON.stringify(me.posts)
+    if (next !== shownPosts) posts.replaceChildren(postsSection(me.posts, load, status))
+    shownPosts = next
+    balance?.update(me)
     return me
   }
-  const me = await loadPosts()
+  const me = await load()
+  balance = await balanceSection(me)
   main.append(el("h1", {}, me.handle ? `@${me.handle}` : `#${me.assetId ?? ""}`),
-    composer(() => loadPosts().catch(() => {})), posts, await balanceSection(me), sessionsSection())
+    composer(() => load().catch(() => {})), posts, balance.node, sessionsSection())
+  setInterval(() => load().catch((e) => status.error(e)), ME_POLL_MS)
 }
 
 run(location.pathname.startsWith("/app/sign-in") ? () => signInPage(title) : home)
