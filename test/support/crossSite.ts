@@ -3,7 +3,7 @@
 // route added later is covered without touching the tests), then sent as another site's page could
 // send it: the session cookie with a foreign Origin, and the cookie from this origin with a
 // text/plain body (a form or a no-cors fetch needs no preflight for it). Both must be refused.
-import type { HttpApi, HttpApiMiddleware } from "@effect/platform"
+import type { HttpApi } from "@effect/platform"
 
 export interface SessionWrite {
   readonly method: string
@@ -16,8 +16,8 @@ const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
 /** A value every path parameter of our APIs accepts as well-formed (ids, asset codes, keys). */
 const filler = "AAAAAAAAAAAAAAAAAAAAAA"
 
-/** Every state-changing route of `api` behind `middleware` (on its group or on the route). */
-export const sessionWrites = (api: HttpApi.HttpApi.Any, middleware: HttpApiMiddleware.TagClassAny): ReadonlyArray<SessionWrite> => {
+/** Every state-changing route of `api` behind `middleware` (the security tag, on its group or on the route). */
+export const sessionWrites = (api: HttpApi.HttpApi.Any, middleware: object): ReadonlyArray<SessionWrite> => {
   const out: Array<SessionWrite> = []
   const groups = Object.values((api as unknown as { groups: Record<string, { middlewares: ReadonlySet<unknown>; endpoints: Record<string, { method: string; path: string; middlewares: ReadonlySet<unknown> }> }> }).groups)
   for (const group of groups) {
