@@ -126,9 +126,15 @@ describe("token desk web app", () => {
     await expect.poll(() => page.locator("[data-field=payoutAddress]").textContent()).toBe(payout)
 
     // An order made with a key from the page shows, with its history and the deposit's txid once paid.
+    const keyIds = () => page.locator("[data-key]").evaluateAll((ls) => ls.map((l) => l.getAttribute("data-key")!))
+    const idsBefore = await keyIds()
     await page.getByRole("button", { name: "Create key" }).click()
     await created.locator("[data-field=apiKey]").filter({ hasNotText: apiKey }).waitFor()
     const orderKey = (await created.locator("[data-field=apiKey]").textContent())!
+    await expect.poll(async () => (await keyIds()).length).toBe(idsBefore.length + 1)
+    const orderKeyId = (await keyIds()).find((id) => !idsBefore.includes(id))!
+    // Its row names its scopes and the fee its orders pay.
+    expect(await page.locator(`[data-key="${orderKeyId}"]`).textContent()).toMatch(/cashout.*fee \d/)
     const order = await json(await fetch(`${node.deskUrl}${v1}/cashout/orders`, {
       method: "POST", headers: { "content-type": "application/json", "x-api-key": orderKey }, body: JSON.stringify({ amount: "12", chain: "ethereum" })
     }))
@@ -143,6 +149,12 @@ describe("token desk web app", () => {
     await expect.poll(() => card.locator("ol.history li").count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
     expect(await card.locator("ol.history").textContent()).toContain("deposit seen")
     await screenshot(page, "desk-app")
+
+    // Revoked from the page: gone from the list, refused by the partner API.
+    await page.locator(`[data-key="${orderKeyId}"]`).getByRole("button", { name: /^Revoke/ }).click()
+    await page.getByText("The key was revoked on every node.").waitFor()
+    expect(await page.locator(`[data-key="${orderKeyId}"]`).count()).toBe(0)
+    expect((await fetch(`${node.deskUrl}${v1}/key`, { headers: { "x-api-key": orderKey } })).status).toBe(401)
     expect(errors).toEqual([])
     await context.close()
   })
