@@ -2,9 +2,11 @@
 // the test plays the wallet (BIP-137 over the challenge's message), publishes a post with a media
 // file through the composer (upload progress, then the proof), opens the post page; lists the
 // member's posts with their hosting state (renew extends it and spends the balance, takedown ends
-// it) beside the balance and its top-up address (a top-up shows without a reload); and the failure
+// it) beside the balance and its top-up address (a top-up shows without a reload); a wallet new to
+// the service links its xpub by the page's QR and its post waits for its signature; and the failure
 // paths: an expired challenge, a revoked session, a cross-site write on the cookie session.
 // Screenshots in .tmp/screenshots/.
+import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
@@ -16,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { unwrap } from "../../harness/either.ts"
 import { SocialApi } from "../../schemas/social/api.ts"
 import { SessionAuth } from "../../schemas/social/security.ts"
+import { extendedKeysAt } from "../../src/chain/keys.ts"
 import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
 import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
@@ -77,7 +80,7 @@ describe("social web app", () => {
     expect(await proof.locator("[data-field=opReturn]").textContent()).toMatch(/\|/)
     // The member's posts list shows it with its hosting state.
     await expect.poll(() => page.locator("[data-post]").count()).toBe(1)
-    expect(await page.locator("[data-post]").textContent()).toContain("hosted")
+    expect(await page.locator("[data-post]").getAttribute("data-state")).toBe("hosted")
     await screenshot(page, "social-app")
 
     await proof.locator("[data-link=page]").click()
@@ -159,7 +162,7 @@ describe("social web app", () => {
     await page.getByText("Hosting renewed for another period.").waitFor({ timeout: 15_000 })
     await expect.poll(async () => Date.parse((await row.getAttribute("data-paid-until"))!)).toBeGreaterThan(paidUntil)
     await expect.poll(balance).toBe(start - 2n * price)
-    expect(await row.textContent()).toContain("hosted, hosted until")
+    expect(await row.locator("[data-field=hosting]").textContent()).toMatch(/^Hosted until \S+$/)
     await screenshot(page, "social-posts")
 
     // Take down: the state says so, and the post has nothing left to renew or take down.
@@ -167,7 +170,7 @@ describe("social web app", () => {
     await page.getByText("The post was taken down.").waitFor({ timeout: 15_000 })
     await expect.poll(() => row.getAttribute("data-state")).toBe("taken_down")
     expect(await row.getByRole("button").count()).toBe(0)
-    expect(await row.textContent()).toContain("taken down")
+    expect(await row.locator("[data-field=hosting]").textContent()).toBe("Taken down by you")
 
     // A top-up from the identity address, credited at its depth, shows on the open page.
     const before = await balance()
@@ -184,6 +187,71 @@ describe("social web app", () => {
     expect(await page.evaluate("window.noReloadMark")).toBe(1)
     expect(errors).toEqual([])
     await context.close()
+  })
+
+  it("a wallet new to the service gets an account by signing in, links its xpub by the page's QR, and its post waits for the wallet's signature", { timeout: 60_000 }, async () => {
+    const seed = randomBytes(32)
+    const wallet = makeWallet(seed)
+    const context = await browser.context()
+    const page = await context.newPage()
+    const errors = collectPageErrors(page)
+    await signInPage(page, node.socialUrl, wallet)
+    await expect.poll(() => page.locator("h1").textContent()).toMatch(/^#[A-Z2-7]{6}$/)
+    expect(await page.locator("[data-field=balance]").textContent()).toBe("0")
+
+    // The wallet-link QR: waiting until the wallet links its xpub, then linked.
+    await page.getByRole("button", { name: "Link your wallet" }).click()
+    const qr = page.locator(".link-qr .qr")
+    await qr.waitFor()
+    expect(await page.locator(".link-state").getAttribute("data-state")).toBe("waiting")
+    const url = (await qr.getAttribute("data-qr"))!
+    expect(url).toMatch(new RegExp(`^${node.socialUrl}/api/public/v1/wallet-link\\?token=\\w{43}$`))
+    expect(await page.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(`shardline-wallet://link?url=${encodeURIComponent(url)}`)
+    await screenshot(page, "social-link-wallet")
+    const manifest = (await (await fetch(url, { headers: { accept: "application/json" } })).json()) as { message: string }
+    const path = "m/44'/696969'/1101'"
+    const linked = await fetch(`${node.socialUrl}/api/public/v1/wallet-link`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        version: 1, type: "wl-link-xpubs", identity_address: wallet.addresses.p2pkh, xpub: unwrap(extendedKeysAt(seed, path)).xpub,
+        xpub_path: path, signature: wallet.sign(manifest.message), token: new URL(url).searchParams.get("token")
+      })
+    })
+    expect(linked.status, await linked.clone().text()).toBe(200)
+    await expect.poll(() => page.locator(".link-state").getAttribute("data-state"), { timeout: 10_000 }).toBe("linked")
+
+    // Without balance the post is refused in words; with it, the post waits for the wallet's signature.
+    await page.getByLabel("What is new?").fill("Signed by my own wallet")
+    await page.getByRole("button", { name: "Publish" }).click()
+    await page.locator(".notice.error").filter({ hasText: /balance/i }).waitFor({ timeout: 15_000 })
+    await sql(`UPDATE social_accounts SET balance_base = 100000000 WHERE address = '${wallet.addresses.p2pkh}'`)
+    await page.getByRole("button", { name: "Publish" }).click()
+    const stamping = page.locator("#proof [data-field=stamping]")
+    await stamping.waitFor({ timeout: 20_000 }).catch(async (e) => {
+      throw new Error(`no proof panel; the page says: ${await page.locator(".notice").allTextContents()} (${String(e).split("\n")[0]})`)
+    })
+    expect(await stamping.textContent()).toMatch(/^The post is written; its stamp waits for your wallet's signature/)
+    expect(await page.locator("#proof [data-field=txHash]").textContent()).toBe("pending")
+    const row = page.locator("[data-post]")
+    await expect.poll(() => row.getAttribute("data-state"), { timeout: 10_000 }).toBe("awaiting_signature")
+    expect(await row.locator("[data-field=hosting]").textContent()).toBe("Waiting for your wallet's signature on its stamp")
+    await screenshot(page, "social-awaiting-signature")
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("answers the wallet-link routes in the social shape: another account's code is not found, no session is 401", async () => {
+    const mine = await signInWithWallet(node.socialUrl, makeWallet())
+    const theirs = await signInWithWallet(node.socialUrl, makeWallet())
+    const qr = await fetch(`${node.socialUrl}/api/social/wallet-link`, { method: "POST", headers: { authorization: `Bearer ${mine.token}` } })
+    expect(qr.status).toBe(201)
+    const { challengeId } = (await qr.json()) as { challengeId: string }
+    const state = (token: string) => fetch(`${node.socialUrl}/api/social/wallet-link/${challengeId}`, { headers: { authorization: `Bearer ${token}` } })
+    expect(await (await state(mine.token)).json()).toMatchObject({ challengeId, status: "waiting" })
+    const other = await state(theirs.token)
+    expect({ status: other.status, body: await other.json() }).toMatchObject({ status: 404, body: { error: { code: "not_found" } } })
+    const none = await fetch(`${node.socialUrl}/api/social/wallet-link`, { method: "POST" })
+    expect({ status: none.status, body: await none.json() }).toMatchObject({ status: 401, body: { error: { code: "invalid_session" } } })
   })
 
   it("shows an expired challenge as a sentence with a way to start again", { timeout: 30_000 }, async () => {

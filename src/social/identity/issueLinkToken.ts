@@ -21,5 +21,5 @@ export const issueSocialLinkToken = (account: string) =>
     const client = (yield* SocialLinkToken.client)(t.tokenHash)
     yield* client.Mint(new MintLinkToken({ subject: account, challengeId: t.challengeId, allowRebind: false, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs }), { discard: true })
     yield* awaitLinkTokenRecorded(t.tokenHash)
-    return { token: t.token, url: `${socialLinkUrl(urls.base)}?token=${t.token}`, expiresAt: new Date(t.expiresAtMs).toISOString() }
+    return { token: t.token, challengeId: t.challengeId, url: `${socialLinkUrl(urls.base)}?token=${t.token}`, expiresAt: new Date(t.expiresAtMs).toISOString() }
   })

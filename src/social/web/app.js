@@ -2,7 +2,7 @@
 // progress bar), the proof of what was published, the member's posts with their hosting state
 // (renew, takedown), the balance and top-up address, and the sessions. Built only on the social
 // API (the same routes programs use). Plain JavaScript, bundled by src/platform/webapp/WebApp.ts.
-import { api, el, field, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage, upload } from "../../platform/webapp/client/common.js"
+import { api, el, field, linkQr, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage, upload } from "../../platform/webapp/client/common.js"
 
 const title = "Social"
 /**
@@ -11,14 +11,21 @@ const title = "Social"
  */
 const ME_POLL_MS = 5000
 
+/** What the ledger holds of a new post, in words: stamped, on its way, or waiting for the member's wallet. */
+const stampingSentence = (receipt) => {
+  if (receipt.txHash) return "The ledger now holds a stamp naming this post's content: anyone can check that this wallet published exactly this, and when."
+  if (receipt.stamping === "awaiting_signature") {
+    return `The post is written; its stamp waits for your wallet's signature (your wallet signs it, not this service) and lapses at ${new Date(receipt.expiresAt).toLocaleString()} if unsigned.`
+  }
+  return "The post is written; its stamp goes on the ledger shortly."
+}
+
 const proofPanel = (receipt) => {
   const page = `/p/${encodeURIComponent(receipt.shortId)}`
   const embed = `/embed/p/${encodeURIComponent(receipt.shortId)}`
   return el("div", { class: "proof", id: "proof", tabindex: "-1" },
     el("h3", {}, "Published"),
-    el("p", {}, receipt.txHash
-      ? "The ledger now holds a stamp naming this post's content: anyone can check that this wallet published exactly this, and when."
-      : "The post is written; its stamp goes on the ledger shortly."),
+    el("p", { "data-field": "stamping" }, stampingSentence(receipt)),
     el("dl", { class: "kv" },
       el("dt", {}, "Transaction"), el("dd", { class: "mono", "data-field": "txHash" }, receipt.txHash ?? "pending"),
       el("dt", {}, "OP_RETURN"), el("dd", { class: "mono", "data-field": "opReturn" }, receipt.opReturn ?? "pending"),
@@ -78,6 +85,20 @@ const changeSentence = (action, answer) => {
   return action === "renew" ? "Hosting renewed for another period." : "The post was taken down."
 }
 
+/** A post's hosting state in words (MyPost.state), with the date its hosting is paid until where it matters. */
+const hostingLine = (p) => {
+  const until = new Date(p.paidUntil).toLocaleDateString()
+  switch (p.state) {
+    case "hosted": return `Hosted until ${until}`
+    case "grace": return `Hosting ran out on ${until}: in its grace period, renew to keep it`
+    case "unpinned": return "No longer hosted (not renewed)"
+    case "taken_down": return "Taken down by you"
+    case "moderated": return "Removed by a moderator"
+    case "awaiting_signature": return "Waiting for your wallet's signature on its stamp"
+    default: return p.state.replaceAll("_", " ")
+  }
+}
+
 /** The member's posts; `status` outlives the list (it is rebuilt after each action), so its sentence stays. */
 const postsSection = (posts, reload, status) => {
   const act = (post, action) => async (e) => {
@@ -96,7 +117,7 @@ const postsSection = (posts, reload, status) => {
     : posts.map((p) => el("li", { "data-post": p.shortId, "data-state": p.state, "data-paid-until": p.paidUntil },
       el("div", {},
         el("a", { href: `/p/${encodeURIComponent(p.shortId)}` }, p.body || `(${p.kind})`),
-        el("div", { class: "muted" }, `${p.state.replace("_", " ")}, hosted until ${new Date(p.paidUntil).toLocaleDateString()}`)),
+        el("div", { class: "muted", "data-field": "hosting" }, hostingLine(p))),
       el("div", {},
         ["hosted", "grace"].includes(p.state) ? el("button", { type: "button", class: "secondary", onclick: act(p, "renew") }, "Renew") : null,
         ["hosted", "grace"].includes(p.state) ? el("button", { type: "button", class: "danger", onclick: act(p, "takedown") }, "Take down") : null)))
@@ -112,6 +133,23 @@ const balanceSection = async (me) => {
     el("p", { class: "mono", "data-field": "topUpAddress" }, me.topUpAddress),
     await qrCode(me.topUpAddress, "QR code of the top-up address"))
   return { node, update: (next) => { balance.textContent = next.balance } }
+}
+
+/**
+ * For an account signing in made (no xpub yet): link the wallet by its QR, so the service can derive
+ * each post's address; the wallet keeps its keys and signs each stamp itself.
+ */
+const walletLinkSection = (onLinked) => {
+  const qr = linkQr({
+    create: () => api("/api/social/wallet-link", { method: "POST" }),
+    stateOf: (id) => api(`/api/social/wallet-link/${encodeURIComponent(id)}`),
+    linkedText: "Linked. You can post now; your wallet signs each post's stamp.",
+    onLinked
+  })
+  return section("Link your wallet",
+    el("p", {}, "Before your first post, link your wallet: it shares its extended public key (watch-only: it cannot move funds), from which each post gets its own address. Your wallet keeps its keys and signs each stamp."),
+    el("form", { onsubmit: (e) => { e.preventDefault(); qr.start() } }, el("p", {}, el("button", { type: "submit" }, "Link your wallet"))),
+    qr.area, qr.status)
 }
 
 const home = async () => {
@@ -133,6 +171,7 @@ const home = async () => {
   const me = await load()
   balance = await balanceSection(me)
   main.append(el("h1", {}, me.handle ? `@${me.handle}` : `#${me.assetId ?? ""}`),
+    ...(me.xpubLinked ? [] : [walletLinkSection(() => load().catch(() => {}))]),
     composer(() => load().catch(() => {})), posts, balance.node, sessionsSection())
   setInterval(() => load().catch((e) => status.error(e)), ME_POLL_MS)
 }
