@@ -68,6 +68,9 @@ describe("token desk web app", () => {
     await signInPage(page, node.deskUrl, wallet)
     await page.locator(".who").waitFor()
     expect(await page.locator(".who").textContent()).toBe(wallet.addresses.p2pkh)
+    // The session cookie is HttpOnly (the page's script cannot read it) and SameSite=Strict.
+    expect((await context.cookies()).find((c) => c.name === "sl_desk_session")).toMatchObject({ httpOnly: true, sameSite: "Strict" })
+    expect(await page.evaluate("document.cookie")).toBe("")
     await page.getByText("No wallet is linked yet").waitFor()
 
     // A refused key: the API's sentence, nothing created.

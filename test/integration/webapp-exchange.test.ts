@@ -85,6 +85,9 @@ describe("exchange web app", () => {
     await signInPage(page, node.baseUrl, wallet)
     await page.locator(".who").waitFor()
     expect(await page.locator(".who").textContent()).toBe(wallet.addresses.p2pkh)
+    // The session cookie is HttpOnly (the page's script cannot read it) and SameSite=Strict.
+    expect((await context.cookies()).find((c) => c.name === "sl_exchange_session")).toMatchObject({ httpOnly: true, sameSite: "Strict" })
+    expect(await page.evaluate("document.cookie")).toBe("")
 
     // API key: read + trade, a label; the secret is shown once.
     await page.getByRole("checkbox", { name: "trade" }).check()

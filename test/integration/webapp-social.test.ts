@@ -66,6 +66,9 @@ describe("social web app", () => {
     await signInPage(page, node.socialUrl, walletFromWif(account.wif))
     await expect.poll(() => page.locator("h1").textContent()).toBe("@webapp_alice")
     expect(await page.locator(".who").textContent()).toBe(account.address)
+    // The session cookie is HttpOnly (the page's script cannot read it) and SameSite=Strict.
+    expect((await context.cookies()).find((c) => c.name === "sl_session")).toMatchObject({ httpOnly: true, sameSite: "Strict" })
+    expect(await page.evaluate("document.cookie")).toBe("")
 
     await page.getByLabel("What is new?").fill("Hello from the browser")
     await page.getByLabel("Tags").fill("webapp, test")
@@ -198,6 +201,14 @@ describe("social web app", () => {
     await signInPage(page, node.socialUrl, wallet)
     await expect.poll(() => page.locator("h1").textContent()).toMatch(/^#[A-Z2-7]{6}$/)
     expect(await page.locator("[data-field=balance]").textContent()).toBe("0")
+
+    // Before the link, a post is refused: the API's reason, shown as a sentence.
+    await page.getByLabel("What is new?").fill("Too early")
+    await page.getByRole("button", { name: "Publish" }).click()
+    const refusal = page.locator(".notice.error")
+    await refusal.waitFor({ timeout: 15_000 })
+    expect(await refusal.textContent()).toMatch(/^[A-Z][^]*\w\.$/)
+    expect(await page.locator("[data-post]").count()).toBe(0)
 
     // The wallet-link QR: waiting until the wallet links its xpub, then linked.
     await page.getByRole("button", { name: "Link your wallet" }).click()

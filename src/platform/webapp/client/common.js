@@ -14,9 +14,19 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The API's message as a sentence: a capital first letter (unless it begins with a name such as
+ * `callbackUrl` or `SHRD`) and a full stop.
+ */
+export const asSentence = (message) => {
+  const text = message.trim()
+  const capital = /^[a-z]+\b/.test(text) ? text[0].toUpperCase() + text.slice(1) : text
+  return /[.!?)]$/.test(capital) ? capital : `${capital}.`
+}
+
 const sentenceOf = (status, body) => {
   const message = body?.error?.message ?? body?.msg
-  if (typeof message === "string" && message !== "") return message
+  if (typeof message === "string" && message.trim() !== "") return asSentence(message)
   if (status === 0) return "The service cannot be reached; check the connection and try again."
   return `The service answered ${status} without an explanation; please try again.`
 }
