@@ -1,8 +1,9 @@
 // The layout rule (../shared/ARCHITECTURE.md, docs/layout.md): schemas <- src <- cluster, inside src
 // crypto <- chain <- platform <- services, the three services apart, a node composing each service
 // through its front door, no cycles. `npm run layout` checks it; `npm test` runs it before the tests.
-// Tables are the other half: SQL on a service's tables only inside that service is checked by
-// test/unit/platform/tableOwnership.test.ts (dependency-cruiser sees imports, not SQL).
+// Outside a service, only its front door (src/<service>/<Service>.ts) may be imported; docs/layout.md
+// lists every rule. Tables are the other half: SQL on a service's tables only inside that service is
+// checked by test/unit/platform/tableOwnership.test.ts (dependency-cruiser sees imports, not SQL).
 const services = "(exchange|desk|social)"
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -21,6 +22,14 @@ module.exports = {
     ...["exchange", "desk", "social"].map((s) => ({
       name: `services-apart-${s}`, severity: "error", comment: "The three services never import each other.",
       from: { path: `^(src|schemas)/${s}/` }, to: { path: `^(src|schemas)/(exchange|desk|social)/`, pathNot: `^(src|schemas)/${s}/` }
+    })),
+    ...[["exchange", "Exchange"], ["desk", "Desk"], ["social", "Social"]].map(([s, door]) => ({
+      name: `service-internals-${s}`, severity: "error",
+      comment: `Outside src/${s}/, the ${s} is reached through its front door (src/${s}/${door}.ts) only. ` +
+        "Named exceptions: the CLI's commands (src/cli/) and the node's settings and migration lists (src/config.ts, src/migrations.ts), " +
+        "which import a service's config module and migration list directly so a command does not load every entity.",
+      from: { path: "^(src|cluster)/", pathNot: `^src/(${s}/|cli/|config\\.ts$|migrations\\.ts$)` },
+      to: { path: `^src/${s}/`, pathNot: `^src/${s}/${door}\\.ts$` }
     })),
     { name: "services-import-no-devnet", severity: "error",
       comment: "Service code asks ports (CoinFaucets, TokenDecimals, DevnetBacking), never a devnet: a devnet is a layer given when a chain is one. " +

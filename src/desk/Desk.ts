@@ -11,13 +11,13 @@
 import { Layer } from "effect"
 import * as AttestationMonitor from "./attestation/AttestationMonitor.ts"
 import * as Attestations from "./attestation/Attestations.ts"
-import { AttestorKick, AttestorLive } from "./attestation/AttestorEntity.ts"
+import * as AttestorEntity from "./attestation/AttestorEntity.ts"
 import { listener } from "./http/DeskListener.ts"
 import * as Transparency from "./http/Transparency.ts"
-import { DeskLinkTokenLive } from "./identity/LinkTokenEntity.ts"
-import { LinkedWalletLive } from "./identity/LinkedWalletEntity.ts"
+import * as LinkTokenEntity from "./identity/LinkTokenEntity.ts"
+import * as LinkedWalletEntity from "./identity/LinkedWalletEntity.ts"
 import * as DeskKeys from "./keys/DeskKeys.ts"
-import { DeskOrderLive } from "./orders/DeskOrderEntity.ts"
+import * as DeskOrderEntity from "./orders/DeskOrderEntity.ts"
 import * as ReserveScanner from "./reserves/ReserveScanner.ts"
 import * as DevnetBacking from "./tokens/devnetBacking.ts"
 import * as DeskWallets from "./wallets/DeskWallets.ts"
@@ -38,5 +38,6 @@ const services = Layer.mergeAll(DeskKeys.layer, Transparency.layer).pipe(
 )
 
 export const layer = Layer.mergeAll(
-  listener, DeskOrderLive, LinkedWalletLive, DeskLinkTokenLive, AttestorLive, AttestorKick, AttestationMonitor.layer
+  listener, DeskOrderEntity.layer, LinkedWalletEntity.layer, LinkTokenEntity.layer, AttestorEntity.layer, AttestorEntity.layerKick,
+  AttestationMonitor.layer
 ).pipe(Layer.provideMerge(services))

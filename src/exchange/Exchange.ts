@@ -9,13 +9,13 @@
 import { Layer } from "effect"
 import * as AccountReadModel from "./account/AccountReadModel.ts"
 import * as ApiKeys from "./auth/ApiKeys.ts"
-import { AuthorizationLive } from "./authorization/AuthorizationEntity.ts"
+import * as AuthorizationEntity from "./authorization/AuthorizationEntity.ts"
 import { listener } from "./http/ExchangeListener.ts"
-import { MarketLive } from "./market/MarketEntity.ts"
+import * as MarketEntity from "./market/MarketEntity.ts"
 import * as MarketData from "./marketdata/MarketData.ts"
 import * as MarketActivator from "./markets/MarketActivator.ts"
 import * as MarketRegistry from "./markets/MarketRegistry.ts"
-import { SettlementLive } from "./settlement/SettlementEntity.ts"
+import * as SettlementEntity from "./settlement/SettlementEntity.ts"
 
 export { ExchangeConfig } from "./ExchangeConfig.ts"
 export { listener } from "./http/ExchangeListener.ts"
@@ -25,4 +25,6 @@ export { migrations } from "./migrations/index.ts"
 
 const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, MarketRegistry.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)))
 
-export const layer = Layer.mergeAll(listener, MarketLive, AuthorizationLive, SettlementLive, MarketActivator.layer).pipe(Layer.provideMerge(services))
+export const layer = Layer.mergeAll(
+  listener, MarketEntity.layer, AuthorizationEntity.layer, SettlementEntity.layer, MarketActivator.layer
+).pipe(Layer.provideMerge(services))

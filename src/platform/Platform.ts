@@ -7,7 +7,7 @@ import { Layer } from "effect"
 import * as ChainsLive from "./ChainsLive.ts"
 import * as DevnetChains from "./devnet/DevnetChains.ts"
 import * as DevnetCoinFaucets from "./devnet/coinFaucets.ts"
-import { DevnetEntity } from "./devnet/DevnetEntity.ts"
+import * as DevnetEntity from "./devnet/DevnetEntity.ts"
 import * as FeeSponsor from "./ledger/FeeSponsor.ts"
 import * as LedgerRegistry from "./ledger/LedgerRegistry.ts"
 import * as OmniViewIndexer from "./ledger/OmniViewIndexer.ts"
@@ -17,7 +17,7 @@ import * as NodeReporter from "./ops/NodeReporter.ts"
 import * as OpsFeed from "./ops/OpsFeed.ts"
 import * as RateLimiter from "./RateLimiter.ts"
 import * as SecretBox from "./SecretBox.ts"
-import { SignInChallengeLive } from "./signin/SignInChallengeEntity.ts"
+import * as SignInChallengeEntity from "./signin/SignInChallengeEntity.ts"
 import * as WebSessions from "./signin/WebSessions.ts"
 import * as TokenDecimals from "../chain/evm/TokenDecimals.ts"
 
@@ -37,4 +37,4 @@ export const services = Layer.mergeAll(OpsFeed.layer, WebSessions.layer, RateLim
 )
 
 /** The platform's own entities and background work. */
-export const entities = Layer.mergeAll(DevnetEntity, SignInChallengeLive, NodeReporter.layer)
+export const entities = Layer.mergeAll(DevnetEntity.layer, SignInChallengeEntity.layer, NodeReporter.layer)

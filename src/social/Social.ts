@@ -5,17 +5,19 @@
 // It needs the platform (cluster, database, chains, secret box, sessions, config) beneath it.
 import { Layer } from "effect"
 import * as TopUps from "./accounts/TopUps.ts"
-import { ContinuityLive } from "./accounts/ContinuityEntity.ts"
+import * as ContinuityEntity from "./accounts/ContinuityEntity.ts"
 import * as ContentStoreLive from "./content/ContentStoreLive.ts"
 import { listener } from "./http/SocialListener.ts"
-import { SocialLinkTokenLive } from "./identity/SocialLinkTokenEntity.ts"
-import { PostLive } from "./posts/PostEntity.ts"
-import { StampingSweep } from "./posts/stampingSweep.ts"
+import * as SocialLinkTokenEntity from "./identity/SocialLinkTokenEntity.ts"
+import * as PostEntity from "./posts/PostEntity.ts"
+import * as StampingSweep from "./posts/stampingSweep.ts"
 
 export { listener } from "./http/SocialListener.ts"
 export { migrations } from "./migrations/index.ts"
 export { SocialConfig } from "./SocialConfig.ts"
 
-export const layer = Layer.mergeAll(listener, PostLive, ContinuityLive, SocialLinkTokenLive, StampingSweep, TopUps.layer).pipe(
+export const layer = Layer.mergeAll(
+  listener, PostEntity.layer, ContinuityEntity.layer, SocialLinkTokenEntity.layer, StampingSweep.layer, TopUps.layer
+).pipe(
   Layer.provideMerge(ContentStoreLive.layer)
 )

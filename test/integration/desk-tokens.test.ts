@@ -70,7 +70,9 @@ describe("desk tokens", () => {
     const cold = await node.run(Effect.map(DeskWallets, (w) => ({ ethereum: w.wallet("ethereum", "cold").address, btc: w.wallet("btc", "cold").address, ltc: w.wallet("ltc", "cold").address })))
     const balance = async (chain: string, address: string, asset?: string) =>
       cliJson<{ balance: string }>(await cli(["devnet", "balance", "--chain", chain, "--address", address, ...(asset === undefined ? [] : ["--asset", asset]), "--json"], env)).balance
-    const before = { usdc: await balance("ethereum", cold.ethereum, "USDC"), eth: await balance("ethereum", cold.ethereum), btc: await balance("btc", cold.btc), ltc: await balance("ltc", cold.ltc) }
+    // Reads go in parallel (each is a CLI process); the payments stay one at a time, from one faucet.
+    const [usdc, eth, btc, ltc] = await Promise.all([balance("ethereum", cold.ethereum, "USDC"), balance("ethereum", cold.ethereum), balance("btc", cold.btc), balance("ltc", cold.ltc)])
+    const before = { usdc: usdc!, eth: eth!, btc: btc!, ltc: ltc! }
     const cases = [["SUSD", "12.5"], ["xusd", "1.23456789"], ["wBTC", "0.25"], ["wLTC", "3"], ["wETH", "0.5"]] as const
     const payees = cases.map(() => makeWallet().addresses.p2pkh)
     for (const [i, [code, amount]] of cases.entries()) {
@@ -80,14 +82,13 @@ describe("desk tokens", () => {
     }
     await cli(["devnet", "mine", "--chain", "ledger", "--json"], env)
     await Promise.all([cli(["devnet", "mine", "--chain", "btc", "--json"], env), cli(["devnet", "mine", "--chain", "ltc", "--json"], env)])
-    for (const [i, [code, amount]] of cases.entries()) expect(await balance("ledger", payees[i]!, code), code).toBe(amount)
+    const paidBalances = await Promise.all(cases.map(([code], i) => balance("ledger", payees[i]!, code)))
+    for (const [i, [code, amount]] of cases.entries()) expect(paidBalances[i], code).toBe(amount)
     // The backing landed in the cold vaults: 12.5 + 1.234568 USDC (rounded up to USDC's 6 decimals), 0.25 BTC, 3 LTC, 0.5 ETH.
     const units = (d: string) => BigInt(d.split(".")[0]! + (d.split(".")[1] ?? "").padEnd(18, "0"))
     const plus = (a: string, b: string) => Either.getOrThrow(formatAmount(units(a) + units(b), 18))
-    expect(await balance("ethereum", cold.ethereum, "USDC")).toBe(plus(before.usdc, "13.734568"))
-    expect(await balance("ethereum", cold.ethereum)).toBe(plus(before.eth, "0.5"))
-    expect(await balance("btc", cold.btc)).toBe(plus(before.btc, "0.25"))
-    expect(await balance("ltc", cold.ltc)).toBe(plus(before.ltc, "3"))
+    const after = await Promise.all([balance("ethereum", cold.ethereum, "USDC"), balance("ethereum", cold.ethereum), balance("btc", cold.btc), balance("ltc", cold.ltc)])
+    expect(after).toEqual([plus(before.usdc, "13.734568"), plus(before.eth, "0.5"), plus(before.btc, "0.25"), plus(before.ltc, "3")])
     // The grant came from the desk issuer: the property's total is what was paid, and the faucet holds none.
     const props = await properties(node)
     expect(props.get(6)?.total).toBe(1_250_000_000n)

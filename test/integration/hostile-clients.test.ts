@@ -338,6 +338,25 @@ describe("protocol upgrades and expectations are answered in the service's shape
 })
 
 describe("found by the fuzz run (harness/fuzz, test/integration/fuzz-listeners.test.ts)", () => {
+  it("an upload refused by its first bytes (SVG, chunked, 63 KB, connection: close) is answered 415 before the connection goes (seed 7, #1219)", async () => {
+    const url = new URL(node.socialUrl)
+    const body = Buffer.alloc(63_036, 0xcd)
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = ""
+      const socket = connect({ port: Number(url.port), host: url.hostname }, () => {
+        socket.write(`POST /api/social/upload HTTP/1.1\r\nhost: x\r\nconnection: close\r\nauthorization: Bearer ${session}\r\n` +
+          `content-type: image/svg+xml\r\ntransfer-encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`)
+        socket.write(body)
+        socket.write("\r\n0\r\n\r\n")
+      })
+      socket.on("data", (c: Buffer) => (text += c.toString("latin1")))
+      socket.on("close", () => resolve(text))
+      socket.on("error", (e) => (text === "" ? reject(e) : resolve(text)))
+    })
+    expect(answer).toMatch(/^HTTP\/1\.1 415 /)
+    expect(JSON.parse(rawBody(answer)).error.code).toBe("unsupported_media_type")
+  })
+
   it("a multipart body on the exchange listener is 400 -1102 at the edge, not 503 -1001 from the multipart parser", async () => {
     // Its own client address (loopback is a trusted proxy here): the file's other cases spend
     // 127.0.0.1's 100-weight minute, and a 429 would hide the answer this case is about.

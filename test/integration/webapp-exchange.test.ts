@@ -134,7 +134,7 @@ describe("exchange web app", () => {
 
     await page.locator(`[data-key="${apiKey}"]`).getByRole("button", { name: "Revoke" }).click()
     await page.getByText("The key was revoked").waitFor()
-    expect(await page.locator(`[data-key="${apiKey}"]`).count()).toBe(0)
+    await expect.poll(() => page.locator(`[data-key="${apiKey}"]`).count(), { timeout: 10_000 }).toBe(0)
     expect(errors).toEqual([])
     await context.close()
   })

@@ -29,7 +29,7 @@ export const nextSlot = (ms: number, intervalMs = HOUR_MS): number => (Math.floo
 /** How late a pending tick may be before a start's Kick takes it for lost and schedules another. */
 export const tickLostAfterMs = 10 * 60_000
 
-export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
+export const layer = Attestor.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const attestations = yield* Attestations
@@ -102,7 +102,7 @@ export const AttestorLive = Attestor.toLayer(Effect.gen(function*() {
 }), { maxIdleTime: "5 minutes", concurrency: 1 })
 
 /** Every node's start: one Kick to the Attestor (in the background; retried until the cluster takes it). */
-export const AttestorKick = Layer.scopedDiscard(Effect.forkScoped(
+export const layerKick = Layer.scopedDiscard(Effect.forkScoped(
   Effect.flatMap(Attestor.client, (client) => client(attestorId).Kick(new Kick({ bootId: randomUUID() }), { discard: true })).pipe(
     Effect.retry(Schedule.spaced("1 second").pipe(Schedule.compose(Schedule.recurs(60)))),
     Effect.catchAllCause((cause) => Effect.logWarning("attestor: the start kick was not delivered", cause))

@@ -36,7 +36,7 @@ const makeVerifier = (required: DeskScope | undefined) =>
 /** The same check for both schemes (see bearer.ts). */
 const both = <V>(verify: V) => ({ apiKey: () => verify, bearer: () => verify })
 
-export const DeskKeyAuthLive = Layer.mergeAll(
+export const layer = Layer.mergeAll(
   Layer.effect(DeskKey, Effect.map(makeVerifier(undefined), both)),
   Layer.effect(DeskKeyCashout, Effect.map(makeVerifier("cashout"), both)),
   Layer.effect(DeskKeyRewards, Effect.map(makeVerifier("rewards"), both)),

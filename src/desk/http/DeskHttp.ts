@@ -6,21 +6,19 @@ import { Effect, Layer } from "effect"
 import { DeskApi } from "../../../schemas/desk/api.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
 import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
-import { OpenCorsLive } from "../../platform/http/openCors.ts"
-import { DeskKeyAuthLive } from "../auth/DeskKeyAuth.ts"
+import * as OpenCors from "../../platform/http/openCors.ts"
+import * as DeskKeyAuth from "../auth/DeskKeyAuth.ts"
 import { CallbackHandlers } from "../callbacks/CallbackHandlers.ts"
 import { CashoutHandlers, OrderPollHandlers, StablesHandlers, WrapHandlers } from "../cashout/CashoutHandlers.ts"
 import { WebhookHandlers } from "../webhooks/WebhookHandlers.ts"
 import { webhookGate, type WebhookSecrets } from "../webhooks/webhookGate.ts"
 import { RewardsHandlers, WalletLinkHandlers } from "./WalletLinkHandlers.ts"
-import { PublicCacheLive } from "./publicCache.ts"
+import * as PublicCache from "./publicCache.ts"
 import { DeskAppHandlers, DeskSessionHandlers, DeskSignInHandlers } from "./WebAppHandlers.ts"
-import { DeskSessionAuthLive } from "../auth/DeskSessionAuth.ts"
+import * as DeskSessionAuth from "../auth/DeskSessionAuth.ts"
 import { fileURLToPath } from "node:url"
 import { webAppRoutes } from "../../platform/webapp/WebApp.ts"
 import { fastPaths, Transparency, type TransparencyShape } from "./Transparency.ts"
-import { corsHeaders } from "../../platform/http/openCors.ts"
-import { publicCacheHeaders } from "./publicCache.ts"
 
 /** Partner bodies (orders, wallet-link envelopes) are a few hundred bytes. */
 export const deskBodyBytesMax = 32 * 1024
@@ -43,7 +41,7 @@ export const deskEdge = (limits: DeskLimits, webhookSecrets: WebhookSecrets, tra
     ...(transparency === undefined ? {} : {
       fast: new Map(fastPaths.map((path) => [path, () => {
         const body = transparency.fastBody(path)
-        return body === undefined ? undefined : { body, headers: { ...corsHeaders, ...publicCacheHeaders } }
+        return body === undefined ? undefined : { body, headers: { ...OpenCors.corsHeaders, ...PublicCache.publicCacheHeaders } }
       }]))
     })
   })
@@ -66,7 +64,7 @@ const KeyHandlers = HttpApiBuilder.group(DeskApi, "key", (handlers) =>
 export const deskHandlers = HttpApiBuilder.api(DeskApi).pipe(
   Layer.provide([TransparencyHandlers, RegistryHandlers, KeyHandlers, WalletLinkHandlers, RewardsHandlers, CallbackHandlers, WebhookHandlers, CashoutHandlers, OrderPollHandlers, StablesHandlers, WrapHandlers,
     DeskSignInHandlers, DeskSessionHandlers, DeskAppHandlers]),
-  Layer.provide([DeskKeyAuthLive, DeskSessionAuthLive, OpenCorsLive, PublicCacheLive])
+  Layer.provide([DeskKeyAuth.layer, DeskSessionAuth.layer, OpenCors.layer, PublicCache.layer])
 )
 
 /** The web app at /app/ (src/desk/web/app.js) and /favicon.ico. */

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { DeskApi } from "../../../schemas/desk/api.ts"
-import { BadRequest, Conflict, Gone, NotFound, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
+import { BadRequest, Conflict, Gone, NotFound, Unauthorized, unavailable } from "../../../schemas/desk/errors.ts"
 import { DeskSession } from "../../../schemas/desk/webApp.ts"
 import type { DeskCaller } from "../../../schemas/desk/security.ts"
 import { AppConfig } from "../../platform/Config.ts"
@@ -17,8 +17,7 @@ import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { POLL_INTERVAL_MS } from "../../platform/signin/challenge.ts"
 import { makeSignInFlow, type SignInUnavailable } from "../../platform/signin/flow.ts"
-import { endSession, sessionList, sessionView } from "../../platform/signin/sessionAuth.ts"
-import { sessionIdOf } from "../../platform/signin/sessionStore.ts"
+import { sessionRoutes, sessionView } from "../../platform/signin/sessionAuth.ts"
 import { WebSessions } from "../../platform/signin/WebSessions.ts"
 import { accountView, cashoutToken, memberAccount, savePayoutAddress } from "../cashout/account.ts"
 import { orderServices } from "../cashout/CashoutHandlers.ts"
@@ -35,7 +34,8 @@ import { DeskKeys } from "../keys/DeskKeys.ts"
 import { checkCallbackUrl } from "../keys/policy.ts"
 import { memberOrders, orderTrail } from "../orders/orderStore.ts"
 
-const unavailable = (what = "The desk's records are unavailable right now; please retry.") => new ServiceUnavailable({ error: { code: "unavailable", message: what } })
+/** The desk's records (members, orders, tokens) did not answer. */
+const recordsUnavailable = () => unavailable("The desk's records are unavailable right now; please retry.")
 const badParameter = (message: string) => new BadRequest({ error: { code: "invalid_parameter", message } })
 const notFound = (message: string) => new NotFound({ error: { code: "not_found", message } })
 
@@ -78,21 +78,15 @@ export const DeskSignInHandlers = HttpApiBuilder.group(DeskApi, "signIn", (handl
 export const DeskSessionHandlers = HttpApiBuilder.group(DeskApi, "session", (handlers) =>
   Effect.gen(function*() {
     const flow = yield* Effect.flatten(deskSignIn)
-    const context = yield* Effect.context<SqlClient.SqlClient | WebSessions>()
-    const sessionsUnavailable = () => unavailable("Sessions cannot be changed right now; please retry.")
+    const routes = sessionRoutes(flow, yield* Effect.context<SqlClient.SqlClient | WebSessions>(), {
+      unavailable: () => unavailable("Sessions cannot be changed right now; please retry."),
+      notFound: () => notFound("No live session of yours has this id.")
+    })
     return handlers
       .handle("session", () => Effect.map(DeskSession, sessionView))
-      .handle("signOut", ({ request }) =>
-        Effect.flatMap(DeskSession, (s) => flow.signOut(request, s).pipe(Effect.map((ended) => ({ id: sessionIdOf(s.tokenHash), ended })), Effect.mapError(sessionsUnavailable))))
-      .handle("sessions", () => Effect.flatMap(DeskSession, (s) => sessionList(s).pipe(Effect.provide(context), Effect.mapError(sessionsUnavailable))))
-      .handle("endSession", ({ path }) =>
-        Effect.flatMap(DeskSession, (s) =>
-          endSession(s, path.id).pipe(
-            Effect.provide(context),
-            Effect.mapError(sessionsUnavailable),
-            Effect.filterOrFail((ended) => ended, () => notFound("No live session of yours has this id.")),
-            Effect.as({ id: path.id, ended: true })
-          )))
+      .handle("signOut", ({ request }) => Effect.flatMap(DeskSession, (s) => routes.signOut(request, s)))
+      .handle("sessions", () => Effect.flatMap(DeskSession, routes.list))
+      .handle("endSession", ({ path }) => Effect.flatMap(DeskSession, (s) => routes.end(s, path.id)))
   }))
 
 interface WalletRow {
@@ -117,7 +111,7 @@ export const DeskAppHandlers = HttpApiBuilder.group(DeskApi, "webApp", (handlers
     const orders = yield* orderServices
     const context = yield* Effect.context<Needs>()
     const db = <A, E, R extends Needs>(effect: Effect.Effect<A, E, R>) =>
-      effect.pipe(Effect.provide(context), Effect.tapErrorCause((c) => Effect.logWarning("desk web app: unavailable", c)), Effect.mapError(() => unavailable()))
+      effect.pipe(Effect.provide(context), Effect.tapErrorCause((c) => Effect.logWarning("desk web app: unavailable", c)), Effect.mapError(recordsUnavailable))
     /** The session's member: its id and negotiated fee. */
     const me = Effect.flatMap(DeskSession, (s) => db(ensureMemberOf(s.address))).pipe(
       Effect.map((m): Member => ({ memberId: m.id, feeBps: m.fee_bps }))
@@ -125,7 +119,7 @@ export const DeskAppHandlers = HttpApiBuilder.group(DeskApi, "webApp", (handlers
     const linkedWallet = (memberId: string) =>
       db(sql<WalletRow>`SELECT signing_address, evm_address, base_address, wallet, linked_at FROM desk_wallets WHERE member_id = ${memberId}`).pipe(
         Effect.map((rows) => Option.fromNullable(rows[0])))
-    const account = (member: Member) => Effect.map(orders.provide(memberAccount(member)), accountView).pipe(Effect.mapError(() => unavailable()))
+    const account = (member: Member) => Effect.map(orders.provide(memberAccount(member)), accountView).pipe(Effect.mapError(recordsUnavailable))
 
     return handlers
       .handle("account", () =>
@@ -146,7 +140,7 @@ export const DeskAppHandlers = HttpApiBuilder.group(DeskApi, "webApp", (handlers
       .handle("keys", () =>
         Effect.gen(function*() {
           const member = yield* me
-          const fee = memberFeeBps(yield* orders.provide(cashoutToken).pipe(Effect.mapError(() => unavailable())), member.feeBps)
+          const fee = memberFeeBps(yield* orders.provide(cashoutToken).pipe(Effect.mapError(recordsUnavailable)), member.feeBps)
           const rows = yield* db(memberKeys(member.memberId))
           return {
             keys: rows.map((r) => ({
@@ -163,7 +157,7 @@ export const DeskAppHandlers = HttpApiBuilder.group(DeskApi, "webApp", (handlers
           if (Either.isLeft(url)) return yield* Effect.fail(badParameter(url.left))
           const scopes = [...new Set(payload.scopes)]
           const created = yield* db(createKeyFor(member.memberId, { scopes, callbackUrl: url.right }))
-          const fee = memberFeeBps(yield* orders.provide(cashoutToken).pipe(Effect.mapError(() => unavailable())), member.feeBps)
+          const fee = memberFeeBps(yield* orders.provide(cashoutToken).pipe(Effect.mapError(recordsUnavailable)), member.feeBps)
           return {
             id: created.id, scopes, callbackUrl: url.right ?? null, feeBps: fee, createdAt: created.createdAt.toISOString(),
             apiKey: created.apiKey, signingSecret: created.signingSecret
@@ -212,7 +206,7 @@ export const DeskAppHandlers = HttpApiBuilder.group(DeskApi, "webApp", (handlers
           const trail = yield* db(orderTrail(rows.map((r) => r.id)))
           const list = []
           for (const row of rows) {
-            const view = yield* orders.viewOf(row).pipe(Effect.mapError(() => unavailable()))
+            const view = yield* orders.viewOf(row).pipe(Effect.mapError(recordsUnavailable))
             const events = trail.events.filter((e) => e.order_id === row.id).map((e) => ({
               at: new Date(e.at).toISOString(), event: e.event, source: e.source,
               status: typeof e.body.status === "string" ? e.body.status : null,

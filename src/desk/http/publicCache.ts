@@ -8,7 +8,7 @@ import { cacheTtlSec } from "./Transparency.ts"
 
 export const publicCacheHeaders = { "cache-control": `public, max-age=${cacheTtlSec}` } as const
 
-export const PublicCacheLive = Layer.succeed(
+export const layer = Layer.succeed(
   PublicCache,
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     const state = edgeStateOf(request)

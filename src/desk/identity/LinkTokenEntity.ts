@@ -37,7 +37,7 @@ const callbackUrlOf = (base: string, tokenHash: string, claimed: string): string
   return claimed.startsWith(prefix) && sha256Hex(claimed.slice(prefix.length)) === tokenHash ? claimed : undefined
 }
 
-export const DeskLinkTokenLive = DeskLinkToken.toLayer(Effect.gen(function*() {
+export const layer = DeskLinkToken.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const urls = yield* deskUrls

@@ -27,7 +27,7 @@ interface AddressRow {
   readonly used: boolean
 }
 
-export const LinkedWalletLive = LinkedWallet.toLayer(Effect.gen(function*() {
+export const layer = LinkedWallet.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const omni = yield* OmniView

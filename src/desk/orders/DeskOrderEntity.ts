@@ -30,7 +30,7 @@ import { findToken } from "../tokens/tokenStore.ts"
 import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { hotVaultTopUp } from "../wallets/hotVaultTopUp.ts"
 import { CoinFaucets } from "../../platform/ledger/CoinFaucets.ts"
-import { type DeskOrder, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
+import { type DeskOrder, type DeskOrderAction, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
 import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
 import { followRefund, refundLeg } from "./refundLegs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
@@ -55,7 +55,7 @@ const STEPS_MAX = 8
 /** The next tick time after `nowMs`, on the ORDER_TICK_MS grid. */
 export const nextTickAt = (nowMs: number): number => (Math.floor(nowMs / ORDER_TICK_MS) + 1) * ORDER_TICK_MS
 
-export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
+export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const services = yield* Effect.context<SqlClient.SqlClient | SecretBox | AppConfig | UtxoLedger | FeeSponsor>()
   const ledger = yield* UtxoLedger
@@ -178,107 +178,137 @@ export const DeskOrderLive = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.flatMap(payoutLedger(row), ({ ledger: l, token }) =>
       row.kind === "unwrap" ? evmNativePayoutLeg(orderId, l, row.payout_address ?? "", amount) : evmPayoutLeg(orderId, l, token, row.payout_address ?? "", amount))
 
+  type ActionOf<T extends DeskOrderAction["_tag"]> = Extract<DeskOrderAction, { _tag: T }>
+
+  /** Looks for the deposit on the chain it is paid on, and lets the clock run (expiry). */
+  const watch = (row: OrderRow) =>
+    Effect.gen(function*() {
+      const nowMs = Date.now()
+      const deposit = row.kind === "mint"
+        ? yield* sightEvmDeposit(row)
+        : row.kind === "wrap" && row.chain === "ethereum"
+        ? yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, ethCursor)
+        : row.kind === "wrap"
+        ? yield* sightCoinDeposit(row)
+        : yield* sightDeposit(row, yield* propertyOf(row))
+      return yield* apply(row, [{ _tag: "DepositSighting", deposit, nowMs }, { _tag: "Tick", nowMs }])
+    })
+
+  /** The token goes back to the issuer (sweep), and once the ledger has it the issuer revokes it (burn). */
+  const burn = (row: OrderRow, action: ActionOf<"Burn">) =>
+    Effect.gen(function*() {
+      const property = yield* propertyOf(row)
+      const issuer = yield* systemWallet(deskIssuerWallet)
+      const sweep = yield* ledgerOmniLeg(orderId, "sweep", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, issuer.address)
+      yield* omni.sync
+      const swept = yield* omni.tx(sweep)
+      if (swept === undefined) return false
+      if (!swept.valid) return yield* apply(row, [{ _tag: "LegRefused", reason: `sweep ${sweep} invalid: ${swept.reason ?? "unknown"}` }])
+      const txid = yield* ledgerOmniLeg(orderId, "burn", issuer, { type: "revoke", property, amount: action.amount, memo: row.short_ref }, issuer.address)
+      return yield* apply(row, [{ _tag: "BurnRecorded", txid }])
+    })
+
+  /** The payout, recorded before it is sent: a grant of the token, a coin from the hot vault, or an EVM payout. */
+  const pay = (row: OrderRow, action: ActionOf<"Pay">) =>
+    Effect.gen(function*() {
+      if (row.kind === "mint" || row.kind === "wrap") {
+        const issuer = yield* systemWallet(deskIssuerWallet)
+        const property = yield* propertyOf(row)
+        const txid = yield* ledgerOmniLeg(orderId, "payout", issuer, { type: "grant", property, amount: action.amount, memo: row.short_ref }, row.payout_address ?? "")
+        return yield* apply(row, [{ _tag: "PayoutRecorded", txid }])
+      }
+      if (row.kind === "unwrap" && row.chain !== "ethereum") {
+        // BTC or LTC from the desk's hot vault on that chain.
+        const chain = row.chain as CoinChain
+        const txid = yield* coinPayoutLeg(orderId, chain, coins.get(chain), wallets.wallet(chain, "hot"), row.payout_address ?? "", action.amount, topUps.get(chain))
+        return yield* apply(row, [{ _tag: "PayoutRecorded", txid }])
+      }
+      const hash = yield* evmPay(row, action.amount)
+      return yield* apply(row, [{ _tag: "PayoutRecorded", txid: hash }])
+    })
+
+  /** The burn leg in a block (or there is none): until then a burn the ledger lost is sent again. */
+  const burnSettled = Effect.gen(function*() {
+    const leg = yield* readLeg(orderId, "burn")
+    return leg === undefined ? true : (yield* ensureLedgerSent(leg)) >= 1
+  })
+
+  /** An EVM payout followed to its block; bytes that could never be mined (their nonce went elsewhere) are signed again. */
+  const followEvmPayout = (row: OrderRow, order: DeskOrder, action: ActionOf<"FollowPayout">) =>
+    Effect.gen(function*() {
+      const { ledger: l } = yield* payoutLedger(row)
+      const leg = yield* readLeg(orderId, "payout")
+      if (leg === undefined || leg.txid !== action.txid) {
+        const hash = yield* evmPay(row, order.payout)
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE desk_orders SET payout_txid = ${hash}, updated_at = now() WHERE id = ${orderId} AND status = 'paying'`
+        return true
+      }
+      const status = yield* ensureEvmSent(orderId, leg, l)
+      if (status === "failed") return yield* apply(row, [{ _tag: "LegRefused", reason: `payout ${leg.txid} reverted` }])
+      // Released only once the burn is in a block too.
+      const burned = yield* burnSettled
+      return status === "mined" && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
+    })
+
+  /** The payout followed (sent again while unseen) until it has a confirmation. */
+  const followPayout = (row: OrderRow, order: DeskOrder, action: ActionOf<"FollowPayout">) =>
+    Effect.gen(function*() {
+      if (row.kind === "mint" || row.kind === "wrap") {
+        const grant = yield* readLeg(orderId, "payout")
+        if (grant === undefined) return false
+        return (yield* ensureLedgerSent(grant)) >= 1 ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
+      }
+      if (row.kind === "unwrap" && row.chain !== "ethereum") {
+        const leg = yield* readLeg(orderId, "payout")
+        if (leg === undefined) return false
+        const confirmations = yield* ensureCoinSent(coins.get(row.chain as CoinChain), leg)
+        const burned = yield* burnSettled
+        return confirmations >= 1 && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
+      }
+      return yield* followEvmPayout(row, order, action)
+    })
+
+  /** A mint's stablecoin or a wrap's coin goes back on its own chain (refunds.ts, refundLegs.ts); a token back on the ledger. */
+  const refund = (row: OrderRow, action: ActionOf<"Refund">) =>
+    Effect.gen(function*() {
+      if (row.kind === "mint" || row.kind === "wrap") {
+        const r = yield* refundLeg(row, action.amount, refundChains)
+        return r._tag === "Recorded" ? yield* apply(row, [{ _tag: "RefundRecorded", txid: r.txid }])
+          : r._tag === "Refused" ? yield* apply(row, [{ _tag: "LegRefused", reason: r.reason }]) : false
+      }
+      const property = yield* propertyOf(row)
+      const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "")
+      return yield* apply(row, [{ _tag: "RefundRecorded", txid }])
+    })
+
+  /** The refund followed until it has a confirmation (or its chain refuses it). */
+  const followRefundLeg = (row: OrderRow, order: DeskOrder, action: ActionOf<"FollowRefund">) =>
+    Effect.gen(function*() {
+      if (row.kind === "mint" || row.kind === "wrap") {
+        const r = yield* followRefund(row, action.txid, order.deposit?.amount ?? 0n, refundChains)
+        return r === "confirmed" ? yield* apply(row, [{ _tag: "RefundConfirmed" }])
+          : r === "pending" ? false : r._tag === "Refused" ? yield* apply(row, [{ _tag: "LegRefused", reason: r.reason }]) : false
+      }
+      const leg = yield* readLeg(orderId, "refund")
+      if (leg === undefined) return false
+      return (yield* ensureLedgerSent(leg)) >= 1 ? yield* apply(row, [{ _tag: "RefundConfirmed" }]) : false
+    })
+
+  /** One step of the order: the action its state machine asks for; true when the order moved. */
   const advanceOnce = Effect.gen(function*() {
     const row = yield* load
     if (row === undefined || isSettled(row.status)) return false
     const order = machineOf(row)
     const action = nextAction(order)
-    const nowMs = Date.now()
     switch (action._tag) {
-      case "Watch": {
-        const deposit = row.kind === "mint"
-          ? yield* sightEvmDeposit(row)
-          : row.kind === "wrap" && row.chain === "ethereum"
-          ? yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, ethCursor)
-          : row.kind === "wrap"
-          ? yield* sightCoinDeposit(row)
-          : yield* sightDeposit(row, yield* propertyOf(row))
-        return yield* apply(row, [{ _tag: "DepositSighting", deposit, nowMs }, { _tag: "Tick", nowMs }])
-      }
-      case "Burn": {
-        // The token goes back to the issuer (sweep), and once the ledger has it the issuer revokes it (burn).
-        const property = yield* propertyOf(row)
-        const issuer = yield* systemWallet(deskIssuerWallet)
-        const sweep = yield* ledgerOmniLeg(orderId, "sweep", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, issuer.address)
-        yield* omni.sync
-        const swept = yield* omni.tx(sweep)
-        if (swept === undefined) return false
-        if (!swept.valid) return yield* apply(row, [{ _tag: "LegRefused", reason: `sweep ${sweep} invalid: ${swept.reason ?? "unknown"}` }])
-        const burn = yield* ledgerOmniLeg(orderId, "burn", issuer, { type: "revoke", property, amount: action.amount, memo: row.short_ref }, issuer.address)
-        return yield* apply(row, [{ _tag: "BurnRecorded", txid: burn }])
-      }
-      case "Pay": {
-        if (row.kind === "mint" || row.kind === "wrap") {
-          // The token granted by its issuer to the recipient, recorded before it is sent.
-          const issuer = yield* systemWallet(deskIssuerWallet)
-          const property = yield* propertyOf(row)
-          const txid = yield* ledgerOmniLeg(orderId, "payout", issuer, { type: "grant", property, amount: action.amount, memo: row.short_ref }, row.payout_address ?? "")
-          return yield* apply(row, [{ _tag: "PayoutRecorded", txid }])
-        }
-        if (row.kind === "unwrap" && row.chain !== "ethereum") {
-          // BTC or LTC from the desk's hot vault on that chain, recorded before it is sent.
-          const chain = row.chain as CoinChain
-          const coin = coins.get(chain)
-          const txid = yield* coinPayoutLeg(orderId, chain, coin, wallets.wallet(chain, "hot"), row.payout_address ?? "", action.amount, topUps.get(chain))
-          return yield* apply(row, [{ _tag: "PayoutRecorded", txid }])
-        }
-        const hash = yield* evmPay(row, action.amount)
-        return yield* apply(row, [{ _tag: "PayoutRecorded", txid: hash }])
-      }
-      case "FollowPayout": {
-        if (row.kind === "mint" || row.kind === "wrap") {
-          const grant = yield* readLeg(orderId, "payout")
-          if (grant === undefined) return false
-          return (yield* ensureLedgerSent(grant)) >= 1 ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
-        }
-        if (row.kind === "unwrap" && row.chain !== "ethereum") {
-          const leg = yield* readLeg(orderId, "payout")
-          if (leg === undefined) return false
-          const confirmations = yield* ensureCoinSent(coins.get(row.chain as CoinChain), leg)
-          const burn = yield* readLeg(orderId, "burn")
-          const burned = burn === undefined ? true : (yield* ensureLedgerSent(burn)) >= 1
-          return confirmations >= 1 && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
-        }
-        const { ledger: l } = yield* payoutLedger(row)
-        const leg = yield* readLeg(orderId, "payout")
-        if (leg === undefined || leg.txid !== action.txid) {
-          // The recorded bytes could never be mined (their nonce went elsewhere): signed again.
-          const hash = yield* evmPay(row, order.payout)
-          const sql = yield* SqlClient.SqlClient
-          yield* sql`UPDATE desk_orders SET payout_txid = ${hash}, updated_at = now() WHERE id = ${orderId} AND status = 'paying'`
-          return true
-        }
-        const status = yield* ensureEvmSent(orderId, leg, l)
-        if (status === "failed") return yield* apply(row, [{ _tag: "LegRefused", reason: `payout ${leg.txid} reverted` }])
-        // Released only once the burn is in a block too: until then a burn the ledger lost is sent again.
-        const burn = yield* readLeg(orderId, "burn")
-        const burned = burn === undefined ? true : (yield* ensureLedgerSent(burn)) >= 1
-        return status === "mined" && burned ? yield* apply(row, [{ _tag: "PayoutConfirmed" }]) : false
-      }
-      case "Refund": {
-        // A mint's stablecoin or a wrap's coin goes back on its own chain (refunds.ts, refundLegs.ts).
-        if (row.kind === "mint" || row.kind === "wrap") {
-          const r = yield* refundLeg(row, action.amount, refundChains)
-          return r._tag === "Recorded" ? yield* apply(row, [{ _tag: "RefundRecorded", txid: r.txid }])
-            : r._tag === "Refused" ? yield* apply(row, [{ _tag: "LegRefused", reason: r.reason }]) : false
-        }
-        const property = yield* propertyOf(row)
-        const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "")
-        return yield* apply(row, [{ _tag: "RefundRecorded", txid }])
-      }
-      case "FollowRefund": {
-        if (row.kind === "mint" || row.kind === "wrap") {
-          const r = yield* followRefund(row, action.txid, order.deposit?.amount ?? 0n, refundChains)
-          return r === "confirmed" ? yield* apply(row, [{ _tag: "RefundConfirmed" }])
-            : r === "pending" ? false : r._tag === "Refused" ? yield* apply(row, [{ _tag: "LegRefused", reason: r.reason }]) : false
-        }
-        const leg = yield* readLeg(orderId, "refund")
-        if (leg === undefined) return false
-        const confirmations = yield* ensureLedgerSent(leg)
-        return confirmations >= 1 ? yield* apply(row, [{ _tag: "RefundConfirmed" }]) : false
-      }
-      case "None":
-        return false
+      case "Watch": return yield* watch(row)
+      case "Burn": return yield* burn(row, action)
+      case "Pay": return yield* pay(row, action)
+      case "FollowPayout": return yield* followPayout(row, order, action)
+      case "Refund": return yield* refund(row, action)
+      case "FollowRefund": return yield* followRefundLeg(row, order, action)
+      case "None": return false
     }
   }).pipe(Effect.provide(services))
 

@@ -99,13 +99,13 @@ const makeVerifier = (scope: Scope) =>
     })
   })
 
-export const SignedReadLive = Layer.effect(SignedRead, Effect.map(makeVerifier("read"), (verify) => ({ apiKey: () => verify })))
-export const SignedTradeLive = Layer.effect(SignedTrade, Effect.map(makeVerifier("trade"), (verify) => ({ apiKey: () => verify })))
+export const layerRead = Layer.effect(SignedRead, Effect.map(makeVerifier("read"), (verify) => ({ apiKey: () => verify })))
+export const layerTrade = Layer.effect(SignedTrade, Effect.map(makeVerifier("trade"), (verify) => ({ apiKey: () => verify })))
 
 /** The endpoint's urlParams schema decodes the signed parameters (Caller is provided by the signed middleware, which runs first). */
-export const VerifiedParamsLive = Layer.succeed(
+export const layerVerifiedParams = Layer.succeed(
   VerifiedParams,
   Effect.map(Caller, (call) => call.params) as unknown as Effect.Effect<Readonly<Record<string, string>>>
 )
 
-export const SignedAuthLive = Layer.mergeAll(SignedReadLive, SignedTradeLive, VerifiedParamsLive)
+export const layer = Layer.mergeAll(layerRead, layerTrade, layerVerifiedParams)

@@ -53,7 +53,7 @@ export const marketBudgetMs = (sweepGraceMs: number) => Math.min(30_000, Math.ma
 /** Attempts at the sweep (each idempotent) before the key is destroyed anyway. */
 const sweepAttempts = 5
 
-export const AuthorizationLive = Authorization.toLayer(Effect.gen(function*() {
+export const layer = Authorization.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const keys = yield* KeyEpochs

@@ -6,7 +6,7 @@ import { Layer } from "effect"
 import { fileURLToPath } from "node:url"
 import { webAppRoutes } from "../../platform/webapp/WebApp.ts"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
-import { SignedAuthLive } from "../auth/SignedAuth.ts"
+import * as SignedAuth from "../auth/SignedAuth.ts"
 import { AccountHandlers } from "./AccountHandlers.ts"
 import { decodeFailure } from "./decodeErrors.ts"
 import { AggregatorHandlers, MarketDataHandlers } from "./MarketDataHandlers.ts"
@@ -14,11 +14,11 @@ import { OrderHandlers } from "./OrderHandlers.ts"
 import { OrderQueryHandlers } from "./OrderQueryHandlers.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
 import { ExchangeAppHandlers, ExchangeSessionHandlers, ExchangeSignInHandlers } from "./WebAppHandlers.ts"
-import { ExchangeSessionAuthLive } from "../auth/ExchangeSessionAuth.ts"
+import * as ExchangeSessionAuth from "../auth/ExchangeSessionAuth.ts"
 
 export const exchangeHandlers = HttpApiBuilder.api(ExchangeApi).pipe(
   Layer.provide([PublicHandlers, MarketDataHandlers, AggregatorHandlers, AccountHandlers, OrderHandlers, OrderQueryHandlers, ExchangeSignInHandlers, ExchangeSessionHandlers, ExchangeAppHandlers]),
-  Layer.provide([SignedAuthLive, ExchangeSessionAuthLive])
+  Layer.provide([SignedAuth.layer, ExchangeSessionAuth.layer])
 )
 
 /** The web app at /app/ (src/exchange/web/app.js) and /favicon.ico. */

@@ -18,8 +18,7 @@ import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { publicBaseUrl } from "../../platform/http/publicUrl.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { makeSignInFlow } from "../../platform/signin/flow.ts"
-import { endSession, sessionList, sessionView } from "../../platform/signin/sessionAuth.ts"
-import { sessionIdOf } from "../../platform/signin/sessionStore.ts"
+import { sessionRoutes, sessionView } from "../../platform/signin/sessionAuth.ts"
 import { WebSessions } from "../../platform/signin/WebSessions.ts"
 import { AccountReadModel } from "../account/AccountReadModel.ts"
 import { keysOf, ownsKey, userOfAddress } from "../account/webUsers.ts"
@@ -83,20 +82,15 @@ export const ExchangeSignInHandlers = HttpApiBuilder.group(ExchangeApi, "signIn"
 export const ExchangeSessionHandlers = HttpApiBuilder.group(ExchangeApi, "session", (handlers) =>
   Effect.gen(function*() {
     const flow = yield* Effect.flatten(exchangeSignIn)
-    const context = yield* Effect.context<SqlClient.SqlClient | WebSessions>()
+    const routes = sessionRoutes(flow, yield* Effect.context<SqlClient.SqlClient | WebSessions>(), {
+      unavailable: () => unavailable(),
+      notFound: () => new NotFound({ code: -1020, msg: "No live session of yours has this id." })
+    })
     return handlers
       .handle("session", () => Effect.map(ExchangeSession, sessionView))
-      .handle("signOut", ({ request }) =>
-        Effect.flatMap(ExchangeSession, (s) => flow.signOut(request, s).pipe(Effect.map((ended) => ({ id: sessionIdOf(s.tokenHash), ended })), Effect.mapError(() => unavailable()))))
-      .handle("sessions", () => Effect.flatMap(ExchangeSession, (s) => sessionList(s).pipe(Effect.provide(context), Effect.mapError(() => unavailable()))))
-      .handle("endSession", ({ path }) =>
-        Effect.flatMap(ExchangeSession, (s) =>
-          endSession(s, path.id).pipe(
-            Effect.provide(context),
-            Effect.mapError(() => unavailable()),
-            Effect.filterOrFail((ended) => ended, () => new NotFound({ code: -1020, msg: "No live session of yours has this id." })),
-            Effect.as({ id: path.id, ended: true })
-          )))
+      .handle("signOut", ({ request }) => Effect.flatMap(ExchangeSession, (s) => routes.signOut(request, s)))
+      .handle("sessions", () => Effect.flatMap(ExchangeSession, routes.list))
+      .handle("endSession", ({ path }) => Effect.flatMap(ExchangeSession, (s) => routes.end(s, path.id)))
   }))
 
 const fmt = (sats: bigint) => Either.getOrElse(formatAmount(sats, ASSET_DECIMALS), () => "0")

@@ -101,7 +101,7 @@ export interface BatchFigures {
 /** Set `onBatch` to receive every batch's figures (called synchronously; keep it cheap). */
 export const marketInstrumentation: { onBatch: ((symbol: string, figures: BatchFigures) => void) | undefined } = { onBatch: undefined }
 
-export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
+export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const view = yield* OmniView
@@ -202,25 +202,28 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
       return { seen, grants, viewHeight }
     })
 
+  /** A place: a duplicate client order id answered as a retry, else matched, refused, or held for a sync (unfunded). */
+  const applyPlace = (cmd: PlaceCmd, work: BatchWork): void => {
+    const { input } = cmd
+    const key = `${input.userId}\u0000${input.clientOrderId}`
+    const open = state.openByClientId(input.userId, input.clientOrderId)
+    if (work.seen.has(key) || open !== undefined || work.placedKeys.has(key)) {
+      work.answers.push(() => duplicate(cmd))
+      return
+    }
+    work.placedKeys.add(key)
+    const outcome = state.place(input, work.grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), work.now, work.changes)
+    if (outcome._tag === "Refused" && outcome.refusal.unfunded === true && cmd.afterSync !== true) work.unfunded.push({ cmd, refusal: outcome.refusal })
+    else if (outcome._tag === "Refused") work.answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
+    else work.placed.push({ cmd, order: outcome.order, trades: outcome.trades })
+  }
+
   /** Step 2, pure on the book: one command matched, cancelled or refused; its answer queued. */
   const applyCommand = (cmd: Command, work: BatchWork): void => {
     const { now, changes, answers } = work
     switch (cmd._tag) {
-      case "Place": {
-        const { input } = cmd
-        const key = `${input.userId}\u0000${input.clientOrderId}`
-        const open = state.openByClientId(input.userId, input.clientOrderId)
-        if (work.seen.has(key) || open !== undefined || work.placedKeys.has(key)) {
-          answers.push(() => duplicate(cmd))
-          return
-        }
-        work.placedKeys.add(key)
-        const outcome = state.place(input, work.grants.get(`${input.userId}:${state.spentAsset(input.side).asset}`), payTo.get(input.userId), now, changes)
-        if (outcome._tag === "Refused" && outcome.refusal.unfunded === true && cmd.afterSync !== true) work.unfunded.push({ cmd, refusal: outcome.refusal })
-        else if (outcome._tag === "Refused") answers.push(() => Deferred.fail(cmd.done, refuse(outcome.refusal.code, outcome.refusal.msg)))
-        else work.placed.push({ cmd, order: outcome.order, trades: outcome.trades })
-        return
-      }
+      case "Place":
+        return applyPlace(cmd, work)
       case "Cancel": {
         const outcome = state.cancel(cmd, now, changes)
         answers.push(() => outcome._tag === "Refused"
@@ -229,8 +232,7 @@ export const MarketLive = MarketEntitySchema.toLayer(Effect.gen(function*() {
         return
       }
       case "CancelAll": {
-        const mine = state.openOf(cmd.userId)
-        const ended = mine.map((o) => state.end(o.orderId, "CANCELED", now, changes)!)
+        const ended = state.openOf(cmd.userId).map((o) => state.end(o.orderId, "CANCELED", now, changes)!)
         answers.push(() => ended.length === 0
           ? Deferred.fail(cmd.done, refuse(-2011, "Unknown order sent."))
           : Deferred.succeed(cmd.done, ended.map((o) => orderState(market, o))))

@@ -41,7 +41,7 @@ interface LegRow {
   readonly block_hash: string | null
 }
 
-export const SettlementLive = Settlement.toLayer(Effect.gen(function*() {
+export const layer = Settlement.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const ledger = yield* UtxoLedger

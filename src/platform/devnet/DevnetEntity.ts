@@ -18,7 +18,7 @@ import { LedgerRegistry } from "../ledger/LedgerRegistry.ts"
 import { assetIssuerWallet } from "../ledger/SystemWallet.ts"
 
 /** What a node registers; DevnetChains comes from the node's services (the demo world uses the same one). */
-export const DevnetEntity = Devnet.toLayer(Effect.gen(function*() {
+export const layer = Devnet.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const chains = yield* DevnetChains.DevnetChains

@@ -100,6 +100,23 @@ const countBody = (req: IncomingMessage, limit: number, over: () => void) => {
   }
 }
 
+/**
+ * A handler that stops reading a body early (an upload refused for the type its first bytes show)
+ * ends its request stream, whose finalizer in @effect/platform destroys the request, and node then
+ * destroys the socket: the client got no answer at all (found by the fuzz run, seed 7, #1219).
+ * Until the answer is out, a destroy while the socket lives only drops the rest of the body; the
+ * socket still goes after drainMs. A client that hangs up destroys a dead socket, as before.
+ */
+const keepSocketForAnswer = (req: IncomingMessage, res: ServerResponse) => {
+  const destroy = req.destroy.bind(req)
+  req.destroy = ((error?: Error) => {
+    if (res.writableFinished || req.socket.destroyed) return destroy(error)
+    req.resume()
+    cutLater(req)
+    return req
+  }) as typeof req.destroy
+}
+
 /** The handler reading a body that went past the limit stops with an error; the socket stays open
  * for the drain (a destroyed request would take its socket, and the answer, with it). */
 const failBodyRead = (req: IncomingMessage) => {
@@ -294,6 +311,7 @@ export const makeFront = (options: EdgeOptions) => {
     const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
     setEdgeState(req, state)
     drain.track(res)
+    if (req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0) keepSocketForAnswer(req, res)
     if (req.headers["transfer-encoding"] !== undefined) {
       countBody(req, bodyBytesMax, () => {
         if (!res.headersSent) {

@@ -7,7 +7,7 @@ import { edgeStateOf } from "./ServiceEdge.ts"
 
 export const corsHeaders = { "access-control-allow-origin": "*" } as const
 
-export const OpenCorsLive = Layer.succeed(
+export const layer = Layer.succeed(
   OpenCors,
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     const state = edgeStateOf(request)

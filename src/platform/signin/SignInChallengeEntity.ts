@@ -44,7 +44,7 @@ const refuse = (status: 400 | 401 | 409 | 410, code: string, message: string) =>
 const expired = () => refuse(410, "token_expired", "This sign-in challenge has expired (5 minutes); start again.")
 const used = () => refuse(410, "token_used", "This sign-in challenge or token was already used; start again.")
 
-export const SignInChallengeLive = SignInChallenge.toLayer(Effect.gen(function*() {
+export const layer = SignInChallenge.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const self = (yield* SignInChallenge.client)(address.entityId)

@@ -39,7 +39,7 @@ const viewOf = (r: Row): ContinuityView => ({
 const asRefusal = (e: unknown): ContinuityRefused =>
   e instanceof ContinuityRefused ? e : new ContinuityRefused({ code: (e as { code?: string })?.code ?? "unavailable", message: (e as { message?: string })?.message ?? String(e) })
 
-export const ContinuityLive = Continuity.toLayer(Effect.gen(function*() {
+export const layer = Continuity.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const config = yield* SocialConfig

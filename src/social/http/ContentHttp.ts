@@ -5,7 +5,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
-import { answeredAs } from "./refusals.ts"
+import { answeredAs, orElseUnavailable } from "./refusals.ts"
 import { jsonPayload } from "../../platform/http/jsonPayload.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, idempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, unavailable, UnsupportedMediaType } from "../../../schemas/social/errors.ts"
@@ -116,128 +116,157 @@ const awaitingReceipt = (view: UnsignedStamps, mediaCids: ReadonlyArray<string>)
   state: view.state, action: "publish", requestId: view.requestId, expiresAt: view.expiresAt, signaturesUrl: view.signaturesUrl, stamps: view.stamps
 })
 
+type PostClient = Effect.Effect.Success<typeof Post.client>
+type ChangeFields = { body?: string; tags?: ReadonlyArray<string> }
+
+/** The errors a change or a publish documents; anything else from the entity is 503. */
+const changeAnswered = answeredAs(PaymentRequired, Forbidden, ContentConflict, NotFound, BadRequest)
+
+/** The account the session's address is the identity of now (none for a retired or unknown address). */
+const member = Effect.flatMap(Session, (session) => orElseUnavailable(accountOfIdentity(session.address)))
+const noAccount = () => notFound("The session's address has no social account.")
+
+/** A post by any id, 404 when there is none; a database failure is 503. */
+const anyPost = (id: string) => Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
+
+/** The post, when the session's account wrote it (403 otherwise). */
+const ownPost = (id: string) =>
+  Effect.gen(function*() {
+    const me = yield* member
+    const post = yield* anyPost(id)
+    if (Option.isNone(me) || post.author !== me.value) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the author may do this." } }))
+    return post
+  })
+
+/** Whether the account signs its own stamps (linked by xpub only): its changes come back unsigned (202). */
+const signsOwnStamps = (address: string) => Effect.map(orElseUnavailable(findAccount(address)), (a) => memberSigns(Option.getOrThrow(a)))
+
+/**
+ * The change's request id: with an Idempotency-Key (as on publish), the same for every retry of
+ * the same request by the same account (docs/social.md, "Retrying a change"); else a fresh one.
+ */
+const requestIdOf = (account: string, postId: string, action: string, fields: ChangeFields) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const key = parseIdempotencyKey(request.headers["idempotency-key"])
+    if (Either.isLeft(key)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${key.left}`))
+    return key.right === undefined ? randomUUID() : changeRequestId({ account, postId, action }, key.right, { body: fields.body ?? null, tags: [...(fields.tags ?? [])] })
+  })
+
+/** A takedown, renewal, metadata change (the author's) or comment (any member's), sent to the post's entity. */
+const change = (posts: PostClient, id: string, action: "takedown" | "renew" | "metadata" | "comment", fields: ChangeFields = {}) =>
+  Effect.gen(function*() {
+    const me = yield* member
+    const post = action === "comment" ? yield* anyPost(id) : yield* ownPost(id)
+    if (action === "comment" && Option.isNone(me)) return yield* Effect.fail(noAccount())
+    const requestId = yield* requestIdOf(Option.getOrElse(me, () => post.author), post.id, action, fields)
+    // An xpub-only commenter: the comment's X comes back unsigned for their wallet (202).
+    if (action === "comment" && (yield* signsOwnStamps(Option.getOrThrow(me)))) {
+      return yield* posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId })).pipe(changeAnswered)
+    }
+    // An account linked by xpub only: the stamp comes back unsigned for the member (202).
+    if (action !== "comment" && (yield* signsOwnStamps(post.author))) {
+      return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId, ...fields })).pipe(changeAnswered)
+    }
+    return yield* posts(post.id).Change(new Change({
+      postId: post.id, action, requestId, ...fields, ...(action === "comment" ? { author: Option.getOrThrow(me) } : {})
+    })).pipe(changeAnswered)
+  })
+
+/** An upload stored by its bytes' CID; the bytes decide the type (mediaTypes.ts), active content (HTML, SVG, XML, script) is refused. */
+const upload = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const stored = yield* putMedia(request.stream, request.headers["content-type"]).pipe(
+      Effect.catchTag("MediaRefused", (e) => Effect.fail(new UnsupportedMediaType({ error: { code: "unsupported_media_type", message: `${e.message}.` } }))),
+      Effect.catchTag("ContentTooLarge", (e) => Effect.fail(new ContentTooLarge({ error: { code: "content_too_large", message: `An item may be at most ${e.limit} bytes.` } }))),
+      Effect.catchTag("RequestError", () => Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The upload did not arrive whole." } }))),
+      Effect.catchTag("ContentStoreError", () => Effect.fail(unavailable()))
+    )
+    return { cid: stored.cid, size: stored.size, mediaType: stored.mediaType }
+  })
+
+/** The publish's media, each a raw CID (normalised); the first that is not one is refused. */
+const mediaCidsOf = (cids: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const media: Array<string> = []
+    for (const cid of cids) {
+      const parsed = parseRawCid(cid)
+      if (Either.isLeft(parsed)) return yield* Effect.fail(badRequest(`media: ${parsed.left.message}`))
+      media.push(parsed.right.cid)
+    }
+    return media
+  })
+
+/**
+ * The post id a publish writes: a fresh one, or with an Idempotency-Key the one its first request
+ * claimed. A replay whose post is written (not waiting for signatures) comes with that post's
+ * receipt as it stands now: never a second publish, never a second charge. A member-signed post
+ * still waiting is answered by PublishUnsigned (its PSBTs).
+ */
+const claimedPost = (author: string, key: string | undefined, wanted: Parameters<typeof fingerprintOf>[0]) =>
+  Effect.gen(function*() {
+    const fresh = randomUUID()
+    if (key === undefined) return { postId: fresh, replay: Option.none<PostReceipt>() }
+    const claim = yield* orElseUnavailable(claimPostId(author, key, fingerprintOf(wanted), fresh))
+    if (claim._tag === "Mismatch") return yield* Effect.fail(idempotencyKeyReused())
+    if (claim._tag === "Replay") {
+      const existing = yield* orElseUnavailable(findPost(claim.postId))
+      if (Option.isSome(existing) && existing.value.state !== "awaiting_signature") {
+        return { postId: claim.postId, replay: Option.some(yield* orElseUnavailable(currentReceipt(existing.value))) }
+      }
+    }
+    return { postId: claim.postId, replay: Option.none<PostReceipt>() }
+  })
+
+/** A new post: 201 when stamped, 202 while its stamps are pending or wait for the member's signatures. */
+const publish = (posts: PostClient, request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const payload = yield* jsonPayload(NewPost)
+    const idempotencyKey = parseIdempotencyKey(request.headers["idempotency-key"])
+    if (Either.isLeft(idempotencyKey)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${idempotencyKey.left}`))
+    const me = yield* member
+    if (Option.isNone(me)) return yield* Effect.fail(noAccount())
+    const author = me.value
+    const media = yield* mediaCidsOf(payload.media ?? [])
+    const wanted = { kind: payload.kind ?? "story", body: payload.body, tags: [...(payload.tags ?? [])], mediaCids: media }
+    // A pending receipt (written and charged, stamps on the entity's timer) is 202 Accepted.
+    const answer = (r: PostReceipt) => HttpServerResponse.unsafeJson(r, { status: r.stamping === "done" ? 201 : 202 })
+    const key = idempotencyKey.right
+    const signs = yield* Effect.map(orElseUnavailable(findAccount(author)), (a) => Option.isSome(a) && memberSigns(a.value))
+    const { postId, replay } = yield* claimedPost(author, key, wanted)
+    if (Option.isSome(replay)) return answer(replay.value)
+    const releaseOnRefusal = (e: unknown) =>
+      // A definite refusal (nothing written) frees the key; an unknown outcome (node lost,
+      // timeout) keeps it: the persisted Publish may still run, and a retry must name it.
+      key === undefined || !(e instanceof PostRefused) || e.code === "unavailable" ? Effect.void : Effect.ignore(releaseKey(author, key, postId))
+    // An account linked by xpub only: the stamps come back unsigned for the member (202). A
+    // replayed key reaches the same PublishUnsigned, which answers the post as it stands.
+    if (signs) {
+      const view = yield* posts(postId).PublishUnsigned(new PublishUnsigned({ postId, author, ...wanted })).pipe(
+        Effect.tapError(releaseOnRefusal),
+        answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest)
+      )
+      return answer(awaitingReceipt(view, media))
+    }
+    const receipt = yield* posts(postId).Publish(new Publish({ postId, author, ...wanted })).pipe(
+      Effect.tapError(releaseOnRefusal),
+      answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest)
+    )
+    return answer(receipt)
+  })
+
 const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) =>
   Effect.gen(function*() {
     const store = yield* ContentStore
     const posts = yield* Post.client
     const continuity = yield* Continuity.client
-    /** The account the session's address is the identity of now (none for a retired or unknown address). */
-    const member = Effect.flatMap(Session, (session) => Effect.catchAll(accountOfIdentity(session.address), () => Effect.fail(unavailable())))
-    const noAccount = () => notFound("The session's address has no social account.")
-    const ownPost = (id: string) =>
-      Effect.gen(function*() {
-        const me = yield* member
-        const post = yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
-        if (Option.isNone(me) || post.author !== me.value) return yield* Effect.fail(new Forbidden({ error: { code: "not_author", message: "Only the author may do this." } }))
-        return post
-      })
-    /**
-     * The change's request id: with an Idempotency-Key (as on publish), the same for every retry of
-     * the same request by the same account (docs/social.md, "Retrying a change"); else a fresh one.
-     */
-    const requestIdOf = (account: string, postId: string, action: string, fields: { body?: string; tags?: ReadonlyArray<string> }) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const key = parseIdempotencyKey(request.headers["idempotency-key"])
-        if (Either.isLeft(key)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${key.left}`))
-        return key.right === undefined ? randomUUID() : changeRequestId({ account, postId, action }, key.right, { body: fields.body ?? null, tags: [...(fields.tags ?? [])] })
-      })
-    const change = (id: string, action: "takedown" | "renew" | "metadata" | "comment", fields: { body?: string; tags?: ReadonlyArray<string> } = {}) =>
-      Effect.gen(function*() {
-        const me = yield* member
-        const post = action === "comment"
-          ? yield* Effect.catchAll(foundPost(id), (e) => Effect.fail(e instanceof NotFound ? e : unavailable()))
-          : yield* ownPost(id)
-        if (action === "comment" && Option.isNone(me)) return yield* Effect.fail(noAccount())
-        const requestId = yield* requestIdOf(Option.getOrElse(me, () => post.author), post.id, action, fields)
-        // An xpub-only commenter: the comment's X comes back unsigned for their wallet (202).
-        if (action === "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(Option.getOrThrow(me)), () => Effect.fail(unavailable()))))) {
-          return yield* posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId })).pipe(
-            answeredAs(PaymentRequired, Forbidden, ContentConflict, NotFound, BadRequest)
-          )
-        }
-        // An account linked by xpub only: the stamp comes back unsigned for the member (202).
-        if (action !== "comment" && memberSigns(Option.getOrThrow(yield* Effect.catchAll(findAccount(post.author), () => Effect.fail(unavailable()))))) {
-          return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId, ...fields })).pipe(
-            answeredAs(PaymentRequired, Forbidden, ContentConflict, NotFound, BadRequest)
-          )
-        }
-        return yield* posts(post.id).Change(new Change({
-          postId: post.id, action, requestId, ...fields, ...(action === "comment" ? { author: Option.getOrThrow(me) } : {})
-        })).pipe(
-          answeredAs(PaymentRequired, Forbidden, ContentConflict, NotFound, BadRequest)
-        )
-      })
     return handlers
-      .handleRaw("upload", ({ request }) =>
-        Effect.gen(function*() {
-          // The bytes decide the type (mediaTypes.ts); active content (HTML, SVG, XML, script) is refused.
-          const stored = yield* putMedia(request.stream, request.headers["content-type"]).pipe(
-            Effect.provideService(ContentStore, store),
-            Effect.catchTag("MediaRefused", (e) => Effect.fail(new UnsupportedMediaType({ error: { code: "unsupported_media_type", message: `${e.message}.` } }))),
-            Effect.catchTag("ContentTooLarge", (e) => Effect.fail(new ContentTooLarge({ error: { code: "content_too_large", message: `An item may be at most ${e.limit} bytes.` } }))),
-            Effect.catchTag("RequestError", () => Effect.fail(new BadRequest({ error: { code: "invalid_request", message: "The upload did not arrive whole." } }))),
-            Effect.catchTag("ContentStoreError", () => Effect.fail(unavailable()))
-          )
-          return { cid: stored.cid, size: stored.size, mediaType: stored.mediaType }
-        }))
-      .handleRaw("post", ({ request }) =>
-        Effect.gen(function*() {
-          const payload = yield* jsonPayload(NewPost)
-          const idempotencyKey = parseIdempotencyKey(request.headers["idempotency-key"])
-          if (Either.isLeft(idempotencyKey)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${idempotencyKey.left}`))
-          const me = yield* member
-          if (Option.isNone(me)) return yield* Effect.fail(noAccount())
-          const author = me.value
-          const media: Array<string> = []
-          for (const cid of payload.media ?? []) {
-            const parsed = parseRawCid(cid)
-            if (Either.isLeft(parsed)) return yield* Effect.fail(badRequest(`media: ${parsed.left.message}`))
-            media.push(parsed.right.cid)
-          }
-          const wanted = { kind: payload.kind ?? "story", body: payload.body, tags: [...(payload.tags ?? [])], mediaCids: media }
-          // A pending receipt (written and charged, stamps on the entity's timer) is 202 Accepted.
-          const answer = (r: PostReceipt) => HttpServerResponse.unsafeJson(r, { status: r.stamping === "done" ? 201 : 202 })
-          const key = idempotencyKey.right
-          const account = yield* Effect.catchAll(findAccount(author), () => Effect.fail(unavailable()))
-          const signs = Option.isSome(account) && memberSigns(account.value)
-          let postId: string = randomUUID()
-          if (key !== undefined) {
-            const claim = yield* Effect.catchAll(claimPostId(author, key, fingerprintOf(wanted), postId), () => Effect.fail(unavailable()))
-            if (claim._tag === "Mismatch") {
-              return yield* Effect.fail(idempotencyKeyReused())
-            }
-            postId = claim.postId
-            if (claim._tag === "Replay") {
-              // The first request wrote the post: answer it as it stands now (never a second publish, never a second charge);
-              // a member-signed post still waiting for signatures is answered by PublishUnsigned below (its PSBTs).
-              const existing = yield* Effect.catchAll(findPost(postId), () => Effect.fail(unavailable()))
-              if (Option.isSome(existing) && existing.value.state !== "awaiting_signature") return answer(yield* Effect.catchAll(currentReceipt(existing.value), () => Effect.fail(unavailable())))
-            }
-          }
-          // An account linked by xpub only: the stamps come back unsigned for the member (202). A
-          // replayed key reaches the same PublishUnsigned, which answers the post as it stands.
-          const releaseOnRefusal = (e: unknown) =>
-            // A definite refusal (nothing written) frees the key; an unknown outcome (node lost,
-            // timeout) keeps it: the persisted Publish may still run, and a retry must name it.
-            key === undefined || !(e instanceof PostRefused) || e.code === "unavailable" ? Effect.void : Effect.ignore(releaseKey(author, key, postId))
-          if (signs) {
-            const view = yield* posts(postId).PublishUnsigned(new PublishUnsigned({ postId, author, ...wanted })).pipe(
-              Effect.tapError(releaseOnRefusal),
-              answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest)
-            )
-            return answer(awaitingReceipt(view, media))
-          }
-          const receipt = yield* posts(postId).Publish(new Publish({ postId, author, ...wanted })).pipe(
-            Effect.tapError(releaseOnRefusal),
-            answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest)
-          )
-          return answer(receipt)
-        }))
-      .handle("takedown", ({ path }) => change(path.id, "takedown"))
-      .handle("renew", ({ path }) => change(path.id, "renew"))
-      .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(path.id, "metadata", p)))
-      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(path.id, "comment", p)).pipe(
+      .handleRaw("upload", ({ request }) => Effect.provideService(upload(request), ContentStore, store))
+      .handleRaw("post", ({ request }) => publish(posts, request))
+      .handle("takedown", ({ path }) => change(posts, path.id, "takedown"))
+      .handle("renew", ({ path }) => change(posts, path.id, "renew"))
+      .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(posts, path.id, "metadata", p)))
+      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(posts, path.id, "comment", p)).pipe(
         // 201 with the X's txid; 202 with its PSBT for an xpub-only commenter.
         Effect.map((r) => HttpServerResponse.unsafeJson(r, { status: "txid" in r ? 201 : 202 }))))
       .handleRaw("continuityStart", () =>

@@ -15,7 +15,7 @@ import { SqlClient } from "@effect/sql"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { accountOfIdentity } from "../accounts/Succession.ts"
 import { jsonPayload } from "../../platform/http/jsonPayload.ts"
-import { answeredAs } from "./refusals.ts"
+import { answeredAs, orElseUnavailable } from "./refusals.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const notFound = (message: string) => new NotFound({ error: { code: "not_found", message } })
@@ -52,7 +52,7 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
       .handle("unsigned", ({ path }) =>
         Effect.gen(function*() {
           const post = yield* ownPost(path.id)
-          const waiting = yield* awaitingSignatures(post).pipe(Effect.catchAll(() => Effect.fail(unavailable())))
+          const waiting = yield* orElseUnavailable(awaitingSignatures(post))
           if (Option.isNone(waiting)) return yield* Effect.fail(notFound("Nothing of this post waits for signatures."))
           return waiting.value
         }))

@@ -9,11 +9,10 @@ import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { ledgerKind } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { errorShapeEdge } from "../../platform/http/errorBodyEdge.ts"
-import { OpenCorsLive } from "../../platform/http/openCors.ts"
-import { SessionAuthLive } from "../auth/SessionAuth.ts"
+import * as OpenCors from "../../platform/http/openCors.ts"
+import * as SessionAuth from "../auth/SessionAuth.ts"
 import { SignInHandlers, SocialLinkHandlers, socialSignIn } from "./SignInHandlers.ts"
-import { endSession, sessionList, sessionView } from "../../platform/signin/sessionAuth.ts"
-import { sessionIdOf } from "../../platform/signin/sessionStore.ts"
+import { sessionRoutes, sessionView } from "../../platform/signin/sessionAuth.ts"
 import { WebSessions } from "../../platform/signin/WebSessions.ts"
 import { SqlClient } from "@effect/sql"
 import { fileURLToPath } from "node:url"
@@ -70,20 +69,15 @@ const sessionsUnavailable = () => unavailable("Sessions cannot be changed right 
 const SessionHandlers = HttpApiBuilder.group(SocialApi, "session", (handlers) =>
   Effect.gen(function*() {
     const flow = yield* Effect.flatten(socialSignIn)
-    const context = yield* Effect.context<SqlClient.SqlClient | WebSessions>()
+    const routes = sessionRoutes(flow, yield* Effect.context<SqlClient.SqlClient | WebSessions>(), {
+      unavailable: sessionsUnavailable,
+      notFound: () => new NotFound({ error: { code: "not_found", message: "No live session of yours has this id." } })
+    })
     return handlers
       .handle("session", () => Effect.map(Session, sessionView))
-      .handle("signOut", ({ request }) =>
-        Effect.flatMap(Session, (s) => flow.signOut(request, s).pipe(Effect.map((ended) => ({ id: sessionIdOf(s.tokenHash), ended })), Effect.mapError(sessionsUnavailable))))
-      .handle("sessions", () => Effect.flatMap(Session, (s) => sessionList(s).pipe(Effect.provide(context), Effect.mapError(sessionsUnavailable))))
-      .handle("endSession", ({ path }) =>
-        Effect.flatMap(Session, (s) =>
-          endSession(s, path.id).pipe(
-            Effect.provide(context),
-            Effect.mapError(sessionsUnavailable),
-            Effect.filterOrFail((ended) => ended, () => new NotFound({ error: { code: "not_found", message: "No live session of yours has this id." } })),
-            Effect.as({ id: path.id, ended: true })
-          )))
+      .handle("signOut", ({ request }) => Effect.flatMap(Session, (s) => routes.signOut(request, s)))
+      .handle("sessions", () => Effect.flatMap(Session, routes.list))
+      .handle("endSession", ({ path }) => Effect.flatMap(Session, (s) => routes.end(s, path.id)))
   }))
 
 const MeHandlers = HttpApiBuilder.group(SocialApi, "me", (handlers) =>
@@ -121,5 +115,5 @@ export const socialWebApp = webAppRoutes({ title: "Social", entry: fileURLToPath
 
 export const socialHandlers = HttpApiBuilder.api(SocialApi).pipe(
   Layer.provide([HealthHandlers, SessionHandlers, MeHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers, MemberSignedHandlers]),
-  Layer.provide([SessionAuthLive, OpenCorsLive])
+  Layer.provide([SessionAuth.layer, OpenCors.layer])
 )

@@ -35,3 +35,7 @@ export const answeredAs = <const C extends ReadonlyArray<ApiRefusalClass>>(...an
       const mapped: unknown = isEntityRefusal(e) ? refusal(e) : e
       return Effect.fail(answers.some((c) => mapped instanceof c) ? mapped as InstanceType<C[number]> & ApiRefusal : unavailable())
     })
+
+/** Any failure of `self` (the database, the store) as 503 unavailable: for reads that have no answer of their own. */
+export const orElseUnavailable = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, ServiceUnavailable, R> =>
+  Effect.mapError(self, () => unavailable())

@@ -25,7 +25,7 @@ export const socialFactsOf = (row: LinkTokenRow, origin: string): SocialLinkFact
   expiresAtMs: row.expires_at.getTime()
 })
 
-export const SocialLinkTokenLive = SocialLinkToken.toLayer(Effect.gen(function*() {
+export const layer = SocialLinkToken.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const urls = yield* socialUrls

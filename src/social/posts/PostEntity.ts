@@ -40,7 +40,7 @@ const asRefusal = (e: unknown): PostRefused =>
     message: (e as { message?: string })?.message ?? String(e)
   })
 
-export const PostLive = Post.toLayer(Effect.gen(function*() {
+export const layer = Post.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
   const config = yield* SocialConfig

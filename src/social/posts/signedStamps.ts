@@ -40,50 +40,44 @@ const signedView = (post: PostRow, request: RequestRow, rows: ReadonlyArray<Unsi
   }
 }
 
-/**
- * The member's signed stamps for the action waiting on this post: every stamp of it, each exactly
- * the transaction built and signed by the post's key (anything else is refused and nothing is
- * sent). They are recorded in social_stamps and the action takes effect in one transaction, then
- * broadcast. The same signatures again (a retry after a lost answer) send the recorded bytes again.
- * `changed` tells the entity to schedule hosting again and drop its caches.
- */
-export const submitSignatures = (s: SubmitSignatures) =>
+/** The signed transactions of the request, decoded; the first that does not decode is refused. */
+const decodeItems = (s: SubmitSignatures) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const config = yield* SocialConfig
-    const ledger = yield* UtxoLedger
-    const params = ledger.params
-    const post = yield* loadPost(s.postId)
     const txs: Array<Transaction> = []
     for (const [i, item] of s.items.entries()) {
       const tx = signedTransactionOf(item)
       if (Either.isLeft(tx)) return yield* refuse("invalid_parameter", `items[${i}]: ${tx.left}`)
       txs.push(tx.right)
     }
-    // The author's waiting action, or (requestId) a member-signed comment's.
-    const named = (state: RequestRow["state"]) => s.requestId === undefined
-      ? lastRequest(post.id, state)
-      : Effect.map(requestById(s.requestId), Option.filter((r) => r.post_id === post.id && r.action === "comment" && r.state === state))
-    const awaiting = yield* named("awaiting")
-    if (Option.isNone(awaiting)) {
-      // A retry of signatures already taken: the recorded bytes go out again.
-      const signed = yield* named("signed")
-      if (Option.isSome(signed)) {
-        const rows = yield* unsignedRows(signed.value.id)
-        const ids = new Set(rows.map((r) => r.txid))
-        if (txs.length > 0 && txs.every((t) => ids.has(t.getId()))) {
-          const recorded = yield* sql<{ tx_hex: string }>`SELECT tx_hex FROM social_stamps WHERE txid IN ${sql.in(rows.map((r) => r.txid!))} ORDER BY seq`
-          const sent = yield* Effect.either(broadcastAll(signed.value.funding_hex, recorded.map((r) => r.tx_hex)))
-          return { reply: signedView(post, signed.value, rows, sent), changed: false, action: signed.value.action, unsent: Either.isLeft(sent) ? sent.left : undefined }
-        }
+    return txs
+  })
+
+/** The author's request in `state`, or (requestId) a member-signed comment's. */
+const namedRequest = (s: SubmitSignatures, post: PostRow, state: RequestRow["state"]) => s.requestId === undefined
+  ? lastRequest(post.id, state)
+  : Effect.map(requestById(s.requestId), Option.filter((r) => r.post_id === post.id && r.action === "comment" && r.state === state))
+
+/** A retry of signatures already taken: the recorded bytes go out again; anything else has nothing to sign. */
+const resendSigned = (s: SubmitSignatures, post: PostRow, txs: ReadonlyArray<Transaction>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const signed = yield* namedRequest(s, post, "signed")
+    if (Option.isSome(signed)) {
+      const rows = yield* unsignedRows(signed.value.id)
+      const ids = new Set(rows.map((r) => r.txid))
+      if (txs.length > 0 && txs.every((t) => ids.has(t.getId()))) {
+        const recorded = yield* sql<{ tx_hex: string }>`SELECT tx_hex FROM social_stamps WHERE txid IN ${sql.in(rows.map((r) => r.txid!))} ORDER BY seq`
+        const sent = yield* Effect.either(broadcastAll(signed.value.funding_hex, recorded.map((r) => r.tx_hex)))
+        return { reply: signedView(post, signed.value, rows, sent), changed: false, action: signed.value.action, unsent: Either.isLeft(sent) ? sent.left : undefined }
       }
-      return yield* refuse("nothing_to_sign", "no action of this post waits for signatures")
     }
-    const request = awaiting.value
-    // The stamps are the signer's: the author's, or a comment's commenter's.
-    const account = yield* accountOf(request.action === "comment" ? request.account ?? post.author : post.author)
-    if (Date.now() >= Number(request.expires_at_ms)) return yield* refuse("signatures_expired", "the signature window of this action has ended")
-    const rows = yield* unsignedRows(request.id)
+    return yield* refuse("nothing_to_sign", "no action of this post waits for signatures")
+  })
+
+/** Each signed transaction matched to the stamp it spends (by outpoint) and checked against it; by stamp number. */
+const matchSignatures = (request: RequestRow, rows: ReadonlyArray<UnsignedRow>, txs: ReadonlyArray<Transaction>) =>
+  Effect.gen(function*() {
+    const params = (yield* UtxoLedger).params
     const byOutpoint = new Map(rows.map((r) => [outpointOf(Transaction.fromHex(r.unsigned_hex)) ?? "", r]))
     if (txs.length !== rows.length) return yield* refuse("invalid_parameter", `items: this ${request.action} has ${rows.length} stamps to sign, ${txs.length} were sent`)
     const matched = new Map<number, Transaction>()
@@ -94,43 +88,83 @@ export const submitSignatures = (s: SubmitSignatures) =>
       if (Either.isLeft(ok)) return yield* refuse("invalid_parameter", `items[${i}] (${row.tag}): ${ok.left}`)
       matched.set(row.n, tx)
     }
-    yield* Effect.gen(function*() {
-      const [locked] = yield* sql<{ state: string }>`SELECT state FROM social_signature_requests WHERE id = ${request.id} FOR UPDATE`
-      if (locked?.state !== "awaiting") return yield* refuse("nothing_to_sign", "this action is no longer waiting for signatures")
-      const [now] = yield* sql<{ state: PostRow["state"]; paid_until_ms: string }>`SELECT state, paid_until_ms::text AS paid_until_ms FROM social_posts WHERE id = ${post.id} FOR UPDATE`
-      if (now === undefined || isClosed(now.state) || now.state === "unsigned") return yield* refuse("post_closed", `the post is ${now?.state ?? "gone"}`)
-      for (const row of rows) {
-        const tx = matched.get(row.n)!
-        yield* sql`INSERT INTO social_stamps (txid, address, seq, post_id, account, tag, cid, op_return, tx_hex, change_vout, change_value)
-          VALUES (${tx.getId()}, ${row.address}, ${row.seq}, ${post.id}, ${account.address}, ${row.tag}, ${row.cid}, ${row.op_return}, ${tx.toHex()},
-            1, ${tx.outs[1]!.value.toString()})`
-        yield* sql`UPDATE social_unsigned_stamps SET txid = ${tx.getId()} WHERE request_id = ${request.id} AND n = ${row.n}`
+    return matched
+  })
+
+/** The action's effect on the post, once its stamps are recorded (in the same transaction). */
+const takeEffect = (
+  post: PostRow,
+  locked: { state: PostRow["state"]; paid_until_ms: string },
+  request: RequestRow,
+  author: string,
+  signed: { rows: ReadonlyArray<UnsignedRow>; matched: ReadonlyMap<number, Transaction> }
+) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* SocialConfig
+    const nowMs = Date.now()
+    switch (request.action) {
+      case "publish":
+        yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${nowMs + config.socialHostingPeriodMs} WHERE id = ${post.id}`
+        break
+      case "renew": {
+        const next = renewed({ state: locked.state, paidUntilMs: Number(locked.paid_until_ms) }, config.socialHostingPeriodMs, nowMs)
+        yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${next.paidUntilMs} WHERE id = ${post.id}`
+        break
       }
-      yield* sql`UPDATE social_signature_requests SET state = 'signed' WHERE id = ${request.id}`
-      const nowMs = Date.now()
-      switch (request.action) {
-        case "publish":
-          yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${nowMs + config.socialHostingPeriodMs} WHERE id = ${post.id}`
-          break
-        case "renew": {
-          const next = renewed({ state: now.state, paidUntilMs: Number(now.paid_until_ms) }, config.socialHostingPeriodMs, nowMs)
-          yield* sql`UPDATE social_posts SET state = 'hosted', paid_until_ms = ${next.paidUntilMs} WHERE id = ${post.id}`
-          break
-        }
-        case "takedown":
-          yield* sql`UPDATE social_posts SET state = 'taken_down', timer_n = timer_n + 1 WHERE id = ${post.id}`
-          break
-        case "comment": {
-          const x = rows[0]!
-          yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, manifest_cid, address, derivation_path, txid)
-            VALUES (${request.id}, ${post.id}, ${account.address}, ${request.body_cid}, ${x.cid}, ${x.address}, ${x.derivation_path}, ${matched.get(x.n)!.getId()})`
-          break
-        }
-        case "metadata":
-          yield* sql`UPDATE social_posts SET body = ${request.body ?? post.body}, tags = ${JSON.stringify(request.tags ?? post.tags)}::jsonb WHERE id = ${post.id}`
-          break
+      case "takedown":
+        yield* sql`UPDATE social_posts SET state = 'taken_down', timer_n = timer_n + 1 WHERE id = ${post.id}`
+        break
+      case "comment": {
+        const x = signed.rows[0]!
+        yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, manifest_cid, address, derivation_path, txid)
+          VALUES (${request.id}, ${post.id}, ${author}, ${request.body_cid}, ${x.cid}, ${x.address}, ${x.derivation_path}, ${signed.matched.get(x.n)!.getId()})`
+        break
       }
-    }).pipe(sql.withTransaction)
+      case "metadata":
+        yield* sql`UPDATE social_posts SET body = ${request.body ?? post.body}, tags = ${JSON.stringify(request.tags ?? post.tags)}::jsonb WHERE id = ${post.id}`
+        break
+    }
+  })
+
+/** In one transaction: the request still waiting and the post open, the stamps recorded, the action in effect. */
+const recordSigned = (post: PostRow, request: RequestRow, rows: ReadonlyArray<UnsignedRow>, matched: ReadonlyMap<number, Transaction>, author: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.gen(function*() {
+    const [locked] = yield* sql<{ state: string }>`SELECT state FROM social_signature_requests WHERE id = ${request.id} FOR UPDATE`
+    if (locked?.state !== "awaiting") return yield* refuse("nothing_to_sign", "this action is no longer waiting for signatures")
+    const [now] = yield* sql<{ state: PostRow["state"]; paid_until_ms: string }>`SELECT state, paid_until_ms::text AS paid_until_ms FROM social_posts WHERE id = ${post.id} FOR UPDATE`
+    if (now === undefined || isClosed(now.state) || now.state === "unsigned") return yield* refuse("post_closed", `the post is ${now?.state ?? "gone"}`)
+    for (const row of rows) {
+      const tx = matched.get(row.n)!
+      yield* sql`INSERT INTO social_stamps (txid, address, seq, post_id, account, tag, cid, op_return, tx_hex, change_vout, change_value)
+        VALUES (${tx.getId()}, ${row.address}, ${row.seq}, ${post.id}, ${author}, ${row.tag}, ${row.cid}, ${row.op_return}, ${tx.toHex()},
+          1, ${tx.outs[1]!.value.toString()})`
+      yield* sql`UPDATE social_unsigned_stamps SET txid = ${tx.getId()} WHERE request_id = ${request.id} AND n = ${row.n}`
+    }
+    yield* sql`UPDATE social_signature_requests SET state = 'signed' WHERE id = ${request.id}`
+    yield* takeEffect(post, now, request, author, { rows, matched })
+  }).pipe(sql.withTransaction))
+
+/**
+ * The member's signed stamps for the action waiting on this post: every stamp of it, each exactly
+ * the transaction built and signed by the post's key (anything else is refused and nothing is
+ * sent). They are recorded in social_stamps and the action takes effect in one transaction, then
+ * broadcast. The same signatures again (a retry after a lost answer) send the recorded bytes again.
+ * `changed` tells the entity to schedule hosting again and drop its caches.
+ */
+export const submitSignatures = (s: SubmitSignatures) =>
+  Effect.gen(function*() {
+    const post = yield* loadPost(s.postId)
+    const txs = yield* decodeItems(s)
+    const awaiting = yield* namedRequest(s, post, "awaiting")
+    if (Option.isNone(awaiting)) return yield* resendSigned(s, post, txs)
+    const request = awaiting.value
+    // The stamps are the signer's: the author's, or a comment's commenter's.
+    const account = yield* accountOf(request.action === "comment" ? request.account ?? post.author : post.author)
+    if (Date.now() >= Number(request.expires_at_ms)) return yield* refuse("signatures_expired", "the signature window of this action has ended")
+    const rows = yield* unsignedRows(request.id)
+    const matched = yield* matchSignatures(request, rows, txs)
+    yield* recordSigned(post, request, rows, matched, account.address)
     const recorded = rows.map((r) => matched.get(r.n)!.toHex())
     // Recorded and in effect: a broadcast that fails now is the Post entity's to finish (its
     // FinishStamps timer sends these recorded bytes again), not the member's to resend.

@@ -43,7 +43,7 @@ export const sweepOnce = Effect.gen(function*() {
 })
 
 /** Every node's sweep loop (failures are logged; the next round tries again). */
-export const StampingSweep = Layer.scopedDiscard(Effect.gen(function*() {
+export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const everyMs = (yield* SocialConfig).socialStampSweepMs
   yield* sweepOnce.pipe(
     Effect.catchAllCause((cause) => Effect.logWarning("social: the pending-stamps sweep failed; the next round tries again", cause)),

@@ -6,7 +6,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { Forbidden, ServiceUnavailable, Unauthorized } from "../../../schemas/desk/errors.ts"
 import { type DeskCaller, DeskKeyWrap, DeskMember } from "../../../schemas/desk/security.ts"
-import { DeskKeyAuthLive } from "../../../src/desk/auth/DeskKeyAuth.ts"
+import * as DeskKeyAuth from "../../../src/desk/auth/DeskKeyAuth.ts"
 import { DeskKeys } from "../../../src/desk/keys/DeskKeys.ts"
 
 const caller = (scopes: DeskCaller["scopes"]): DeskCaller => ({ memberId: `m-${scopes.join("-")}`, keyId: "k", scopes, feeBps: null, callbackUrl: null })
@@ -20,7 +20,7 @@ const Api = HttpApi.make("scoped").add(HttpApiGroup.make("g")
 const handlers = HttpApiBuilder.group(Api, "g", (h) => h.handle("wrapOnly", () => Effect.map(DeskMember, (m) => ({ memberId: m.memberId }))))
 const stubKeys = Layer.succeed(DeskKeys, { caller: (apiKey: string) => Effect.succeed(Option.fromNullable(keys[apiKey])), forget: () => {} })
 const { handler, dispose } = HttpApiBuilder.toWebHandler(Layer.mergeAll(
-  HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(DeskKeyAuthLive), Layer.provide(stubKeys)),
+  HttpApiBuilder.api(Api).pipe(Layer.provide(handlers), Layer.provide(DeskKeyAuth.layer), Layer.provide(stubKeys)),
   HttpServer.layerContext
 ))
 afterAll(() => dispose())
