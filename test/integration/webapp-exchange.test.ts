@@ -73,7 +73,8 @@ const tradingUser = async (page: Page, asset: string, cap: string) => {
   await card.waitFor({ timeout: 20_000 })
   await pay((await card.locator("[data-field=delegatedAddress]").textContent())!, cap, asset)
   await expect.poll(() => card.locator("[data-field=funded]").textContent(), { timeout: 20_000 }).toMatch(new RegExp(`^${cap}(\\.0+)?$`))
-  return key
+  await expect.poll(() => card.locator("[data-field=toSend]").textContent()).toBe("0")
+  return { key, card }
 }
 
 describe("exchange web app", () => {
@@ -123,8 +124,12 @@ describe("exchange web app", () => {
     const delegated = (await card.locator("[data-field=delegatedAddress]").textContent())!
     expect(await card.locator(".qr").getAttribute("data-qr")).toBe(`ledger:${delegated}?asset=SHRD&amount=5`)
     expect(await card.locator(".countdown").textContent()).toMatch(/^\d+:\d\d$/)
+    expect(await card.locator("[data-field=toSend]").textContent()).toBe("5")
     await pay(delegated, "2", "SHRD")
     await expect.poll(() => card.locator("[data-field=funded]").textContent(), { timeout: 20_000 }).toMatch(/^2(\.0+)?$/)
+    // What is left to send, and the QR asks for just that.
+    await expect.poll(() => card.locator("[data-field=toSend]").textContent()).toBe("3")
+    await expect.poll(() => card.locator(".qr").getAttribute("data-qr")).toBe(`ledger:${delegated}?asset=SHRD&amount=3`)
     await screenshot(page, "exchange-app")
 
     await card.getByRole("button", { name: "End now" }).click()
@@ -143,7 +148,7 @@ describe("exchange web app", () => {
     const context = await browser.context()
     const page = await context.newPage()
     const errors = collectPageErrors(page)
-    const key = await tradingUser(page, "SHRD", "5")
+    const { key, card } = await tradingUser(page, "SHRD", "5")
     // The other side: a demo trader, funded in DUSD from its demo wallet.
     const other = cliJson<Key>(await cli(["demo", "trader", "--fund", "DUSD:100", "--json"], cliEnvOf(db.url, node)))
     // Set in the page: still there at the end means the page was never reloaded.
@@ -173,6 +178,9 @@ describe("exchange web app", () => {
     await expect.poll(confirmations, { timeout: 20_000 }).toBeGreaterThanOrEqual(1)
     const seen = await confirmations()
     await expect.poll(confirmations, { timeout: 20_000 }).toBeGreaterThan(seen)
+    // What trades spent of the cap is not asked for again: the grant is still fully funded.
+    await expect.poll(() => card.locator("[data-field=used]").textContent()).toMatch(/^2(\.0+)?$/)
+    expect(await card.locator("[data-field=toSend]").textContent()).toBe("0")
     expect(await page.evaluate("window.noReloadMark")).toBe(1)
     await screenshot(page, "exchange-trades")
     expect(errors).toEqual([])

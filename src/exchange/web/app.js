@@ -72,12 +72,15 @@ const authorizationsSection = () => {
   const card = async (a) => {
     const funded = el("strong", { "data-field": "funded" })
     const used = el("span", { "data-field": "used" })
+    const toSend = el("strong", { "data-field": "toSend" })
+    const qrBox = el("div")
+    let shownUri = ""
     const node = el("article", { class: "card", "data-authorization": a.asset },
       el("h3", {}, `${a.asset}: up to ${a.cap}`),
       el("p", {}, "Funded: ", funded, ` ${a.asset} · used `, used, " · ends in ", countdown(a.expiresAt)),
-      el("p", {}, `Send up to ${a.cap} ${a.asset} from your own wallet to the delegated address:`),
+      el("p", {}, "Send ", toSend, ` ${a.asset} from your own wallet to the delegated address (the cap, less what is there and what trades spent):`),
       el("p", { class: "mono", "data-field": "delegatedAddress" }, a.delegatedAddress),
-      await qrCode(a.paymentUri, `Payment QR code: ${a.cap} ${a.asset} to ${a.delegatedAddress}`),
+      qrBox,
       el("p", {}, el("button", { type: "button", class: "danger", onclick: async (e) => {
         e.target.disabled = true
         status.info(`Ending the ${a.asset} authorization and sweeping the rest back…`)
@@ -92,7 +95,17 @@ const authorizationsSection = () => {
           status.error(err)
         }
       } }, "End now")))
-    return { node, update: (x) => { funded.textContent = x.funded ?? "…"; used.textContent = x.used } }
+    const update = async (x) => {
+      funded.textContent = x.funded ?? "…"
+      used.textContent = x.used
+      toSend.textContent = x.toSend
+      // The QR asks for what is still to send: drawn again only when that changes.
+      if (x.paymentUri !== shownUri) {
+        shownUri = x.paymentUri
+        qrBox.replaceChildren(await qrCode(x.paymentUri, `Payment QR code: ${x.toSend} ${x.asset} to ${x.delegatedAddress}`))
+      }
+    }
+    return { node, update }
   }
   const refresh = async () => {
     const { authorizations } = await api("/api/app/authorizations")
@@ -102,7 +115,7 @@ const authorizationsSection = () => {
       if (ended.has(key)) continue
       live.add(key)
       if (!cards.has(key)) cards.set(key, await card(a))
-      cards.get(key).update(a)
+      await cards.get(key).update(a)
     }
     for (const key of [...cards.keys()]) if (!live.has(key)) cards.delete(key)
     list.replaceChildren(...(cards.size === 0 ? [el("p", { class: "muted" }, "No live authorizations.")] : [...cards.values()].map((c) => c.node)))
