@@ -15,6 +15,8 @@ import { signedQuery, type Key } from "../../harness/signed.ts"
 import { ExchangeApi } from "../../schemas/exchange/api.ts"
 import { ExchangeSessionAuth } from "../../schemas/exchange/webApp.ts"
 import { configLayer } from "../../src/config.ts"
+import { MarketRegistry } from "../../src/exchange/markets/MarketRegistry.ts"
+import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { Devnet, Pay } from "../../schemas/devnet.ts"
 import type { Page } from "playwright-core"
 import { collectPageErrors, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
@@ -51,6 +53,15 @@ const pay = (to: string, amount: string, asset: string) =>
 const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
   node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
 const sql = (text: string) => inNode(Effect.flatMap(SqlClient.SqlClient, (s) => s.unsafe(text)))
+
+/** What `address` holds of `asset` on the ledger, as the node's Omni view has it once caught up. */
+const omniBalance = (address: string, asset: string) =>
+  node.run(Effect.gen(function*() {
+    const view = yield* OmniView
+    const property = (yield* MarketRegistry).propertyOf(asset)!
+    yield* view.sync
+    return yield* view.balance(address, property)
+  }))
 
 /** An order on the programs' signed API (what a bot does with the key the app made). */
 const order = async (key: Key, params: Record<string, string>) => {
@@ -136,6 +147,8 @@ describe("exchange web app", () => {
     await page.getByText("The SHRD authorization has ended").waitFor({ timeout: 30_000 })
     // The card goes with the list's refresh that follows the sentence.
     await expect.poll(() => page.locator("[data-authorization]").count(), { timeout: 10_000 }).toBe(0)
+    // Swept back: the 2 SHRD are at the user's own address on the ledger (the spec's withdrawal).
+    await expect.poll(() => omniBalance(wallet.addresses.p2pkh, "SHRD"), { timeout: 20_000 }).toBe(2n * 10n ** 8n)
 
     await page.locator(`[data-key="${apiKey}"]`).getByRole("button", { name: "Revoke" }).click()
     await page.getByText("The key was revoked").waitFor()
