@@ -18,7 +18,7 @@ import { configLayer } from "../../src/config.ts"
 import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
 import { crossSiteAttempts, sessionWrites } from "../support/crossSite.ts"
 import { deskCustomer } from "../support/deskCustomer.ts"
-import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
+import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser, unlabelledControls } from "../support/browser.ts"
 import { deskPayload, makeWallet, type TestWallet } from "../support/linkWallet.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -152,6 +152,7 @@ describe("token desk web app", () => {
     await expect.poll(() => card.locator("ol.history li").count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
     expect(await card.locator("ol.history").textContent()).toContain("deposit seen")
     await screenshot(page, "desk-app")
+    expect(await unlabelledControls(page)).toEqual([])
 
     // Revoked from the page: gone from the list, refused by the partner API.
     await page.locator(`[data-key="${orderKeyId}"]`).getByRole("button", { name: /^Revoke/ }).click()

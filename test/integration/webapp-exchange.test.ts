@@ -19,7 +19,7 @@ import { MarketRegistry } from "../../src/exchange/markets/MarketRegistry.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
 import { Devnet, Pay } from "../../schemas/devnet.ts"
 import type { Page } from "playwright-core"
-import { collectPageErrors, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
+import { collectPageErrors, launchBrowser, screenshot, type TestBrowser, unlabelledControls } from "../support/browser.ts"
 import { cli, cliJson } from "../support/cli.ts"
 import { crossSiteAttempts, sessionWrites } from "../support/crossSite.ts"
 import { makeWallet } from "../support/linkWallet.ts"
@@ -142,6 +142,7 @@ describe("exchange web app", () => {
     await expect.poll(() => card.locator("[data-field=toSend]").textContent()).toBe("3")
     await expect.poll(() => card.locator(".qr").getAttribute("data-qr")).toBe(`ledger:${delegated}?asset=SHRD&amount=3`)
     await screenshot(page, "exchange-app")
+    expect(await unlabelledControls(page)).toEqual([])
 
     await card.getByRole("button", { name: "End now" }).click()
     await page.getByText("The SHRD authorization has ended").waitFor({ timeout: 30_000 })

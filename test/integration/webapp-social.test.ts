@@ -26,7 +26,7 @@ import { ledgerParams } from "../../src/chain/params.ts"
 import { parseAmount } from "../../src/chain/units.ts"
 import { topUpConfirmations } from "../../src/social/accounts/TopUps.ts"
 import { createAccount } from "../../src/social/accounts/Accounts.ts"
-import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
+import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser, unlabelledControls } from "../support/browser.ts"
 import { crossSiteAttempts, sessionWrites } from "../support/crossSite.ts"
 import { makeWallet } from "../support/linkWallet.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -85,6 +85,7 @@ describe("social web app", () => {
     await expect.poll(() => page.locator("[data-post]").count()).toBe(1)
     expect(await page.locator("[data-post]").getAttribute("data-state")).toBe("hosted")
     await screenshot(page, "social-app")
+    expect(await unlabelledControls(page)).toEqual([])
 
     await proof.locator("[data-link=page]").click()
     await page.waitForURL(/\/p\//)
