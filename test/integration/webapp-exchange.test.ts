@@ -85,6 +85,8 @@ const tradingUser = async (page: Page, asset: string, cap: string) => {
   await pay((await card.locator("[data-field=delegatedAddress]").textContent())!, cap, asset)
   await expect.poll(() => card.locator("[data-field=funded]").textContent(), { timeout: 20_000 }).toMatch(new RegExp(`^${cap}(\\.0+)?$`))
   await expect.poll(() => card.locator("[data-field=toSend]").textContent()).toBe("0")
+  await card.getByText("Fully funded: nothing more to send").waitFor()
+  expect(await card.locator(".qr").getAttribute("data-qr")).toMatch(/\?asset=\w+$/)
   return { key, card }
 }
 

@@ -133,7 +133,8 @@ export const ExchangeAppHandlers = HttpApiBuilder.group(ExchangeApi, "webApp", (
               ...a,
               funded: funded.has(a.asset) ? fmt(funded.get(a.asset)!) : null,
               toSend: fmt(toSend),
-              paymentUri: `${ledgerParams.name}:${a.delegatedAddress}?asset=${encodeURIComponent(a.asset)}&amount=${fmt(toSend)}`
+              // Fully funded: the QR names the address and asset only (a wallet asks how much).
+              paymentUri: `${ledgerParams.name}:${a.delegatedAddress}?asset=${encodeURIComponent(a.asset)}${toSend > 0n ? `&amount=${fmt(toSend)}` : ""}`
             }
           })
         }

@@ -73,12 +73,13 @@ const authorizationsSection = () => {
     const funded = el("strong", { "data-field": "funded" })
     const used = el("span", { "data-field": "used" })
     const toSend = el("strong", { "data-field": "toSend" })
+    const toSendLine = el("span")
     const qrBox = el("div")
     let shownUri = ""
     const node = el("article", { class: "card", "data-authorization": a.asset },
       el("h3", {}, `${a.asset}: up to ${a.cap}`),
       el("p", {}, "Funded: ", funded, ` ${a.asset} · used `, used, " · ends in ", countdown(a.expiresAt)),
-      el("p", {}, "Send ", toSend, ` ${a.asset} from your own wallet to the delegated address (the cap, less what is there and what trades spent):`),
+      el("p", {}, toSendLine),
       el("p", { class: "mono", "data-field": "delegatedAddress" }, a.delegatedAddress),
       qrBox,
       el("p", {}, el("button", { type: "button", class: "danger", onclick: async (e) => {
@@ -99,6 +100,9 @@ const authorizationsSection = () => {
       funded.textContent = x.funded ?? "…"
       used.textContent = x.used
       toSend.textContent = x.toSend
+      toSendLine.replaceChildren(...(x.toSend === "0"
+        ? ["Fully funded: nothing more to send (", toSend, ` ${x.asset} to go). More sent to the delegated address comes back when the grant ends.`]
+        : ["Send ", toSend, ` ${x.asset} from your own wallet to the delegated address (the cap, less what is there and what trades spent):`]))
       // The QR asks for what is still to send: drawn again only when that changes.
       if (x.paymentUri !== shownUri) {
         shownUri = x.paymentUri
