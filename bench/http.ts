@@ -1,7 +1,8 @@
 // `npm run bench -- http`: GET /api/public/v1/time and signed GET /api/public/v1/account through
 // the full stack (a real node process: HTTP, middleware, rate limits in Postgres, signature check,
 // account read), against a bare node:http server answering the same bytes, under the same
-// loopback load. Prints and writes requests/s, p50, p99 and the ratio ours/bare per case.
+// loopback load, and the signed read once more on a node exporting traces at 1% head sampling.
+// Prints and writes requests/s, p50, p99 and the ratio ours/bare per case.
 //
 // Knobs: BENCH_HTTP_CONCURRENCY (workers, default 16), BENCH_HTTP_DURATION_MS (per case, 5000),
 // BENCH_HTTP_WARMUP_MS (per case, 1000). Timing is reported, never asserted.
@@ -21,6 +22,8 @@ import { load as loadWith, type Target } from "./parts/httpLoad.ts"
 const concurrency = envInt("BENCH_HTTP_CONCURRENCY", 16)
 const durationMs = envInt("BENCH_HTTP_DURATION_MS", 5_000)
 const warmupMs = envInt("BENCH_HTTP_WARMUP_MS", 1_000)
+/** The head-sampling ratio of the traced node (issue 26: "the loss with 1% sampling"). */
+const tracedRatio = 0.01
 /** How long a server may take to answer its first request. */
 const startTimeoutMs = 60_000
 
@@ -124,8 +127,8 @@ export const nodeVars = (db: string, fastLane: boolean) => ({
 export const run = async (): Promise<void> => {
   const db = await createTestDatabase("benchhttp")
   const children: Array<{ stop: () => Promise<void> }> = []
-  const spawnStoppable = async (fastLane: boolean) => {
-    const node = await spawnNode(nodeVars(db.url, fastLane))
+  const spawnStoppable = async (fastLane: boolean, extra: Record<string, string> = {}) => {
+    const node = await spawnNode({ ...nodeVars(db.url, fastLane), ...extra })
     children.push({
       stop: async () => {
         node.child.kill("SIGTERM")
@@ -139,6 +142,19 @@ export const run = async (): Promise<void> => {
     // Two nodes on one database: the default (fast lane on) and one with every request through Effect.
     const node = await spawnStoppable(true)
     const effectOnly = await spawnStoppable(false)
+    // A third node exporting traces (1% head sampling) to a sink in this process that takes OTLP
+    // batches and drops them: what tracing costs when on, beside the same node with it unset.
+    const sink = createServer((req, res) => {
+      req.resume()
+      req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end("{}"))
+    })
+    const sinkPort = await freePort()
+    await new Promise<void>((r) => sink.listen(sinkPort, "127.0.0.1", () => r()))
+    children.push({ stop: () => new Promise<void>((r) => sink.close(() => r())) })
+    const traced = await spawnStoppable(true, {
+      SHARDLINE_OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
+      SHARDLINE_OTEL_SAMPLE_RATIO: String(tracedRatio)
+    })
     const key = await createKey(db.url, { scopes: ["read"] })
     const sign = signedAccount(key)
     const spec: BareSpec = {
@@ -167,7 +183,8 @@ export const run = async (): Promise<void> => {
       { endpoint: "GET /ping (fast lane)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: plain(pingPath) } },
       { endpoint: "GET /time (fast lane)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: plain(timePath) } },
       { endpoint: "GET /time (Effect path)", ours: { baseUrl: effectOnly.baseUrl, pid: effectOnly.pid, next: plain(timePath) } },
-      { endpoint: "GET /account (signed)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: sign } }
+      { endpoint: "GET /account (signed)", ours: { baseUrl: node.baseUrl, pid: node.pid, next: sign } },
+      { endpoint: `GET /account (signed, traces ${tracedRatio * 100}%)`, ours: { baseUrl: traced.baseUrl, pid: traced.pid, next: sign } }
     ]
     console.log(`http bench: ${concurrency} keep-alive workers, ${warmupMs} ms warmup + ${durationMs} ms per case, loopback`)
     const rows: Array<Row> = []

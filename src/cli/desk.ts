@@ -14,6 +14,8 @@ import { Duration, Effect, Either } from "effect"
 import { Attest, Attestor, attestorId } from "../../schemas/desk/attestor.ts"
 import { verifyDesk } from "../desk/attestation/verifyDesk.ts"
 import { issueDeskLinkToken } from "../desk/identity/issueLinkToken.ts"
+import { deskUrls } from "../desk/identity/urls.ts"
+import { runningBaseUrl } from "../platform/http/NodeListeners.ts"
 import { createMemberWithKey, revokeKey } from "../desk/keys/DeskKeyStore.ts"
 import { checkCallbackUrl, parseFeeBps, parseScopes } from "../desk/keys/policy.ts"
 import { nodeConfig } from "../config.ts"
@@ -154,7 +156,10 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const json = parsed.values.json === true
   if (group === "link-token") {
     if (verb !== undefined) return refuse(`unexpected argument: ${verb}`)
-    return runCommand(issueDeskLinkToken({ memberId: parsed.values.member, allowRebind: parsed.values["allow-rebind"] === true }), (r) =>
+    // The URL a running node serves the desk at, not one built from this process's settings.
+    const issued = Effect.flatMap(runningBaseUrl("desk", Effect.map(deskUrls, (u) => u.base)), (base) =>
+      issueDeskLinkToken({ memberId: parsed.values.member, allowRebind: parsed.values["allow-rebind"] === true, base }))
+    return runCommand(issued, (r) =>
       console.log(json ? JSON.stringify(r) : `url:       ${r.url}\nmemberId:  ${r.memberId}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
   }
   if (group === "attest") return rest.length > 0 || verb !== undefined ? refuse(`unexpected argument: ${verb}`) : attest(json)

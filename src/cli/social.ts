@@ -7,6 +7,8 @@
 // social moderate --lift CID [--reason TEXT] [--json]                     → {cid, blocked: false, lifted: [{postId, liftedAt}]}
 // social timeline --address ADDR [--xpub XPUB] [--json]                   → the author's stamps, rebuilt from the chain
 // social live add --stream ID --wallet ADDR --title TEXT [--json]         → {streamId, wallet, title, embed}
+// social live stream --stream ID (--playlist CID | --offline) [--json]    → {streamId, playlistCid, embed, playlist}
+//   (the ingest sets the channel's current HLS playlist, already uploaded; docs/social.md "Live channels")
 // social link-token --account ADDR [--json]                               → {token, url, expiresAt}  (the wallet-link QR)
 // The CLI does what the composer does: media go into the content store from here (streamed from
 // the file), then the Post entity, in the running node, charges, stamps and answers.
@@ -21,7 +23,7 @@ import { memberSigns } from "../social/accounts/signing.ts"
 import { readAccountKey, signStamps } from "./socialSign.ts"
 import { AppConfig } from "../platform/Config.ts"
 import { SocialConfig } from "../social/SocialConfig.ts"
-import { saveLiveChannel } from "../social/pages/liveChannels.ts"
+import { saveLiveChannel, setLiveStream, type StreamRefusal } from "../social/pages/liveChannels.ts"
 import { findPostId } from "../social/posts/postIds.ts"
 import { realNodeRefusal, realNodeSetting } from "../platform/devnet/realNode.ts"
 import { createAccount } from "../social/accounts/Accounts.ts"
@@ -31,6 +33,8 @@ import { typesByExtension } from "../social/content/mediaTypes.ts"
 import { putMedia } from "../social/content/putMedia.ts"
 import * as ContentStoreLive from "../social/content/ContentStoreLive.ts"
 import { issueSocialLinkToken } from "../social/identity/issueLinkToken.ts"
+import { socialUrls } from "../social/identity/urls.ts"
+import { runningBaseUrl } from "../platform/http/NodeListeners.ts"
 import { parseOrUsage } from "./args.ts"
 import { fileProblem, printJsonOr, runCommand, UsageError } from "./runtime.ts"
 
@@ -42,6 +46,7 @@ const usage = [
   "       social moderate --lift CID [--reason TEXT] [--json]",
   "       social timeline --address ADDR [--xpub XPUB] [--json]",
   "       social live add --stream ID --wallet ADDR --title TEXT [--json]",
+  "       social live stream --stream ID (--playlist CID | --offline) [--json]",
   "       social link-token --account ADDR [--json]"
 ].join("\n")
 
@@ -110,6 +115,32 @@ const liftBlocks = (cidText: string, reason: string | undefined) =>
     return { cid, blocked: false, lifted }
   })
 
+/** The URL a running node serves the social listener at; this process's settings when none runs. */
+const nodeBaseUrl = runningBaseUrl("social", Effect.map(socialUrls, (u) => u.base))
+
+const streamRefusals: Record<StreamRefusal, string> = {
+  unknown_channel: "no live channel with this --stream (add it with `social live add`)",
+  unknown_content: "--playlist is not in the content store: upload the playlist first",
+  not_a_playlist: "--playlist is not an HLS playlist (its bytes must start with #EXTM3U)"
+}
+
+/** `social live stream`: the channel's current HLS playlist (a CID already uploaded), or offline. */
+const liveStream = (stream: string | undefined, playlist: string | undefined, offline: boolean, print: (a: unknown) => void) => {
+  if (stream === undefined || (playlist === undefined) === !offline) {
+    console.error(`--stream and one of --playlist CID or --offline are required\n${usage}`)
+    return 2
+  }
+  return runCommand(Effect.gen(function*() {
+    const parsed = playlist === undefined ? undefined : parseRawCid(playlist.trim())
+    if (parsed !== undefined && Either.isLeft(parsed)) return yield* Effect.fail(new UsageError(`--playlist: ${parsed.left.message}`))
+    const cid = parsed === undefined ? null : parsed.right.cid
+    const refused = yield* setLiveStream(stream, cid)
+    if (Option.isSome(refused)) return yield* Effect.fail(new UsageError(streamRefusals[refused.value]))
+    const base = yield* nodeBaseUrl
+    return { streamId: stream, playlistCid: cid, embed: `${base}/embed/live/${stream}`, playlist: `${base}/live/${stream}/index.m3u8` }
+  }).pipe(Effect.provide(ContentStoreLive.layer)), print)
+}
+
 /** `social link-token`: the wallet-link QR of an account (src/social/identity). */
 const linkToken = (account: string | undefined, json: boolean): Promise<number> | number => {
   const a = account?.trim()
@@ -117,8 +148,8 @@ const linkToken = (account: string | undefined, json: boolean): Promise<number> 
     console.error(`social link-token needs --account ADDR\n${usage}`)
     return 2
   }
-  return runCommand(issueSocialLinkToken(a), (r) =>
-    console.log(json ? JSON.stringify(r) : `url:       ${r.url}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
+  return runCommand(Effect.flatMap(nodeBaseUrl, (base) => issueSocialLinkToken(a, base)), (r) =>
+    console.log(json ? JSON.stringify({ token: r.token, url: r.url, expiresAt: r.expiresAt }) : `url:       ${r.url}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
 }
 
 export const run = async (args: ReadonlyArray<string>): Promise<number> => {
@@ -128,7 +159,7 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const rest = nested ? rest0.slice(1) : rest0
   const parsed = parseOrUsage(rest, {
     handle: { type: "string" }, account: { type: "string" }, body: { type: "string" }, kind: { type: "string" }, tags: { type: "string" },
-    media: { type: "string", multiple: true }, stream: { type: "string" }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, lift: { type: "string" }, address: { type: "string" }, xpub: { type: "string" }, "xprv-file": { type: "string" },
+    media: { type: "string", multiple: true }, stream: { type: "string" }, playlist: { type: "string" }, offline: { type: "boolean", default: false }, wallet: { type: "string" }, title: { type: "string" }, post: { type: "string" }, reason: { type: "string" }, lift: { type: "string" }, address: { type: "string" }, xpub: { type: "string" }, "xprv-file": { type: "string" },
     json: { type: "boolean", default: false }
   }, usage)
   if (parsed === undefined) return 2
@@ -197,26 +228,26 @@ export const run = async (args: ReadonlyArray<string>): Promise<number> => {
       return 2
     }
     return runCommand(Effect.gen(function*() {
-      const config = yield* AppConfig
-      const social = yield* SocialConfig
       yield* saveLiveChannel({ streamId: v.stream!, wallet: v.wallet!, title: v.title! })
-      return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `http://${config.httpHost}:${social.socialHttpPort}/embed/live/${v.stream!}` }
+      return { streamId: v.stream!, wallet: v.wallet!, title: v.title!, embed: `${yield* nodeBaseUrl}/embed/live/${v.stream!}` }
     }), print)
   }
+  if (group === "live" && verb === "stream") return liveStream(v.stream, v.playlist, v.offline === true, print)
   if (verb === "timeline") {
     if (v.address === undefined) {
       console.error(`--address is required\n${usage}`)
       return 2
     }
     // The node holds the chain (an in-process devnet, or its node's adapter): its public endpoint
-    // rebuilds the timeline from the chain, the same code anyone can run.
+    // rebuilds the timeline from the chain, the same code anyone can run. It is reached at the
+    // running node's public URL (node_listeners); with none running, at this process's host and port.
+    const own = Effect.map(Effect.all([AppConfig, SocialConfig]), ([config, social]) =>
+      `http://${config.httpHost === "0.0.0.0" ? "127.0.0.1" : config.httpHost}:${social.socialHttpPort}`)
     return runCommand(Effect.gen(function*() {
-      const config = yield* AppConfig
-      const social = yield* SocialConfig
-      const host = config.httpHost === "0.0.0.0" ? "127.0.0.1" : config.httpHost
+      const base = yield* runningBaseUrl("social", own)
       const query = v.xpub === undefined ? "" : `?xpub=${encodeURIComponent(v.xpub)}`
       const r = yield* Effect.tryPromise({
-        try: () => fetch(`http://${host}:${social.socialHttpPort}/api/public/timeline/${encodeURIComponent(v.address!)}${query}`),
+        try: () => fetch(`${base}/api/public/timeline/${encodeURIComponent(v.address!)}${query}`),
         catch: () => noAnswer()
       })
       const body = yield* Effect.promise(() => r.json() as Promise<Record<string, unknown>>)

@@ -213,14 +213,15 @@ describe("social posts across two nodes and kill -9", () => {
     }, 500)
     const onChain = await chainStamps(firstHeight)
     for (const p of posts) {
-      const recorded = await db.query<{ tag: string; txid: string }>("SELECT tag, txid FROM social_stamps WHERE post_id = $1 ORDER BY seq", [p.id])
-      expect(recorded.map((r) => r.tag)).toEqual(["CHV1P", "P"])
-      for (const tag of ["CHV1P", "P"]) {
-        const mine = onChain.filter((s) => s.text.startsWith(`${tag}|${p.metadata_cid}|`))
-        expect(mine.map((s) => s.txid), `${tag} of ${p.id}`).toEqual([recorded.find((r) => r.tag === tag)!.txid])
+      const recorded = await db.query<{ tag: string; cid: string; txid: string }>("SELECT tag, cid, txid FROM social_stamps WHERE post_id = $1 ORDER BY seq", [p.id])
+      // A post without media: C for its body, CHV1P and P for its manifest.
+      expect(recorded.map((r) => r.tag)).toEqual(["C", "CHV1P", "P"])
+      for (const r of recorded) {
+        const mine = onChain.filter((s) => s.text.startsWith(`${r.tag}|${r.cid}|`))
+        expect(mine.map((s) => s.txid), `${r.tag} of ${p.id}`).toEqual([r.txid])
       }
     }
-    expect(onChain.filter((s) => s.text.startsWith("C|") || s.text.startsWith("CHV1P|") || s.text.startsWith("P|")).length).toBe(2 * PUBLISHES)
+    expect(onChain.filter((s) => s.text.startsWith("C|") || s.text.startsWith("CHV1P|") || s.text.startsWith("P|")).length).toBe(3 * PUBLISHES)
 
     // Hosting runs out on the survivor's timers: every post ends unpinned, its manifest 410.
     await waitFor("every post unpinned", hostingMs + graceMs + 60_000, async () => {

@@ -244,7 +244,8 @@ describe("social wallet link v1", () => {
   })
 
   it("social link-token CLI prints {token, url, expiresAt} and refuses an unknown account", async () => {
-    const env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_SOCIAL_HTTP_PORT: String(node.config.socialHttpPort) }
+    // No port setting: the URL is the running node's (its listener on a port of its own), not 8180 (issue 23.17).
+    const env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey }
     const wallet = makeWallet()
     const account = await newAccount(wallet)
     const out = cliJson<{ token: string; url: string; expiresAt: string }>(await cli(["social", "link-token", "--account", account, "--json"], env))

@@ -10,6 +10,7 @@ import { ledgerParams } from "../../src/chain/params.ts"
 import { keyWalletAddress } from "../../src/chain/ledger/keyWallet.ts"
 import { rawCid } from "../../src/crypto/cid.ts"
 import { cli, cliJson, cliRefused } from "../support/cli.ts"
+import { createSession } from "../support/services.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -20,10 +21,8 @@ let env: Record<string, string>
 beforeAll(async () => {
   db = await createTestDatabase("socialcli")
   node = await startNode(db.url, { SHARDLINE_DEVNET_BLOCK_MS: "0", SHARDLINE_MESSAGE_POLL_MS: "100" })
-  env = {
-    SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: node.config.dataDir,
-    SHARDLINE_SOCIAL_HTTP_PORT: String(node.config.socialHttpPort), SHARDLINE_MESSAGE_POLL_MS: "100"
-  }
+  // No port setting: the CLI finds the running node's listener by the database (issue 23.17).
+  env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: node.config.dataDir, SHARDLINE_MESSAGE_POLL_MS: "100" }
 }, 120_000)
 afterAll(async () => {
   await node?.stop()
@@ -70,15 +69,31 @@ describe("social CLI", () => {
     await cli(["devnet", "mine", "--json"], env)
     const timeline = cliJson<{ events: Array<{ tag: string; address: string }> }>(await cli(["social", "timeline", "--address", account.address, "--json"], env))
     expect(timeline.events.map((e) => e.tag)).toEqual(expect.arrayContaining(["C", "CHV1P", "P", "T", "D"]))
-    expect(timeline.events).toHaveLength(7)
+    // The media post's C, CHV1P, P, T; the text-only post's C (its body), CHV1P, P, D.
+    expect(timeline.events).toHaveLength(8)
   }, 180_000)
 
-  it("live add registers a channel its embeds play", async () => {
+  it("live add registers a channel, offline until live stream sets its playlist; the printed URLs are the running node's", async () => {
     const added = cliJson<{ streamId: string; embed: string }>(await cli(["social", "live", "add", "--stream", "cli-chan", "--wallet", account.address, "--title", "Night <show>", "--json"], env))
-    expect(added.streamId).toBe("cli-chan")
-    const page = await (await fetch(`${node.socialUrl}/embed/live/by-wallet/${account.address}`)).text()
-    expect(page).toContain("Night &lt;show&gt;")
-    expect(page).toContain("/live/cli-chan/index.m3u8")
+    expect(added).toMatchObject({ streamId: "cli-chan", embed: `${node.socialUrl}/embed/live/cli-chan` })
+    const offline = await (await fetch(`${node.socialUrl}/embed/live/by-wallet/${account.address}`)).text()
+    expect(offline).toContain("Night &lt;show&gt;")
+    expect(offline).toContain(`data-live="offline"`)
     expect((await cli(["social", "live", "add", "--stream", "bad id!", "--wallet", account.address, "--title", "x"], env)).code).toBe(2)
-  }, 60_000)
+
+    const session = (await createSession(db.url, account.address)).token
+    const uploaded = (await (await fetch(`${node.socialUrl}/api/social/upload`, {
+      method: "POST", headers: { authorization: `Bearer ${session}`, "content-type": "application/vnd.apple.mpegurl" }, body: "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
+    })).json()) as { cid: string }
+    expect(cliRefused(await cli(["social", "live", "stream", "--stream", "cli-chan", "--playlist", post.mediaCids[0]!, "--json"], env))).toMatch(/not an HLS playlist/)
+    expect(cliRefused(await cli(["social", "live", "stream", "--stream", "nochan", "--playlist", uploaded.cid, "--json"], env))).toMatch(/no live channel/)
+    expect((await cli(["social", "live", "stream", "--stream", "cli-chan", "--json"], env)).code).toBe(2)
+    const streaming = cliJson<{ playlistCid: string; playlist: string }>(await cli(["social", "live", "stream", "--stream", "cli-chan", "--playlist", uploaded.cid, "--json"], env))
+    expect(streaming).toMatchObject({ playlistCid: uploaded.cid, playlist: `${node.socialUrl}/live/cli-chan/index.m3u8` })
+    const player = await (await fetch(added.embed)).text()
+    expect(player).toContain(`<video src="${streaming.playlist}"`)
+    expect((await fetch(streaming.playlist)).status).toBe(200)
+    cliJson(await cli(["social", "live", "stream", "--stream", "cli-chan", "--offline", "--json"], env))
+    expect(await (await fetch(added.embed)).text()).toContain(`data-live="offline"`)
+  }, 90_000)
 })

@@ -3,7 +3,7 @@
 // verification, the chain-only timeline, takedown, and the Post entity's hosting timers.
 import { Transaction, payments } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as ecc from "tiny-secp256k1"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -16,8 +16,10 @@ import { ledgerParams } from "../../src/chain/params.ts"
 import { rawCid } from "../../src/crypto/cid.ts"
 import type { NewAccount } from "../../src/social/accounts/Accounts.ts"
 import { chunkBytes } from "../../src/social/content/ContentStore.ts"
+import { setLiveStream } from "../../src/social/pages/liveChannels.ts"
 import { decodeStamp } from "../../src/social/posts/opReturn.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
+import { pgClientLayer } from "../support/pg.ts"
 import { createSession, createSocialAccount } from "../support/services.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -57,6 +59,9 @@ afterAll(async () => {
 })
 
 const url = (path: string) => `${node.socialUrl}${path}`
+/** Runs an effect in the node with a client on its database (what the CLI's commands run with). */
+const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
+  node.run(Effect.scoped(Effect.provide(effect, pgClientLayer(db.url))) as Effect.Effect<A, E, never>)
 const auth = (token: string) => ({ authorization: `Bearer ${token}` })
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 const upload = (bytes: Uint8Array, type: string, token = aliceSession) =>
@@ -281,6 +286,52 @@ describe("reading", () => {
     expect((await fetch(url("/embed/live/chan1"))).status).toBe(200)
   })
 
+  it("a known channel's player is offline until the channel has a stream, then points at a playlist that answers (issue 23.16)", async () => {
+    await db.query("INSERT INTO social_live_channels (stream_id, wallet, title) VALUES ('chan2', $1, 'Evening show')", [bob.address])
+    // No stream yet: the embed says offline (not a player of a playlist that is not there).
+    for (const path of ["/embed/live/chan2", `/embed/live/by-wallet/${bob.address}`]) {
+      const offline = await fetch(url(path))
+      expect(offline.status, path).toBe(200)
+      const page = await offline.text()
+      expect(page, path).toContain(`data-live="offline"`)
+      expect(page, path).not.toContain("<video")
+    }
+    expect(await json(await fetch(url("/live/chan2/index.m3u8")))).toMatchObject({ status: 404, body: { error: { code: "not_found" } } })
+    expect((await fetch(url("/live/nochannel/index.m3u8"))).status).toBe(404)
+
+    // The ingest: segments and the playlist naming them by /api/stream/{cid} go into the store; the
+    // channel's current playlist is set (what `social live stream` does).
+    const segment = Buffer.alloc(188 * 3)
+    for (let i = 0; i < 3; i++) segment[i * 188] = 0x47
+    const seg = await json(await upload(segment, "video/mp2t", bobSession))
+    expect(seg.body.mediaType).toBe("video/mp2t")
+    const playlist = `#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:2.0,\n/api/stream/${seg.body.cid}\n`
+    const list = await json(await upload(Buffer.from(playlist), "application/vnd.apple.mpegurl", bobSession))
+    expect(list.status).toBe(201)
+    expect(await inNode(setLiveStream("chan2", seg.body.cid))).toEqual(Option.some("not_a_playlist"))
+    expect(await inNode(setLiveStream("chan2", list.body.cid))).toEqual(Option.none())
+
+    // Now a player, whose source answers with the playlist, whose segment answers too.
+    const page = await (await fetch(url("/embed/live/chan2"))).text()
+    expect(page).not.toContain(`data-live="offline"`)
+    const src = /<video src="([^"]+)"/.exec(page)![1]!
+    expect(src).toBe(`${node.socialUrl}/live/chan2/index.m3u8`)
+    const served = await fetch(src)
+    expect(served.status).toBe(200)
+    expect(served.headers.get("content-type")).toBe("application/vnd.apple.mpegurl")
+    expect(served.headers.get("cache-control")).toBe("no-cache")
+    const text = await served.text()
+    expect(text).toBe(playlist)
+    const segmentUri = text.split("\n").find((l) => l.startsWith("/api/stream/"))!
+    const bytes = await fetch(new URL(segmentUri, src))
+    expect(bytes.status).toBe(200)
+    expect(bytes.headers.get("content-type")).toBe("video/mp2t")
+    // Taken offline again: the embed says so, the playlist route is 404.
+    expect(await inNode(setLiveStream("chan2", null))).toEqual(Option.none())
+    expect(await (await fetch(url(`/embed/live/by-wallet/${bob.address}`))).text()).toContain(`data-live="offline"`)
+    expect((await fetch(src)).status).toBe(404)
+  })
+
   it("answers oEmbed 1.0 rich within maxwidth/maxheight; 404 foreign, 501 xml, 400 out of range", async () => {
     const page = `${node.socialUrl}/p/${post.shortId}`
     const r = await json(await fetch(url(`/api/public/oembed?url=${encodeURIComponent(page)}&maxwidth=300&maxheight=200`)))
@@ -350,7 +401,7 @@ describe("reading", () => {
 
   it("lists every route in the OpenAPI document, both <chain> paths included", async () => {
     const paths = Object.keys((await json(await fetch(url("/openapi.json")))).body.paths)
-    for (const p of ["/api/public/ledger-verify-message", "/api/public/ledger-health", "/api/public/post/{id}", "/api/public/oembed", "/api/stream/{cid}", "/api/social/upload", "/api/social/posts", "/p/{id}", "/embed/p/{id}", "/embed/{cid}", "/embed/live/{streamId}", "/embed/live/by-wallet/{wallet}", "/api/public/timeline/{address}"]) {
+    for (const p of ["/api/public/ledger-verify-message", "/api/public/ledger-health", "/api/public/post/{id}", "/api/public/oembed", "/api/stream/{cid}", "/api/social/upload", "/api/social/posts", "/p/{id}", "/embed/p/{id}", "/embed/{cid}", "/embed/live/{streamId}", "/embed/live/by-wallet/{wallet}", "/live/{streamId}/index.m3u8", "/api/public/timeline/{address}"]) {
       expect(paths).toContain(p)
     }
   })
@@ -380,12 +431,16 @@ describe("chain record and lifecycle", () => {
     const bobBefore = (await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [bob.address]))[0]!.b
     const c = await json(await post2("comments", bobSession, { body: "nice <b>post</b>" }))
     expect(c.status).toBe(201)
-    // The commenter's stamp: bob's #asset id, from bob's identity address, carrying a comment
-    // manifest that names the post's metadata CID and the body's CID.
-    expect(c.body.opReturn).toMatch(new RegExp(`^X\\|bafkrei[a-z2-7]{52}\\|${bob.assetId}\\.`))
-    const commentManifest = await json(await fetch(url(`/api/stream/${c.body.opReturn.split("|")[1]}`)))
-    expect(commentManifest.body).toMatchObject({ version: 1, type: "comment", post: post.metadataCid, postId: post.postId, body: rawCid(Buffer.from("nice <b>post</b>")), author: bob.address })
-    expect(await (await fetch(url(`/api/stream/${commentManifest.body.body}`))).text()).toBe("nice <b>post</b>")
+    // The commenter's stamps: bob's #asset id, from the comment's own address. X carries the
+    // comment body (the spec's reading); XM after it a comment manifest that names the post's
+    // metadata CID and the body's CID.
+    const bodyCid = rawCid(Buffer.from("nice <b>post</b>"))
+    expect(c.body.opReturn).toMatch(new RegExp(`^X\\|${bodyCid}\\|${bob.assetId}\\.`))
+    expect(await (await fetch(url(`/api/stream/${bodyCid}`))).text()).toBe("nice <b>post</b>")
+    const [xm] = await db.query<{ cid: string; op_return: string }>("SELECT s.cid, s.op_return FROM social_stamps s JOIN social_comments c ON c.address = s.address WHERE c.txid = $1 AND s.tag = 'XM'", [c.body.txid])
+    expect(Either.getOrThrow(decodeStamp(Buffer.from(xm!.op_return)))).toMatchObject({ tag: "XM", assetId: bob.assetId, seq: 1 })
+    const commentManifest = await json(await fetch(url(`/api/stream/${xm!.cid}`)))
+    expect(commentManifest.body).toMatchObject({ version: 1, type: "comment", post: post.metadataCid, postId: post.postId, body: bodyCid, author: bob.address })
     // Sent from the comment's own address, derived from bob's social key (not alice's post address).
     const commentTx = Transaction.fromHex((await node.run(Effect.flatMap(UtxoLedger, (l) => l.getTx(c.body.txid)))).hex)
     expect(Buffer.from(payments.embed({ output: commentTx.outs[0]!.script }).data![0]!).toString()).toBe(c.body.opReturn)
@@ -405,7 +460,7 @@ describe("chain record and lifecycle", () => {
       postId: post.postId,
       comments: [{
         id: expect.stringMatching(/^[0-9a-f-]{36}$/), author: { wallet: bob.address, handle: null, assetId: bob.assetId },
-        body: "nice <b>post</b>", bodyCid: commentManifest.body.body, manifestCid: c.body.opReturn.split("|")[1],
+        body: "nice <b>post</b>", bodyCid, manifestCid: xm!.cid,
         address: commentRow!.address, derivationPath: commentRow!.derivation_path, txHash: c.body.txid, opReturn: c.body.opReturn,
         createdAt: expect.any(String)
       }],
@@ -423,6 +478,37 @@ describe("chain record and lifecycle", () => {
       expect(r.status, bad).toBe(400)
     }
     expect((await fetch(url("/api/public/post/zzzzzz/comments"))).status).toBe(404)
+  })
+
+  it("rebuilds a text-only post and a comment from the chain by the spec's rules: C is the body that landed, X the comment body", async () => {
+    // A reader who knows only the spec's tag table: C "content first lands", X "the service CID
+    // of a new comment body"; any other tag is not theirs to read (ours, XM, is skipped).
+    const specTags = new Set(["C", "P", "R", "T", "D", "M", "X", "CHV1G", "CHV1N", "CHV1P"])
+    const read = async (address: string, tag: string) => {
+      const r = await json(await fetch(url(`/api/public/timeline/${address}`)))
+      expect(r.status).toBe(200)
+      const events = (r.body.events as Array<{ tag: string; cid: string; address: string }>).filter((e) => specTags.has(e.tag) && e.tag === tag)
+      return Promise.all(events.map(async (e) => ({ address: e.address, cid: e.cid, text: await (await fetch(url(`/api/stream/${e.cid}`))).text() })))
+    }
+    const carol = await createSocialAccount(db.url)
+    const dave = await createSocialAccount(db.url)
+    const carolSession = (await createSession(db.url, carol.address)).token
+    const daveSession = (await createSession(db.url, dave.address)).token
+    const words = await json(await publish({ body: "only words, no media", kind: "text" }, carolSession))
+    expect(words.status, JSON.stringify(words.body)).toBe(201)
+    const reply = await json(await fetch(url(`/api/social/posts/${words.body.postId}/comments`), {
+      method: "POST", headers: { ...auth(daveSession), "content-type": "application/json" }, body: JSON.stringify({ body: "a reply, read from the chain" })
+    }))
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201)
+    await node.run(Effect.flatMap(UtxoLedger, (l) => l.mine(1, carol.address)))
+
+    const lookup = await json(await fetch(url(`/api/public/post/${words.body.postId}`)))
+    const claims = await read(carol.address, "C")
+    expect(claims).toEqual([{ address: lookup.body.proof.ownerAddress, cid: rawCid(Buffer.from("only words, no media")), text: "only words, no media" }])
+    const comments = await read(dave.address, "X")
+    expect(comments).toEqual([{ address: expect.any(String), cid: rawCid(Buffer.from("a reply, read from the chain")), text: "a reply, read from the chain" }])
+    expect(comments[0]!.address).not.toBe(lookup.body.proof.ownerAddress)
+    expect(reply.body.opReturn.split("|")[1]).toBe(comments[0]!.cid)
   })
 
   it("only the author takes a post down; T is stamped, the content is 410, the lookup keeps its proof", async () => {
@@ -465,7 +551,7 @@ describe("chain record and lifecycle", () => {
     expect(Date.now()).toBeGreaterThanOrEqual(paidUntil + graceMs)
     expect(await served()).toBe(410)
     const tags = await db.query<{ tag: string }>("SELECT tag FROM social_stamps WHERE post_id = $1 ORDER BY seq", [p.postId])
-    expect(tags.map((t) => t.tag)).toEqual(["CHV1P", "P", "R"])
+    expect(tags.map((t) => t.tag)).toEqual(["C", "CHV1P", "P", "R"])
   }, 180_000)
 
   it("account continuity: CHV1G now, CHV1N when the countdown ends on its own timer; a cancelled one never completes", async () => {

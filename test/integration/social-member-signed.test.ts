@@ -312,7 +312,8 @@ describe("moderation and lapsed signatures", () => {
     expect(before - (await balance())).toBe(price)
     const [req] = await db.query<{ funded_sats: string }>("SELECT funded_sats::text AS funded_sats FROM social_signature_requests WHERE post_id = $1", [p.body.postId])
     const funded = BigInt(req!.funded_sats)
-    expect(funded).toBe(2n * (ledgerParams.dustSats + 1_000n))
+    // A coin per stamp: C (the body of a post without media), CHV1P, P.
+    expect(funded).toBe(3n * (ledgerParams.dustSats + 1_000n))
     await expect.poll(async () => (await db.query<{ state: string }>("SELECT state FROM social_posts WHERE id = $1", [p.body.postId]))[0]!.state,
       { timeout: windowMs + 10_000, interval: 250 }).toBe("unsigned")
     expect(before - (await balance())).toBe(funded)
@@ -330,7 +331,7 @@ describe("moderation and lapsed signatures", () => {
     writeFileSync(file, `${unwrap(extendedKeysAt(seed, "m/44'/696969'/1101'")).xprv}\n`, { mode: 0o600 })
     const out = cliJson<any>(await cli(["social", "post", "--account", identity, "--body", "signed in the CLI", "--xprv-file", file, "--json"], env))
     expect(out).toMatchObject({ state: "hosted", action: "publish" })
-    expect(out.stamps.map((s: any) => s.tag)).toEqual(["CHV1P", "P"])
+    expect(out.stamps.map((s: any) => s.tag)).toEqual(["C", "CHV1P", "P"])
     for (const s of out.stamps) expect((await getTx(s.txid))._tag).toBe("Right")
     expect((await json(await fetch(url(`/api/public/post/${out.shortId}`)))).body.proof.txHash).toBe(out.txHash)
     // Nothing the node stored holds the private key.
@@ -366,7 +367,7 @@ describe("moderation and lapsed signatures", () => {
 })
 
 describe("comments by an xpub-only commenter", () => {
-  it("answers 202 with the X as a PSBT from the commenter's own comment address; only the commenter's signature lands it, once; charged once", async () => {
+  it("answers 202 with X and XM as PSBTs from the commenter's own comment address; only the commenter's signatures land them, once; charged once", async () => {
     const author = await createSocialAccount(db.url, "commented")
     const authorSession = (await createSession(db.url, author.address)).token
     const target = await json(await fetch(url("/api/social/posts"), {
@@ -378,9 +379,10 @@ describe("comments by an xpub-only commenter", () => {
     const c = await send("POST", `/api/social/posts/${target.body.postId}/comments`, { body: "signed in my own wallet" })
     expect(c.status, JSON.stringify(c.body)).toBe(202)
     expect(c.body).toMatchObject({ action: "comment", signaturesUrl: `/api/social/posts/${target.body.postId}/comments/${c.body.requestId}/signatures` })
-    expect(c.body.stamps).toHaveLength(1)
-    const x = c.body.stamps[0]
-    expect(x.tag).toBe("X")
+    // X carries the comment body (the spec's reading), XM the comment manifest, from one address.
+    expect(c.body.stamps.map((s: any) => [s.tag, s.cid])).toEqual([["X", rawCid(Buffer.from("signed in my own wallet"))], ["XM", expect.any(String)]])
+    const [x, xm] = c.body.stamps
+    expect(xm.address).toBe(x.address)
     // The commenter's key at its next index: the comment's own address, not the post's, not the author's.
     expect(x.derivationPath).toBe(`m/44'/696969'/1101'/${index}/0/0`)
     expect(payments.p2pkh({ pubkey: bip32.fromSeed(seed, network).derivePath(x.derivationPath).publicKey, network }).address).toBe(x.address)
@@ -391,31 +393,34 @@ describe("comments by an xpub-only commenter", () => {
     const unsignedUrl = `/api/social/posts/${target.body.postId}/comments/${c.body.requestId}/unsigned`
     const reread = await send("GET", unsignedUrl)
     expect(reread.status, JSON.stringify(reread.body)).toBe(200)
-    expect(reread.body).toMatchObject({ action: "comment", requestId: c.body.requestId, stamps: [{ tag: "X", psbt: x.psbt, address: x.address }] })
+    expect(reread.body).toMatchObject({ action: "comment", requestId: c.body.requestId, stamps: [{ tag: "X", psbt: x.psbt, address: x.address }, { tag: "XM", psbt: xm.psbt }] })
     expect((await fetch(url(unsignedUrl), { headers: { authorization: `Bearer ${authorSession}` } })).status).toBe(403)
-    const signedHex = signWithPath(x).extractTransaction().toHex()
+    const signedHex = [signWithPath(x).extractTransaction().toHex(), signWithPath(xm).extractTransaction().toHex()]
     const byAuthor = await json(await fetch(url(c.body.signaturesUrl), {
-      method: "POST", headers: { authorization: `Bearer ${authorSession}`, "content-type": "application/json" }, body: JSON.stringify({ transactions: [signedHex] })
+      method: "POST", headers: { authorization: `Bearer ${authorSession}`, "content-type": "application/json" }, body: JSON.stringify({ transactions: signedHex })
     }))
     expect(byAuthor).toMatchObject({ status: 403, body: { error: { code: "not_author" } } })
     // The PSBT unsigned is refused, nothing sent.
-    expect((await send("POST", c.body.signaturesUrl, { psbts: [x.psbt] })).status).toBe(400)
-    const ok = await send("POST", c.body.signaturesUrl, { transactions: [signedHex] })
+    expect((await send("POST", c.body.signaturesUrl, { psbts: [x.psbt, xm.psbt] })).status).toBe(400)
+    const ok = await send("POST", c.body.signaturesUrl, { transactions: signedHex })
     expect(ok.status, JSON.stringify(ok.body)).toBe(200)
     expect(ok.body).toMatchObject({ action: "comment", stamping: "done" })
     expect((await send("GET", unsignedUrl)).status).toBe(404)
     const txid = ok.body.stamps[0].txid
     expect((await getTx(txid))._tag).toBe("Right")
     const decoded = Either.getOrThrow(decodeStamp(Buffer.from(ok.body.stamps[0].opReturn)))
-    expect(decoded).toMatchObject({ tag: "X", assetId, seq: 0 })
-    const [comment] = await db.query<{ txid: string; address: string; manifest_cid: string; author: string }>(
-      "SELECT txid, address, manifest_cid, author FROM social_comments WHERE id = $1", [c.body.requestId])
-    expect(comment).toEqual({ txid, address: x.address, manifest_cid: decoded.cid, author: identity })
+    expect(decoded).toMatchObject({ tag: "X", cid: x.cid, assetId, seq: 0 })
+    const linked = Either.getOrThrow(decodeStamp(Buffer.from(ok.body.stamps[1].opReturn)))
+    expect(linked).toMatchObject({ tag: "XM", cid: xm.cid, assetId, seq: 1 })
+    expect(await (await fetch(url(`/api/stream/${decoded.cid}`))).text()).toBe("signed in my own wallet")
+    const [comment] = await db.query<{ txid: string; address: string; body_cid: string; manifest_cid: string; author: string }>(
+      "SELECT txid, address, body_cid, manifest_cid, author FROM social_comments WHERE id = $1", [c.body.requestId])
+    expect(comment).toEqual({ txid, address: x.address, body_cid: decoded.cid, manifest_cid: linked.cid, author: identity })
     // The manifest names the commented post's metadata CID.
-    const manifest = JSON.parse(await (await fetch(url(`/api/stream/${decoded.cid}`))).text())
-    expect(manifest).toMatchObject({ type: "comment", post: target.body.metadataCid, postId: target.body.postId, author: identity })
-    // The same signature again: the recorded bytes, nothing new, not charged again.
-    const again = await send("POST", c.body.signaturesUrl, { transactions: [signedHex] })
+    const manifest = JSON.parse(await (await fetch(url(`/api/stream/${linked.cid}`))).text())
+    expect(manifest).toMatchObject({ type: "comment", post: target.body.metadataCid, postId: target.body.postId, author: identity, body: decoded.cid })
+    // The same signatures again: the recorded bytes, nothing new, not charged again.
+    const again = await send("POST", c.body.signaturesUrl, { transactions: signedHex })
     expect(again.status).toBe(200)
     expect(again.body.stamps[0].txid).toBe(txid)
     expect((await db.query("SELECT 1 FROM social_stamps WHERE tag = 'X' AND post_id = $1", [target.body.postId])).length).toBe(1)

@@ -120,13 +120,14 @@ describe("stamps owed while the ledger is unreachable", () => {
     expect(aliceBefore - (await balance(alice.address))).toBe(PRICE)
     expect(bobBefore - (await balance(bob.address))).toBe(PRICE)
     expect((await call("GET", `/api/public/post/${post.body.postId}`, aliceSession)).body.post.body).toBe("edited while down")
-    // Each owed stamp is recorded with its action. X (a new comment address, its coin from the
-    // sponsor) could not be made; R, M and T (spending their address's last change) were made and
-    // recorded but their broadcast failed: the ledger does not know them.
+    // Each owed stamp is recorded with its action. X and XM (a new comment address, its coin from
+    // the sponsor) could not be made; R, M and T (spending their address's last change) were made
+    // and recorded but their broadcast failed: the ledger does not know them.
     const owed = await db.query<{ tag: string; txid: string | null }>("SELECT tag, txid FROM social_owed_stamps ORDER BY id")
-    expect(owed.map((o) => o.tag)).toEqual(["X", "R", "M", "T"])
+    expect(owed.map((o) => o.tag)).toEqual(["X", "XM", "R", "M", "T"])
     expect(owed[0]!.txid).toBeNull()
-    for (const o of owed.slice(1)) {
+    expect(owed[1]!.txid).toBeNull()
+    for (const o of owed.slice(2)) {
       if (o.txid === null) continue
       const known = await litecoind.rpc<string>("getrawtransaction", o.txid).then(() => true, () => false)
       expect(known, o.tag).toBe(false)
@@ -145,8 +146,8 @@ describe("stamps owed while the ledger is unreachable", () => {
     await run(ledger().mine(1, randomLedgerKey().address))
 
     const rows = await db.query<{ tag: string; cid: string; txid: string; address: string; post_id: string }>(
-      "SELECT tag, cid, txid, address, post_id::text AS post_id FROM social_stamps WHERE tag IN ('X', 'R', 'M', 'T') ORDER BY seq")
-    expect(rows.map((r) => r.tag).sort()).toEqual(["M", "R", "T", "X"])
+      "SELECT tag, cid, txid, address, post_id::text AS post_id FROM social_stamps WHERE tag IN ('X', 'XM', 'R', 'M', 'T') ORDER BY seq")
+    expect(rows.map((r) => r.tag).sort()).toEqual(["M", "R", "T", "X", "XM"])
     const chain = await stampsOnChain()
     for (const r of rows) {
       // On the chain once, from the address the service recorded, with the recorded txid.
@@ -154,9 +155,12 @@ describe("stamps owed while the ledger is unreachable", () => {
       const tx = await litecoind.rpc<{ confirmations: number }>("getrawtransaction", r.txid, true)
       expect(tx.confirmations).toBeGreaterThanOrEqual(1)
     }
-    const [c] = await db.query<{ txid: string; address: string; manifest_cid: string }>("SELECT txid, address, manifest_cid FROM social_comments")
+    const [c] = await db.query<{ txid: string; address: string; body_cid: string; manifest_cid: string }>("SELECT txid, address, body_cid, manifest_cid FROM social_comments")
     const x = rows.find((r) => r.tag === "X")!
-    expect(c).toEqual({ txid: x.txid, address: x.address, manifest_cid: x.cid })
+    const xm = rows.find((r) => r.tag === "XM")!
+    // X carries the comment body (the spec's reading), XM after it on the same address the manifest.
+    expect(c).toEqual({ txid: x.txid, address: x.address, body_cid: x.cid, manifest_cid: xm.cid })
+    expect(xm.address).toBe(x.address)
     expect(x.address).not.toBe(rows.find((r) => r.tag === "R")!.address)
     expect(rows.find((r) => r.tag === "T")!.post_id).toBe(other.body.postId)
     // Still charged once each.
@@ -181,7 +185,8 @@ describe("stamps owed while the ledger is unreachable", () => {
     expect(signed.status, JSON.stringify(signed.body)).toBe(200)
     expect(signed.body).toMatchObject({ state: "hosted", stamping: "pending" })
     const txids = (signed.body.stamps as Array<{ txid: string }>).map((s) => s.txid)
-    expect(txids).toHaveLength(2)
+    // C (the body of a post without media), CHV1P, P.
+    expect(txids).toHaveLength(3)
     // Recorded with the member's bytes, not on the ledger yet.
     const recorded = await db.query<{ txid: string }>("SELECT txid FROM social_stamps WHERE post_id = $1 ORDER BY seq", [r.body.postId])
     expect(recorded.map((x) => x.txid)).toEqual(txids)

@@ -272,7 +272,8 @@ describe("desk wallet-link POST", () => {
 
 describe("desk link-token CLI", () => {
   it("prints {token, url, memberId, expiresAt} for a member, and refuses an unknown member", async () => {
-    const env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DESK_HTTP_PORT: String(node.config.deskHttpPort) }
+    // No port setting: the URL is the running node's (its listener on a port of its own), not the default (issue 23.17).
+    const env = { SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey }
     const member = await createDeskKey(db.url, { scopes: ["cashout"] })
     const out = cliJson<{ token: string; url: string; memberId: string; expiresAt: string }>(await cli(["desk", "link-token", "--member", member.memberId, "--allow-rebind", "--json"], env))
     expect(out.memberId).toBe(member.memberId)

@@ -5,6 +5,7 @@ import { DeskApi } from "../../../schemas/desk/api.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
 import { listener as serviceListener, sharedListenerOptions } from "../../platform/http/Listener.ts"
+import { publicBaseUrl } from "../../platform/http/publicUrl.ts"
 import { DeskConfig } from "../DeskConfig.ts"
 import { deskEdge, deskHandlers, deskWebApp } from "./DeskHttp.ts"
 import { Transparency } from "./Transparency.ts"
@@ -22,6 +23,7 @@ export const listener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Des
     decodeError: decodeErrorShape,
     port: desk.deskHttpPort,
     portSetting: "SHARDLINE_DESK_HTTP_PORT",
+    publicUrl: publicBaseUrl(desk.deskPublicUrl, config.httpHost, desk.deskHttpPort),
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     routes: deskWebApp

@@ -23,11 +23,14 @@ export interface IssuedLinkToken {
 
 const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s)
 
-/** For `memberId`, or a new member when none is given. */
-export const issueDeskLinkToken = (options: { readonly memberId?: string | undefined; readonly allowRebind: boolean }) =>
+/**
+ * For `memberId`, or a new member when none is given. `base`: the desk listener's public URL to
+ * print (the CLI passes a running node's); this process's settings when omitted.
+ */
+export const issueDeskLinkToken = (options: { readonly memberId?: string | undefined; readonly allowRebind: boolean; readonly base?: string }) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const urls = yield* deskUrls
+    const linkBase = options.base ?? (yield* deskUrls).base
     let memberId = options.memberId?.toLowerCase()
     if (memberId !== undefined) {
       const found = isUuid(memberId) ? yield* sql`SELECT 1 FROM desk_members WHERE id = ${memberId}` : []
@@ -40,5 +43,5 @@ export const issueDeskLinkToken = (options: { readonly memberId?: string | undef
     const client = (yield* DeskLinkToken.client)(t.tokenHash)
     yield* client.Mint(new MintLinkToken({ subject: memberId, challengeId: t.challengeId, allowRebind: options.allowRebind, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs }), { discard: true })
     yield* awaitLinkTokenRecorded(t.tokenHash)
-    return { token: t.token, url: linkUrl(urls.base, t.token), memberId, expiresAt: new Date(t.expiresAtMs).toISOString(), challengeId: t.challengeId } satisfies IssuedLinkToken
+    return { token: t.token, url: linkUrl(linkBase, t.token), memberId, expiresAt: new Date(t.expiresAtMs).toISOString(), challengeId: t.challengeId } satisfies IssuedLinkToken
   })

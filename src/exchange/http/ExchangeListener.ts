@@ -17,6 +17,7 @@ import { exchangeEdge, exchangeOpsRefused, exchangeOpsRefusedReply } from "./Exc
 import { exchangeDecodeError, exchangeHandlers, exchangeWebApp } from "./ExchangeHttp.ts"
 import { fastMarketData, marketDataView } from "./MarketDataHandlers.ts"
 import { makeSignedLane } from "./SignedLane.ts"
+import { exchangeBaseUrl } from "./WebAppHandlers.ts"
 
 export const listener = Layer.unwrapEffect(Effect.gen(function*() {
   const [config, exchange, registry, data, ops] = yield* Effect.all([AppConfig, ExchangeConfig, MarketRegistry, MarketData, OpsFeed])
@@ -37,6 +38,7 @@ export const listener = Layer.unwrapEffect(Effect.gen(function*() {
     decodeError: exchangeDecodeError,
     port: exchange.httpPort,
     portSetting: "SHARDLINE_HTTP_PORT",
+    publicUrl: yield* exchangeBaseUrl,
     openApiPaths: [`${prefix}/openapi.json`, "/openapi.json"],
     docsPath: "/api-docs",
     routes: Layer.mergeAll(opsRoutes(exchangeOpsRefused), exchangeWebApp)

@@ -10,6 +10,7 @@ import type { AppConfigShape } from "../Config.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { tracingOn } from "../telemetry/Telemetry.ts"
 import { makeEdgeServer } from "./Edge.ts"
+import { announceListener } from "./NodeListeners.ts"
 import type { EdgeSettings } from "./EdgeSettings.ts"
 import { recordRequest } from "./httpMetrics.ts"
 import { withServerSpan } from "./serverSpan.ts"
@@ -28,6 +29,9 @@ export interface ListenerOptions<E, R, RR> {
   readonly port: number
   /** The setting that chose `port` (named when the port cannot be listened on). */
   readonly portSetting: string
+  /** Where clients reach this listener (its public URL setting, or http://host:port): announced
+   * in node_listeners while it listens, so the CLI prints what the node uses (NodeListeners.ts). */
+  readonly publicUrl: string
   /** Where the OpenAPI 3.1 document is served (the first is the one the docs page reads). */
   readonly openApiPaths: ReadonlyArray<string>
   readonly docsPath: string
@@ -143,7 +147,9 @@ export const listener = <E, R, RR = never>(options: ListenerOptions<E, R, RR>) =
   }))
   const [docsSpec, ...moreSpecs] = options.openApiPaths
   const docs = [docsSpec!, ...moreSpecs].map((path) => HttpApiBuilder.middlewareOpenApi({ path: path as `/${string}` }))
-  return Layer.fresh(serve.pipe(
+  // Announced once the server listens (the layer below is built first), withdrawn when it stops.
+  const announced = Layer.scopedDiscard(announceListener(options.edge.service, options.publicUrl)).pipe(Layer.provide(serve))
+  return Layer.fresh(announced.pipe(
     Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
     Layer.provide(HttpApiSwagger.layer({ path: options.docsPath as `/${string}` })),
     Layer.provide(Layer.mergeAll(Layer.empty, ...docs)),

@@ -28,6 +28,8 @@ import { putMedia } from "../content/putMedia.ts"
 import { contentRange, ifRangeHolds, parseRange } from "../content/ranges.ts"
 import { servedState } from "../content/served.ts"
 import { embedUrl, explorerTxUrl, liveOffline, livePlayer, mediaPlayer, oembedOf, oembedUrl, type PagePost, pageUrl, postEmbed, postPage } from "../pages/html.ts"
+import { currentStream, type LiveChannel, liveChannelById, liveChannelByWallet, livePlaylistBytesMax } from "../pages/liveChannels.ts"
+import { hlsPlaylist } from "../content/mediaTypes.ts"
 import { publicPageCsp } from "../../platform/webapp/publicPages.ts"
 import { findPost, type PostRow, postColumns, receiptOf, stampsOf } from "../posts/Composer.ts"
 import { isServed } from "../posts/hosting.ts"
@@ -414,17 +416,38 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
       .handle("streamHead", ({ path }) => streamResponse(path.cid, true))
   }))
 
+/**
+ * /live/{id}/index.m3u8: the channel's current HLS playlist, read from the store (verified) and
+ * never cached, so a player polling it sees each new playlist the ingest sets; its segments are
+ * /api/stream/{cid} URIs. 404 while the channel is offline.
+ */
+const livePlaylistResponse = (streamId: string) =>
+  Effect.gen(function*() {
+    const store = yield* ContentStore
+    const found = yield* liveChannelById(streamId)
+    const cid = Option.isNone(found) ? Option.none<string>() : yield* currentStream(found.value)
+    const bytes = Option.isNone(cid) ? Option.none<Uint8Array>() : yield* store.readAll(cid.value, livePlaylistBytesMax)
+    if (Option.isNone(bytes)) return yield* Effect.fail(notFound(`Live channel ${streamId.slice(0, 64)} is offline.`))
+    return HttpServerResponse.uint8Array(bytes.value, {
+      contentType: hlsPlaylist,
+      headers: { "cache-control": "no-cache", "x-content-type-options": "nosniff", "content-security-policy": "default-src 'none'; sandbox" }
+    })
+  })
+
 const PagesHandlers = HttpApiBuilder.group(SocialApi, "pages", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const store = yield* ContentStore
-    const sql = yield* SqlClient.SqlClient
     const base = Effect.map(HttpServerRequest.HttpServerRequest, (r) => baseOf(r, config.trustProxy))
-    // An embed always answers a frameable page: "offline" when no channel has this id or wallet.
-    const channel = (what: string) => (rows: ReadonlyArray<{ stream_id: string; wallet: string; title: string }>) =>
-      rows[0] === undefined
-        ? Effect.succeed(htmlResponse(liveOffline(what)))
-        : Effect.map(base, (b) => htmlResponse(livePlayer(b, { streamId: rows[0]!.stream_id, title: rows[0]!.title, wallet: rows[0]!.wallet })))
+    // An embed always answers a frameable page: "offline" when no channel has this id or wallet,
+    // or while the channel has no stream; the player only once its playlist route answers.
+    const channel = (what: string) => (found: Option.Option<LiveChannel>) =>
+      Effect.gen(function*() {
+        if (Option.isNone(found)) return htmlResponse(liveOffline(what))
+        const c = found.value
+        if (Option.isNone(yield* currentStream(c))) return htmlResponse(liveOffline(c.title))
+        return htmlResponse(livePlayer(yield* base, { streamId: c.stream_id, title: c.title, wallet: c.wallet }))
+      })
     return handlers
       .handle("page", ({ path }) => Effect.gen(function*() {
         const { page } = yield* pagePostOf(yield* foundPost(path.id))
@@ -444,11 +467,9 @@ const PagesHandlers = HttpApiBuilder.group(SocialApi, "pages", (handlers) =>
           autoplay: urlParams.autoplay === "1", muted: urlParams.muted === "1", startSeconds: t !== undefined && Number.isFinite(t) && t >= 0 ? Math.floor(t) : undefined
         }))
       }).pipe(orUnavailable))
-      .handle("embedLive", ({ path }) =>
-        sql<{ stream_id: string; wallet: string; title: string }>`SELECT stream_id, wallet, title FROM social_live_channels WHERE stream_id = ${path.streamId}`.pipe(Effect.flatMap(channel(`Live channel ${path.streamId}`)), orUnavailable))
-      .handle("embedLiveByWallet", ({ path }) =>
-        sql<{ stream_id: string; wallet: string; title: string }>`SELECT stream_id, wallet, title FROM social_live_channels WHERE wallet = ${path.wallet}
-          ORDER BY created_at DESC LIMIT 1`.pipe(Effect.flatMap(channel(`The live channel of ${path.wallet}`)), orUnavailable))
+      .handle("embedLive", ({ path }) => liveChannelById(path.streamId).pipe(Effect.flatMap(channel(`Live channel ${path.streamId}`)), orUnavailable))
+      .handle("embedLiveByWallet", ({ path }) => liveChannelByWallet(path.wallet).pipe(Effect.flatMap(channel(`The live channel of ${path.wallet}`)), orUnavailable))
+      .handle("livePlaylist", ({ path }) => livePlaylistResponse(path.streamId).pipe(orUnavailable))
   }))
 
 export const contentHandlers = [ComposerHandlers, ContentHandlers, PagesHandlers] as const

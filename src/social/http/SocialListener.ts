@@ -5,6 +5,7 @@ import { SocialApi } from "../../../schemas/social/api.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { decodeErrorShape } from "../../platform/http/errorBodyEdge.ts"
 import { listener as serviceListener, sharedListenerOptions } from "../../platform/http/Listener.ts"
+import { publicBaseUrl } from "../../platform/http/publicUrl.ts"
 import { ContentStore } from "../content/ContentStore.ts"
 import { SocialConfig } from "../SocialConfig.ts"
 import { socialEdge, socialHandlers, socialWebApp } from "./SocialHttp.ts"
@@ -18,6 +19,7 @@ export const listener = Layer.unwrapEffect(Effect.map(Effect.all([AppConfig, Soc
     decodeError: decodeErrorShape,
     port: social.socialHttpPort,
     portSetting: "SHARDLINE_SOCIAL_HTTP_PORT",
+    publicUrl: publicBaseUrl(social.socialPublicUrl, config.httpHost, social.socialHttpPort),
     openApiPaths: ["/openapi.json"],
     docsPath: "/api-docs",
     routes: socialWebApp

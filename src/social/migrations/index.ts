@@ -9,6 +9,8 @@ import m0022 from "./0022_social_stamping_succession.ts"
 import m0023 from "./0023_member_signed_stamps.ts"
 import m0024 from "./0024_social_owed_stamps.ts"
 import m0035 from "./0035_social_blocked_cids.ts"
+import m0040 from "./0040_social_spec_tags.ts"
+import m0041 from "./0041_social_live_streams.ts"
 
 export const migrations: Migrations = {
   "0013_social_accounts": m0013,
@@ -16,5 +18,7 @@ export const migrations: Migrations = {
   "0022_social_stamping_succession": m0022,
   "0023_member_signed_stamps": m0023,
   "0024_social_owed_stamps": m0024,
-  "0035_social_blocked_cids": m0035
+  "0035_social_blocked_cids": m0035,
+  "0040_social_spec_tags": m0040,
+  "0041_social_live_streams": m0041
 }

@@ -1,7 +1,8 @@
 // What the composer does for a post (spec: "publishing goes through the service's own composer
 // ... which handle pinning, wallet derivation, OP_RETURN stamping and fees"), run by the Post
 // entity: charge the balance, derive the post's own address, store the manifest by CID, stamp
-// C for each media item, CHV1P for the manifest (the lookup proof) and P for the paid period.
+// C for each media item (for a post without media, C for its body, stored as an item of its own),
+// CHV1P for the manifest (the lookup proof) and P for the paid period.
 // Everything is in rows before the stamps go out, and `ensureStamps` sends any stamp missing, so
 // a retry after a crash finishes the same post rather than making another.
 import { SqlClient } from "@effect/sql"
@@ -37,6 +38,8 @@ export interface PostRow {
   readonly tags: ReadonlyArray<string>
   readonly media_cids: ReadonlyArray<string>
   readonly metadata_cid: string
+  /** A post without media: its body's CID, stamped C. NULL for media posts and posts older than migration 0040. */
+  readonly body_cid: string | null
   readonly state: PostState
   readonly paid_until_ms: string
   readonly timer_n: string
@@ -44,7 +47,7 @@ export interface PostRow {
   readonly created_at: Date
 }
 
-export const postColumns = "id::text AS id, short_id, author, post_index, address, derivation_path, kind, body, tags, media_cids, metadata_cid, state, paid_until_ms::text AS paid_until_ms, timer_n::text AS timer_n, moderation_reason, created_at"
+export const postColumns = "id::text AS id, short_id, author, post_index, address, derivation_path, kind, body, tags, media_cids, metadata_cid, body_cid, state, paid_until_ms::text AS paid_until_ms, timer_n::text AS timer_n, moderation_reason, created_at"
 
 export const findPost = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -52,9 +55,13 @@ export const findPost = (id: string) =>
 
 const refuse = (code: string, message: string) => new PostRefused({ code, message })
 
-/** The stamps a post must have: C per media item, CHV1P for its manifest, P for its first period. */
+/** The content a post claims (C): its media items, or, for a post without media, its body item. */
+export const claimedCids = (post: Pick<PostRow, "media_cids" | "body_cid">): ReadonlyArray<string> =>
+  [...new Set(post.body_cid === null ? post.media_cids : [...post.media_cids, post.body_cid])]
+
+/** The stamps a post must have: C per claimed item, CHV1P for its manifest, P for its first period. */
 export const requiredStamps = (post: PostRow): ReadonlyArray<{ tag: StampTag; cid: string }> => [
-  ...[...new Set(post.media_cids)].map((cid) => ({ tag: "C" as const, cid })),
+  ...claimedCids(post).map((cid) => ({ tag: "C" as const, cid })),
   { tag: "CHV1P", cid: post.metadata_cid },
   { tag: "P", cid: post.metadata_cid }
 ]
@@ -130,6 +137,21 @@ export const checkPublish = (p: Publish) =>
     if (blocked !== undefined) return yield* refuse("media_blocked", `media ${blocked} was pulled by a moderator and cannot be published`)
   })
 
+/**
+ * A post without media claims its body (spec: C, "content first lands"): the body is stored as an
+ * item of its own (text/plain, UTF-8), so its C names bytes the gateway serves. Its CID, or null
+ * for a post with media (its media items are what it claims).
+ */
+export const storeBodyClaim = (p: Pick<Publish, "body" | "mediaCids">) =>
+  p.mediaCids.length > 0
+    ? Effect.succeed(null)
+    : Effect.map(Effect.flatMap(ContentStore, (store) => store.put(Stream.succeed(Buffer.from(p.body, "utf8")), "text/plain")), (s): string | null => s.cid)
+
+/** The CIDs a post holds (served while it is hosted, blocked by its pull): its manifest and what it claims. */
+export const recordPostCids = (postId: string, cids: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.forEach(new Set(cids), (cid) => sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${postId}, ${cid})`, { discard: true }))
+
 /** Publish: the post's rows (charge, manifest, post) in one transaction, then its stamps. */
 export const publish = (p: Publish) =>
   Effect.gen(function*() {
@@ -169,13 +191,14 @@ export const publish = (p: Publish) =>
         createdAt: createdAt.toISOString()
       })
       const stored = yield* store.put(Stream.succeed(Buffer.from(manifest, "utf8")), "application/json")
+      const bodyCid = yield* storeBodyClaim(p)
       const paidUntilMs = createdAt.getTime() + config.socialHostingPeriodMs
       yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}, next_post_index = ${index + 1} WHERE address = ${p.author}`
       yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${p.author}, ${price.toString()}, 'post', ${p.postId})`
-      yield* sql`INSERT INTO social_posts (id, short_id, author, post_index, address, derivation_path, kind, body, tags, media_cids, metadata_cid, state, paid_until_ms, created_at)
+      yield* sql`INSERT INTO social_posts (id, short_id, author, post_index, address, derivation_path, kind, body, tags, media_cids, metadata_cid, body_cid, state, paid_until_ms, created_at)
         VALUES (${p.postId}, ${shortIdOf(key.address)}, ${p.author}, ${index}, ${key.address}, ${postPath(index)}, ${p.kind}, ${p.body},
-          ${JSON.stringify(p.tags)}::jsonb, ${JSON.stringify(p.mediaCids)}::jsonb, ${stored.cid}, 'hosted', ${paidUntilMs}, ${createdAt})`
-      for (const cid of new Set([stored.cid, ...p.mediaCids])) yield* sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${p.postId}, ${cid})`
+          ${JSON.stringify(p.tags)}::jsonb, ${JSON.stringify(p.mediaCids)}::jsonb, ${stored.cid}, ${bodyCid}, 'hosted', ${paidUntilMs}, ${createdAt})`
+      yield* recordPostCids(p.postId, [stored.cid, ...claimedCids({ media_cids: p.mediaCids, body_cid: bodyCid })])
       return Option.getOrThrow(yield* findPost(p.postId))
     }).pipe(sql.withTransaction)
     const account = yield* accountOf(post.author)

@@ -13,7 +13,7 @@ import { SocialConfig } from "../SocialConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { commentAsMember } from "./Comments.ts"
-import { ensureStamps, findPost, type PostRow, updateMetadata } from "./Composer.ts"
+import { claimedCids, ensureStamps, findPost, type PostRow, updateMetadata } from "./Composer.ts"
 import { lastOwed, owe, owedBy, payOwed } from "./owedStamps.ts"
 import { finishStamps, publishOrPending, type ScheduleRetry, stampLater } from "./StampCompletion.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
@@ -27,7 +27,7 @@ import { lookupCache } from "../http/LookupCache.ts"
 const forgetCached = (post: PostRow) => Effect.sync(() => {
   lookupCache.forget(post.id)
   lookupCache.forget(post.short_id)
-  forgetServed([post.metadata_cid, ...post.media_cids])
+  forgetServed([post.metadata_cid, ...claimedCids(post)])
 })
 
 const metrics = entityMetrics("Post")

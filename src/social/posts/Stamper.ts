@@ -107,7 +107,8 @@ export const stamp = (req: StampRequest) =>
           ${built.right.hex}, ${change === undefined ? null : 1}, ${change === undefined ? null : change.value.toString()})`
       if (req.owedId !== undefined) {
         yield* sql`UPDATE social_owed_stamps SET txid = ${built.right.txid} WHERE id = ${req.owedId}`
-        yield* sql`UPDATE social_comments SET txid = ${built.right.txid} WHERE id = (SELECT comment_id FROM social_owed_stamps WHERE id = ${req.owedId})`
+        // A comment's txid is its X's (its XM follows on the same address).
+        if (req.tag === "X") yield* sql`UPDATE social_comments SET txid = ${built.right.txid} WHERE id = (SELECT comment_id FROM social_owed_stamps WHERE id = ${req.owedId})`
       }
       return { txid: built.right.txid, hex: built.right.hex, opReturn, seq }
     }).pipe(sql.withTransaction)

@@ -1,10 +1,10 @@
 // Comments by xpub-only commenters (docs/social.md, "Member-signed stamps"): as for a commenter
 // the service holds a key for (Comments.ts), the comment's X is stamped from the comment's own
-// address derived from the COMMENTER's key (…/1101'/{i}/0/0, i their next post index) and carries
-// the CID of the comment manifest; but the commenter's wallet signs it. The commented post's entity
-// charges the comment, funds its one coin and builds the X as a PSBT (a signature request of its own,
+// address derived from the COMMENTER's key (…/1101'/{i}/0/0, i their next post index), X carrying
+// the CID of the comment's text and XM that of its manifest; but the commenter's wallet signs them. The commented post's entity
+// charges the comment, funds a coin per stamp and builds X and XM as PSBTs (a signature request of its own,
 // id = the comment id, beside any the post's author has waiting); the comment exists once the signed
-// X is recorded (signedStamps.ts), and lapses, refunded less its coin, at the end of the window.
+// stamps are recorded (signedStamps.ts), and lapses, refunded less its coin, at the end of the window.
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Stream } from "effect"
 import type { CommentUnsigned } from "../../../schemas/social/post.ts"
@@ -13,7 +13,7 @@ import { SocialConfig } from "../SocialConfig.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { postSteps } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
-import { commentManifest } from "./Comments.ts"
+import { commentManifest, commentStamps } from "./Comments.ts"
 import { bodyCharsMax } from "./Composer.ts"
 import { postKeyFromXpub } from "./psbt.ts"
 import { accountOf, asRefusal, loadPost, openRequest, refuse, requestById, unsignedRows, viewOf } from "./signatureRequests.ts"
@@ -44,7 +44,7 @@ export const commentUnsigned = (c: CommentUnsigned, deadline: (requestId: string
     const manifest = commentManifest({ postMetadataCid: post.metadata_cid, postId: post.id, bodyCid, author: identity!.identity, createdAt: new Date().toISOString() })
     const manifestCid = (yield* store.put(Stream.succeed(Buffer.from(manifest, "utf8")), "application/json")).cid
     const view = yield* openRequest(post, { ...commenter, balance_base: commenter.balance_base }, c.requestId, `comment-unsigned:${c.postId}:${c.requestId}`, "comment",
-      [{ tag: "X", cid: manifestCid }], { chargedBase: price, comment: { index, address: key.address, derivationPath, bodyCid } })
+      commentStamps({ bodyCid, manifestCid }), { chargedBase: price, comment: { index, address: key.address, derivationPath, bodyCid } })
     yield* deadline(c.requestId, Date.parse(view.expiresAt))
     return view
   }).pipe(Effect.mapError(asRefusal))

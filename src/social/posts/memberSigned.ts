@@ -16,7 +16,7 @@ import { SocialConfig } from "../SocialConfig.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { postSteps, shortIdOf } from "../accounts/socialKeys.ts"
 import { ContentStore } from "../content/ContentStore.ts"
-import { checkPublish, findPost, nextManifest, type PostRow, requiredStamps } from "./Composer.ts"
+import { checkPublish, claimedCids, findPost, nextManifest, type PostRow, recordPostCids, requiredStamps, storeBodyClaim } from "./Composer.ts"
 import { isClosed } from "./hosting.ts"
 import { postKeyFromXpub } from "./psbt.ts"
 import { type Action, accountOf, asRefusal, loadPost, type MemberAccount, openRequest, refuse, requestById, unsignedRows, viewOf } from "./signatureRequests.ts"
@@ -30,7 +30,7 @@ const SHORT_ID_ATTEMPTS = 8
  * Publish for a member-signed account: the rows as Composer.publish writes them (charge,
  * manifest, post), the address derived from the xpub, state `awaiting_signature`; then the
  * deadline (`deadline`, before any funding, so even a publish whose funding failed lapses and is
- * refunded), then the stamps C…, CHV1P, P built for signing. A redelivered message finds the post.
+ * refunded), then the stamps C… (media, or the body of a post without media), CHV1P, P built for signing. A redelivered message finds the post.
  */
 export const publishUnsigned = (p: PublishUnsigned, deadline: (requestId: string, dueAtMs: number) => Effect.Effect<void>) =>
   Effect.gen(function*() {
@@ -66,13 +66,14 @@ export const publishUnsigned = (p: PublishUnsigned, deadline: (requestId: string
           address: key.address, derivationPath: path, createdAt: createdAt.toISOString()
         })
         const stored = yield* store.put(Stream.succeed(Buffer.from(manifest, "utf8")), "application/json")
+        const bodyCid = yield* storeBodyClaim(p)
         yield* sql`UPDATE social_accounts SET balance_base = balance_base - ${price.toString()}, next_post_index = ${index + 1} WHERE address = ${p.author}`
         yield* sql`INSERT INTO social_charges (account, amount_base, reason, post_id) VALUES (${p.author}, ${price.toString()}, 'post', ${p.postId})`
         // The paid period starts when the stamps are signed (submitSignatures); until then nothing is served.
-        yield* sql`INSERT INTO social_posts (id, short_id, author, post_index, address, derivation_path, kind, body, tags, media_cids, metadata_cid, state, paid_until_ms, created_at)
+        yield* sql`INSERT INTO social_posts (id, short_id, author, post_index, address, derivation_path, kind, body, tags, media_cids, metadata_cid, body_cid, state, paid_until_ms, created_at)
           VALUES (${p.postId}, ${shortIdOf(key.address)}, ${p.author}, ${index}, ${key.address}, ${path}, ${p.kind}, ${p.body},
-            ${JSON.stringify(p.tags)}::jsonb, ${JSON.stringify(p.mediaCids)}::jsonb, ${stored.cid}, 'awaiting_signature', ${createdAt.getTime()}, ${createdAt})`
-        for (const cid of new Set([stored.cid, ...p.mediaCids])) yield* sql`INSERT INTO social_post_cids (post_id, cid) VALUES (${p.postId}, ${cid})`
+            ${JSON.stringify(p.tags)}::jsonb, ${JSON.stringify(p.mediaCids)}::jsonb, ${stored.cid}, ${bodyCid}, 'awaiting_signature', ${createdAt.getTime()}, ${createdAt})`
+        yield* recordPostCids(p.postId, [stored.cid, ...claimedCids({ media_cids: p.mediaCids, body_cid: bodyCid })])
       }).pipe(sql.withTransaction)
       post = yield* findPost(p.postId)
     }

@@ -8,18 +8,27 @@
 import { Either } from "effect"
 import { CID_TEXT_LENGTH, parseRawCid } from "../../crypto/cid.ts"
 
-export const stampTags = ["C", "P", "R", "T", "D", "M", "X", "CHV1G", "CHV1N", "CHV1P"] as const
+/** The spec's tags ("OP_RETURN event tags"). */
+export const specTags = ["C", "P", "R", "T", "D", "M", "X", "CHV1G", "CHV1N", "CHV1P"] as const
+/**
+ * Tags of our own (beyond the spec; docs/social.md, "Tags and suffixes"): XM carries a comment's
+ * manifest (its link to the commented post), stamped right after the comment's X (which carries
+ * the comment body, as the spec reads X). A reader by the spec's rules skips a tag it does not know.
+ */
+export const ownTags = ["XM"] as const
+export const stampTags = [...specTags, ...ownTags] as const
 export type StampTag = typeof stampTags[number]
 
 /** What each tag says (spec table). CHV1P: the post itself, the stamp its lookup proof shows. */
 export const tagMeaning: Record<StampTag, string> = {
-  C: "claim: content first lands on the network",
+  C: "claim: content first lands on the network (each media item; the body of a post without media)",
   P: "payment: hosting payment received",
   R: "renewal: hosting prepaid for another period",
   T: "takedown: the author unpinned it",
   D: "moderation: a moderator pulled it",
   M: "metadata: profile or post metadata update",
-  X: "comment: the CID of a new comment body",
+  X: "comment: the service CID of a new comment body",
+  XM: "comment manifest: links the comment's X to the commented post (beyond the spec)",
   CHV1G: "recovery countdown started (account continuity)",
   CHV1N: "succession completed to a new identity address",
   CHV1P: "post: the manifest of a new post (its lookup proof)"

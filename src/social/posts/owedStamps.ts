@@ -1,9 +1,9 @@
 // Stamps the service owes a post once the action that calls for them has taken effect (docs/social.md,
 // "Stamps that could not go out"): T (author takedown), D (moderator pull), R (renewal), M (metadata
-// update) and X (a comment, stamped from the commenter's own comment address). Each is written as a
-// social_owed_stamps row in the transaction of the action's effect, then made; the stamp's own
-// recording transaction marks the row paid (Stamper.ts, `owedId`), so a stamp is made at most once
-// per owed row, and the Post entity's FinishStamps timer (StampCompletion.ts) makes every row still
+// update) and X then XM (a comment's body and manifest, stamped from the commenter's own comment
+// address). Each is written as a social_owed_stamps row in the transaction of the action's effect,
+// then made; the stamp's own recording transaction marks the row paid (Stamper.ts, `owedId`), so a
+// stamp is made at most once per owed row, and the Post entity's FinishStamps timer (StampCompletion.ts) makes every row still
 // unpaid until none is left. A stamp that was made but whose broadcast was lost is not made again:
 // it is sent again with its recorded bytes (StampCompletion.resendLost).
 import { SqlClient } from "@effect/sql"
@@ -44,19 +44,24 @@ const accountOf = (address: string) =>
     onSome: (a: AccountRow) => Effect.succeed(a)
   }))
 
+const owedRow = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<OwedRow>`SELECT id::text AS id, post_id::text AS post_id, tag, cid, comment_id::text AS comment_id, txid
+      FROM social_owed_stamps WHERE id = ${id}`, (rows) => rows[0]))
+
 /**
- * Makes one owed stamp (none if it is already paid): X from the commenter's comment address, the
- * others as the post's stamps (its own address; a member-signed post's D from the moderation address).
+ * Makes one owed stamp (none if it is already paid): a comment's (X, XM) from the commenter's
+ * comment address, the others as the post's stamps (its own address; a member-signed post's D
+ * from the moderation address). With the row, for what follows it.
  */
-export const payOwed = (id: string) =>
+const payOne = (id: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<OwedRow>`SELECT id::text AS id, post_id::text AS post_id, tag, cid, comment_id::text AS comment_id, txid
-      FROM social_owed_stamps WHERE id = ${id}`
-    if (row === undefined) return undefined
-    if (row.txid !== null) return yield* paidStamp(row.txid)
+    const row = yield* owedRow(id)
+    if (row === undefined) return { row, paid: undefined }
+    if (row.txid !== null) return { row, paid: yield* paidStamp(row.txid) }
     const post = Option.getOrThrow(yield* findPost(row.post_id))
-    const made = row.tag === "X"
+    const made = row.comment_id !== null
       ? yield* Effect.gen(function*() {
         const [comment] = yield* sql<{ author: string; address: string; derivation_path: string }>`SELECT author, address, derivation_path
           FROM social_comments WHERE id = ${row.comment_id}`
@@ -64,17 +69,33 @@ export const payOwed = (id: string) =>
         const key = yield* accountKey(commenter, indexOfPath(comment!.derivation_path))
         return yield* stamp({
           address: comment!.address, privateKey: key.privateKey, account: commenter.address, assetId: commenter.asset_id,
-          postId: post.id, tag: "X", cid: row.cid, owedId: row.id
+          postId: post.id, tag: row.tag, cid: row.cid, owedId: row.id
         })
       })
       : yield* stampPost(post, yield* accountOf(post.author), row.tag, row.cid, row.id)
-    return { txid: made.txid, opReturn: made.opReturn } satisfies PaidStamp
+    return { row, paid: { txid: made.txid, opReturn: made.opReturn } satisfies PaidStamp }
   }).pipe(Effect.catchIf(
     // Paid by an earlier attempt between our read and the stamp's own check.
     (e) => (e as { message?: string })?.message === "already_paid",
-    () => Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.flatMap(sql<{ txid: string }>`SELECT txid FROM social_owed_stamps WHERE id = ${id}`, (rows) => paidStamp(rows[0]!.txid)))
+    () => Effect.flatMap(owedRow(id), (row) => Effect.map(paidStamp(row!.txid!), (paid) => ({ row, paid })))
   ))
+
+/**
+ * Makes one owed stamp (none if it is already paid). A comment's X is followed by its XM: the
+ * comment's later owed stamps still unpaid are made now too, in order, whether the X was made now
+ * or before (a redelivered Change whose node died between the two).
+ */
+export const payOwed = (id: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { row, paid } = yield* payOne(id)
+    if (row?.comment_id != null) {
+      const rest = yield* sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps
+        WHERE comment_id = ${row.comment_id} AND id > ${row.id} AND txid IS NULL ORDER BY id`
+      for (const r of rest) yield* payOne(r.id)
+    }
+    return paid
+  })
 
 /** Makes every owed stamp of the post still unpaid, oldest first; how many were made. */
 export const payAllOwed = (postId: string) =>

@@ -116,9 +116,11 @@ const takeEffect = (
         yield* sql`UPDATE social_posts SET state = 'taken_down', timer_n = timer_n + 1 WHERE id = ${post.id}`
         break
       case "comment": {
-        const x = signed.rows[0]!
+        // X (the body) and XM (the manifest); a request opened before XM existed has only an X, which carried the manifest.
+        const x = signed.rows.find((r) => r.tag === "X") ?? signed.rows[0]!
+        const manifestCid = (signed.rows.find((r) => r.tag === "XM") ?? x).cid
         yield* sql`INSERT INTO social_comments (id, post_id, author, body_cid, manifest_cid, address, derivation_path, txid)
-          VALUES (${request.id}, ${post.id}, ${author}, ${request.body_cid}, ${x.cid}, ${x.address}, ${x.derivation_path}, ${signed.matched.get(x.n)!.getId()})`
+          VALUES (${request.id}, ${post.id}, ${author}, ${request.body_cid}, ${manifestCid}, ${x.address}, ${x.derivation_path}, ${signed.matched.get(x.n)!.getId()})`
         break
       }
       case "metadata":

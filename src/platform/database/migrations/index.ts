@@ -13,6 +13,7 @@ import m0006 from "./0006_key_epochs.ts"
 import m0007 from "./0007_desk_social_auth.ts"
 import m0014 from "./0014_wallet_identity.ts"
 import m0031 from "./0031_web_sessions.ts"
+import m0042 from "./0042_node_listeners.ts"
 
 export const migrations: Migrations = {
   "0003_platform": m0003,
@@ -21,5 +22,7 @@ export const migrations: Migrations = {
   "0007_desk_social_auth": m0007,
   "0014_wallet_identity": m0014,
   // Wallet sign-in sessions of every listener (platform/signin): one table, a service column.
-  "0031_web_sessions": m0031
+  "0031_web_sessions": m0031,
+  // Each running node's listeners and their public URLs (platform/http/NodeListeners.ts), read by the CLI.
+  "0042_node_listeners": m0042
 }
