@@ -110,9 +110,13 @@ const countBody = (req: IncomingMessage, limit: number, over: () => void) => {
 const keepSocketForAnswer = (req: IncomingMessage, res: ServerResponse) => {
   const destroy = req.destroy.bind(req)
   req.destroy = ((error?: Error) => {
-    if (res.writableFinished || req.socket.destroyed) return destroy(error)
+    // A body read whole: destroying the request leaves a keep-alive socket alone, as before.
+    if (req.complete || res.writableFinished || req.socket.destroyed) return destroy(error)
     req.resume()
-    cutLater(req)
+    const timer = setTimeout(() => req.socket.destroy(), drainMs)
+    const clear = () => clearTimeout(timer)
+    req.once("end", clear)
+    req.socket.once("close", clear)
     return req
   }) as typeof req.destroy
 }
