@@ -1,6 +1,6 @@
 // The exchange web app in a real browser (issue 24): headless Chromium signs in by the QR flow (a
 // wallet the exchange has not seen becomes a user), creates an API key (secret shown once) and
-// revokes it, grants an authorization, sees it funded when the wallet pays the delegated address,
+// revokes it (a bad IP allowlist refused in words; a key kept to one IP refused elsewhere), grants an authorization, sees it funded when the wallet pays the delegated address,
 // ends it now (expired and swept back); a refused grant shows the API's sentence. The key it made
 // works on the signed API, and the orders it places show live: open, then traded against a demo
 // trader, with the trade's two legs, their txids and their confirmations rising, no reload. Failure
@@ -103,6 +103,13 @@ describe("exchange web app", () => {
     expect((await context.cookies()).find((c) => c.name === "sl_exchange_session")).toMatchObject({ httpOnly: true, sameSite: "Strict" })
     expect(await page.evaluate("document.cookie")).toBe("")
 
+    // A bad IP allowlist is refused as a sentence, and no key is made.
+    await page.getByLabel("IP allowlist").fill("203.0.113.7, not-an-ip")
+    await page.getByRole("button", { name: "Create key" }).click()
+    await page.getByText(`Parameter 'ipAllowlist' is invalid: "not-an-ip" is not an IPv4 or IPv6 address.`).waitFor()
+    expect(await page.locator("[data-key]").count()).toBe(0)
+    await page.getByLabel("IP allowlist").fill("")
+
     // API key: read + trade, a label; the secret is shown once.
     await page.getByRole("checkbox", { name: "trade" }).check()
     await page.getByLabel("Label").fill("my bot")
@@ -152,6 +159,16 @@ describe("exchange web app", () => {
     await expect.poll(() => page.locator("[data-authorization]").count(), { timeout: 10_000 }).toBe(0)
     // Swept back: the 2 SHRD are at the user's own address on the ledger (the spec's withdrawal).
     await expect.poll(() => omniBalance(wallet.addresses.p2pkh, "SHRD"), { timeout: 20_000 }).toBe(2n * 10n ** 8n)
+
+    // A key kept to one IP says so, and the signed API refuses it from anywhere else (here).
+    await page.getByLabel("IP allowlist").fill("203.0.113.7")
+    await page.getByRole("button", { name: "Create key" }).click()
+    await created.locator("[data-field=apiKey]").filter({ hasNotText: apiKey }).waitFor()
+    const fenced = { apiKey: (await created.locator("[data-field=apiKey]").textContent())!, secretKey: (await created.locator("[data-field=secretKey]").textContent())! }
+    await page.locator(`[data-key="${fenced.apiKey}"]`).waitFor()
+    expect(await page.locator(`[data-key="${fenced.apiKey}"]`).textContent()).toContain("only from 203.0.113.7")
+    const elsewhere = await fetch(`${node.baseUrl}/api/v3/account?${signedQuery(fenced, {})}`, { headers: { "x-mbx-apikey": fenced.apiKey } })
+    expect({ status: elsewhere.status, body: await elsewhere.json() }).toMatchObject({ status: 403, body: { code: expect.any(Number), msg: expect.stringMatching(/\w+ \w+/) } })
 
     await page.locator(`[data-key="${apiKey}"]`).getByRole("button", { name: "Revoke" }).click()
     await page.getByText("The key was revoked").waitFor()
