@@ -1,7 +1,7 @@
 // The exchange web app in a real browser (issue 24): headless Chromium signs in by the QR flow (a
 // wallet the exchange has not seen becomes a user), creates an API key (secret shown once) and
-// revokes it (a bad IP allowlist refused in words; a key kept to one IP refused elsewhere), grants an authorization, sees it funded when the wallet pays the delegated address,
-// ends it now (expired and swept back); a refused grant shows the API's sentence. The key it made
+// revokes it (a bad IP allowlist refused in words; a key kept to one IP refused elsewhere), grants
+// an authorization, sees it funded when the wallet pays the delegated address, ends it now (expired and swept back); a refused grant shows the API's sentence. The key it made
 // works on the signed API, and the orders it places show live: open, then traded against a demo
 // trader, with the trade's two legs, their txids and their confirmations rising, no reload. Failure
 // paths: an expired sign-in challenge, a revoked session, a cross-site write on the cookie session.
