@@ -69,7 +69,8 @@ export const AuthorizationView = Schema.Struct({
   expiresAt: Schema.Number,
   delegatedAddress: Schema.String.annotations({ description: "Send the asset here from your own wallet to fund the grant" }),
   funded: Schema.NullOr(Schema.String).annotations({ description: "What the delegated address holds on chain now (null: not known yet)" }),
-  paymentUri: Schema.String.annotations({ description: "What the payment QR holds" })
+  toSend: Schema.String.annotations({ description: "What is still worth sending from your own wallet: the cap less what trades spent and what the address holds (0: fully funded)" }),
+  paymentUri: Schema.String.annotations({ description: "What the payment QR holds: the delegated address, the asset and toSend (no amount once fully funded)" })
 })
 export const AuthorizationList = Schema.Struct({ addresses: Schema.Array(Schema.String), authorizations: Schema.Array(AuthorizationView) })
 export const AuthorizationEnded = Schema.Struct({ asset: Schema.String, grantId: Schema.NullOr(Schema.String) })

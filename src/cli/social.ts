@@ -149,7 +149,7 @@ const linkToken = (account: string | undefined, json: boolean): Promise<number> 
     return 2
   }
   return runCommand(Effect.flatMap(nodeBaseUrl, (base) => issueSocialLinkToken(a, base)), (r) =>
-    console.log(json ? JSON.stringify(r) : `url:       ${r.url}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
+    console.log(json ? JSON.stringify({ token: r.token, url: r.url, expiresAt: r.expiresAt }) : `url:       ${r.url}\nexpiresAt: ${r.expiresAt}\n(single use, valid 5 minutes)`))
 }
 
 export const run = async (args: ReadonlyArray<string>): Promise<number> => {

@@ -36,7 +36,7 @@ const routes = {
     "/api/social/posts/abcdef/unsigned", "/api/social/posts/abcdef/signatures", "/api/public/timeline/%00", "/embed/live/%00", "/api/public/post/%00",
     "/api/social/posts/00000000-0000-0000-0000-000000000000/comments/abc/signatures", "/api/social/posts/abc/comments/abc/unsigned", "/api/social/posts/abcdef/comments",
     // Issue 24 / 27.10: the web app, its account view and the session routes.
-    "/api/social/me", "/api/public/auth/sign-out", "/api/public/v1/sessions", "/api/public/v1/sessions/abc", "/api/public/auth/wallet-exchange", "/app/", "/app/sign-in", "/favicon.ico",
+    "/api/social/me", "/api/social/wallet-link", "/api/social/wallet-link/abc", "/api/social/wallet-link/%00", "/api/public/auth/sign-out", "/api/public/v1/sessions", "/api/public/v1/sessions/abc", "/api/public/auth/wallet-exchange", "/app/", "/app/sign-in", "/favicon.ico",
     // Issue 23.16: a live channel's playlist route (offline or unknown: 404 in the error shape).
     "/live/x/index.m3u8", "/live/%00/index.m3u8", "/live/bad%20id!/index.m3u8"
   ]

@@ -4,17 +4,21 @@
 // by the QR the page shows (waiting, then linked; linking turns the member's keys over), sees the
 // rewards and their chart once tokens arrive and samples are taken, saves a payout address, and
 // sees an order made with its key, with its history and txids. Failure paths: a refused key, a bad
-// payout address, an expired link code, an expired sign-in challenge, a revoked session.
+// payout address, an expired link code, an expired sign-in challenge, a revoked session, a
+// cross-site write on the cookie session (every one of the desk's session writes).
 // Screenshots in .tmp/screenshots/.
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { DeskApi } from "../../schemas/desk/api.ts"
+import { DeskSessionAuth } from "../../schemas/desk/webApp.ts"
 import { issueDeskLinkToken } from "../../src/desk/identity/issueLinkToken.ts"
 import { configLayer } from "../../src/config.ts"
 import { DevnetChains } from "../../src/platform/devnet/DevnetChains.ts"
+import { crossSiteAttempts, sessionWrites } from "../support/crossSite.ts"
 import { deskCustomer } from "../support/deskCustomer.ts"
-import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
+import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser, unlabelledControls } from "../support/browser.ts"
 import { deskPayload, makeWallet, type TestWallet } from "../support/linkWallet.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -64,6 +68,9 @@ describe("token desk web app", () => {
     await signInPage(page, node.deskUrl, wallet)
     await page.locator(".who").waitFor()
     expect(await page.locator(".who").textContent()).toBe(wallet.addresses.p2pkh)
+    // The session cookie is HttpOnly (the page's script cannot read it) and SameSite=Strict.
+    expect((await context.cookies()).find((c) => c.name === "sl_desk_session")).toMatchObject({ httpOnly: true, sameSite: "Strict" })
+    expect(await page.evaluate("document.cookie")).toBe("")
     await page.getByText("No wallet is linked yet").waitFor()
 
     // A refused key: the API's sentence, nothing created.
@@ -122,9 +129,15 @@ describe("token desk web app", () => {
     await expect.poll(() => page.locator("[data-field=payoutAddress]").textContent()).toBe(payout)
 
     // An order made with a key from the page shows, with its history and the deposit's txid once paid.
+    const keyIds = () => page.locator("[data-key]").evaluateAll((ls) => ls.map((l) => l.getAttribute("data-key")!))
+    const idsBefore = await keyIds()
     await page.getByRole("button", { name: "Create key" }).click()
     await created.locator("[data-field=apiKey]").filter({ hasNotText: apiKey }).waitFor()
     const orderKey = (await created.locator("[data-field=apiKey]").textContent())!
+    await expect.poll(async () => (await keyIds()).length).toBe(idsBefore.length + 1)
+    const orderKeyId = (await keyIds()).find((id) => !idsBefore.includes(id))!
+    // Its row names its scopes and the fee its orders pay.
+    expect(await page.locator(`[data-key="${orderKeyId}"]`).textContent()).toMatch(/cashout.*fee \d/)
     const order = await json(await fetch(`${node.deskUrl}${v1}/cashout/orders`, {
       method: "POST", headers: { "content-type": "application/json", "x-api-key": orderKey }, body: JSON.stringify({ amount: "12", chain: "ethereum" })
     }))
@@ -139,6 +152,13 @@ describe("token desk web app", () => {
     await expect.poll(() => card.locator("ol.history li").count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
     expect(await card.locator("ol.history").textContent()).toContain("deposit seen")
     await screenshot(page, "desk-app")
+    expect(await unlabelledControls(page)).toEqual([])
+
+    // Revoked from the page: gone from the list, refused by the partner API.
+    await page.locator(`[data-key="${orderKeyId}"]`).getByRole("button", { name: /^Revoke/ }).click()
+    await page.getByText("The key was revoked on every node.").waitFor()
+    expect(await page.locator(`[data-key="${orderKeyId}"]`).count()).toBe(0)
+    expect((await fetch(`${node.deskUrl}${v1}/key`, { headers: { "x-api-key": orderKey } })).status).toBe(401)
     expect(errors).toEqual([])
     await context.close()
   })
@@ -243,5 +263,20 @@ describe("token desk web app", () => {
     const revokeAsOwner = await json(await fetch(`${node.deskUrl}/api/app/keys/${mine.body.id}`, { method: "DELETE", headers: { authorization: `Bearer ${session.token}` } }))
     expect(revokeAsOwner.status).toBe(404)
     expect((await answers(`/api/app/keys/${mine.body.id}`, { method: "DELETE" })).status).toBe(200)
+  })
+
+  it("refuses every cookie-session change sent as another site would, in the desk's error shape", { timeout: 40_000 }, async () => {
+    const writes = sessionWrites(DeskApi, DeskSessionAuth)
+    // The app's own writes are among them (keys, wallet link, payout address, sign-out, sessions).
+    expect(writes.map((w) => `${w.method} ${w.path}`)).toEqual(expect.arrayContaining([
+      "POST /api/app/keys", "POST /api/app/wallet-link", "POST /api/app/payout-address", "POST /api/public/auth/sign-out",
+      expect.stringMatching(/^DELETE \/api\/app\/keys\//), expect.stringMatching(/^DELETE \/api\/public\/v1\/sessions\//)
+    ]))
+    const me = await signInWithWallet(node.deskUrl, makeWallet(), "sl_desk")
+    for (const answer of await crossSiteAttempts(node.deskUrl, writes, me.cookie)) {
+      expect(answer, JSON.stringify(answer)).toMatchObject({ status: 403, body: { error: { code: "cross_site_refused", message: expect.stringMatching(/\w+ \w+/) } } })
+    }
+    // The session still works: nothing above signed it out.
+    expect((await fetch(`${node.deskUrl}/api/app/keys`, { headers: { cookie: me.cookie } })).status).toBe(200)
   })
 })

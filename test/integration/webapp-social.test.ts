@@ -1,18 +1,36 @@
 // The social web app in a real browser (issue 24): headless Chromium signs in by the QR flow while
 // the test plays the wallet (BIP-137 over the challenge's message), publishes a post with a media
-// file through the composer (upload progress, then the proof), opens the post page; and the
-// failure paths: an expired challenge, a revoked session. Screenshots in .tmp/screenshots/.
+// file through the composer (upload progress, then the proof), opens the post page; lists the
+// member's posts with their hosting state (renew extends it and spends the balance, takedown ends
+// it) beside the balance and its top-up address (a top-up shows without a reload); a wallet new to
+// the service links its xpub by the page's QR and its post waits for its signature; and the failure
+// paths: an expired challenge, a revoked session, a cross-site write on the cookie session.
+// Screenshots in .tmp/screenshots/.
+import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
+import { ECPairFactory } from "ecpair"
+import * as ecc from "tiny-secp256k1"
 import { Effect, Layer } from "effect"
 import { configLayer } from "../../src/config.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { unwrap } from "../../harness/either.ts"
+import { SocialApi } from "../../schemas/social/api.ts"
+import { SessionAuth } from "../../schemas/social/security.ts"
+import { extendedKeysAt } from "../../src/chain/keys.ts"
+import { devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
+import { makeKeyWallet } from "../../src/chain/ledger/keyWallet.ts"
+import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { ledgerParams } from "../../src/chain/params.ts"
+import { parseAmount } from "../../src/chain/units.ts"
+import { topUpConfirmations } from "../../src/social/accounts/TopUps.ts"
 import { createAccount } from "../../src/social/accounts/Accounts.ts"
-import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser } from "../support/browser.ts"
+import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser, unlabelledControls } from "../support/browser.ts"
+import { crossSiteAttempts, sessionWrites } from "../support/crossSite.ts"
 import { makeWallet } from "../support/linkWallet.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { awaitSignInReady, signInPage, walletFromWif } from "../support/walletSignIn.ts"
+import { awaitSignInReady, signInPage, signInWithWallet, walletFromWif } from "../support/walletSignIn.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -35,6 +53,7 @@ afterAll(async () => {
 const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
   node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
 const sql = (text: string) => inNode(Effect.flatMap(SqlClient.SqlClient, (s) => s.unsafe(text)))
+const ECPair = ECPairFactory(ecc)
 /** A 1×1 PNG. */
 const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")
 
@@ -47,6 +66,9 @@ describe("social web app", () => {
     await signInPage(page, node.socialUrl, walletFromWif(account.wif))
     await expect.poll(() => page.locator("h1").textContent()).toBe("@webapp_alice")
     expect(await page.locator(".who").textContent()).toBe(account.address)
+    // The session cookie is HttpOnly (the page's script cannot read it) and SameSite=Strict.
+    expect((await context.cookies()).find((c) => c.name === "sl_session")).toMatchObject({ httpOnly: true, sameSite: "Strict" })
+    expect(await page.evaluate("document.cookie")).toBe("")
 
     await page.getByLabel("What is new?").fill("Hello from the browser")
     await page.getByLabel("Tags").fill("webapp, test")
@@ -61,8 +83,9 @@ describe("social web app", () => {
     expect(await proof.locator("[data-field=opReturn]").textContent()).toMatch(/\|/)
     // The member's posts list shows it with its hosting state.
     await expect.poll(() => page.locator("[data-post]").count()).toBe(1)
-    expect(await page.locator("[data-post]").textContent()).toContain("hosted")
+    expect(await page.locator("[data-post]").getAttribute("data-state")).toBe("hosted")
     await screenshot(page, "social-app")
+    expect(await unlabelledControls(page)).toEqual([])
 
     await proof.locator("[data-link=page]").click()
     await page.waitForURL(/\/p\//)
@@ -111,6 +134,138 @@ describe("social web app", () => {
     }
   })
 
+  it("lists the member's posts with their hosting state: renew extends it and spends the balance, takedown ends it; the top-up address, and a top-up credited without a reload", { timeout: 90_000 }, async () => {
+    const account = await inNode(createAccount("webapp_bob"))
+    const context = await browser.context()
+    const page = await context.newPage()
+    const errors = collectPageErrors(page)
+    await signInPage(page, node.socialUrl, walletFromWif(account.wif))
+    await expect.poll(() => page.locator("h1").textContent()).toBe("@webapp_bob")
+    // Set in the page: still there at the end means the page was never reloaded.
+    await page.evaluate("window.noReloadMark = 1")
+    const balanceText = page.locator("[data-field=balance]")
+    const balance = async () => unwrap(parseAmount((await balanceText.textContent())!, 8))
+    const start = await balance()
+    expect(start).toBeGreaterThan(0n)
+    // The top-up address is the service's, with its QR.
+    const { topUpAddress } = (await (await fetch(`${node.socialUrl}/api/public/ledger-health`)).json()) as { topUpAddress: string }
+    expect(await page.locator("[data-field=topUpAddress]").textContent()).toBe(topUpAddress)
+    expect(await page.locator(`.qr[data-qr="${topUpAddress}"]`).count()).toBe(1)
+
+    await page.getByLabel("What is new?").fill("A post to renew and take down")
+    await page.getByRole("button", { name: "Publish" }).click()
+    await page.locator("#proof").waitFor({ timeout: 20_000 })
+    const row = page.locator("[data-post]")
+    await expect.poll(() => row.getAttribute("data-state"), { timeout: 10_000 }).toBe("hosted")
+    await expect.poll(balance).toBeLessThan(start)
+    const price = start - (await balance())
+
+    // Renew: hosting paid further, one more post price spent.
+    const paidUntil = Date.parse((await row.getAttribute("data-paid-until"))!)
+    await row.getByRole("button", { name: "Renew" }).click()
+    await page.getByText("Hosting renewed for another period.").waitFor({ timeout: 15_000 })
+    await expect.poll(async () => Date.parse((await row.getAttribute("data-paid-until"))!)).toBeGreaterThan(paidUntil)
+    await expect.poll(balance).toBe(start - 2n * price)
+    expect(await row.locator("[data-field=hosting]").textContent()).toMatch(/^Hosted until \S+$/)
+    await screenshot(page, "social-posts")
+
+    // Take down: the state says so, and the post has nothing left to renew or take down.
+    await row.getByRole("button", { name: "Take down" }).click()
+    await page.getByText("The post was taken down.").waitFor({ timeout: 15_000 })
+    await expect.poll(() => row.getAttribute("data-state")).toBe("taken_down")
+    expect(await row.getByRole("button").count()).toBe(0)
+    expect(await row.locator("[data-field=hosting]").textContent()).toBe("Taken down by you")
+
+    // A top-up from the identity address, credited at its depth, shows on the open page.
+    const before = await balance()
+    const key = new Uint8Array(ECPair.fromWIF(account.wif, ledgerParams.network).privateKey!)
+    await node.run(Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const faucet = devnetFaucet(ledger)
+      yield* faucet.pay(account.address, 1_000_000n)
+      yield* ledger.mine(1, faucet.address)
+      yield* makeKeyWallet(ledger, key).pay(topUpAddress, 300_000n)
+      yield* ledger.mine(topUpConfirmations, faucet.address)
+    }))
+    await expect.poll(balance, { timeout: 30_000 }).toBe(before + 300_000n)
+    expect(await page.evaluate("window.noReloadMark")).toBe(1)
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("a wallet new to the service gets an account by signing in, links its xpub by the page's QR, and its post waits for the wallet's signature", { timeout: 60_000 }, async () => {
+    const seed = randomBytes(32)
+    const wallet = makeWallet(seed)
+    const context = await browser.context()
+    const page = await context.newPage()
+    const errors = collectPageErrors(page)
+    await signInPage(page, node.socialUrl, wallet)
+    await expect.poll(() => page.locator("h1").textContent()).toMatch(/^#[A-Z2-7]{6}$/)
+    expect(await page.locator("[data-field=balance]").textContent()).toBe("0")
+
+    // Before the link, a post is refused: the API's reason, shown as a sentence.
+    await page.getByLabel("What is new?").fill("Too early")
+    await page.getByRole("button", { name: "Publish" }).click()
+    const refusal = page.locator(".notice.error")
+    await refusal.waitFor({ timeout: 15_000 })
+    expect(await refusal.textContent()).toMatch(/^[A-Z][^]*\w\.$/)
+    expect(await page.locator("[data-post]").count()).toBe(0)
+
+    // The wallet-link QR: waiting until the wallet links its xpub, then linked.
+    await page.getByRole("button", { name: "Link your wallet" }).click()
+    const qr = page.locator(".link-qr .qr")
+    await qr.waitFor()
+    expect(await page.locator(".link-state").getAttribute("data-state")).toBe("waiting")
+    const url = (await qr.getAttribute("data-qr"))!
+    expect(url).toMatch(new RegExp(`^${node.socialUrl}/api/public/v1/wallet-link\\?token=\\w{43}$`))
+    expect(await page.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(`shardline-wallet://link?url=${encodeURIComponent(url)}`)
+    await screenshot(page, "social-link-wallet")
+    const manifest = (await (await fetch(url, { headers: { accept: "application/json" } })).json()) as { message: string }
+    const path = "m/44'/696969'/1101'"
+    const linked = await fetch(`${node.socialUrl}/api/public/v1/wallet-link`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        version: 1, type: "wl-link-xpubs", identity_address: wallet.addresses.p2pkh, xpub: unwrap(extendedKeysAt(seed, path)).xpub,
+        xpub_path: path, signature: wallet.sign(manifest.message), token: new URL(url).searchParams.get("token")
+      })
+    })
+    expect(linked.status, await linked.clone().text()).toBe(200)
+    await expect.poll(() => page.locator(".link-state").getAttribute("data-state"), { timeout: 10_000 }).toBe("linked")
+
+    // Without balance the post is refused in words; with it, the post waits for the wallet's signature.
+    await page.getByLabel("What is new?").fill("Signed by my own wallet")
+    await page.getByRole("button", { name: "Publish" }).click()
+    await page.locator(".notice.error").filter({ hasText: /balance/i }).waitFor({ timeout: 15_000 })
+    await sql(`UPDATE social_accounts SET balance_base = 100000000 WHERE address = '${wallet.addresses.p2pkh}'`)
+    await page.getByRole("button", { name: "Publish" }).click()
+    const stamping = page.locator("#proof [data-field=stamping]")
+    await stamping.waitFor({ timeout: 20_000 }).catch(async (e) => {
+      throw new Error(`no proof panel; the page says: ${await page.locator(".notice").allTextContents()} (${String(e).split("\n")[0]})`)
+    })
+    expect(await stamping.textContent()).toMatch(/^The post is written; its stamp waits for your wallet's signature/)
+    expect(await page.locator("#proof [data-field=txHash]").textContent()).toBe("pending")
+    const row = page.locator("[data-post]")
+    await expect.poll(() => row.getAttribute("data-state"), { timeout: 10_000 }).toBe("awaiting_signature")
+    expect(await row.locator("[data-field=hosting]").textContent()).toBe("Waiting for your wallet's signature on its stamp")
+    await screenshot(page, "social-awaiting-signature")
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("answers the wallet-link routes in the social shape: another account's code is not found, no session is 401", async () => {
+    const mine = await signInWithWallet(node.socialUrl, makeWallet())
+    const theirs = await signInWithWallet(node.socialUrl, makeWallet())
+    const qr = await fetch(`${node.socialUrl}/api/social/wallet-link`, { method: "POST", headers: { authorization: `Bearer ${mine.token}` } })
+    expect(qr.status).toBe(201)
+    const { challengeId } = (await qr.json()) as { challengeId: string }
+    const state = (token: string) => fetch(`${node.socialUrl}/api/social/wallet-link/${challengeId}`, { headers: { authorization: `Bearer ${token}` } })
+    expect(await (await state(mine.token)).json()).toMatchObject({ challengeId, status: "waiting" })
+    const other = await state(theirs.token)
+    expect({ status: other.status, body: await other.json() }).toMatchObject({ status: 404, body: { error: { code: "not_found" } } })
+    const none = await fetch(`${node.socialUrl}/api/social/wallet-link`, { method: "POST" })
+    expect({ status: none.status, body: await none.json() }).toMatchObject({ status: 401, body: { error: { code: "invalid_session" } } })
+  })
+
   it("shows an expired challenge as a sentence with a way to start again", { timeout: 30_000 }, async () => {
     const context = await browser.context({ phone: true })
     const page = await context.newPage()
@@ -140,5 +295,20 @@ describe("social web app", () => {
       return new URL(page.url()).pathname
     }, { timeout: 10_000 }).toBe("/app/sign-in")
     await context.close()
+  })
+
+  it("refuses every cookie-session change sent as another site would, in the social error shape", { timeout: 40_000 }, async () => {
+    const writes = sessionWrites(SocialApi, SessionAuth)
+    // The app's own writes are among them (upload, publish, renew, takedown, sign-out, sessions).
+    expect(writes.map((w) => `${w.method} ${w.path}`)).toEqual(expect.arrayContaining([
+      "POST /api/social/upload", "POST /api/social/posts", "POST /api/public/auth/sign-out", expect.stringMatching(/^POST \/api\/social\/posts\/\w+\/renew$/),
+      expect.stringMatching(/^POST \/api\/social\/posts\/\w+\/takedown$/), expect.stringMatching(/^DELETE \/api\/public\/v1\/sessions\//)
+    ]))
+    const me = await signInWithWallet(node.socialUrl, makeWallet())
+    for (const answer of await crossSiteAttempts(node.socialUrl, writes, me.cookie)) {
+      expect(answer, JSON.stringify(answer)).toMatchObject({ status: 403, body: { error: { code: "cross_site_refused", message: expect.stringMatching(/\w+ \w+/) } } })
+    }
+    // The session still works: nothing above signed it out.
+    expect((await fetch(`${node.socialUrl}/api/social/me`, { headers: { cookie: me.cookie } })).status).toBe(200)
   })
 })

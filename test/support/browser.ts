@@ -67,3 +67,12 @@ export const waitInPage = async (page: Page, expression: string, timeoutMs = 20_
     await new Promise((r) => setTimeout(r, 100))
   }
 }
+
+/**
+ * Form controls on the page that a screen reader could not name: no <label> for them and no
+ * aria-label (labelled pages, issue 24 point 5). Empty when every control is labelled.
+ */
+export const unlabelledControls = (page: Page): Promise<Array<string>> =>
+  page.evaluate(`[...document.querySelectorAll("input, select, textarea, progress")]
+    .filter((e) => (e.labels === undefined || e.labels === null || e.labels.length === 0) && !e.getAttribute("aria-label") && e.type !== "hidden")
+    .map((e) => e.outerHTML.slice(0, 120))`) as Promise<Array<string>>

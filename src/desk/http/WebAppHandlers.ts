@@ -28,7 +28,7 @@ import { rewardTokens } from "../identity/rewardTokens.ts"
 import { rewardsBalance, windowSamples } from "../identity/rewards.ts"
 import { deskUrls } from "../identity/urls.ts"
 import { DeskConfig } from "../DeskConfig.ts"
-import { linkDeepLink } from "../identity/walletLink.ts"
+import { linkDeepLink, linkStatusOf, linkTokenOfSubject } from "../../platform/identity/linkTokens.ts"
 import { createKeyFor, memberKeys, revokeMemberKey } from "../keys/DeskKeyStore.ts"
 import { DeskKeys } from "../keys/DeskKeys.ts"
 import { checkCallbackUrl } from "../keys/policy.ts"
@@ -102,13 +102,6 @@ type Needs = SqlClient.SqlClient | AppConfig | DeskConfig | OmniView | SecretBox
 const walletView = (w: WalletRow) => ({
   signingAddress: w.signing_address, evmAddress: w.evm_address, baseAddress: w.base_address, wallet: w.wallet, linkedAt: new Date(w.linked_at).toISOString()
 })
-
-/** What a link token's row says to the member who asked for it. */
-const linkStatusOf = (status: string, expiresAt: Date, nowMs: number) =>
-  status === "used" ? "linked" as const
-  : status === "spent" ? "refused" as const
-  : status === "expired" || expiresAt.getTime() <= nowMs ? "expired" as const
-  : "waiting" as const
 
 export const DeskAppHandlers = HttpApiBuilder.group(DeskApi, "webApp", (handlers) =>
   Effect.gen(function*() {
@@ -188,9 +181,9 @@ export const DeskAppHandlers = HttpApiBuilder.group(DeskApi, "webApp", (handlers
       .handle("linkState", ({ path }) =>
         Effect.gen(function*() {
           const member = yield* me
-          const [row] = yield* db(sql<{ status: string; expires_at: Date }>`SELECT status, expires_at FROM link_tokens
-            WHERE challenge_id = ${path.challengeId} AND service = 'desk' AND subject = ${member.memberId}`)
-          if (row === undefined) return yield* Effect.fail(notFound("No wallet-link QR of yours has this id."))
+          const found = yield* db(linkTokenOfSubject("desk", member.memberId, path.challengeId))
+          if (Option.isNone(found)) return yield* Effect.fail(notFound("No wallet-link QR of yours has this id."))
+          const row = found.value
           const status = linkStatusOf(row.status, new Date(row.expires_at), Date.now())
           const wallet = status === "linked" ? Option.getOrNull(Option.map(yield* linkedWallet(member.memberId), walletView)) : null
           return { challengeId: path.challengeId, status, expiresAt: new Date(row.expires_at).toISOString(), wallet }

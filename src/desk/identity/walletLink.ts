@@ -12,7 +12,7 @@ import { deriveAddress, RECEIVE, signingKeyPath, type WatchOnlyAccount, watchOnl
 import { keyAddresses, signatureShapeError, verifyMessageByKey } from "../../chain/message.ts"
 import { ledgerParams } from "../../chain/params.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
-import { DEEP_LINK_SCHEME } from "../../platform/signin/challenge.ts"
+import { linkDeepLink } from "../../platform/identity/linkTokens.ts"
 import { publicHead } from "../../platform/webapp/publicPages.ts"
 
 export interface LinkTokenFacts {
@@ -30,8 +30,7 @@ export interface LinkUrls {
 
 export const linkUrl = (deskBaseUrl: string, token: string) => `${deskBaseUrl}/api/public/v1/wallet-link?token=${token}`
 
-/** The link for a wallet app on the same device (the sign-in's scheme, `link` instead of `login`). */
-export const linkDeepLink = (url: string) => `${DEEP_LINK_SCHEME}://link?url=${encodeURIComponent(url)}`
+export { linkDeepLink }
 
 /**
  * The token a POST is for: the query's, else the one inside the signed `payload.callback_url` (a

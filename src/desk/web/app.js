@@ -4,7 +4,7 @@
 // callback URL, the fee they pay; the key and its signing secret shown once; revoke), the saved
 // payout address, and the member's orders with their status history and every txid. Built only on
 // the desk's session routes (/api/app/…, in its OpenAPI). Plain JavaScript.
-import { api, countdown, el, field, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage } from "../../platform/webapp/client/common.js"
+import { api, el, field, linkQr, notice, requireSession, run, section, sessionsSection, shell, signInPage } from "../../platform/webapp/client/common.js"
 
 const title = "Token desk"
 const scopes = [
@@ -94,10 +94,7 @@ const rewardsSection = () => {
 
 const walletSection = (account, onLinked) => {
   const linked = el("div")
-  const qrArea = el("div", { class: "link-qr" })
-  const status = notice()
   const replace = el("input", { type: "checkbox", name: "replace" })
-  let poller
   const showWallet = (w) => linked.replaceChildren(w
     ? el("dl", { class: "kv", "data-linked": w.signingAddress },
       el("dt", {}, "Signing address"), el("dd", { class: "mono" }, w.signingAddress),
@@ -106,56 +103,20 @@ const walletSection = (account, onLinked) => {
       el("dt", {}, "Wallet"), el("dd", {}, `${w.wallet}, linked ${when(w.linkedAt)}`))
     : el("p", { class: "muted" }, "No wallet is linked yet. Linking shares your wallet's extended public key (watch-only: it cannot move funds) and fills your payout addresses."))
   showWallet(account.wallet)
-  const start = async () => {
-    clearInterval(poller)
-    status.clear()
-    qrArea.replaceChildren(el("p", { class: "link-state", "data-state": "preparing", role: "status" }, "Preparing a link code…"))
-    let qr
-    try {
-      qr = await api("/api/app/wallet-link", { method: "POST", body: { replace: replace.checked } })
-    } catch (e) {
-      qrArea.replaceChildren()
-      return status.error(e)
+  const qr = linkQr({
+    create: () => api("/api/app/wallet-link", { method: "POST", body: { replace: replace.checked } }),
+    stateOf: (id) => api(`/api/app/wallet-link/${encodeURIComponent(id)}`),
+    linkedText: "Linked. Your wallet's earlier partner keys were replaced by the one it received.",
+    onLinked: (s) => {
+      showWallet(s.wallet)
+      onLinked()
     }
-    const state = el("p", { class: "link-state", "data-state": "waiting", role: "status" }, "Waiting for your wallet to scan the code…")
-    const setState = (name, text, cls) => {
-      state.dataset.state = name
-      state.className = `link-state ${cls ?? ""}`
-      state.textContent = text
-    }
-    qrArea.replaceChildren(
-      await qrCode(qr.url, "Wallet-link QR code"),
-      el("p", {}, el("a", { href: qr.deepLink, class: "button" }, "Open in wallet")),
-      state,
-      el("p", { class: "muted" }, "The code works once and expires in ", countdown(Date.parse(qr.expiresAt)), "."))
-    poller = setInterval(async () => {
-      let s
-      try {
-        s = await api(`/api/app/wallet-link/${encodeURIComponent(qr.challengeId)}`)
-      } catch (e) {
-        clearInterval(poller)
-        return status.error(e)
-      }
-      if (s.status === "waiting") return
-      clearInterval(poller)
-      if (s.status === "linked") {
-        setState("linked", "Linked. Your wallet's earlier partner keys were replaced by the one it received.", "ok")
-        qrArea.replaceChildren(state)
-        showWallet(s.wallet)
-        onLinked()
-      } else {
-        setState(s.status, s.status === "expired"
-          ? "This link code has expired (codes last 5 minutes)."
-          : "This link code was refused too often and no longer works.", "error")
-        qrArea.replaceChildren(state, el("button", { type: "button", onclick: start }, "Get a new code"))
-      }
-    }, qr.pollIntervalMs)
-  }
+  })
   return section("Wallet", linked,
-    el("form", { onsubmit: (e) => { e.preventDefault(); start() } },
+    el("form", { onsubmit: (e) => { e.preventDefault(); qr.start() } },
       account.wallet ? el("label", {}, replace, " Replace the linked wallet with another one") : null,
       el("p", {}, el("button", { type: "submit" }, account.wallet ? "Link again" : "Link a wallet"))),
-    qrArea, status)
+    qr.area, qr.status)
 }
 
 const keysSection = () => {

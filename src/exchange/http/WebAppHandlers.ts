@@ -25,6 +25,7 @@ import { keysOf, ownsKey, userOfAddress } from "../account/webUsers.ts"
 import { ApiKeys } from "../auth/ApiKeys.ts"
 import { newGrantId } from "../authorization/AuthorizationEntity.ts"
 import { entityIdOf, parseAsset, parseCap, parseDuration } from "../authorization/policy.ts"
+import { decimalToSats } from "../market/amounts.ts"
 import { ASSET_DECIMALS } from "../markets/marketSpec.ts"
 import { MarketRegistry } from "../markets/MarketRegistry.ts"
 import * as Q from "../orders/orderQueries.ts"
@@ -95,6 +96,15 @@ export const ExchangeSessionHandlers = HttpApiBuilder.group(ExchangeApi, "sessio
 
 const fmt = (sats: bigint) => Either.getOrElse(formatAmount(sats, ASSET_DECIMALS), () => "0")
 
+/**
+ * What is still worth sending to a grant's delegated address: the cap, less what trades already
+ * spent of it and what the address holds (null: not known yet, so the whole rest). Never below 0.
+ */
+export const amountToSend = (cap: string, used: string, fundedSats: bigint | undefined): bigint => {
+  const rest = decimalToSats(cap) - decimalToSats(used) - (fundedSats ?? 0n)
+  return rest < 0n ? 0n : rest
+}
+
 export const ExchangeAppHandlers = HttpApiBuilder.group(ExchangeApi, "webApp", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -117,11 +127,16 @@ export const ExchangeAppHandlers = HttpApiBuilder.group(ExchangeApi, "webApp", (
         const account = accountOf(userId, ["read"], data, Date.now(), (asset) => funded.get(asset))
         return {
           addresses: data.addresses,
-          authorizations: account.authorizations.map((a) => ({
-            ...a,
-            funded: funded.has(a.asset) ? fmt(funded.get(a.asset)!) : null,
-            paymentUri: `${ledgerParams.name}:${a.delegatedAddress}?asset=${encodeURIComponent(a.asset)}&amount=${a.cap}`
-          }))
+          authorizations: account.authorizations.map((a) => {
+            const toSend = amountToSend(a.cap, a.used, funded.get(a.asset))
+            return {
+              ...a,
+              funded: funded.has(a.asset) ? fmt(funded.get(a.asset)!) : null,
+              toSend: fmt(toSend),
+              // Fully funded: the QR names the address and asset only (a wallet asks how much).
+              paymentUri: `${ledgerParams.name}:${a.delegatedAddress}?asset=${encodeURIComponent(a.asset)}${toSend > 0n ? `&amount=${fmt(toSend)}` : ""}`
+            }
+          })
         }
       }).pipe(Effect.mapError(() => unavailable()))
 

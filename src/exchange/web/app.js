@@ -72,12 +72,16 @@ const authorizationsSection = () => {
   const card = async (a) => {
     const funded = el("strong", { "data-field": "funded" })
     const used = el("span", { "data-field": "used" })
+    const toSend = el("strong", { "data-field": "toSend" })
+    const toSendLine = el("span")
+    const qrBox = el("div")
+    let shownUri = ""
     const node = el("article", { class: "card", "data-authorization": a.asset },
       el("h3", {}, `${a.asset}: up to ${a.cap}`),
       el("p", {}, "Funded: ", funded, ` ${a.asset} · used `, used, " · ends in ", countdown(a.expiresAt)),
-      el("p", {}, `Send up to ${a.cap} ${a.asset} from your own wallet to the delegated address:`),
+      el("p", {}, toSendLine),
       el("p", { class: "mono", "data-field": "delegatedAddress" }, a.delegatedAddress),
-      await qrCode(a.paymentUri, `Payment QR code: ${a.cap} ${a.asset} to ${a.delegatedAddress}`),
+      qrBox,
       el("p", {}, el("button", { type: "button", class: "danger", onclick: async (e) => {
         e.target.disabled = true
         status.info(`Ending the ${a.asset} authorization and sweeping the rest back…`)
@@ -92,7 +96,20 @@ const authorizationsSection = () => {
           status.error(err)
         }
       } }, "End now")))
-    return { node, update: (x) => { funded.textContent = x.funded ?? "…"; used.textContent = x.used } }
+    const update = async (x) => {
+      funded.textContent = x.funded ?? "…"
+      used.textContent = x.used
+      toSend.textContent = x.toSend
+      toSendLine.replaceChildren(...(x.toSend === "0"
+        ? ["Fully funded: nothing more to send (", toSend, ` ${x.asset} to go). More sent to the delegated address comes back when the grant ends.`]
+        : ["Send ", toSend, ` ${x.asset} from your own wallet to the delegated address (the cap, less what is there and what trades spent):`]))
+      // The QR asks for what is still to send: drawn again only when that changes.
+      if (x.paymentUri !== shownUri) {
+        shownUri = x.paymentUri
+        qrBox.replaceChildren(await qrCode(x.paymentUri, `Payment QR code: ${x.toSend} ${x.asset} to ${x.delegatedAddress}`))
+      }
+    }
+    return { node, update }
   }
   const refresh = async () => {
     const { authorizations } = await api("/api/app/authorizations")
@@ -102,7 +119,7 @@ const authorizationsSection = () => {
       if (ended.has(key)) continue
       live.add(key)
       if (!cards.has(key)) cards.set(key, await card(a))
-      cards.get(key).update(a)
+      await cards.get(key).update(a)
     }
     for (const key of [...cards.keys()]) if (!live.has(key)) cards.delete(key)
     list.replaceChildren(...(cards.size === 0 ? [el("p", { class: "muted" }, "No live authorizations.")] : [...cards.values()].map((c) => c.node)))
@@ -125,6 +142,12 @@ const authorizationsSection = () => {
   return section("Authorizations", form, list)
 }
 
+/** One settlement leg: what moves where, its state, its confirmations and its txid once sent. */
+const legRow = (l) =>
+  el("li", { class: "muted", "data-leg": l.asset },
+    `${l.amount} ${l.asset} → ${l.to}: ${l.status}, `, el("span", { "data-field": "confirmations" }, String(l.confirmations)), " confirmations ",
+    l.txid ? el("span", { class: "mono", "data-field": "txid" }, l.txid) : "(not sent yet)")
+
 const activitySection = () => {
   const orders = el("ul", { class: "rows", "aria-label": "Open orders" })
   const trades = el("ul", { class: "rows", "aria-label": "Trades" })
@@ -132,11 +155,10 @@ const activitySection = () => {
   const refresh = async () => {
     const a = await api("/api/app/activity")
     orders.replaceChildren(...(a.openOrders.length === 0 ? [el("li", {}, "No open orders.")] : a.openOrders.map((o) =>
-      el("li", {}, `${o.side} ${o.origQty} ${o.symbol} at ${o.price} · ${o.status} (filled ${o.executedQty})`))))
+      el("li", { "data-order": o.orderId }, `${o.side} ${o.origQty} ${o.symbol} at ${o.price} · ${o.status} (filled ${o.executedQty})`))))
     trades.replaceChildren(...(a.trades.length === 0 ? [el("li", {}, "No trades yet.")] : a.trades.map((t) =>
-      el("li", {}, el("div", {}, `${t.isBuyer ? "Bought" : "Sold"} ${t.qty} ${t.symbol} at ${t.price}`,
-        el("ul", {}, ...(t.legs ?? []).map((l) => el("li", { class: "muted" },
-          `${l.amount} ${l.asset} → ${l.to}: ${l.status}, ${l.confirmations} confirmations `, l.txid ? el("span", { class: "mono" }, l.txid) : "(not sent yet)"))))))))
+      el("li", { "data-trade": t.id }, el("div", {}, `${t.isBuyer ? "Bought" : "Sold"} ${t.qty} ${t.symbol} at ${t.price}`,
+        el("ul", { "aria-label": "Settlement legs" }, ...(t.legs ?? []).map(legRow)))))))
   }
   const tick = () => refresh().catch((e) => status.error(e))
   tick()

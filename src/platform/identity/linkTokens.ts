@@ -7,6 +7,7 @@ import { Data, Duration, Effect, Option, Schedule } from "effect"
 import { Gone } from "../../../schemas/common/ErrorBody.ts"
 import { LinkRefused, type MintLinkToken } from "../../../schemas/common/linkToken.ts"
 import { base62Token, isBase62Token, sha256Hex } from "../../crypto/token.ts"
+import { DEEP_LINK_SCHEME } from "../signin/challenge.ts"
 
 /** Spec (desk Limits, social States): single use, valid 5 minutes. */
 export const LINK_TOKEN_TTL_MS = 5 * 60_000
@@ -29,6 +30,22 @@ export interface LinkTokenRow {
   readonly failures: number
   readonly status: LinkTokenStatus
 }
+
+/** The link for a wallet app on the same device (the sign-in's scheme, `link` instead of `login`). */
+export const linkDeepLink = (url: string) => `${DEEP_LINK_SCHEME}://link?url=${encodeURIComponent(url)}`
+
+/** What a link token's row says to the account that asked for it (a web app's QR state). */
+export const linkStatusOf = (status: string, expiresAt: Date, nowMs: number) =>
+  status === "used" ? "linked" as const
+  : status === "spent" ? "refused" as const
+  : status === "expired" || expiresAt.getTime() <= nowMs ? "expired" as const
+  : "waiting" as const
+
+/** The status and expiry of the token of `challengeId`, if `subject` asked for it on `service`. */
+export const linkTokenOfSubject = (service: LinkService, subject: string, challengeId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ status: string; expires_at: Date }>`SELECT status, expires_at FROM link_tokens
+      WHERE challenge_id = ${challengeId} AND service = ${service} AND subject = ${subject}`, (rows) => Option.fromNullable(rows[0])))
 
 export const newLinkToken = () => base62Token(LINK_TOKEN_LENGTH)
 export const newChallengeId = () => base62Token(22)

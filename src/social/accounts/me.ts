@@ -27,8 +27,8 @@ export const ensureAccount = (address: string) =>
 export const readMe = (address: string, topUpAddress: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [account] = yield* sql<{ asset_id: string; handle: string | null; balance_base: string; seed_enc: string | null }>`
-      SELECT asset_id, handle, balance_base::text, seed_enc FROM social_accounts WHERE address = ${address}`
+    const [account] = yield* sql<{ asset_id: string; handle: string | null; balance_base: string; seed_enc: string | null; xpub: string | null }>`
+      SELECT asset_id, handle, balance_base::text, seed_enc, xpub FROM social_accounts WHERE address = ${address}`
     const posts = yield* sql<{ id: string; short_id: string; kind: string; body: string; state: string; paid_until_ms: string; created_at: Date }>`
       SELECT id::text, short_id, kind, body, state, paid_until_ms::text, created_at FROM social_posts WHERE author = ${address}
       ORDER BY created_at DESC LIMIT ${myPostsMax}`
@@ -39,6 +39,7 @@ export const readMe = (address: string, topUpAddress: string) =>
       balance: Either.getOrElse(formatAmount(BigInt(account?.balance_base ?? "0"), 8), () => "0"),
       topUpAddress,
       servicePosting: account?.seed_enc !== null && account !== undefined,
+      xpubLinked: account !== undefined && (account.seed_enc !== null || account.xpub !== null),
       posts: posts.map((p) => ({
         id: p.id, shortId: p.short_id, kind: p.kind, body: excerpt(p.body, 280), state: p.state,
         paidUntil: new Date(Number(p.paid_until_ms)).toISOString(), createdAt: new Date(p.created_at).toISOString()

@@ -1,7 +1,7 @@
 // The social network's HTTP service, ready for a listener (http/SocialListener.ts serves it): the
 // API with its handlers and session middleware, and its edge.
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import { NotFound, unavailable } from "../../../schemas/social/errors.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { Session } from "../../../schemas/social/security.ts"
@@ -24,6 +24,9 @@ import { contentHandlers, uploadRoute } from "./ContentHttp.ts"
 import { MemberSignedHandlers } from "./MemberSignedHttp.ts"
 import { topUpWalletName } from "../accounts/TopUps.ts"
 import { readMe } from "../accounts/me.ts"
+import { issueSocialLinkToken } from "../identity/issueLinkToken.ts"
+import { linkDeepLink, linkStatusOf, linkTokenOfSubject } from "../../platform/identity/linkTokens.ts"
+import { POLL_INTERVAL_MS } from "../../platform/signin/challenge.ts"
 import { lookupCache } from "./LookupCache.ts"
 import { fastStream } from "./fastStream.ts"
 import type { ContentStoreShape } from "../content/ContentStore.ts"
@@ -81,11 +84,30 @@ const MeHandlers = HttpApiBuilder.group(SocialApi, "me", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const topUp = yield* systemWallet(topUpWalletName).pipe(Effect.orDie)
-    return handlers.handle("me", () =>
-      Effect.flatMap(Session, (s) => readMe(s.address, topUp.address)).pipe(
-        Effect.provideService(SqlClient.SqlClient, sql),
-        Effect.mapError(() => unavailable("Your account cannot be read right now; please retry."))
-      ))
+    const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof issueSocialLinkToken>>>()
+    return handlers
+      .handle("me", () =>
+        Effect.flatMap(Session, (s) => readMe(s.address, topUp.address)).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.mapError(() => unavailable("Your account cannot be read right now; please retry."))
+        ))
+      .handle("linkQr", () =>
+        Effect.flatMap(Session, (s) => issueSocialLinkToken(s.address)).pipe(
+          Effect.provide(context),
+          Effect.map((issued) => ({ challengeId: issued.challengeId, url: issued.url, deepLink: linkDeepLink(issued.url), expiresAt: issued.expiresAt, pollIntervalMs: POLL_INTERVAL_MS })),
+          Effect.mapError(() => unavailable("A wallet-link code cannot be made right now; please retry."))
+        ))
+      .handle("linkState", ({ path }) =>
+        Effect.gen(function*() {
+          const s = yield* Session
+          const found = yield* linkTokenOfSubject("social", s.address, path.challengeId).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.mapError(() => unavailable("The wallet-link code cannot be read right now; please retry."))
+          )
+          if (Option.isNone(found)) return yield* Effect.fail(new NotFound({ error: { code: "not_found", message: "No wallet-link code of yours has this id." } }))
+          const expiresAt = new Date(found.value.expires_at)
+          return { challengeId: path.challengeId, status: linkStatusOf(found.value.status, expiresAt, Date.now()), expiresAt: expiresAt.toISOString() }
+        }))
   }))
 
 /** The web app at /app/ (src/social/web/app.js) and /favicon.ico. */

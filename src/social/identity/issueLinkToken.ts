@@ -22,5 +22,5 @@ export const issueSocialLinkToken = (account: string, base?: string) =>
     const client = (yield* SocialLinkToken.client)(t.tokenHash)
     yield* client.Mint(new MintLinkToken({ subject: account, challengeId: t.challengeId, allowRebind: false, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs }), { discard: true })
     yield* awaitLinkTokenRecorded(t.tokenHash)
-    return { token: t.token, url: `${socialLinkUrl(linkBase)}?token=${t.token}`, expiresAt: new Date(t.expiresAtMs).toISOString() }
+    return { token: t.token, challengeId: t.challengeId, url: `${socialLinkUrl(linkBase)}?token=${t.token}`, expiresAt: new Date(t.expiresAtMs).toISOString() }
   })

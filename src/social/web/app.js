@@ -2,18 +2,30 @@
 // progress bar), the proof of what was published, the member's posts with their hosting state
 // (renew, takedown), the balance and top-up address, and the sessions. Built only on the social
 // API (the same routes programs use). Plain JavaScript, bundled by src/platform/webapp/WebApp.ts.
-import { api, el, field, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage, upload } from "../../platform/webapp/client/common.js"
+import { api, el, field, linkQr, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage, upload } from "../../platform/webapp/client/common.js"
 
 const title = "Social"
+/**
+ * How often the home reads the account again: a top-up is credited once it is 3 blocks deep (nodes
+ * look every 2 s) and hosting states change on the service's clock, so both show without a reload.
+ */
+const ME_POLL_MS = 5000
+
+/** What the ledger holds of a new post, in words: stamped, on its way, or waiting for the member's wallet. */
+const stampingSentence = (receipt) => {
+  if (receipt.txHash) return "The ledger now holds a stamp naming this post's content: anyone can check that this wallet published exactly this, and when."
+  if (receipt.stamping === "awaiting_signature") {
+    return `The post is written; its stamp waits for your wallet's signature (your wallet signs it, not this service) and lapses at ${new Date(receipt.expiresAt).toLocaleString()} if unsigned.`
+  }
+  return "The post is written; its stamp goes on the ledger shortly."
+}
 
 const proofPanel = (receipt) => {
   const page = `/p/${encodeURIComponent(receipt.shortId)}`
   const embed = `/embed/p/${encodeURIComponent(receipt.shortId)}`
   return el("div", { class: "proof", id: "proof", tabindex: "-1" },
     el("h3", {}, "Published"),
-    el("p", {}, receipt.txHash
-      ? "The ledger now holds a stamp naming this post's content: anyone can check that this wallet published exactly this, and when."
-      : "The post is written; its stamp goes on the ledger shortly."),
+    el("p", { "data-field": "stamping" }, stampingSentence(receipt)),
     el("dl", { class: "kv" },
       el("dt", {}, "Transaction"), el("dd", { class: "mono", "data-field": "txHash" }, receipt.txHash ?? "pending"),
       el("dt", {}, "OP_RETURN"), el("dd", { class: "mono", "data-field": "opReturn" }, receipt.opReturn ?? "pending"),
@@ -67,48 +79,101 @@ const composer = (onPublished) => {
   return section("Compose", form, result)
 }
 
-const postsSection = (posts, reload) => {
-  const status = notice()
-  const act = (post, action) => async () => {
+/** What a renewal or takedown answered: done (200), or stamps the member's wallet must sign first (202). */
+const changeSentence = (action, answer) => {
+  if (answer?.stamps) return `The ${action === "renew" ? "renewal" : "takedown"} waits for your wallet: sign its stamp there before ${new Date(answer.expiresAt).toLocaleString()}.`
+  return action === "renew" ? "Hosting renewed for another period." : "The post was taken down."
+}
+
+/** A post's hosting state in words (MyPost.state), with the date its hosting is paid until where it matters. */
+const hostingLine = (p) => {
+  const until = new Date(p.paidUntil).toLocaleDateString()
+  switch (p.state) {
+    case "hosted": return `Hosted until ${until}`
+    case "grace": return `Hosting ran out on ${until}: in its grace period, renew to keep it`
+    case "unpinned": return "No longer hosted (not renewed)"
+    case "taken_down": return "Taken down by you"
+    case "moderated": return "Removed by a moderator"
+    case "awaiting_signature": return "Waiting for your wallet's signature on its stamp"
+    default: return p.state.replaceAll("_", " ")
+  }
+}
+
+/** The member's posts; `status` outlives the list (it is rebuilt after each action), so its sentence stays. */
+const postsSection = (posts, reload, status) => {
+  const act = (post, action) => async (e) => {
+    e.target.disabled = true
     try {
-      await api(`/api/social/posts/${encodeURIComponent(post.id)}/${action}`, { method: "POST" })
-      status.info(action === "renew" ? "Hosting renewed for another period." : "The post was taken down.")
-      reload()
-    } catch (e) {
-      status.error(e)
+      const answer = await api(`/api/social/posts/${encodeURIComponent(post.id)}/${action}`, { method: "POST" })
+      status.info(changeSentence(action, answer))
+      await reload()
+    } catch (err) {
+      e.target.disabled = false
+      status.error(err)
     }
   }
   const rows = posts.length === 0
     ? [el("li", {}, "No posts yet.")]
-    : posts.map((p) => el("li", { "data-post": p.shortId },
+    : posts.map((p) => el("li", { "data-post": p.shortId, "data-state": p.state, "data-paid-until": p.paidUntil },
       el("div", {},
         el("a", { href: `/p/${encodeURIComponent(p.shortId)}` }, p.body || `(${p.kind})`),
-        el("div", { class: "muted" }, `${p.state.replace("_", " ")}, hosted until ${new Date(p.paidUntil).toLocaleDateString()}`)),
+        el("div", { class: "muted", "data-field": "hosting" }, hostingLine(p))),
       el("div", {},
         ["hosted", "grace"].includes(p.state) ? el("button", { type: "button", class: "secondary", onclick: act(p, "renew") }, "Renew") : null,
         ["hosted", "grace"].includes(p.state) ? el("button", { type: "button", class: "danger", onclick: act(p, "takedown") }, "Take down") : null)))
   return section("Your posts", el("ul", { class: "rows" }, ...rows), status)
 }
 
-const balanceSection = async (me) =>
-  section("Balance",
-    el("p", {}, "On-service balance: ", el("strong", { "data-field": "balance" }, me.balance), " (pays for posting and hosting)."),
+/** The balance and where to top it up; `update` shows a new balance (publishing and renewing spend it). */
+const balanceSection = async (me) => {
+  const balance = el("strong", { "data-field": "balance" }, me.balance)
+  const node = section("Balance",
+    el("p", {}, "On-service balance: ", balance, " (pays for posting and hosting)."),
     el("p", {}, "Top up by paying this address from your identity address:"),
-    el("p", { class: "mono" }, me.topUpAddress),
+    el("p", { class: "mono", "data-field": "topUpAddress" }, me.topUpAddress),
     await qrCode(me.topUpAddress, "QR code of the top-up address"))
+  return { node, update: (next) => { balance.textContent = next.balance } }
+}
+
+/**
+ * For an account signing in made (no xpub yet): link the wallet by its QR, so the service can derive
+ * each post's address; the wallet keeps its keys and signs each stamp itself.
+ */
+const walletLinkSection = (onLinked) => {
+  const qr = linkQr({
+    create: () => api("/api/social/wallet-link", { method: "POST" }),
+    stateOf: (id) => api(`/api/social/wallet-link/${encodeURIComponent(id)}`),
+    linkedText: "Linked. You can post now; your wallet signs each post's stamp.",
+    onLinked
+  })
+  return section("Link your wallet",
+    el("p", {}, "Before your first post, link your wallet: it shares its extended public key (watch-only: it cannot move funds), from which each post gets its own address. Your wallet keeps its keys and signs each stamp."),
+    el("form", { onsubmit: (e) => { e.preventDefault(); qr.start() } }, el("p", {}, el("button", { type: "submit" }, "Link your wallet"))),
+    qr.area, qr.status)
+}
 
 const home = async () => {
   const session = await requireSession()
   const main = shell(title, session)
   const posts = el("div")
-  const loadPosts = async () => {
+  const status = notice()
+  let balance
+  let shownPosts = ""
+  const load = async () => {
     const me = await api("/api/social/me")
-    posts.replaceChildren(postsSection(me.posts, loadPosts))
+    // The list is rebuilt only when it changed: a poll must not take the focus from its buttons.
+    const next = JSON.stringify(me.posts)
+    if (next !== shownPosts) posts.replaceChildren(postsSection(me.posts, load, status))
+    shownPosts = next
+    balance?.update(me)
     return me
   }
-  const me = await loadPosts()
+  const me = await load()
+  balance = await balanceSection(me)
   main.append(el("h1", {}, me.handle ? `@${me.handle}` : `#${me.assetId ?? ""}`),
-    composer(() => loadPosts().catch(() => {})), posts, await balanceSection(me), sessionsSection())
+    ...(me.xpubLinked ? [] : [walletLinkSection(() => load().catch(() => {}))]),
+    composer(() => load().catch(() => {})), posts, balance.node, sessionsSection())
+  setInterval(() => load().catch((e) => status.error(e)), ME_POLL_MS)
 }
 
 run(location.pathname.startsWith("/app/sign-in") ? () => signInPage(title) : home)

@@ -14,9 +14,19 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The API's message as a sentence: a capital first letter (unless it begins with a name such as
+ * `callbackUrl` or `SHRD`) and a full stop.
+ */
+export const asSentence = (message) => {
+  const text = message.trim()
+  const capital = /^[a-z]+\b/.test(text) ? text[0].toUpperCase() + text.slice(1) : text
+  return /[.!?)]$/.test(capital) ? capital : `${capital}.`
+}
+
 const sentenceOf = (status, body) => {
   const message = body?.error?.message ?? body?.msg
-  if (typeof message === "string" && message !== "") return message
+  if (typeof message === "string" && message.trim() !== "") return asSentence(message)
   if (status === 0) return "The service cannot be reached; check the connection and try again."
   return `The service answered ${status} without an explanation; please try again.`
 }
@@ -220,6 +230,63 @@ export const signInPage = async (title) => {
     }, challenge.pollIntervalMs)
   }
   await start()
+}
+
+/**
+ * A wallet-link QR with its live state (desk and social): `create()` asks for a new single-use code
+ * ({challengeId, url, deepLink, expiresAt, pollIntervalMs}), `stateOf(id)` reads its state, polled at
+ * the code's own rate; `linkedText` is said once the wallet linked, then `onLinked(state)` runs. The
+ * state line carries data-state (preparing, waiting, linked, expired, refused) for people and tests.
+ */
+export const linkQr = ({ create, stateOf, onLinked, linkedText }) => {
+  const area = el("div", { class: "link-qr" })
+  const status = notice()
+  let poller
+  const start = async () => {
+    clearInterval(poller)
+    status.clear()
+    area.replaceChildren(el("p", { class: "link-state", "data-state": "preparing", role: "status" }, "Preparing a link code…"))
+    let qr
+    try {
+      qr = await create()
+    } catch (e) {
+      area.replaceChildren()
+      return status.error(e)
+    }
+    const state = el("p", { class: "link-state", "data-state": "waiting", role: "status" }, "Waiting for your wallet to scan the code…")
+    const setState = (name, text, cls) => {
+      state.dataset.state = name
+      state.className = `link-state ${cls ?? ""}`
+      state.textContent = text
+    }
+    area.replaceChildren(
+      await qrCode(qr.url, "Wallet-link QR code"),
+      el("p", {}, el("a", { href: qr.deepLink, class: "button" }, "Open in wallet")),
+      state,
+      el("p", { class: "muted" }, "The code works once and expires in ", countdown(Date.parse(qr.expiresAt)), "."))
+    poller = setInterval(async () => {
+      let s
+      try {
+        s = await stateOf(qr.challengeId)
+      } catch (e) {
+        clearInterval(poller)
+        return status.error(e)
+      }
+      if (s.status === "waiting") return
+      clearInterval(poller)
+      if (s.status === "linked") {
+        setState("linked", linkedText, "ok")
+        area.replaceChildren(state)
+        onLinked(s)
+      } else {
+        setState(s.status, s.status === "expired"
+          ? "This link code has expired (codes last 5 minutes)."
+          : "This link code was refused too often and no longer works.", "error")
+        area.replaceChildren(state, el("button", { type: "button", onclick: start }, "Get a new code"))
+      }
+    }, qr.pollIntervalMs)
+  }
+  return { area, status, start }
 }
 
 /** This address's sessions here, each with a way to end it. */
