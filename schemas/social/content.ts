@@ -69,7 +69,7 @@ export const CommentView = Schema.Struct({
   }),
   body: Schema.String,
   bodyCid: Schema.String.annotations({ description: "CID of the body (text/plain content, /api/stream/{cid})" }),
-  manifestCid: Schema.NullOr(Schema.String).annotations({ description: "CID of the comment manifest the X stamp carries (names the post and the body)" }),
+  manifestCid: Schema.NullOr(Schema.String).annotations({ description: "CID of the comment manifest (names the post and the body), carried by the XM stamp; by the X stamp for comments made before XM" }),
   address: Schema.NullOr(Schema.String).annotations({ description: "The comment's own derived address, which sent its X stamp" }),
   derivationPath: Schema.NullOr(Schema.String),
   txHash: Schema.NullOr(Schema.String).annotations({ description: "The X stamp's txid; null while it is owed (stamping pending)" }),

@@ -113,7 +113,10 @@ describe("succession switches the account's identity", () => {
     const comment = await postJson(`/api/social/posts/${after.body.postId}/comments`, { body: "still me" }, bearer(newSession))
     expect(comment.status, JSON.stringify(comment.body)).toBe(201)
     expect(comment.body.opReturn).toMatch(new RegExp(`^X\\|bafkrei[a-z2-7]{52}\\|${carol.assetId}\\.`))
-    expect((await json(await fetch(url(`/api/stream/${comment.body.opReturn.split("|")[1]}`)))).body).toMatchObject({ type: "comment", post: after.body.metadataCid, author: newAddress })
+    // X carries the comment body (the spec's reading); XM, beside it, the manifest.
+    expect(await (await fetch(url(`/api/stream/${comment.body.opReturn.split("|")[1]}`))).text()).toBe("still me")
+    const [xm] = await db.query<{ cid: string }>("SELECT s.cid FROM social_stamps s JOIN social_comments c ON c.address = s.address WHERE c.txid = $1 AND s.tag = 'XM'", [comment.body.txid])
+    expect((await json(await fetch(url(`/api/stream/${xm!.cid}`)))).body).toMatchObject({ type: "comment", post: after.body.metadataCid, author: newAddress })
 
     // The new identity takes the old post down; no second countdown (the new identity's key is the member's).
     expect((await postJson(`/api/social/posts/${before.body.postId}/takedown`, undefined, bearer(newSession))).status).toBe(200)
