@@ -2,12 +2,13 @@
 // JSON. Three runner processes on one Postgres; Chromium keeps node 1's /ops open (fed by its SSE
 // stream); node 3 is killed -9. The page, with no reload, must show node 3's runner `gone` and its
 // shards taken by the two survivors (300 between them), and the stream keeps coming.
-// The screenshot is the README's (docs/img/ops-kill.png).
+// Its screenshot goes to .tmp/screenshots/ops-kill.png (the README's docs/img/ops-kill.png is a copy).
 import { mkdirSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
-import { launchBrowser, waitInPage, type TestBrowser } from "../support/browser.ts"
+import { join } from "node:path"
+import { launchBrowser, screenshotDir, waitInPage, type TestBrowser } from "../support/browser.ts"
 import { testMasterKey } from "../support/node.ts"
 
 let db: TestDatabase
@@ -66,8 +67,8 @@ describe("the /ops page during a kill -9", () => {
     expect(await page.textContent("#conn")).toBe("live")
     expect(problems).toEqual([])
     console.log(`OPS_KILL_SEEN_MS=${Date.now() - killedAt}`)
-    mkdirSync("docs/img", { recursive: true })
-    await page.screenshot({ path: "docs/img/ops-kill.png", fullPage: true })
+    mkdirSync(screenshotDir, { recursive: true })
+    await page.screenshot({ path: join(screenshotDir, "ops-kill.png"), fullPage: true })
     await context.close()
   })
 })

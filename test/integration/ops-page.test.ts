@@ -1,9 +1,11 @@
 // The live ops page (issue 26, point 1) in headless Chromium: /ops answers HTML to a browser
 // (JSON to a program) under a strict CSP, shows the runners and their shards, and updates live
-// from /ops/stream. Screenshots go to test-results/ (git-ignored) and docs/img/ops.png (README).
+// from /ops/stream. The screenshot goes to .tmp/screenshots/ops-page.png (git-ignored; the README's
+// docs/img/ops.png is a copy of one), so a test run never changes tracked files.
 import { mkdirSync } from "node:fs"
 import { chromium, type Browser } from "playwright-core"
-import { waitInPage } from "../support/browser.ts"
+import { join } from "node:path"
+import { screenshotDir, waitInPage } from "../support/browser.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -56,9 +58,8 @@ describe("the live /ops page", () => {
     expect(await page.textContent("#entities")).toMatch(/Market/)
     expect(await page.textContent("#conn")).toBe("live")
     expect(problems).toEqual([])
-    mkdirSync("test-results", { recursive: true })
-    await page.screenshot({ path: "test-results/ops-page.png", fullPage: true })
-    await page.screenshot({ path: "docs/img/ops.png", fullPage: true })
+    mkdirSync(screenshotDir, { recursive: true })
+    await page.screenshot({ path: join(screenshotDir, "ops-page.png"), fullPage: true })
     await page.close()
   })
 })
