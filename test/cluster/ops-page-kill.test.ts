@@ -58,7 +58,11 @@ describe("the /ops page during a kill -9", () => {
     await waitInPage(page, `document.querySelectorAll("#runners [data-state=gone]").length === 1`, 60_000)
     expect(await page.locator("#runners [data-state=healthy]").count()).toBe(2)
     // Its shards on the two survivors, all 300, without a reload.
-    await waitInPage(page, `document.querySelectorAll("#shards td:first-child").length === 2`, 60_000)
+    // The dead owner's row goes first; its shards then arrive on the survivors over a few polls.
+    await waitInPage(page, `(() => {
+      const rows = [...document.querySelectorAll("#shards tr")].filter((r) => r.cells[0].tagName === "TD")
+      return rows.length === 2 && rows.reduce((n, r) => n + Number(r.cells[2].textContent), 0) === 300
+    })()`, 60_000)
     const owners = await shardRows(page)
     expect(Object.keys(owners)).not.toContain(victim.name)
     expect(Object.values(owners).reduce((a, b) => a + b, 0)).toBe(300)
