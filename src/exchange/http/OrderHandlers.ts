@@ -7,10 +7,11 @@ import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { apiError, type ApiErrorCode, messages } from "../../../schemas/exchange/errors.ts"
-import { Cancel, CancelAll, Market as MarketEntity, Place } from "../../../schemas/exchange/market.ts"
+import { Batch, type BatchAnswer, Cancel, CancelAll, Market as MarketEntity, OrderRefused, type OrderState, Place, type Placed } from "../../../schemas/exchange/market.ts"
 import type { CancelOpenOrdersParams, CancelOrderParams, NewOrderParams } from "../../../schemas/exchange/params.ts"
 import { Caller } from "../../../schemas/exchange/security.ts"
 import { LocalMarkets, MarketGone, type MarketInbox } from "../market/LocalMarkets.ts"
+import { makeRemoteBatches } from "../market/remoteBatches.ts"
 import { parseId } from "../markets/ids.ts"
 import { MarketRegistry, type MarketRegistryShape } from "../markets/MarketRegistry.ts"
 import { canceledOf, newOrderBody } from "./orderBodies.ts"
@@ -74,6 +75,12 @@ export const orderActions = Effect.gen(function*() {
   const registry = yield* MarketRegistry
   const markets = yield* MarketEntity.client
   const locals = yield* LocalMarkets
+  const remote = makeRemoteBatches((symbol, commands) => markets(symbol).Batch(new Batch({ commands })))
+  /** A batch's answer as the single call's: its value, or its refusal. */
+  const answered = <T extends BatchAnswer["_tag"], A>(tag: T, value: (a: Extract<BatchAnswer, { _tag: T }>) => A) => (a: BatchAnswer) =>
+    a._tag === tag ? Effect.succeed(value(a as Extract<BatchAnswer, { _tag: T }>))
+    : a._tag === "Refused" ? Effect.fail(new OrderRefused({ code: a.code, msg: a.msg }))
+    : Effect.dieMessage(`the market answered ${a._tag} to a ${tag} command`)
   /** Through this node's own Market when it runs here (the cluster if it left mid-call), else the cluster. */
   const toMarket = <A, E, R>(symbol: string, direct: (inbox: MarketInbox) => Effect.Effect<A, E | MarketGone>, viaCluster: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
     const inbox = locals.get(symbol)
@@ -93,7 +100,8 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
         const place = new Place({ userId: caller.userId, clientOrderId: p.newClientOrderId ?? newClientOrderId(), side: p.side, price: p.price, quantity: p.quantity })
-        const placed = yield* fromEntity(toMarket(market.symbol, (m) => m.place(place), markets(market.symbol).Place(place)))
+        const placed = yield* fromEntity(toMarket(market.symbol, (m) => m.place(place),
+          Effect.flatMap(remote(market.symbol, { _tag: "Place", place }), answered("Placed", (a): Placed => a.placed))))
         return newOrderBody(market, placed, p.newOrderRespType)
       }),
     cancelOrder: (p: CancelOrderParams) =>
@@ -101,7 +109,8 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const ref = yield* marketOfRef(registry, p, -2011)
         const cancel = new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })
-        const order = yield* fromEntity(toMarket(ref.market.symbol, (m) => m.cancel(cancel), markets(ref.market.symbol).Cancel(cancel)))
+        const order = yield* fromEntity(toMarket(ref.market.symbol, (m) => m.cancel(cancel),
+          Effect.flatMap(remote(ref.market.symbol, { _tag: "Cancel", cancel }), answered("Canceled", (a): OrderState => a.order))))
         return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
       }),
     cancelOpenOrders: (p: CancelOpenOrdersParams) =>
@@ -109,7 +118,8 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
         const cancelAll = new CancelAll({ userId: caller.userId })
-        const orders = yield* fromEntity(toMarket(market.symbol, (m) => m.cancelAll(cancelAll), markets(market.symbol).CancelAll(cancelAll)))
+        const orders = yield* fromEntity(toMarket(market.symbol, (m) => m.cancelAll(cancelAll),
+          Effect.flatMap(remote(market.symbol, { _tag: "CancelAll", cancelAll }), answered("CanceledAll", (a): ReadonlyArray<OrderState> => a.orders))))
         const now = Date.now()
         return orders.map((o) => canceledOf(o, newClientOrderId(), now))
       })
