@@ -39,7 +39,7 @@ export class DeskSessionAuth extends HttpApiMiddleware.Tag<DeskSessionAuth>()("d
   }
 }) {}
 
-export const DeskSignInGroup = signInGroup({ badRequest: BadRequest, unauthorized: Unauthorized, conflict: Conflict, gone: Gone }, deskSessionCookie)
+export const DeskSignInGroup = signInGroup({ badRequest: BadRequest, unauthorized: Unauthorized, conflict: Conflict, gone: Gone, forbidden: Forbidden }, deskSessionCookie)
 export const DeskSessionGroup = sessionGroup(DeskSessionAuth, NotFound)
 
 export const LinkedWalletView = Schema.Struct({

@@ -42,8 +42,8 @@ export interface SignedIn {
   readonly address: string
 }
 
-/** The whole flow as a browser plus a wallet; `cookiePrefix` is the service's (sl, sl_exchange, sl_desk). */
-export const signInWithWallet = async (baseUrl: string, wallet: TestWallet, cookiePrefix = "sl"): Promise<SignedIn> => {
+/** A browser mints a challenge, the wallet signs it, the browser polls: the one-time token, not yet exchanged. */
+export const signedToken = async (baseUrl: string, wallet: TestWallet, cookiePrefix = "sl"): Promise<string> => {
   const minted = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST" })
   const challenge = (await minted.json()) as { id: string }
   const browser = cookieOf(minted.headers, `${cookiePrefix}_signin`)
@@ -51,8 +51,14 @@ export const signInWithWallet = async (baseUrl: string, wallet: TestWallet, cook
   await walletSigns(baseUrl, challenge.id, wallet)
   const status = (await (await fetch(authUrl(baseUrl, `wallet-status?id=${challenge.id}`), { headers: { cookie: browser } })).json()) as { token?: string }
   if (status.token === undefined) throw new Error("wallet-status gave no token")
+  return status.token
+}
+
+/** The whole flow as a browser plus a wallet; `cookiePrefix` is the service's (sl, sl_exchange, sl_desk). */
+export const signInWithWallet = async (baseUrl: string, wallet: TestWallet, cookiePrefix = "sl"): Promise<SignedIn> => {
+  const token = await signedToken(baseUrl, wallet, cookiePrefix)
   const exchanged = await fetch(authUrl(baseUrl, "wallet-exchange"), {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: status.token })
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token })
   })
   const session = (await exchanged.json()) as { token: string; address: string }
   const cookie = cookieOf(exchanged.headers, `${cookiePrefix}_session`)

@@ -5,7 +5,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
-import { BadRequest, Conflict, Gone, Unauthorized, unavailable } from "../../../schemas/social/errors.ts"
+import { BadRequest, Conflict, Forbidden, Gone, Unauthorized, unavailable } from "../../../schemas/social/errors.ts"
 import { RedeemSocialLink, SocialLinkToken } from "../../../schemas/social/identity.ts"
 import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
@@ -44,6 +44,15 @@ const goneOrUnavailable = <A, E extends { readonly _tag: string }>(effect: Effec
       : signInUnavailable()
   })
 
+/** wallet-exchange: a cross-site attempt (login CSRF) is 403 cross_site_refused; else as the other steps. */
+const exchangeRefusal = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+  Effect.catchAll(effect, (e): Effect.Effect<never, Forbidden | BadRequest | Gone | ReturnType<typeof signInUnavailable>> => {
+    const refusal = e._tag === "LinkRefused" ? (e as unknown as LinkRefused) : undefined
+    return refusal?.status === 403
+      ? Effect.fail(new Forbidden({ error: { code: "cross_site_refused", message: refusal.message } }))
+      : goneOrUnavailable(Effect.fail(e))
+  })
+
 /** The social listener's site in the shared sign-in: an account is its identity address; a wallet
  * without one gets one by signing in (src/social/accounts/me.ts). */
 export const socialSignIn = Effect.map(socialUrls, (urls) =>
@@ -57,7 +66,7 @@ export const SignInHandlers = HttpApiBuilder.group(SocialApi, "signIn", (handler
       .handle("status", ({ request, urlParams }) => goneOrUnavailable(flow.status(request, urlParams.id)))
       .handle("callbackMessage", ({ urlParams }) => goneOrUnavailable(flow.callbackMessage(urlParams.id)))
       .handle("callback", ({ payload }) => fromEntity(flow.callback(payload)))
-      .handle("exchange", ({ payload, request }) => goneOrUnavailable(flow.exchange(request, payload.token)))
+      .handle("exchange", ({ payload, request }) => exchangeRefusal(flow.exchange(request, payload.token)))
   }))
 
 export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", (handlers) =>
