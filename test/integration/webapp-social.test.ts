@@ -222,7 +222,29 @@ describe("social web app", () => {
     expect(url).toMatch(new RegExp(`^${node.socialUrl}/api/public/v1/wallet-link\\?token=\\w{43}$`))
     expect(await page.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(`shardline-wallet://link?url=${encodeURIComponent(url)}`)
     await screenshot(page, "social-link-wallet")
-    const manifest = (await (await fetch(url, { headers: { accept: "application/json" } })).json()) as { message: string }
+    // Wallets and programs get the manifest as JSON (no Accept, */*, JSON), the same each time; a browser gets the page.
+    const asJson = await Promise.all([{}, { accept: "*/*" }, { accept: "application/json" }].map(async (headers: Record<string, string>) => {
+      const r = await fetch(url, { headers })
+      expect(r.headers.get("content-type")).toMatch(/^application\/json/)
+      expect(r.headers.get("vary")).toMatch(/accept/i)
+      return r.json()
+    }))
+    expect(asJson[1]).toEqual(asJson[0])
+    expect(asJson[2]).toEqual(asJson[0])
+    const manifest = asJson[0] as { message: string; type: string }
+    expect(manifest.type).toBe("wl-link-xpubs")
+    const linkPage = await context.newPage()
+    const shown = await linkPage.goto(url)
+    expect(shown!.headers()["content-type"]).toMatch(/^text\/html/)
+    expect(shown!.headers()["vary"]).toMatch(/accept/i)
+    expect(shown!.headers()["content-security-policy"]).toContain("frame-ancestors 'none'")
+    expect(await linkPage.locator("h1").textContent()).toBe(`Link your wallet to ${node.socialUrl}`)
+    expect(await linkPage.locator(`.qr[data-qr="${url}"] svg`).count()).toBe(1)
+    expect(await linkPage.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(`shardline-wallet://link?url=${encodeURIComponent(url)}`)
+    expect(JSON.parse((await linkPage.locator('script[type="wl-link-xpubs"]').textContent())!)).toEqual(manifest)
+    expect(await fitsWidth(linkPage)).toBe(true)
+    await screenshot(linkPage, "social-link-page")
+    await linkPage.close()
     const path = "m/44'/696969'/1101'"
     const linked = await fetch(`${node.socialUrl}/api/public/v1/wallet-link`, {
       method: "POST", headers: { "content-type": "application/json" },

@@ -1,7 +1,7 @@
 // QR sign-in and wallet linking over HTTP. Every step goes to the entity that owns it (the
 // challenge's SignInChallenge, the token's SocialLinkToken), wherever in the cluster it lives; the
 // keyless GET of the message to sign reads the challenge's row.
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
@@ -11,7 +11,8 @@ import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, read
 import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
 import { socialUrls } from "../identity/urls.ts"
 import { makeSignInFlow } from "../../platform/signin/flow.ts"
-import { socialManifestOf } from "../identity/walletLink.ts"
+import { socialLinkPage, socialLinkUrl, socialManifestOf } from "../identity/walletLink.ts"
+import { prefersHtml, publicPageCsp, qrSvg } from "../../platform/webapp/publicPages.ts"
 import { ensureAccount } from "../accounts/me.ts"
 
 const invalid = (name: string, why: string) => new BadRequest({ error: { code: "invalid_parameter", message: `Parameter '${name}' is invalid: ${why}` } })
@@ -75,7 +76,7 @@ export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", 
     const tokens = yield* SocialLinkToken.client
     const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof readLinkToken>>>()
     return handlers
-      .handle("manifest", ({ urlParams }) =>
+      .handle("manifest", ({ request, urlParams }) =>
         Effect.gen(function*() {
           if (!isLinkTokenShaped(urlParams.token)) return yield* Effect.fail(invalid("token", "not a link token"))
           const row = yield* readLinkToken(linkTokenId(urlParams.token), "social").pipe(Effect.provide(context), Effect.mapError(signInUnavailable))
@@ -83,7 +84,14 @@ export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", 
           if (state !== "usable" || Option.isNone(row)) {
             return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))
           }
-          return socialManifestOf(socialFactsOf(row.value, urls.origin), urls.base)
+          const manifest = socialManifestOf(socialFactsOf(row.value, urls.origin), urls.base)
+          // Wallets and programs (no Accept, */*, JSON) get the manifest; a browser the page to scan.
+          const headers = { "cache-control": "no-store", vary: "Accept" }
+          if (!prefersHtml(request.headers["accept"])) return HttpServerResponse.unsafeJson(manifest, { headers })
+          const url = `${socialLinkUrl(urls.base)}?token=${urlParams.token}`
+          return HttpServerResponse.html(socialLinkPage(manifest, url, yield* qrSvg(url))).pipe(HttpServerResponse.setHeaders({
+            ...headers, "content-security-policy": publicPageCsp(false), "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"
+          }))
         }))
       .handle("link", ({ payload }) =>
         Effect.gen(function*() {

@@ -123,7 +123,7 @@ const composer = (onPublished) => {
         body: body.value, kind: kind.value, media,
         tags: tags.value.split(",").map((t) => t.trim()).filter((t) => t !== "")
       } })
-      status.info("Published.")
+      status.info(receipt.stamping === "awaiting_signature" ? "Written. Your wallet signs its stamps next." : "Published.")
       result.replaceChildren(proofPanel(receipt, onPublished))
       result.querySelector("#proof").focus()
       form.reset()
