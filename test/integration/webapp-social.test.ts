@@ -223,7 +223,8 @@ describe("social web app", () => {
     expect(await page.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(`shardline-wallet://link?url=${encodeURIComponent(url)}`)
     await screenshot(page, "social-link-wallet")
     // Wallets and programs get the manifest as JSON (no Accept, */*, JSON), the same each time; a browser gets the page.
-    const asJson = await Promise.all([{}, { accept: "*/*" }, { accept: "application/json" }].map(async (headers: Record<string, string>) => {
+    const accepts: ReadonlyArray<Record<string, string>> = [{}, { accept: "*/*" }, { accept: "application/json" }]
+    const asJson = await Promise.all(accepts.map(async (headers) => {
       const r = await fetch(url, { headers })
       expect(r.headers.get("content-type")).toMatch(/^application\/json/)
       expect(r.headers.get("vary")).toMatch(/accept/i)
