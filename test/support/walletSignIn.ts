@@ -80,8 +80,14 @@ export const walletFromWif = (wif: string): TestWallet => {
  * cover. For a test's beforeAll; bounded by `timeoutMs`.
  */
 export const awaitSignInReady = async (baseUrl: string, timeoutMs = 90_000): Promise<void> => {
-  const r = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST", signal: AbortSignal.timeout(timeoutMs) })
-  if (r.status !== 200) throw new Error(`wallet-challenge answered ${r.status}: ${await r.text()}`)
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    // A 503 (the entity not placed yet, under load) is asked again until the deadline.
+    const r = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST", signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) })
+    if (r.status === 200) return
+    if (r.status !== 503 || Date.now() > deadline) throw new Error(`wallet-challenge answered ${r.status}: ${await r.text()}`)
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+  }
 }
 
 /** Signs in a browser page: open /app/ (it goes to sign-in), play the wallet on the QR's challenge, land on /app/. */
