@@ -6,7 +6,6 @@ import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
 import { answeredAs, orElseUnavailable } from "./refusals.ts"
-import { jsonPayload } from "../../platform/http/jsonPayload.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, idempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, unavailable, UnsupportedMediaType } from "../../../schemas/social/errors.ts"
 import { Change, ChangeUnsigned, CommentUnsigned, Post, type PostReceipt, PostRefused, Publish, PublishUnsigned, type UnsignedStamps } from "../../../schemas/social/post.ts"
@@ -37,7 +36,7 @@ import { rebuildTimeline } from "../posts/Timeline.ts"
 import { commentsOf } from "../posts/commentList.ts"
 import { lookupCache } from "./LookupCache.ts"
 import { streamHeaders } from "./fastStream.ts"
-import { CommentBody, ContinuityStartBody, MetadataBody, NewPost, PostLookup, VerifyRequest } from "../../../schemas/social/content.ts"
+import { type NewPost, PostLookup } from "../../../schemas/social/content.ts"
 
 export const uploadRoute = "/api/social/upload"
 
@@ -224,9 +223,8 @@ const keyedPostId = (author: string, key: string | undefined, wanted: Parameters
 const claimedElsewhere = (e: unknown): e is PostRefused => e instanceof PostRefused && e.code === "idempotency_key_claimed"
 
 /** A new post: 201 when stamped, 202 while its stamps are pending or wait for the member's signatures. */
-const publish = (posts: PostClient, request: HttpServerRequest.HttpServerRequest) =>
+const publish = (posts: PostClient, request: HttpServerRequest.HttpServerRequest, payload: typeof NewPost.Type) =>
   Effect.gen(function*() {
-    const payload = yield* jsonPayload(NewPost)
     const idempotencyKey = parseIdempotencyKey(request.headers["idempotency-key"])
     if (Either.isLeft(idempotencyKey)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${idempotencyKey.left}`))
     const me = yield* member
@@ -264,15 +262,15 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
     const continuity = yield* Continuity.client
     return handlers
       .handleRaw("upload", ({ request }) => Effect.provideService(upload(request), ContentStore, store))
-      .handleRaw("post", ({ request }) => publish(posts, request))
+      .handle("post", ({ payload, request }) => publish(posts, request, payload))
       .handle("takedown", ({ path }) => change(posts, path.id, "takedown"))
       .handle("renew", ({ path }) => change(posts, path.id, "renew"))
-      .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(posts, path.id, "metadata", p)))
-      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(posts, path.id, "comment", p)).pipe(
+      .handle("metadata", ({ path, payload }) => change(posts, path.id, "metadata", payload))
+      .handle("comment", ({ path, payload }) => change(posts, path.id, "comment", payload).pipe(
         // 201 with the X's txid; 202 with its PSBT for an xpub-only commenter.
         Effect.map((r) => HttpServerResponse.unsafeJson(r, { status: "txid" in r ? 201 : 202 }))))
-      .handleRaw("continuityStart", () =>
-        Effect.flatMap(Effect.zip(member, jsonPayload(ContinuityStartBody)), ([me, payload]) =>
+      .handle("continuityStart", ({ payload }) =>
+        Effect.flatMap(member, (me) =>
           Option.isNone(me) ? Effect.fail(noAccount()) : continuity(me.value).Start(new StartCountdown({ account: me.value, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
             answeredAs(BadRequest, ContentConflict, Forbidden, NotFound)
           )))
@@ -389,9 +387,8 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
           const { page } = yield* pagePostOf(post)
           return oembedOf(base, page, urlParams.maxwidth, urlParams.maxheight)
         }).pipe(orUnavailable))
-      .handleRaw("verify", () =>
+      .handle("verify", ({ payload }) =>
         Effect.gen(function*() {
-          const payload = yield* jsonPayload(VerifyRequest)
           const sig = Buffer.from(payload.signature, "base64")
           if (!/^[A-Za-z0-9+/]+={0,2}$/.test(payload.signature) || sig.length !== 65) return yield* Effect.fail(badRequest("signature must be base64 of 65 bytes"))
           if (!/^[A-Za-z0-9]{20,90}$/.test(payload.address)) return yield* Effect.fail(badRequest("address is not a chain address"))

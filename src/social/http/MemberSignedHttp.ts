@@ -14,7 +14,6 @@ import { awaitingSignatures, requestById, unsignedRows, viewOf } from "../posts/
 import { SqlClient } from "@effect/sql"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { accountOfIdentity } from "../accounts/Succession.ts"
-import { jsonPayload } from "../../platform/http/jsonPayload.ts"
 import { answeredAs, orElseUnavailable } from "./refusals.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -37,13 +36,13 @@ const ownPost = (id: string) =>
     return found.value
   }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable())))
 
-/** The signed items of the body, decoded as the composer's bodies are (jsonPayload). */
-const signaturesPayload = Effect.gen(function*() {
-  const body = yield* jsonPayload(SignaturesBody)
+/** The signed items of the body (decoded by HttpApi, JSON whatever its Content-Type: JsonBody). */
+const signedItems = (body: typeof SignaturesBody.Type) => {
   const items = [...(body.psbts ?? []), ...(body.transactions ?? [])]
-  if (items.length === 0) return yield* Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'psbts' or 'transactions' is required." } }))
-  return items
-})
+  return items.length === 0
+    ? Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'psbts' or 'transactions' is required." } }))
+    : Effect.succeed(items)
+}
 
 export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigned", (handlers) =>
   Effect.gen(function*() {
@@ -56,9 +55,9 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
           if (Option.isNone(waiting)) return yield* Effect.fail(notFound("Nothing of this post waits for signatures."))
           return waiting.value
         }))
-      .handleRaw("signatures", ({ path }) =>
+      .handle("signatures", ({ path, payload }) =>
         Effect.gen(function*() {
-          const items = yield* signaturesPayload
+          const items = yield* signedItems(payload)
           const post = yield* ownPost(path.id)
           return yield* posts(post.id).SubmitSignatures(new SubmitSignatures({ postId: post.id, items, submissionId: randomUUID() })).pipe(
             answeredAs(BadRequest, Forbidden, NotFound, ContentConflict)
@@ -78,9 +77,9 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
           if (request.value.state !== "awaiting" || Option.isNone(post)) return yield* Effect.fail(notFound("This comment no longer waits for a signature."))
           return viewOf(post.value, request.value, yield* unsignedRows(path.commentId))
         }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable()))))
-      .handleRaw("commentSignatures", ({ path }) =>
+      .handle("commentSignatures", ({ path, payload }) =>
         Effect.gen(function*() {
-          const items = yield* signaturesPayload
+          const items = yield* signedItems(payload)
           const session = yield* Session
           const sql = yield* SqlClient.SqlClient
           if (!UUID.test(path.id) || !UUID.test(path.commentId)) return yield* Effect.fail(notFound("No such comment."))
