@@ -10,7 +10,7 @@
 //   `inboundWebhooks` (its partner webhooks for the ops view).
 // It needs the platform (cluster, database, chains, Omni view, secret box, config) beneath it.
 import { Layer } from "effect"
-import { frontDoor as door } from "../platform/FrontDoor.ts"
+import type { FrontDoor } from "../platform/FrontDoor.ts"
 import * as AttestationMonitor from "./attestation/AttestationMonitor.ts"
 import * as Attestations from "./attestation/Attestations.ts"
 import * as AttestorEntity from "./attestation/AttestorEntity.ts"
@@ -23,7 +23,7 @@ import * as DeskOrderEntity from "./orders/DeskOrderEntity.ts"
 import * as ReserveScanner from "./reserves/ReserveScanner.ts"
 import * as DevnetBacking from "./tokens/devnetBacking.ts"
 import * as DeskWallets from "./wallets/DeskWallets.ts"
-import { config as deskConfig, DeskConfig } from "./DeskConfig.ts"
+import { config as deskConfig, DeskConfig, type DeskConfigShape } from "./DeskConfig.ts"
 import { migrations } from "./migrations/index.ts"
 import { makeDeskWorld } from "./tokens/DeskWorld.ts"
 import { registeredProperties } from "./tokens/tokenStore.ts"
@@ -42,8 +42,8 @@ export const layer = Layer.mergeAll(
   AttestationMonitor.layer
 ).pipe(Layer.provideMerge(services))
 
-export const frontDoor = door({
+export const frontDoor = {
   layer, listener, migrations, settings: { tag: DeskConfig, config: deskConfig },
   devnetWorld: makeDeskWorld, ledgerProperties: registeredProperties, inboundWebhooks: InboundLog.layer,
   devnetBacking: DevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))
-})
+} satisfies FrontDoor<DeskConfig, DeskConfigShape>

@@ -9,7 +9,7 @@
 //   `ledgerProperties` (its market assets, for the platform's LedgerRegistry).
 // It needs the platform (cluster, database, chains, secret box, config) beneath it.
 import { Layer } from "effect"
-import { frontDoor as door } from "../platform/FrontDoor.ts"
+import type { FrontDoor } from "../platform/FrontDoor.ts"
 import * as AccountReadModel from "./account/AccountReadModel.ts"
 import * as ApiKeys from "./auth/ApiKeys.ts"
 import * as AuthorizationEntity from "./authorization/AuthorizationEntity.ts"
@@ -19,7 +19,7 @@ import * as MarketData from "./marketdata/MarketData.ts"
 import * as MarketActivator from "./markets/MarketActivator.ts"
 import * as MarketRegistry from "./markets/MarketRegistry.ts"
 import * as SettlementEntity from "./settlement/SettlementEntity.ts"
-import { config as exchangeConfig, ExchangeConfig } from "./ExchangeConfig.ts"
+import { config as exchangeConfig, ExchangeConfig, type ExchangeConfigShape } from "./ExchangeConfig.ts"
 import { makeDemoWorld } from "./markets/DemoWorld.ts"
 import { registeredProperties } from "./markets/marketStore.ts"
 import { migrations } from "./migrations/index.ts"
@@ -32,7 +32,7 @@ export const layer = Layer.mergeAll(
   listener, MarketEntity.layer, AuthorizationEntity.layer, SettlementEntity.layer, MarketActivator.layer
 ).pipe(Layer.provideMerge(services))
 
-export const frontDoor = door({
+export const frontDoor = {
   layer, listener, migrations, settings: { tag: ExchangeConfig, config: exchangeConfig },
   devnetWorld: makeDemoWorld, ledgerProperties: registeredProperties
-})
+} satisfies FrontDoor<ExchangeConfig, ExchangeConfigShape>

@@ -1,4 +1,5 @@
-// The shape of a service's front door (src/<service>/<Service>.ts exports its own as `frontDoor`):
+// The shape of a service's front door (src/<service>/<Service>.ts exports its own as `frontDoor`,
+// written `satisfies FrontDoor<…>` so its own types stay for the node to check):
 // everything a node needs to run the service, its settings and its migrations. The node
 // (cluster/Node.ts), the settings record (src/config.ts) and the migration list (src/migrations.ts)
 // are all derived from one list of front doors (src/services.ts), so a fourth service is one entry
@@ -37,7 +38,3 @@ export interface FrontDoor<Id = unknown, Shape = unknown> {
   /** Its partner webhooks in the ops view (the platform's InboundWebhooks port). */
   readonly inboundWebhooks?: Layer.Layer<InboundWebhooks, never, SqlClient.SqlClient>
 }
-
-/** A front door as written, its types kept (the node checks what each layer needs and gives). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each door's own tag and shape
-export const frontDoor = <const Door extends FrontDoor<any, any>>(door: Door): Door => door

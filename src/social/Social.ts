@@ -6,7 +6,7 @@
 //   (platform/FrontDoor.ts; it fills none of the platform's ports).
 // It needs the platform (cluster, database, chains, secret box, sessions, config) beneath it.
 import { Layer } from "effect"
-import { frontDoor as door } from "../platform/FrontDoor.ts"
+import type { FrontDoor } from "../platform/FrontDoor.ts"
 import * as TopUps from "./accounts/TopUps.ts"
 import * as ContinuityEntity from "./accounts/ContinuityEntity.ts"
 import * as ContentStoreLive from "./content/ContentStoreLive.ts"
@@ -14,7 +14,7 @@ import { listener } from "./http/SocialListener.ts"
 import * as SocialLinkTokenEntity from "./identity/SocialLinkTokenEntity.ts"
 import * as PostEntity from "./posts/PostEntity.ts"
 import * as StampingSweep from "./posts/stampingSweep.ts"
-import { config as socialConfig, SocialConfig } from "./SocialConfig.ts"
+import { config as socialConfig, SocialConfig, type SocialConfigShape } from "./SocialConfig.ts"
 import { migrations } from "./migrations/index.ts"
 
 export { listener, migrations, SocialConfig }
@@ -25,4 +25,4 @@ export const layer = Layer.mergeAll(
   Layer.provideMerge(ContentStoreLive.layer)
 )
 
-export const frontDoor = door({ layer, listener, migrations, settings: { tag: SocialConfig, config: socialConfig } })
+export const frontDoor = { layer, listener, migrations, settings: { tag: SocialConfig, config: socialConfig } } satisfies FrontDoor<SocialConfig, SocialConfigShape>
