@@ -13,6 +13,7 @@
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Deferred, Duration, Effect, Exit, Queue, Schedule, type Tracer } from "effect"
+import { LocalMarkets, MarketGone, type MarketInbox } from "./LocalMarkets.ts"
 import { Authorization, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
@@ -331,6 +332,30 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         : Deferred.succeed(cmd.done, { order: orderState(market, rec), fills: [], duplicate: true })
     })
 
+  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) =>
+    Effect.gen(function*() {
+      const done = yield* Deferred.make<A, OrderRefused>()
+      yield* Queue.offer(queue, { ...make(done), span: yield* recordedSpan })
+      return yield* Deferred.await(done)
+    })
+
+  // This node's callers reach the queue directly while the market is active here (LocalMarkets.ts).
+  // Registered before the commit loop starts, so it is released after that loop stops: `gone` then
+  // tells every caller still waiting (its batch rolled back or never ran) to ask the new owner.
+  const gone = yield* Deferred.make<void>()
+  const local = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued): Effect.Effect<A, OrderRefused | MarketGone> =>
+    Effect.raceFirst(enqueue(make), Effect.zipRight(Deferred.await(gone), Effect.fail(new MarketGone())))
+  const inbox: MarketInbox = {
+    place: (p) => local<Placed>((done) => ({ _tag: "Place", input: p, done })),
+    cancel: (c) => local<OrderState>((done) => ({ _tag: "Cancel", userId: c.userId, orderId: c.orderId, clientOrderId: c.clientOrderId, onlyIf: c.onlyIf, done })),
+    cancelAll: (c) => local<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: c.userId, done }))
+  }
+  const locals = yield* LocalMarkets
+  yield* Effect.acquireRelease(
+    Effect.sync(() => locals.set(symbol, inbox)),
+    () => Effect.zipRight(Effect.sync(() => { if (locals.get(symbol) === inbox) locals.delete(symbol) }), Deferred.succeed(gone, undefined))
+  )
+
   // The commit loop: takes whatever is queued (at least one), runs it as one batch. A defect here
   // (a failed commit) ends the entity; the cluster restarts it and the book is rebuilt.
   yield* Effect.gen(function*() {
@@ -368,13 +393,6 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     Effect.repeat(Schedule.spaced(Duration.millis(sweepPollMs))),
     Effect.forkScoped
   )
-
-  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) =>
-    Effect.gen(function*() {
-      const done = yield* Deferred.make<A, OrderRefused>()
-      yield* Queue.offer(queue, { ...make(done), span: yield* recordedSpan })
-      return yield* Deferred.await(done)
-    })
 
   return MarketEntitySchema.of({
     Place: ({ payload }) => enqueue<Placed>((done) => ({ _tag: "Place", input: payload, done })).pipe(metrics.guard),

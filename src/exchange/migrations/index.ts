@@ -13,7 +13,6 @@ import m0011 from "./0011_settlement_legs_from_height.ts"
 import m0012 from "./0012_settlement_txid_unique.ts"
 import m0016 from "./0016_market_data.ts"
 import m0037 from "./0037_key_destroyed_at.ts"
-import m0043 from "./0043_settlement_legs_open.ts"
 
 export const migrations: Migrations = {
   "0001_accounts": m0001,
@@ -24,6 +23,5 @@ export const migrations: Migrations = {
   "0011_settlement_legs_from_height": m0011,
   "0012_settlement_txid_unique": m0012,
   "0016_market_data": m0016,
-  "0037_key_destroyed_at": m0037,
-  "0043_settlement_legs_open": m0043
+  "0037_key_destroyed_at": m0037
 }
