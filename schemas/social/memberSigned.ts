@@ -3,6 +3,7 @@
 // sends them back signed. Session routes; the author only.
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { JsonBody } from "../common/jsonBody.ts"
 import { text } from "../common/text.ts"
 import { Weight } from "../common/Weight.ts"
 import { BadRequest, ContentConflict, Forbidden, NotFound, ServiceUnavailable } from "./errors.ts"
@@ -41,7 +42,7 @@ export const MemberSignedGroup = HttpApiGroup.make("memberSigned")
     .annotate(Weight, 1)
     .annotate(OpenApi.Description, "The stamps of the author action waiting for the member's signatures (accounts linked by xpub only): one PSBT per stamp, each spending its own sponsor coin. 404 when nothing waits.")
     .annotate(OpenApi.Summary, "Unsigned stamps of a member-signed post (session, author)"))
-  .add(HttpApiEndpoint.post("signatures", "/api/social/posts/:id/signatures").setPath(postIdParam).setPayload(SignaturesBody).addSuccess(SignedStamps)
+  .add(HttpApiEndpoint.post("signatures", "/api/social/posts/:id/signatures").setPath(postIdParam).setPayload(JsonBody(SignaturesBody)).addSuccess(SignedStamps)
     .addError(BadRequest).addError(Forbidden).addError(NotFound).addError(ContentConflict).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Description, "Every stamp of the waiting action, signed (psbts or transactions, any order). Each must be exactly the transaction built, signed SIGHASH_ALL by the post address's key; otherwise 400 and nothing is sent. Recorded, the action takes effect, then broadcast. Sending the same signatures again re-sends the recorded transactions.")
@@ -51,7 +52,7 @@ export const MemberSignedGroup = HttpApiGroup.make("memberSigned")
     .annotate(Weight, 1)
     .annotate(OpenApi.Description, "A member-signed comment's X waiting for the commenter's signature (the PSBT the comment route answered with 202; `commentId` is its requestId), read again. 404 when it no longer waits (signed, or lapsed).")
     .annotate(OpenApi.Summary, "Unsigned stamp of a member-signed comment (session, the commenter)"))
-  .add(HttpApiEndpoint.post("commentSignatures", "/api/social/posts/:id/comments/:commentId/signatures").setPath(commentIdParam).setPayload(SignaturesBody).addSuccess(SignedStamps)
+  .add(HttpApiEndpoint.post("commentSignatures", "/api/social/posts/:id/comments/:commentId/signatures").setPath(commentIdParam).setPayload(JsonBody(SignaturesBody)).addSuccess(SignedStamps)
     .addError(BadRequest).addError(Forbidden).addError(NotFound).addError(ContentConflict).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Description, "An xpub-only commenter's X, signed (the PSBT the comment route answered with 202; `commentId` is its requestId). Checked, recorded (the comment exists from then on), then broadcast; the same signatures again re-send the recorded transaction.")
@@ -71,7 +72,7 @@ export const StampSigningGroup = HttpApiGroup.make("stampSigning")
     .annotate(Weight, 1)
     .annotate(OpenApi.Description, "The PSBTs of the action a signing code is for (signaturesUrl: this path). 400 for a code this service did not make; 404 once the action no longer waits (signed, lapsed).")
     .annotate(OpenApi.Summary, "A waiting action's stamps for the wallet app (signing code, no session)"))
-  .add(HttpApiEndpoint.post("submit", "/api/public/v1/stamp-signing").setPayload(StampSigningBody).addSuccess(SignedStamps)
+  .add(HttpApiEndpoint.post("submit", "/api/public/v1/stamp-signing").setPayload(JsonBody(StampSigningBody)).addSuccess(SignedStamps)
     .addError(BadRequest).addError(Forbidden).addError(NotFound).addError(ContentConflict).addError(ServiceUnavailable)
     .annotate(Weight, 5)
     .annotate(OpenApi.Description, "The wallet sends the action's stamps signed, with the signing code: checked, recorded and broadcast exactly as POST /api/social/posts/{id}/signatures does.")

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto"
 import { Effect, Option } from "effect"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { BadRequest, ContentConflict, Forbidden, NotFound, unavailable } from "../../../schemas/social/errors.ts"
-import { SignaturesBody, StampSigningBody } from "../../../schemas/social/memberSigned.ts"
+import type { SignaturesBody } from "../../../schemas/social/memberSigned.ts"
 import { Post, SubmitSignatures } from "../../../schemas/social/post.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { findPost, postColumns, type PostRow } from "../posts/Composer.ts"
@@ -14,7 +14,6 @@ import { awaitingSignatures, requestById, unsignedRows, viewOf } from "../posts/
 import { SqlClient } from "@effect/sql"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { accountOfIdentity } from "../accounts/Succession.ts"
-import { jsonPayload } from "../../platform/http/jsonPayload.ts"
 import { answeredAs, orElseUnavailable } from "./refusals.ts"
 import { SecretBox } from "../../platform/SecretBox.ts"
 import { POLL_INTERVAL_MS } from "../../platform/signin/challenge.ts"
@@ -41,15 +40,13 @@ const ownPost = (id: string) =>
     return found.value
   }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable())))
 
+/** The signed items of the body (decoded by HttpApi, JSON whatever its Content-Type: JsonBody). */
 const signedItems = (body: typeof SignaturesBody.Type) => {
   const items = [...(body.psbts ?? []), ...(body.transactions ?? [])]
   return items.length === 0
     ? Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'psbts' or 'transactions' is required." } }))
     : Effect.succeed(items)
 }
-
-/** The signed items of the body, decoded as the composer's bodies are (jsonPayload). */
-const signaturesPayload = Effect.flatMap(jsonPayload(SignaturesBody), signedItems)
 
 /** The key signing codes are made with (src/social/posts/walletSigning.ts). */
 const signingKey = Effect.map(SecretBox, (box) => box.subkey(STAMP_SIGNING_KEY_LABEL))
@@ -75,9 +72,9 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
           if (Option.isNone(waiting)) return yield* Effect.fail(notFound("Nothing of this post waits for signatures."))
           return waiting.value
         }))
-      .handleRaw("signatures", ({ path }) =>
+      .handle("signatures", ({ path, payload }) =>
         Effect.gen(function*() {
-          const items = yield* signaturesPayload
+          const items = yield* signedItems(payload)
           const post = yield* ownPost(path.id)
           return yield* posts(post.id).SubmitSignatures(new SubmitSignatures({ postId: post.id, items, submissionId: randomUUID() })).pipe(
             answeredAs(BadRequest, Forbidden, NotFound, ContentConflict)
@@ -97,9 +94,9 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
           if (request.value.state !== "awaiting" || Option.isNone(post)) return yield* Effect.fail(notFound("This comment no longer waits for a signature."))
           return viewOf(post.value, request.value, yield* unsignedRows(path.commentId))
         }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable()))))
-      .handleRaw("commentSignatures", ({ path }) =>
+      .handle("commentSignatures", ({ path, payload }) =>
         Effect.gen(function*() {
-          const items = yield* signaturesPayload
+          const items = yield* signedItems(payload)
           const session = yield* Session
           const sql = yield* SqlClient.SqlClient
           if (!UUID.test(path.id) || !UUID.test(path.commentId)) return yield* Effect.fail(notFound("No such comment."))
@@ -141,9 +138,8 @@ export const StampSigningHandlers = HttpApiBuilder.group(SocialApi, "stampSignin
           const rows = yield* orElseUnavailable(unsignedRows(request.id))
           return { ...viewOf(post, request, rows), signaturesUrl: STAMP_SIGNING_PATH }
         }))
-      .handleRaw("submit", () =>
+      .handle("submit", ({ payload: body }) =>
         Effect.gen(function*() {
-          const body = yield* jsonPayload(StampSigningBody)
           const items = yield* signedItems(body)
           const requestId = requestOfSigningToken(key, body.token)
           if (requestId === undefined) return yield* Effect.fail(badCode())
