@@ -73,13 +73,13 @@ export const setUpExchange = async (world: World, rng: Rng, o: { readonly trader
       expiresAtMs = expiring ? Math.max(drawn, Date.now() + 120_000) : Date.now() + 6 * 3_600_000
       // The reply is awaited (through cluster storage): a refused grant stops the setup with its reason.
       const refused = await client.runPromise(Effect.timeout(Effect.flatMap(Authorization.client, (a: any) =>
-        a(entityIdOf(key.userId, asset)).Grant(new Grant({ grantId, cap: String(FUNDS_WHOLE), expiresAtMs }))) as Effect.Effect<unknown, unknown>, "5 minutes"))
+        a(entityIdOf(key.userId, asset)).Grant(new Grant({ grantId, cap: String(FUNDS_WHOLE), expiresAtMs }))) as Effect.Effect<unknown, unknown>, "10 minutes"))
         .then(() => undefined, (e: unknown) => e)
       if (refused === undefined) break
       if (attempt >= 3 || !String((refused as { message?: string })?.message ?? refused).includes("expiry is in the past")) throw refused
       o.log(`setup: trader ${i}'s grant reached its entity after its expiry (a slow machine); granting again`)
     }
-    const grant = await pollFor(`trader ${i}'s grant`, 300_000, async () =>
+    const grant = await pollFor(`trader ${i}'s grant`, 600_000, async () =>
       (await world.query<{ delegated_address: string }>(`SELECT delegated_address FROM authorizations WHERE grant_id = $1`, [grantId]))[0])
     await run(issuerWallet.omni({ type: "grant", property: side === "SELL" ? tokA : tokB, amount: FUNDS_WHOLE * 10n ** 8n, memo: "" }, grant.delegated_address))
     await run(ledger.mine(1, burn))
