@@ -12,6 +12,9 @@ import { anvilBinary, anvilDevKey, startAnvil } from "./anvil.ts"
 import { startLitecoind, urlWithCredentials } from "./litecoind.ts"
 import { randomLedgerKey } from "./walletServices.ts"
 import { existsSync } from "node:fs"
+import { Effect } from "effect"
+import { makeRpcLedger } from "../src/chain/ledger/rpcLedger.ts"
+import { ledgerParams, litecoinRegtestParams } from "../src/chain/params.ts"
 
 /** Chain id of anvil: base, one of the desk's EVM chains. */
 const anvilChainId = 8453
@@ -42,11 +45,14 @@ export const startSharedChains = async (dataDir: string): Promise<SharedChains> 
     throw e
   }
   const burn = randomLedgerKey().address
+  // Addresses are the ledger's (its own prefixes); the RPC ledger turns them into the node's.
+  const ledger = makeRpcLedger({ url: urlWithCredentials(litecoind), params: ledgerParams, nodeParams: litecoinRegtestParams })
+  const mine = (n: number, to: string) => Effect.runPromise(ledger.mine(n, to))
   let mining = true
   const miner = (async () => {
     while (mining) {
       await new Promise((r) => setTimeout(r, sharedBlockMs))
-      if (mining) await litecoind.rpc("generatetoaddress", 1, burn).catch(() => undefined)
+      if (mining) await mine(1, burn).catch(() => undefined)
     }
   })()
   const ltcUrl = urlWithCredentials(litecoind)
@@ -67,8 +73,8 @@ export const startSharedChains = async (dataDir: string): Promise<SharedChains> 
           const [row] = (await pool.query<{ address: string }>(`SELECT address FROM system_wallets WHERE name = 'fee-sponsor'`).catch(() => ({ rows: [] }))).rows
           if (row !== undefined) {
             if (await litecoind.rpc<number>("getblockcount") > coinbaseMaturity) return `fee sponsor ${row.address}: chain already funded`
-            await litecoind.rpc("generatetoaddress", 1, row.address)
-            await litecoind.rpc("generatetoaddress", coinbaseMaturity, burn)
+            await mine(1, row.address)
+            await mine(coinbaseMaturity, burn)
             return `fee sponsor ${row.address}: funded with one block's coinbase`
           }
           await new Promise((r) => setTimeout(r, 1_000))

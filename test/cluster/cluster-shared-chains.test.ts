@@ -6,10 +6,13 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { freePort } from "../../harness/ports.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
+import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
+import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { testMasterKey } from "../support/node.ts"
 import { waitFor } from "../support/waitFor.ts"
 
@@ -44,17 +47,21 @@ describe("npm run cluster: shared chains", () => {
     let stderr = ""
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()))
     child.stdout.on("data", () => {})
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)))
+    const exited = new Promise<string>((resolve) => child.once("exit", (c, signal) => resolve(signal ?? `code ${c}`)))
+    let failure: unknown
     try {
       const ledgerUrl = await waitFor("the shared chains' line", 120_000, async () => stderr.match(/chains: one for every node: litecoind -regtest (\S+)/)?.[1])
       const withCredentials = new URL(ledgerUrl)
       withCredentials.username = "u"
       withCredentials.password = "p"
       const reports = async () => (await db!.query<{ node: string; chains: Array<ChainReport> }>(
-        "SELECT node, stats->'chains' AS chains FROM ops_nodes WHERE updated_at > now() - interval '10 seconds' ORDER BY node"))
+        "SELECT node, stats->'chains' AS chains FROM ops_nodes WHERE updated_at > now() - interval '10 seconds' ORDER BY node")
+        // Before the first node's migrations there is no table yet.
+        .catch(() => []))
       await waitFor("both nodes reporting their chains", 240_000, async () => ((await reports()).length === 2 ? true : undefined), 1_000)
       // Blocks mined from outside, straight on the shared litecoind: both nodes see the new tip.
-      await rpc(withCredentials.toString(), "generatetoaddress", 3, randomLedgerKey().address)
+      const ledger = makeRpcLedger({ url: withCredentials.toString(), params: ledgerParams, nodeParams: litecoinRegtestParams })
+      await Effect.runPromise(ledger.mine(3, randomLedgerKey().address))
       const tip = await rpc<number>(withCredentials.toString(), "getblockcount")
       const seen = await waitFor(`both nodes at the ledger's tip ${tip}`, 60_000, async () => {
         const rows = await reports()
@@ -67,10 +74,13 @@ describe("npm run cluster: shared chains", () => {
       }
       expect(tip).toBeGreaterThan(0)
       expect(stderr).not.toContain("each node runs its own in-process devnet")
-    } finally {
-      child.kill("SIGTERM")
-      expect(await exited).toBe(0)
-      rmSync(dataDir, { recursive: true, force: true })
+    } catch (e) {
+      failure = e
     }
+    child.kill("SIGTERM")
+    const how = await exited
+    rmSync(dataDir, { recursive: true, force: true })
+    if (failure !== undefined) throw new Error(`${String(failure)}\n--- npm run cluster's stderr (end):\n${stderr.slice(-3000)}`)
+    expect(how, stderr.slice(-3000)).toBe("code 0")
   }, 420_000)
 })
