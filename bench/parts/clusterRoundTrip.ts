@@ -32,6 +32,7 @@ const StubMarket = Market.toLayer(Effect.map(answering, (enqueue) => Market.of({
   Place: () => enqueue,
   Cancel: () => Effect.dieMessage("stub"),
   CancelAll: () => Effect.dieMessage("stub"),
+  Batch: () => Effect.dieMessage("stub"),
   ExpireGrant: () => Effect.dieMessage("stub"),
   Activate: () => Effect.void
 })), { concurrency: "unbounded", mailboxCapacity: "unbounded" })

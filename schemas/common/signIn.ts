@@ -77,6 +77,8 @@ export interface SignInErrors {
   readonly unauthorized: Schema.Schema<any, any, never>
   readonly conflict: Schema.Schema<any, any, never>
   readonly gone: Schema.Schema<any, any, never>
+  /** wallet-exchange from another site's page (login CSRF): the service's cross_site_refused. */
+  readonly forbidden: Schema.Schema<any, any, never>
 }
 
 /** The four sign-in paths, the same on every listener; `cookie` names the service's session cookie. */
@@ -99,9 +101,9 @@ export const signInGroup = <E extends SignInErrors>(errors: E, cookie: string) =
       .annotate(Weight, 5)
       .annotate(OpenApi.Summary, "The wallet's signature over the message: once per challenge (weight 5)"))
     .add(HttpApiEndpoint.post("exchange", "/api/public/auth/wallet-exchange").setPayload(ExchangeBody).addSuccess(SessionIssued)
-      .addError(errors.gone as E["gone"]).addError(errors.badRequest as E["badRequest"])
+      .addError(errors.gone as E["gone"]).addError(errors.badRequest as E["badRequest"]).addError(errors.forbidden as E["forbidden"])
       .annotate(Weight, 5)
-      .annotate(OpenApi.Summary, `Trade the one-time token for a session: a bearer token and the ${cookie} cookie (once, weight 5)`))
+      .annotate(OpenApi.Summary, `Trade the one-time token for a session: a bearer token and the ${cookie} cookie (once, weight 5). A JSON body only; 403 when the browser says another site sent it (login CSRF)`))
     .annotate(OpenApi.Title, "Sign-in")
 
 // ---- Sessions (issue 27.10): who am I, sign out, my sessions and ending one.

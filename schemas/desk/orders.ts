@@ -1,12 +1,13 @@
 // The DeskOrder entity (entity id: the order's uuid), one per desk order. Create writes the order
-// (the entity is the only writer of its row) and starts its timer; Watch starts an order written
+// (the entity is the only writer of its row and its event log) and starts its timer; PartnerEvent
+// appends a partner's webhook event to its log; Watch starts an order written
 // before Create existed (kept for messages already stored); Tick is its own durable timer (persisted, delivered at its time, one per
 // due time); Advance is what a poll sends so the answer is fresh. Every message runs the same
 // idempotent advance over the order's row, so a repeated or replayed message changes nothing.
 import { ClusterSchema, DeliverAt, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { DateTime, PrimaryKey, Schema } from "effect"
-import { BadRequest, IdempotencyKeyReused } from "../common/ErrorBody.ts"
+import { BadRequest, IdempotencyKeyReused, ServiceUnavailable } from "../common/ErrorBody.ts"
 
 /** An amount in the smallest unit, as a decimal string (money is never a float). */
 const Units = Schema.String.pipe(Schema.pattern(/^[0-9]{1,78}$/))
@@ -77,10 +78,33 @@ export class TickOrder extends Schema.Class<TickOrder>("DeskOrder/Tick")({
 
 export class AdvanceOrder extends Schema.Class<AdvanceOrder>("DeskOrder/Advance")({}) {}
 
+/**
+ * A partner's webhook event against this order (entity id: the order's uuid; `noOrder` for an
+ * event that names no order of the desk's). The entity appends it to the order's event log once:
+ * `dedupeKey` (partner and canonical body) makes a partner's retry, or this message run again,
+ * record nothing more. Not persisted: the partner retries until it is acknowledged.
+ */
+export class PartnerEvent extends Schema.Class<PartnerEvent>("DeskOrder/PartnerEvent")({
+  partner: Schema.String,
+  event: Schema.String,
+  /** The webhook's body as JSON text, kept as it came. */
+  body: Schema.String,
+  dedupeKey: Schema.String
+}) {}
+
+/** The event's id in the log when this delivery recorded it; null when an earlier one had. */
+export class PartnerEventRecorded extends Schema.Class<PartnerEventRecorded>("DeskOrder/PartnerEventRecorded")({
+  eventId: Schema.NullOr(Schema.String)
+}) {}
+
+/** The DeskOrder entity that records partner events naming no order of the desk's (it has no row of its own). */
+export const noOrder = "no-order"
+
 export const DeskOrderEntity = Entity.make("DeskOrder", [
   Rpc.make("Create", { payload: CreateOrder, success: OrderCreated, error: Schema.Union(BadRequest, IdempotencyKeyReused) })
     .annotate(ClusterSchema.Persisted, true),
   Rpc.make("Watch", { payload: WatchOrder }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("Tick", { payload: TickOrder }).annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, true),
-  Rpc.make("Advance", { payload: AdvanceOrder }).annotate(ClusterSchema.Uninterruptible, true)
+  Rpc.make("Advance", { payload: AdvanceOrder }).annotate(ClusterSchema.Uninterruptible, true),
+  Rpc.make("PartnerEvent", { payload: PartnerEvent, success: PartnerEventRecorded, error: ServiceUnavailable })
 ])

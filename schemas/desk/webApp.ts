@@ -9,6 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpAp
 import { Context, Schema } from "effect"
 import { sessionGroup, signInGroup } from "../common/signIn.ts"
 import { text } from "../common/text.ts"
+import { linkQrOf, linkStateOf } from "../common/walletLinkQr.ts"
 import { Weight } from "../common/Weight.ts"
 import { CashoutAccount, CashoutOrder, PayoutAddressBody } from "./cashout.ts"
 import { BadRequest, Conflict, Forbidden, Gone, NotFound, ServiceUnavailable, Unauthorized } from "./errors.ts"
@@ -39,7 +40,7 @@ export class DeskSessionAuth extends HttpApiMiddleware.Tag<DeskSessionAuth>()("d
   }
 }) {}
 
-export const DeskSignInGroup = signInGroup({ badRequest: BadRequest, unauthorized: Unauthorized, conflict: Conflict, gone: Gone }, deskSessionCookie)
+export const DeskSignInGroup = signInGroup({ badRequest: BadRequest, unauthorized: Unauthorized, conflict: Conflict, gone: Gone, forbidden: Forbidden }, deskSessionCookie)
 export const DeskSessionGroup = sessionGroup(DeskSessionAuth, NotFound)
 
 export const LinkedWalletView = Schema.Struct({
@@ -81,20 +82,8 @@ export const AppKeyRevoked = Schema.Struct({ id: Schema.String, revoked: Schema.
 export const NewLinkQr = Schema.Struct({
   replace: Schema.optional(Schema.Boolean).annotations({ description: "Allow a wallet other than the linked one to replace it" })
 })
-export const LinkQr = Schema.Struct({
-  challengeId: Schema.String.annotations({ description: "Poll GET /api/app/wallet-link/{challengeId} for the link's state" }),
-  url: Schema.String.annotations({ description: "What the QR holds: the single-use wallet-link URL (5 minutes)" }),
-  deepLink: Schema.String.annotations({ description: "shardline-wallet://link?url=<the link URL>: for a wallet on the same device" }),
-  expiresAt: Schema.String,
-  allowRebind: Schema.Boolean,
-  pollIntervalMs: Schema.Int
-})
-export const LinkState = Schema.Struct({
-  challengeId: Schema.String,
-  status: Schema.Literal("waiting", "linked", "expired", "refused").annotations({
-    description: "waiting: not used yet; linked: a wallet linked with it; expired: 5 minutes passed unused; refused: too many refused attempts spent it"
-  }),
-  expiresAt: Schema.String,
+export const LinkQr = linkQrOf("/api/app/wallet-link/{challengeId}", { allowRebind: Schema.Boolean })
+export const LinkState = linkStateOf("a wallet linked with it", {
   wallet: Schema.NullOr(LinkedWalletView).annotations({ description: "Once linked: the wallet" })
 })
 

@@ -90,10 +90,34 @@ export class ExpireGrant extends Schema.Class<ExpireGrant>("Market/ExpireGrant")
 /** Wakes the entity (after `markets add`, or at node start) so its book is in memory. */
 export class Activate extends Schema.Class<Activate>("Market/Activate")({}) {}
 
+/**
+ * Orders for a market another node owns, gathered over one event-loop turn and carried as one
+ * message (issue 22.2): each command answered on its own, in order, as the single calls would be.
+ */
+export const BatchCommand = Schema.Union(
+  Schema.TaggedStruct("Place", { place: Place }),
+  Schema.TaggedStruct("Cancel", { cancel: Cancel }),
+  Schema.TaggedStruct("CancelAll", { cancelAll: CancelAll })
+)
+export type BatchCommand = typeof BatchCommand.Type
+
+export class Batch extends Schema.Class<Batch>("Market/Batch")({
+  commands: Schema.Array(BatchCommand)
+}) {}
+
+export const BatchAnswer = Schema.Union(
+  Schema.TaggedStruct("Placed", { placed: Placed }),
+  Schema.TaggedStruct("Canceled", { order: OrderState }),
+  Schema.TaggedStruct("CanceledAll", { orders: Schema.Array(OrderState) }),
+  Schema.TaggedStruct("Refused", { code: Schema.Number, msg: Schema.String })
+)
+export type BatchAnswer = typeof BatchAnswer.Type
+
 export const Market = Entity.make("Market", [
   Rpc.make("Place", { payload: Place, success: Placed, error: OrderRefused }),
   Rpc.make("Cancel", { payload: Cancel, success: OrderState, error: OrderRefused }),
   Rpc.make("CancelAll", { payload: CancelAll, success: Schema.Array(OrderState), error: OrderRefused }),
+  Rpc.make("Batch", { payload: Batch, success: Schema.Array(BatchAnswer) }),
   Rpc.make("ExpireGrant", { payload: ExpireGrant, success: Schema.Number, error: OrderRefused }),
   Rpc.make("Activate", { payload: Activate })
 ]).annotateRpcs(ClusterSchema.Persisted, false)

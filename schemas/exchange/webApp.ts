@@ -32,7 +32,7 @@ export class ExchangeSessionAuth extends HttpApiMiddleware.Tag<ExchangeSessionAu
   }
 }) {}
 
-export const ExchangeSignInGroup = signInGroup({ badRequest: BadRequest, unauthorized: Unauthorized, conflict: Conflict, gone: Gone }, exchangeSessionCookie)
+export const ExchangeSignInGroup = signInGroup({ badRequest: BadRequest, unauthorized: Unauthorized, conflict: Conflict, gone: Gone, forbidden: Forbidden }, exchangeSessionCookie)
 export const ExchangeSessionGroup = sessionGroup(ExchangeSessionAuth, NotFound)
 
 const Scope = Schema.Literal("read", "trade")

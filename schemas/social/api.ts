@@ -8,12 +8,12 @@ import { SessionGroup } from "./session.ts"
 import { SignInGroup } from "./signin.ts"
 import { SocialLinkGroup } from "./walletLink.ts"
 import { ComposerGroup, PagesGroup, PublicContentGroup } from "./content.ts"
-import { MemberSignedGroup } from "./memberSigned.ts"
+import { MemberSignedGroup, StampSigningGroup } from "./memberSigned.ts"
 import { MeGroup } from "./me.ts"
 import { apiDocumentation } from "../common/openApi.ts"
 
 export const SocialApi = withCommonErrors(
-  HttpApi.make("social").add(HealthGroup).add(SessionGroup).add(MeGroup).add(SignInGroup).add(SocialLinkGroup).add(ComposerGroup).add(MemberSignedGroup).add(PublicContentGroup).add(PagesGroup)
+  HttpApi.make("social").add(HealthGroup).add(SessionGroup).add(MeGroup).add(SignInGroup).add(SocialLinkGroup).add(ComposerGroup).add(MemberSignedGroup).add(StampSigningGroup).add(PublicContentGroup).add(PagesGroup)
 )
   .addError(Unauthorized)
   .annotateContext(apiDocumentation({

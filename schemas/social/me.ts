@@ -5,6 +5,7 @@
 // account that signing in made links its wallet's xpub without the CLI's `social link-token`.
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { linkQrOf, linkStateOf } from "../common/walletLinkQr.ts"
 import { Weight } from "../common/Weight.ts"
 import { NotFound, ServiceUnavailable } from "../common/ErrorBody.ts"
 import { SessionAuth } from "./security.ts"
@@ -30,20 +31,8 @@ export const Me = Schema.Struct({
   posts: Schema.Array(MyPost).annotations({ description: "Newest first, at most 100" })
 })
 
-export const SocialLinkQr = Schema.Struct({
-  challengeId: Schema.String.annotations({ description: "Poll GET /api/social/wallet-link/{challengeId} for the link's state" }),
-  url: Schema.String.annotations({ description: "What the QR holds: the single-use wallet-link URL (5 minutes)" }),
-  deepLink: Schema.String.annotations({ description: "shardline-wallet://link?url=<the link URL>: for a wallet on the same device" }),
-  expiresAt: Schema.String,
-  pollIntervalMs: Schema.Int
-})
-export const SocialLinkState = Schema.Struct({
-  challengeId: Schema.String,
-  status: Schema.Literal("waiting", "linked", "expired", "refused").annotations({
-    description: "waiting: not used yet; linked: the wallet linked its xpub with it; expired: 5 minutes passed unused; refused: too many refused attempts spent it"
-  }),
-  expiresAt: Schema.String
-})
+export const SocialLinkQr = linkQrOf("/api/social/wallet-link/{challengeId}", {})
+export const SocialLinkState = linkStateOf("the wallet linked its xpub with it", {})
 const challengeParam = HttpApiSchema.param("challengeId", Schema.String.pipe(Schema.maxLength(64)))
 
 export const MeGroup = HttpApiGroup.make("me")

@@ -70,7 +70,14 @@ const publishFields = {
   kind: PostKind,
   body: Schema.String,
   tags: Schema.Array(Schema.String),
-  mediaCids: Schema.Array(Schema.String)
+  mediaCids: Schema.Array(Schema.String),
+  /**
+   * The request's Idempotency-Key, when it had one: the entity claims it for this post (account,
+   * key, the fields' fingerprint) before it writes anything; a key already naming another post is
+   * refused `idempotency_key_claimed` (that post's id as the message), another payload under it
+   * `idempotency_key_reused`.
+   */
+  idempotencyKey: Schema.optional(Schema.String)
 }
 
 export class Publish extends Schema.Class<Publish>("Post/Publish")(publishFields) {

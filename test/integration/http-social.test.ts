@@ -71,10 +71,10 @@ describe("social listener", () => {
     expect(Object.keys(body.paths).sort()).toEqual([
       "/api/public/auth/sign-out", "/api/public/auth/wallet-callback", "/api/public/auth/wallet-challenge", "/api/public/auth/wallet-exchange", "/api/public/auth/wallet-status",
       "/api/public/ledger-health", "/api/public/ledger-verify-message", "/api/public/oembed", "/api/public/post/{id}", "/api/public/post/{id}/comments", "/api/public/timeline/{address}",
-      "/api/public/v1/session", "/api/public/v1/sessions", "/api/public/v1/sessions/{id}", "/api/public/v1/wallet-link", "/api/social/continuity", "/api/social/continuity/cancel", "/api/social/me", "/api/social/posts", "/api/social/posts/{id}/comments",
+      "/api/public/v1/session", "/api/public/v1/sessions", "/api/public/v1/sessions/{id}", "/api/public/v1/stamp-signing", "/api/public/v1/wallet-link", "/api/social/continuity", "/api/social/continuity/cancel", "/api/social/me", "/api/social/posts", "/api/social/posts/{id}/comments",
       "/api/social/posts/{id}/comments/{commentId}/signatures", "/api/social/posts/{id}/comments/{commentId}/unsigned",
       "/api/social/posts/{id}/metadata", "/api/social/posts/{id}/renew", "/api/social/posts/{id}/signatures", "/api/social/posts/{id}/takedown",
-      "/api/social/posts/{id}/unsigned", "/api/social/upload", "/api/social/wallet-link", "/api/social/wallet-link/{challengeId}", "/api/stream/{cid}",
+      "/api/social/posts/{id}/unsigned", "/api/social/posts/{id}/wallet-signing", "/api/social/upload", "/api/social/wallet-link", "/api/social/wallet-link/{challengeId}", "/api/stream/{cid}",
       "/embed/live/by-wallet/{wallet}", "/embed/live/{streamId}", "/embed/p/{id}", "/embed/{cid}", "/live/{streamId}/index.m3u8", "/p/{id}"
     ])
     expect(body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })

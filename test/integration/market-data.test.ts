@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { signedQuery } from "../../harness/signed.ts"
 import { MarketData } from "../../src/exchange/marketdata/MarketData.ts"
+import { remoteBatchCounts } from "../../src/exchange/market/remoteBatches.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 import { withTableRenamed } from "../support/pg.ts"
 import { DUSD, newTraders, type Trader } from "../support/tradingWorld.ts"
@@ -357,5 +358,22 @@ describe("market data served from every node's memory", () => {
     expect(fds()).toBeLessThanOrEqual(baseFds + 5)
     gc()
     expect(process.memoryUsage().heapUsed - baseHeap).toBeLessThan(30 * 1024 * 1024)
+  })
+
+  it("orders sent to the node that does not own the market reach it in Batch messages, each answered on its own (issue 22.2)", { timeout: 60_000 }, async () => {
+    const before = { ...remoteBatchCounts }
+    const viaB = async (method: string, params: Record<string, string>) => {
+      const res = await fetch(`${b.baseUrl}${prefix}/order?${signedQuery(seller, { symbol, ...params })}`, { method, headers: { "X-MBX-APIKEY": seller.apiKey } })
+      return { status: res.status, body: (await res.json()) as { status?: string; code?: number } }
+    }
+    const placed = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+      viaB("POST", { side: "SELL", type: "LIMIT", timeInForce: "GTC", price: `${90 + i}.0000`, quantity: "1", newClientOrderId: `batch-${i}` })))
+    expect(placed.map((p) => p.body.status)).toEqual(Array(8).fill("NEW"))
+    const again = await viaB("POST", { side: "SELL", type: "LIMIT", timeInForce: "GTC", price: "90.0000", quantity: "2", newClientOrderId: "batch-0" })
+    expect(again.body).toMatchObject({ code: -2010 })
+    const cancelled = await Promise.all(Array.from({ length: 8 }, (_, i) => viaB("DELETE", { origClientOrderId: `batch-${i}` })))
+    expect(cancelled.map((c) => c.body.status)).toEqual(Array(8).fill("CANCELED"))
+    // Every one of the 17 calls went to the owner inside a Batch (several per message when they met in one turn).
+    expect(remoteBatchCounts.commands - before.commands).toBe(17)
   })
 })

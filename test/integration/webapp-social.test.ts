@@ -8,9 +8,10 @@
 // Screenshots in .tmp/screenshots/.
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
+import { BIP32Factory } from "bip32"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { configLayer } from "../../src/config.ts"
 import { pgClientLayer } from "../support/pg.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -26,6 +27,7 @@ import { ledgerParams } from "../../src/chain/params.ts"
 import { parseAmount } from "../../src/chain/units.ts"
 import { topUpConfirmations } from "../../src/social/accounts/TopUps.ts"
 import { createAccount } from "../../src/social/accounts/Accounts.ts"
+import { signStamps } from "../../src/cli/socialSign.ts"
 import { collectPageErrors, computedStyle, fitsWidth, launchBrowser, screenshot, type TestBrowser, unlabelledControls } from "../support/browser.ts"
 import { crossSiteAttempts, sessionWrites } from "../support/crossSite.ts"
 import { makeWallet } from "../support/linkWallet.ts"
@@ -193,7 +195,7 @@ describe("social web app", () => {
     await context.close()
   })
 
-  it("a wallet new to the service gets an account by signing in, links its xpub by the page's QR, and its post waits for the wallet's signature", { timeout: 60_000 }, async () => {
+  it("a wallet new to the service gets an account by signing in, links its xpub by the page's QR, and its post waits for the wallet, which the page hands the stamps by QR and deep link; signed there, the page shows the proof", { timeout: 90_000 }, async () => {
     const seed = randomBytes(32)
     const wallet = makeWallet(seed)
     const context = await browser.context()
@@ -220,7 +222,30 @@ describe("social web app", () => {
     expect(url).toMatch(new RegExp(`^${node.socialUrl}/api/public/v1/wallet-link\\?token=\\w{43}$`))
     expect(await page.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(`shardline-wallet://link?url=${encodeURIComponent(url)}`)
     await screenshot(page, "social-link-wallet")
-    const manifest = (await (await fetch(url, { headers: { accept: "application/json" } })).json()) as { message: string }
+    // Wallets and programs get the manifest as JSON (no Accept, */*, JSON), the same each time; a browser gets the page.
+    const accepts: ReadonlyArray<Record<string, string>> = [{}, { accept: "*/*" }, { accept: "application/json" }]
+    const asJson = await Promise.all(accepts.map(async (headers) => {
+      const r = await fetch(url, { headers })
+      expect(r.headers.get("content-type")).toMatch(/^application\/json/)
+      expect(r.headers.get("vary")).toMatch(/accept/i)
+      return r.json()
+    }))
+    expect(asJson[1]).toEqual(asJson[0])
+    expect(asJson[2]).toEqual(asJson[0])
+    const manifest = asJson[0] as { message: string; type: string }
+    expect(manifest.type).toBe("wl-link-xpubs")
+    const linkPage = await context.newPage()
+    const shown = await linkPage.goto(url)
+    expect(shown!.headers()["content-type"]).toMatch(/^text\/html/)
+    expect(shown!.headers()["vary"]).toMatch(/accept/i)
+    expect(shown!.headers()["content-security-policy"]).toContain("frame-ancestors 'none'")
+    expect(await linkPage.locator("h1").textContent()).toBe(`Link your wallet to ${node.socialUrl}`)
+    expect(await linkPage.locator(`.qr[data-qr="${url}"] svg`).count()).toBe(1)
+    expect(await linkPage.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(`shardline-wallet://link?url=${encodeURIComponent(url)}`)
+    expect(JSON.parse((await linkPage.locator('script[type="wl-link-xpubs"]').textContent())!)).toEqual(manifest)
+    expect(await fitsWidth(linkPage)).toBe(true)
+    await screenshot(linkPage, "social-link-page")
+    await linkPage.close()
     const path = "m/44'/696969'/1101'"
     const linked = await fetch(`${node.socialUrl}/api/public/v1/wallet-link`, {
       method: "POST", headers: { "content-type": "application/json" },
@@ -247,7 +272,44 @@ describe("social web app", () => {
     const row = page.locator("[data-post]")
     await expect.poll(() => row.getAttribute("data-state"), { timeout: 10_000 }).toBe("awaiting_signature")
     expect(await row.locator("[data-field=hosting]").textContent()).toBe("Waiting for your wallet's signature on its stamp")
+
+    // The page hands the stamps to the wallet: a QR of the signing URL and the same URL behind "Open in wallet".
+    const signingQr = page.locator(".wallet-signing .qr")
+    await signingQr.waitFor({ timeout: 15_000 })
+    expect(await page.locator(".wallet-signing .link-state").getAttribute("data-state")).toBe("waiting")
+    const signingUrl = (await signingQr.getAttribute("data-qr"))!
+    expect(signingUrl).toMatch(new RegExp(`^${node.socialUrl}/api/public/v1/stamp-signing\\?token=[0-9a-f-]{36}\\.[0-9a-f]{32}$`))
+    const deepLink = (await page.locator("[data-link=wallet-signing]").getAttribute("href"))!
+    expect(deepLink).toBe(`shardline-wallet://sign?url=${encodeURIComponent(signingUrl)}`)
     await screenshot(page, "social-awaiting-signature")
+
+    // Playing the wallet app: it opens the deep link's URL (no session, no cookie), signs each PSBT with
+    // the key its derivation names below the account key, and posts them back with the signing code.
+    const walletUrl = new URL(new URL(deepLink).searchParams.get("url")!)
+    const token = walletUrl.searchParams.get("token")!
+    const forged = await fetch(`${walletUrl.origin}${walletUrl.pathname}?token=${token.slice(0, -1)}${token.endsWith("0") ? "1" : "0"}`)
+    expect({ status: forged.status, body: await forged.json() }).toMatchObject({ status: 400, body: { error: { code: "invalid_parameter" } } })
+    const waiting = (await (await fetch(walletUrl)).json()) as { action: string; signaturesUrl: string; stamps: Array<{ psbt: string }> }
+    expect(waiting).toMatchObject({ action: "publish", signaturesUrl: "/api/public/v1/stamp-signing" })
+    expect(waiting.stamps.length).toBeGreaterThan(0)
+    const accountKey = BIP32Factory(ecc).fromBase58(unwrap(extendedKeysAt(seed, path)).xprv, ledgerParams.network)
+    const signed = Either.getOrThrow(signStamps(waiting.stamps.map((x) => x.psbt), accountKey, ledgerParams))
+    const submitted = await fetch(`${walletUrl.origin}${waiting.signaturesUrl}`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token, psbts: signed })
+    })
+    expect(submitted.status, await submitted.clone().text()).toBe(200)
+    const answer = (await submitted.json()) as { txHash: string | null; state: string }
+    expect(answer.state).toBe("hosted")
+
+    // The open page sees the signatures arrive (its 2 s poll of the public lookup) and shows the proof.
+    await expect.poll(() => page.locator(".wallet-signing .link-state").getAttribute("data-state"), { timeout: 15_000 }).toBe("signed")
+    expect(await page.locator("#proof [data-field=txHash]").textContent()).toMatch(/^[0-9a-f]{64}$/)
+    if (answer.txHash !== null) expect(await page.locator("#proof [data-field=txHash]").textContent()).toBe(answer.txHash)
+    expect(await page.locator("#proof [data-field=opReturn]").textContent()).toMatch(/\|/)
+    await expect.poll(() => row.getAttribute("data-state"), { timeout: 10_000 }).toBe("hosted")
+    await screenshot(page, "social-signed-by-wallet")
+    // The code ends with its action: nothing waits any more.
+    expect((await fetch(walletUrl)).status).toBe(404)
     expect(errors).toEqual([])
     await context.close()
   })

@@ -42,8 +42,8 @@ export interface SignedIn {
   readonly address: string
 }
 
-/** The whole flow as a browser plus a wallet; `cookiePrefix` is the service's (sl, sl_exchange, sl_desk). */
-export const signInWithWallet = async (baseUrl: string, wallet: TestWallet, cookiePrefix = "sl"): Promise<SignedIn> => {
+/** A browser mints a challenge, the wallet signs it, the browser polls: the one-time token, not yet exchanged. */
+export const signedToken = async (baseUrl: string, wallet: TestWallet, cookiePrefix = "sl"): Promise<string> => {
   const minted = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST" })
   const challenge = (await minted.json()) as { id: string }
   const browser = cookieOf(minted.headers, `${cookiePrefix}_signin`)
@@ -51,8 +51,14 @@ export const signInWithWallet = async (baseUrl: string, wallet: TestWallet, cook
   await walletSigns(baseUrl, challenge.id, wallet)
   const status = (await (await fetch(authUrl(baseUrl, `wallet-status?id=${challenge.id}`), { headers: { cookie: browser } })).json()) as { token?: string }
   if (status.token === undefined) throw new Error("wallet-status gave no token")
+  return status.token
+}
+
+/** The whole flow as a browser plus a wallet; `cookiePrefix` is the service's (sl, sl_exchange, sl_desk). */
+export const signInWithWallet = async (baseUrl: string, wallet: TestWallet, cookiePrefix = "sl"): Promise<SignedIn> => {
+  const token = await signedToken(baseUrl, wallet, cookiePrefix)
   const exchanged = await fetch(authUrl(baseUrl, "wallet-exchange"), {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: status.token })
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token })
   })
   const session = (await exchanged.json()) as { token: string; address: string }
   const cookie = cookieOf(exchanged.headers, `${cookiePrefix}_session`)
@@ -74,8 +80,14 @@ export const walletFromWif = (wif: string): TestWallet => {
  * cover. For a test's beforeAll; bounded by `timeoutMs`.
  */
 export const awaitSignInReady = async (baseUrl: string, timeoutMs = 90_000): Promise<void> => {
-  const r = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST", signal: AbortSignal.timeout(timeoutMs) })
-  if (r.status !== 200) throw new Error(`wallet-challenge answered ${r.status}: ${await r.text()}`)
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    // A 503 (the entity not placed yet, under load) is asked again until the deadline.
+    const r = await fetch(authUrl(baseUrl, "wallet-challenge"), { method: "POST", signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) })
+    if (r.status === 200) return
+    if (r.status !== 503 || Date.now() > deadline) throw new Error(`wallet-challenge answered ${r.status}: ${await r.text()}`)
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+  }
 }
 
 /** Signs in a browser page: open /app/ (it goes to sign-in), play the wallet on the QR's challenge, land on /app/. */

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { DeskApi } from "../../../schemas/desk/api.ts"
-import { BadRequest, Conflict, Gone, NotFound, Unauthorized, unavailable } from "../../../schemas/desk/errors.ts"
+import { BadRequest, Conflict, Forbidden, Gone, NotFound, Unauthorized, unavailable } from "../../../schemas/desk/errors.ts"
 import { DeskSession } from "../../../schemas/desk/webApp.ts"
 import type { DeskCaller } from "../../../schemas/desk/security.ts"
 import { AppConfig } from "../../platform/Config.ts"
@@ -59,6 +59,9 @@ const goneOr = (e: LinkRefused | SignInUnavailable) => {
   const mapped = signInRefusal(e)
   return mapped instanceof Gone || mapped instanceof BadRequest ? mapped : unavailable("Sign-in cannot be processed right now; please retry.")
 }
+/** wallet-exchange: from another site's page (login CSRF) 403 cross_site_refused, else as goneOr. */
+const exchangeRefusal = (e: LinkRefused | SignInUnavailable) =>
+  e._tag === "LinkRefused" && e.status === 403 ? new Forbidden({ error: { code: "cross_site_refused", message: e.message } }) : goneOr(e)
 
 /** The desk's site in the shared sign-in: a wallet without an account gets a member by signing in. */
 export const deskSignIn = Effect.map(deskUrls, (urls) =>
@@ -72,7 +75,7 @@ export const DeskSignInHandlers = HttpApiBuilder.group(DeskApi, "signIn", (handl
       .handle("status", ({ request, urlParams }) => Effect.mapError(flow.status(request, urlParams.id), goneOr))
       .handle("callbackMessage", ({ urlParams }) => Effect.mapError(flow.callbackMessage(urlParams.id), goneOr))
       .handle("callback", ({ payload }) => Effect.mapError(flow.callback(payload), signInRefusal))
-      .handle("exchange", ({ payload, request }) => Effect.mapError(flow.exchange(request, payload.token), goneOr))
+      .handle("exchange", ({ payload, request }) => Effect.mapError(flow.exchange(request, payload.token), exchangeRefusal))
   }))
 
 export const DeskSessionHandlers = HttpApiBuilder.group(DeskApi, "session", (handlers) =>

@@ -10,7 +10,8 @@ import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Transaction } from "bitcoinjs-lib"
 import { Effect, Either } from "effect"
-import { AdvanceOrder, type CreateOrder, DeskOrderEntity, OrderCreated, TickOrder } from "../../../schemas/desk/orders.ts"
+import { AdvanceOrder, type CreateOrder, DeskOrderEntity, OrderCreated, type PartnerEvent, TickOrder } from "../../../schemas/desk/orders.ts"
+import { unavailable } from "../../../schemas/desk/errors.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
 import { tokenContractAddress } from "../../chain/evm/tokenAddress.ts"
 import type { TokenSymbol } from "../../chain/evm/tokenContracts.ts"
@@ -36,6 +37,7 @@ import { followRefund, refundLeg } from "./refundLegs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
 import { createOrder } from "./createOrder.ts"
+import { recordPartnerEvent } from "./partnerEvents.ts"
 import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
 import { decimal, milestoneMessage } from "./orderView.ts"
 import { orderDecimalsOf } from "./orderDecimals.ts"
@@ -344,10 +346,19 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
       Effect.map((c) => new OrderCreated({ orderId: c._tag === "Created" ? orderId : c.orderId, replayed: c._tag === "Existing" && c.orderId !== orderId }))
     )
 
+  /** A partner's webhook event in this order's log (none for the entity of events naming no order). */
+  const partnerEvent = (payload: PartnerEvent) =>
+    recordPartnerEvent(isUuid ? orderId : null, payload).pipe(
+      Effect.provide(services),
+      Effect.catchTag("SqlError", (e) =>
+        Effect.zipRight(Effect.logError("partner webhook not recorded", e), Effect.fail(unavailable("The event could not be recorded; send it again."))))
+    )
+
   return DeskOrderEntity.of({
     Create: ({ payload }) => create(payload).pipe(metrics.guard),
     Watch: () => Effect.zipRight(advance, scheduleNext).pipe(metrics.guard),
     Tick: ({ payload }) => metrics.timerFired(payload.dueAtMs).pipe(Effect.zipRight(advance), Effect.zipRight(scheduleNext), metrics.guard),
-    Advance: (_: { readonly payload: AdvanceOrder }) => advance.pipe(metrics.guard)
+    Advance: (_: { readonly payload: AdvanceOrder }) => advance.pipe(metrics.guard),
+    PartnerEvent: ({ payload }) => partnerEvent(payload).pipe(metrics.guard)
   })
 }), { maxIdleTime: "1 minute", concurrency: 1 })

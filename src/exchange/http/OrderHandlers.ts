@@ -7,10 +7,11 @@ import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { apiError, type ApiErrorCode, messages } from "../../../schemas/exchange/errors.ts"
-import { Cancel, CancelAll, Market as MarketEntity, Place } from "../../../schemas/exchange/market.ts"
+import { Batch, type BatchAnswer, Cancel, CancelAll, Market as MarketEntity, OrderRefused, type OrderState, Place, type Placed } from "../../../schemas/exchange/market.ts"
 import type { CancelOpenOrdersParams, CancelOrderParams, NewOrderParams } from "../../../schemas/exchange/params.ts"
 import { Caller } from "../../../schemas/exchange/security.ts"
 import { LocalMarkets, MarketGone, type MarketInbox } from "../market/LocalMarkets.ts"
+import { makeRemoteBatches } from "../market/remoteBatches.ts"
 import { parseId } from "../markets/ids.ts"
 import { MarketRegistry, type MarketRegistryShape } from "../markets/MarketRegistry.ts"
 import { canceledOf, newOrderBody } from "./orderBodies.ts"
@@ -19,6 +20,9 @@ import { canceledOf, newOrderBody } from "./orderBodies.ts"
 /** Binance's cancelRestrictions as the status the order must still have. */
 const restrictionStatus = (r: "ONLY_NEW" | "ONLY_PARTIALLY_FILLED" | undefined) =>
   r === undefined ? undefined : r === "ONLY_NEW" ? "NEW" as const : "PARTIALLY_FILLED" as const
+
+/** How order calls reached their market, per process (tests and the bench read it). */
+export const marketPathCounts = { direct: 0, cluster: 0, movedMidCall: 0 }
 
 export const newClientOrderId = () => randomBytes(16).toString("base64url").slice(0, 22)
 
@@ -71,10 +75,24 @@ export const orderActions = Effect.gen(function*() {
   const registry = yield* MarketRegistry
   const markets = yield* MarketEntity.client
   const locals = yield* LocalMarkets
+  const remote = makeRemoteBatches((symbol, commands) => markets(symbol).Batch(new Batch({ commands })))
+  /** A batch's answer as the single call's: its value, or its refusal. */
+  const answered = <T extends BatchAnswer["_tag"], A>(tag: T, value: (a: Extract<BatchAnswer, { _tag: T }>) => A) => (a: BatchAnswer) =>
+    a._tag === tag ? Effect.succeed(value(a as Extract<BatchAnswer, { _tag: T }>))
+    : a._tag === "Refused" ? Effect.fail(new OrderRefused({ code: a.code, msg: a.msg }))
+    : Effect.dieMessage(`the market answered ${a._tag} to a ${tag} command`)
   /** Through this node's own Market when it runs here (the cluster if it left mid-call), else the cluster. */
   const toMarket = <A, E, R>(symbol: string, direct: (inbox: MarketInbox) => Effect.Effect<A, E | MarketGone>, viaCluster: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
     const inbox = locals.get(symbol)
-    return inbox === undefined ? viaCluster : Effect.catchIf(direct(inbox), (e): e is MarketGone => e instanceof MarketGone, () => viaCluster)
+    if (inbox === undefined) {
+      marketPathCounts.cluster++
+      return viaCluster
+    }
+    marketPathCounts.direct++
+    return Effect.catchIf(direct(inbox), (e): e is MarketGone => e instanceof MarketGone, () => {
+      marketPathCounts.movedMidCall++
+      return viaCluster
+    })
   }
   return {
     newOrder: (p: NewOrderParams) =>
@@ -82,7 +100,8 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
         const place = new Place({ userId: caller.userId, clientOrderId: p.newClientOrderId ?? newClientOrderId(), side: p.side, price: p.price, quantity: p.quantity })
-        const placed = yield* fromEntity(toMarket(market.symbol, (m) => m.place(place), markets(market.symbol).Place(place)))
+        const placed = yield* fromEntity(toMarket(market.symbol, (m) => m.place(place),
+          Effect.flatMap(remote(market.symbol, { _tag: "Place", place }), answered("Placed", (a): Placed => a.placed))))
         return newOrderBody(market, placed, p.newOrderRespType)
       }),
     cancelOrder: (p: CancelOrderParams) =>
@@ -90,7 +109,8 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const ref = yield* marketOfRef(registry, p, -2011)
         const cancel = new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })
-        const order = yield* fromEntity(toMarket(ref.market.symbol, (m) => m.cancel(cancel), markets(ref.market.symbol).Cancel(cancel)))
+        const order = yield* fromEntity(toMarket(ref.market.symbol, (m) => m.cancel(cancel),
+          Effect.flatMap(remote(ref.market.symbol, { _tag: "Cancel", cancel }), answered("Canceled", (a): OrderState => a.order))))
         return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
       }),
     cancelOpenOrders: (p: CancelOpenOrdersParams) =>
@@ -98,7 +118,8 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
         const cancelAll = new CancelAll({ userId: caller.userId })
-        const orders = yield* fromEntity(toMarket(market.symbol, (m) => m.cancelAll(cancelAll), markets(market.symbol).CancelAll(cancelAll)))
+        const orders = yield* fromEntity(toMarket(market.symbol, (m) => m.cancelAll(cancelAll),
+          Effect.flatMap(remote(market.symbol, { _tag: "CancelAll", cancelAll }), answered("CanceledAll", (a): ReadonlyArray<OrderState> => a.orders))))
         const now = Date.now()
         return orders.map((o) => canceledOf(o, newClientOrderId(), now))
       })

@@ -9,7 +9,7 @@ import { Effect, Either, Option, Schedule } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { Authorization, EndNow, Grant } from "../../../schemas/exchange/authorization.ts"
-import { BadRequest, Conflict, Gone, NotFound, ServiceUnavailable, Unauthorized, unavailable } from "../../../schemas/exchange/errors.ts"
+import { BadRequest, Conflict, Forbidden, Gone, NotFound, ServiceUnavailable, Unauthorized, unavailable } from "../../../schemas/exchange/errors.ts"
 import { ExchangeSession } from "../../../schemas/exchange/webApp.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { ledgerParams } from "../../chain/params.ts"
@@ -55,6 +55,9 @@ const goneOr = (e: LinkRefused | { readonly _tag: "SignInUnavailable" }) => {
   const mapped = refusalOf(e)
   return mapped instanceof Gone || mapped instanceof BadRequest ? mapped : unavailable()
 }
+/** wallet-exchange: from another site's page (login CSRF) -2032, else as goneOr. */
+const exchangeRefusal = (e: LinkRefused | { readonly _tag: "SignInUnavailable" }) =>
+  e._tag === "LinkRefused" && e.status === 403 ? new Forbidden({ code: -2032, msg: e.message }) : goneOr(e)
 
 /** The exchange listener's public base URL: its own address (the QR callback and the signed origin name it). */
 export const exchangeBaseUrl = Effect.map(Effect.all([AppConfig, ExchangeConfig]), ([app, exchange]) =>
@@ -77,7 +80,7 @@ export const ExchangeSignInHandlers = HttpApiBuilder.group(ExchangeApi, "signIn"
       .handle("status", ({ request, urlParams }) => Effect.mapError(flow.status(request, urlParams.id), goneOr))
       .handle("callbackMessage", ({ urlParams }) => Effect.mapError(flow.callbackMessage(urlParams.id), goneOr))
       .handle("callback", ({ payload }) => Effect.mapError(flow.callback(payload), refusalOf))
-      .handle("exchange", ({ payload, request }) => Effect.mapError(flow.exchange(request, payload.token), goneOr))
+      .handle("exchange", ({ payload, request }) => Effect.mapError(flow.exchange(request, payload.token), exchangeRefusal))
   }))
 
 export const ExchangeSessionHandlers = HttpApiBuilder.group(ExchangeApi, "session", (handlers) =>

@@ -15,7 +15,7 @@ import { SqlClient } from "@effect/sql"
 import { Deferred, Duration, Effect, Exit, Queue, Schedule, type Tracer } from "effect"
 import { LocalMarkets, MarketGone, type MarketInbox } from "./LocalMarkets.ts"
 import { Authorization, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
-import { type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
+import { type BatchAnswer, type BatchCommand, type Cancel, type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { recordedSpan, withBatchSpan } from "../../platform/telemetry/batchSpan.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
@@ -77,6 +77,9 @@ export const orderState = (m: Market, o: OrderRec): OrderState => ({
   time: o.createdMs,
   updateTime: o.updatedMs
 })
+
+const cancelCommand = (c: Cancel, done: Deferred.Deferred<OrderState, OrderRefused>): Queued =>
+  ({ _tag: "Cancel", userId: c.userId, orderId: c.orderId, clientOrderId: c.clientOrderId, onlyIf: c.onlyIf, done })
 
 const legKey = (tradeId: number | string, leg: string) => `${tradeId}:${leg}`
 
@@ -332,11 +335,28 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         : Deferred.succeed(cmd.done, { order: orderState(market, rec), fills: [], duplicate: true })
     })
 
-  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) =>
+  /** Queues a command; its answer once its batch has committed. */
+  const offer = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) =>
     Effect.gen(function*() {
       const done = yield* Deferred.make<A, OrderRefused>()
       yield* Queue.offer(queue, { ...make(done), span: yield* recordedSpan })
-      return yield* Deferred.await(done)
+      return Deferred.await(done)
+    })
+  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) => Effect.flatten(offer(make))
+
+  /** A Batch from another node: every command queued at once (so they share a transaction), each answered on its own. */
+  const batch = (commands: ReadonlyArray<BatchCommand>) =>
+    Effect.gen(function*() {
+      const answers: Array<Effect.Effect<BatchAnswer>> = []
+      for (const c of commands) {
+        const answer: Effect.Effect<BatchAnswer, OrderRefused> = c._tag === "Place"
+          ? Effect.map(yield* offer<Placed>((done) => ({ _tag: "Place", input: c.place, done })), (placed) => ({ _tag: "Placed" as const, placed }))
+          : c._tag === "Cancel"
+          ? Effect.map(yield* offer<OrderState>((done) => cancelCommand(c.cancel, done)), (order) => ({ _tag: "Canceled" as const, order }))
+          : Effect.map(yield* offer<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: c.cancelAll.userId, done })), (orders) => ({ _tag: "CanceledAll" as const, orders }))
+        answers.push(Effect.catchTag(answer, "OrderRefused", (e) => Effect.succeed({ _tag: "Refused" as const, code: e.code, msg: e.msg })))
+      }
+      return yield* Effect.all(answers)
     })
 
   // This node's callers reach the queue directly while the market is active here (LocalMarkets.ts).
@@ -347,7 +367,7 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     Effect.raceFirst(enqueue(make), Effect.zipRight(Deferred.await(gone), Effect.fail(new MarketGone())))
   const inbox: MarketInbox = {
     place: (p) => local<Placed>((done) => ({ _tag: "Place", input: p, done })),
-    cancel: (c) => local<OrderState>((done) => ({ _tag: "Cancel", userId: c.userId, orderId: c.orderId, clientOrderId: c.clientOrderId, onlyIf: c.onlyIf, done })),
+    cancel: (c) => local<OrderState>((done) => cancelCommand(c, done)),
     cancelAll: (c) => local<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: c.userId, done }))
   }
   const locals = yield* LocalMarkets
@@ -396,7 +416,8 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
 
   return MarketEntitySchema.of({
     Place: ({ payload }) => enqueue<Placed>((done) => ({ _tag: "Place", input: payload, done })).pipe(metrics.guard),
-    Cancel: ({ payload }) => enqueue<OrderState>((done) => ({ _tag: "Cancel", userId: payload.userId, orderId: payload.orderId, clientOrderId: payload.clientOrderId, onlyIf: payload.onlyIf, done })).pipe(metrics.guard),
+    Cancel: ({ payload }) => enqueue<OrderState>((done) => cancelCommand(payload, done)).pipe(metrics.guard),
+    Batch: ({ payload }) => batch(payload.commands).pipe(metrics.guard),
     CancelAll: ({ payload }) => enqueue<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: payload.userId, done })).pipe(metrics.guard),
     ExpireGrant: ({ payload }) => enqueue<number>((done) => ({ _tag: "ExpireGrant", grantId: payload.grantId, done })).pipe(metrics.guard),
     Activate: () => Effect.void

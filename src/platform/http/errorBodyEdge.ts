@@ -4,6 +4,7 @@
 import type { HttpApi } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { BadRequest, errorBody } from "../../../schemas/common/ErrorBody.ts"
+import { notJsonMessage } from "../../../schemas/common/jsonBody.ts"
 import { openCorsPaths } from "./openCors.ts"
 import { docsRoutes, makeRouteTable, routesOf } from "./RouteTable.ts"
 import type { ErrorReplies, FastRender, Reply, ServiceEdge } from "./ServiceEdge.ts"
@@ -28,9 +29,10 @@ export const errorShapeReplies: ErrorReplies = {
   rateLimited: (limit) => reply(429, "rate_limited", `Too much request weight used; the limit is ${limit} per minute per client IP. See Retry-After.`)
 }
 
-/** A request that does not decode: 400 invalid_parameter naming the first bad parameter. */
+/** A request that does not decode: 400 invalid_parameter naming the first bad parameter; a body that is not JSON (JsonBody) 400 invalid_request. */
 export const decodeErrorShape = (error: HttpApiDecodeError): BadRequest => {
   const issue = error.issues[0]
+  if (issue?.path.length === 0 && issue.message === notJsonMessage) return new BadRequest({ error: { code: "invalid_request", message: notJsonMessage } })
   const name = String(issue?.path[0] ?? "parameter").slice(0, 40)
   const message = issue === undefined || issue._tag === "Missing"
     ? `Parameter '${name}' is missing.`

@@ -39,6 +39,25 @@ const sameOrigin = (headers: CsrfInput["headers"]): boolean => {
   }
 }
 
+/**
+ * Why a sign-in step that ends in a session cookie (wallet-exchange) is refused as another site's
+ * doing, or undefined. Login CSRF: a page elsewhere (another port of this host is another origin
+ * but the same site) posts the attacker's own one-time token from the victim's browser, which would
+ * then act as the attacker's account. A browser says where a request comes from (Sec-Fetch-Site,
+ * else Origin); a program sends neither and a JSON body, and passes. A form or text/plain body, the
+ * kinds a cross-site page can send without a preflight, is refused from anyone.
+ */
+export const signInCrossSiteRefusal = (headers: CsrfInput["headers"]): string | undefined => {
+  const fromBrowser = headers["sec-fetch-site"] !== undefined || headers["origin"] !== undefined
+  if (fromBrowser && !sameOrigin(headers)) {
+    return "A sign-in is completed only by this site's own pages (Origin or Sec-Fetch-Site names another site)."
+  }
+  if (formTypes.test(headers["content-type"] ?? "")) {
+    return "The one-time token is sent as JSON (Content-Type: application/json), not as a form or text/plain body."
+  }
+  return undefined
+}
+
 /** Why a cookie-session request is refused as possibly cross-site, or undefined to let it through. */
 export const csrfRefusal = (input: CsrfInput): string | undefined => {
   if (safeMethods.has(input.method.toUpperCase())) return undefined

@@ -10,6 +10,7 @@ import { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { ExchangeToken, MintChallenge, PollStatus, SignedCallback, SignInChallenge } from "../../../schemas/common/signIn.ts"
 import { base62Token, sha256Hex } from "../../crypto/token.ts"
 import { edgeStateOf } from "../http/ServiceEdge.ts"
+import { signInCrossSiteRefusal } from "./csrf.ts"
 import { CHALLENGE_TTL_MS, deepLinkOf, envelopeOf, exchangeTokenParts, isChallengeId, POLL_INTERVAL_MS, signInMessage } from "./challenge.ts"
 import { factsOfChallenge, isExpired, readChallenge } from "./SignInChallengeEntity.ts"
 import { revokeByHash, sessionTtlMs, type WebSession } from "./sessionStore.ts"
@@ -92,6 +93,8 @@ export const makeSignInFlow = <R>(site: SignInSite<R>) =>
 
       exchange: (request: HttpServerRequest.HttpServerRequest, token: string) =>
         Effect.gen(function*() {
+          const crossSite = signInCrossSiteRefusal(request.headers)
+          if (crossSite !== undefined) return yield* new LinkRefused({ status: 403, code: "cross_site_refused", message: crossSite })
           const parts = exchangeTokenParts(token)
           if (parts === undefined) return yield* invalid("token", "not a sign-in token")
           const session = yield* fromEntity(challenges(parts.id).Exchange(new ExchangeToken({ tokenHash: sha256Hex(token) })))

@@ -21,3 +21,26 @@ export const publicHead = (escapedTitle: string) => `<meta charset="utf-8"><meta
 
 /** A QR code of `text` as inline SVG (the maintained `qrcode` library, as the apps draw theirs). */
 export const qrSvg = (text: string) => Effect.promise(() => QRCode.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 2 }))
+
+/** The q of each media range an Accept header lists (missing or bad q: 1). */
+const acceptRanges = (accept: string) =>
+  accept.split(",").map((part) => {
+    const [range, ...params] = part.split(";").map((x) => x.trim().toLowerCase())
+    const q = params.map((p) => /^q=([0-9.]+)$/.exec(p)).find((m) => m !== null)
+    const value = q === undefined || q === null ? 1 : Number(q[1])
+    return { range: range ?? "", q: Number.isFinite(value) ? value : 1 }
+  })
+
+/**
+ * Whether a request's Accept prefers an HTML page to JSON: it names text/html (or XHTML) itself,
+ * with a higher q than JSON gets (named, else by a wildcard). Browsers do; no Accept, the bare wildcard and
+ * `application/json` (wallets, programs) do not, so they keep the JSON.
+ */
+export const prefersHtml = (accept: string | undefined): boolean => {
+  if (accept === undefined || accept.trim() === "") return false
+  const ranges = acceptRanges(accept)
+  const best = (names: ReadonlyArray<string>) => Math.max(0, ...ranges.filter((r) => names.includes(r.range)).map((r) => r.q))
+  const html = best(["text/html", "application/xhtml+xml"])
+  const json = ranges.some((r) => r.range === "application/json") ? best(["application/json"]) : best(["application/*", "*/*"])
+  return html > 0 && html > json
+}

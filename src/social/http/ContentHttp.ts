@@ -6,9 +6,8 @@ import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
 import { answeredAs, orElseUnavailable } from "./refusals.ts"
-import { jsonPayload } from "../../platform/http/jsonPayload.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
-import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, idempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, unavailable, UnsupportedMediaType } from "../../../schemas/social/errors.ts"
+import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, idempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, unavailable, UnsupportedMediaType } from "../../../schemas/social/errors.ts"
 import { Change, ChangeUnsigned, CommentUnsigned, Post, type PostReceipt, PostRefused, Publish, PublishUnsigned, type UnsignedStamps } from "../../../schemas/social/post.ts"
 import { CancelCountdown, Continuity, StartCountdown } from "../../../schemas/social/continuity.ts"
 import { Session } from "../../../schemas/social/security.ts"
@@ -19,7 +18,7 @@ import { AppConfig } from "../../platform/Config.ts"
 import { SocialConfig } from "../SocialConfig.ts"
 import { findAccount } from "../accounts/Accounts.ts"
 import { accountOfIdentity, identityOf } from "../accounts/Succession.ts"
-import { changeRequestId, claimPostId, fingerprintOf, parseIdempotencyKey, releaseKey } from "../posts/idempotency.ts"
+import { changeRequestId, keyedPost, parseIdempotencyKey, publishFingerprint } from "../posts/idempotency.ts"
 import { currentReceipt, isPending } from "../posts/StampCompletion.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
@@ -37,7 +36,7 @@ import { rebuildTimeline } from "../posts/Timeline.ts"
 import { commentsOf } from "../posts/commentList.ts"
 import { lookupCache } from "./LookupCache.ts"
 import { streamHeaders } from "./fastStream.ts"
-import { CommentBody, ContinuityStartBody, MetadataBody, NewPost, PostLookup, VerifyRequest } from "../../../schemas/social/content.ts"
+import { type NewPost, PostLookup } from "../../../schemas/social/content.ts"
 
 export const uploadRoute = "/api/social/upload"
 
@@ -200,30 +199,32 @@ const mediaCidsOf = (cids: ReadonlyArray<string>) =>
   })
 
 /**
- * The post id a publish writes: a fresh one, or with an Idempotency-Key the one its first request
- * claimed. A replay whose post is written (not waiting for signatures) comes with that post's
- * receipt as it stands now: never a second publish, never a second charge. A member-signed post
- * still waiting is answered by PublishUnsigned (its PSBTs).
+ * The post id a publish writes: a fresh one, or with an Idempotency-Key the one the key names (a
+ * read: the Post entity claims the key when it runs the publish, idempotency.ts). A replay whose
+ * post is written (not waiting for signatures) comes with that post's receipt as it stands now:
+ * never a second publish, never a second charge. A member-signed post still waiting is answered
+ * by PublishUnsigned (its PSBTs).
  */
-const claimedPost = (author: string, key: string | undefined, wanted: Parameters<typeof fingerprintOf>[0]) =>
+const keyedPostId = (author: string, key: string | undefined, wanted: Parameters<typeof publishFingerprint>[0]) =>
   Effect.gen(function*() {
     const fresh = randomUUID()
     if (key === undefined) return { postId: fresh, replay: Option.none<PostReceipt>() }
-    const claim = yield* orElseUnavailable(claimPostId(author, key, fingerprintOf(wanted), fresh))
-    if (claim._tag === "Mismatch") return yield* Effect.fail(idempotencyKeyReused())
-    if (claim._tag === "Replay") {
-      const existing = yield* orElseUnavailable(findPost(claim.postId))
-      if (Option.isSome(existing) && existing.value.state !== "awaiting_signature") {
-        return { postId: claim.postId, replay: Option.some(yield* orElseUnavailable(currentReceipt(existing.value))) }
-      }
+    const named = yield* orElseUnavailable(keyedPost(author, key))
+    if (Option.isNone(named)) return { postId: fresh, replay: Option.none<PostReceipt>() }
+    if (named.value.fingerprint !== publishFingerprint(wanted)) return yield* Effect.fail(idempotencyKeyReused())
+    const existing = yield* orElseUnavailable(findPost(named.value.postId))
+    if (Option.isSome(existing) && existing.value.state !== "awaiting_signature") {
+      return { postId: named.value.postId, replay: Option.some(yield* orElseUnavailable(currentReceipt(existing.value))) }
     }
-    return { postId: claim.postId, replay: Option.none<PostReceipt>() }
+    return { postId: named.value.postId, replay: Option.none<PostReceipt>() }
   })
 
+/** The entity's refusal of a key that names another post: the request goes there (once). */
+const claimedElsewhere = (e: unknown): e is PostRefused => e instanceof PostRefused && e.code === "idempotency_key_claimed"
+
 /** A new post: 201 when stamped, 202 while its stamps are pending or wait for the member's signatures. */
-const publish = (posts: PostClient, request: HttpServerRequest.HttpServerRequest) =>
+const publish = (posts: PostClient, request: HttpServerRequest.HttpServerRequest, payload: typeof NewPost.Type) =>
   Effect.gen(function*() {
-    const payload = yield* jsonPayload(NewPost)
     const idempotencyKey = parseIdempotencyKey(request.headers["idempotency-key"])
     if (Either.isLeft(idempotencyKey)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${idempotencyKey.left}`))
     const me = yield* member
@@ -235,24 +236,21 @@ const publish = (posts: PostClient, request: HttpServerRequest.HttpServerRequest
     const answer = (r: PostReceipt) => HttpServerResponse.unsafeJson(r, { status: r.stamping === "done" ? 201 : 202 })
     const key = idempotencyKey.right
     const signs = yield* Effect.map(orElseUnavailable(findAccount(author)), (a) => Option.isSome(a) && memberSigns(a.value))
-    const { postId, replay } = yield* claimedPost(author, key, wanted)
-    if (Option.isSome(replay)) return answer(replay.value)
-    const releaseOnRefusal = (e: unknown) =>
-      // A definite refusal (nothing written) frees the key; an unknown outcome (node lost,
-      // timeout) keeps it: the persisted Publish may still run, and a retry must name it.
-      key === undefined || !(e instanceof PostRefused) || e.code === "unavailable" ? Effect.void : Effect.ignore(releaseKey(author, key, postId))
-    // An account linked by xpub only: the stamps come back unsigned for the member (202). A
-    // replayed key reaches the same PublishUnsigned, which answers the post as it stands.
-    if (signs) {
-      const view = yield* posts(postId).PublishUnsigned(new PublishUnsigned({ postId, author, ...wanted })).pipe(
-        Effect.tapError(releaseOnRefusal),
-        answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest)
-      )
-      return answer(awaitingReceipt(view, media))
-    }
-    const receipt = yield* posts(postId).Publish(new Publish({ postId, author, ...wanted })).pipe(
-      Effect.tapError(releaseOnRefusal),
-      answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest)
+    const message = { author, ...wanted, ...(key === undefined ? {} : { idempotencyKey: key }) }
+    const send = (postId: string) =>
+      // An account linked by xpub only: the stamps come back unsigned for the member (202). A
+      // replayed key reaches the same PublishUnsigned, which answers the post as it stands.
+      signs
+        ? Effect.map(posts(postId).PublishUnsigned(new PublishUnsigned({ postId, ...message })), (view) => awaitingReceipt(view, media))
+        : posts(postId).Publish(new Publish({ postId, ...message }))
+    const attempt = Effect.gen(function*() {
+      const { postId, replay } = yield* keyedPostId(author, key, wanted)
+      return Option.isSome(replay) ? replay.value : yield* send(postId)
+    })
+    // Two first requests with one key raced (each a fresh id): the loser's goes to the post the key names.
+    const receipt = yield* attempt.pipe(
+      Effect.catchIf(claimedElsewhere, () => attempt),
+      answeredAs(PaymentRequired, Forbidden, NotFound, BadRequest, IdempotencyKeyReused)
     )
     return answer(receipt)
   })
@@ -264,15 +262,15 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
     const continuity = yield* Continuity.client
     return handlers
       .handleRaw("upload", ({ request }) => Effect.provideService(upload(request), ContentStore, store))
-      .handleRaw("post", ({ request }) => publish(posts, request))
+      .handle("post", ({ payload, request }) => publish(posts, request, payload))
       .handle("takedown", ({ path }) => change(posts, path.id, "takedown"))
       .handle("renew", ({ path }) => change(posts, path.id, "renew"))
-      .handleRaw("metadata", ({ path }) => Effect.flatMap(jsonPayload(MetadataBody), (p) => change(posts, path.id, "metadata", p)))
-      .handleRaw("comment", ({ path }) => Effect.flatMap(jsonPayload(CommentBody), (p) => change(posts, path.id, "comment", p)).pipe(
+      .handle("metadata", ({ path, payload }) => change(posts, path.id, "metadata", payload))
+      .handle("comment", ({ path, payload }) => change(posts, path.id, "comment", payload).pipe(
         // 201 with the X's txid; 202 with its PSBT for an xpub-only commenter.
         Effect.map((r) => HttpServerResponse.unsafeJson(r, { status: "txid" in r ? 201 : 202 }))))
-      .handleRaw("continuityStart", () =>
-        Effect.flatMap(Effect.zip(member, jsonPayload(ContinuityStartBody)), ([me, payload]) =>
+      .handle("continuityStart", ({ payload }) =>
+        Effect.flatMap(member, (me) =>
           Option.isNone(me) ? Effect.fail(noAccount()) : continuity(me.value).Start(new StartCountdown({ account: me.value, newAddress: payload.newAddress, requestId: randomUUID() })).pipe(
             answeredAs(BadRequest, ContentConflict, Forbidden, NotFound)
           )))
@@ -389,9 +387,8 @@ const ContentHandlers = HttpApiBuilder.group(SocialApi, "content", (handlers) =>
           const { page } = yield* pagePostOf(post)
           return oembedOf(base, page, urlParams.maxwidth, urlParams.maxheight)
         }).pipe(orUnavailable))
-      .handleRaw("verify", () =>
+      .handle("verify", ({ payload }) =>
         Effect.gen(function*() {
-          const payload = yield* jsonPayload(VerifyRequest)
           const sig = Buffer.from(payload.signature, "base64")
           if (!/^[A-Za-z0-9+/]+={0,2}$/.test(payload.signature) || sig.length !== 65) return yield* Effect.fail(badRequest("signature must be base64 of 65 bytes"))
           if (!/^[A-Za-z0-9]{20,90}$/.test(payload.address)) return yield* Effect.fail(badRequest("address is not a chain address"))

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto"
 import { Effect, Option } from "effect"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { BadRequest, ContentConflict, Forbidden, NotFound, unavailable } from "../../../schemas/social/errors.ts"
-import { SignaturesBody } from "../../../schemas/social/memberSigned.ts"
+import type { SignaturesBody } from "../../../schemas/social/memberSigned.ts"
 import { Post, SubmitSignatures } from "../../../schemas/social/post.ts"
 import { Session } from "../../../schemas/social/security.ts"
 import { findPost, postColumns, type PostRow } from "../posts/Composer.ts"
@@ -14,8 +14,11 @@ import { awaitingSignatures, requestById, unsignedRows, viewOf } from "../posts/
 import { SqlClient } from "@effect/sql"
 import { SHORT_ID } from "../accounts/socialKeys.ts"
 import { accountOfIdentity } from "../accounts/Succession.ts"
-import { jsonPayload } from "../../platform/http/jsonPayload.ts"
 import { answeredAs, orElseUnavailable } from "./refusals.ts"
+import { SecretBox } from "../../platform/SecretBox.ts"
+import { POLL_INTERVAL_MS } from "../../platform/signin/challenge.ts"
+import { socialUrls } from "../identity/urls.ts"
+import { requestOfSigningToken, signingDeepLink, signingToken, signingUrl, STAMP_SIGNING_KEY_LABEL, STAMP_SIGNING_PATH } from "../posts/walletSigning.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const notFound = (message: string) => new NotFound({ error: { code: "not_found", message } })
@@ -37,18 +40,31 @@ const ownPost = (id: string) =>
     return found.value
   }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable())))
 
-/** The signed items of the body, decoded as the composer's bodies are (jsonPayload). */
-const signaturesPayload = Effect.gen(function*() {
-  const body = yield* jsonPayload(SignaturesBody)
+/** The signed items of the body (decoded by HttpApi, JSON whatever its Content-Type: JsonBody). */
+const signedItems = (body: typeof SignaturesBody.Type) => {
   const items = [...(body.psbts ?? []), ...(body.transactions ?? [])]
-  if (items.length === 0) return yield* Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'psbts' or 'transactions' is required." } }))
-  return items
-})
+  return items.length === 0
+    ? Effect.fail(new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'psbts' or 'transactions' is required." } }))
+    : Effect.succeed(items)
+}
+
+/** The key signing codes are made with (src/social/posts/walletSigning.ts). */
+const signingKey = Effect.map(SecretBox, (box) => box.subkey(STAMP_SIGNING_KEY_LABEL))
 
 export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigned", (handlers) =>
   Effect.gen(function*() {
     const posts = yield* Post.client
+    const key = yield* signingKey
+    const urls = yield* socialUrls
     return handlers
+      .handle("walletSigning", ({ path }) =>
+        Effect.gen(function*() {
+          const post = yield* ownPost(path.id)
+          const waiting = yield* orElseUnavailable(awaitingSignatures(post))
+          if (Option.isNone(waiting) || waiting.value.action === "comment") return yield* Effect.fail(notFound("Nothing of this post waits for signatures."))
+          const url = signingUrl(urls.base, signingToken(key, waiting.value.requestId))
+          return { requestId: waiting.value.requestId, action: waiting.value.action, url, deepLink: signingDeepLink(url), expiresAt: waiting.value.expiresAt, pollIntervalMs: POLL_INTERVAL_MS }
+        }))
       .handle("unsigned", ({ path }) =>
         Effect.gen(function*() {
           const post = yield* ownPost(path.id)
@@ -56,9 +72,9 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
           if (Option.isNone(waiting)) return yield* Effect.fail(notFound("Nothing of this post waits for signatures."))
           return waiting.value
         }))
-      .handleRaw("signatures", ({ path }) =>
+      .handle("signatures", ({ path, payload }) =>
         Effect.gen(function*() {
-          const items = yield* signaturesPayload
+          const items = yield* signedItems(payload)
           const post = yield* ownPost(path.id)
           return yield* posts(post.id).SubmitSignatures(new SubmitSignatures({ postId: post.id, items, submissionId: randomUUID() })).pipe(
             answeredAs(BadRequest, Forbidden, NotFound, ContentConflict)
@@ -78,9 +94,9 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
           if (request.value.state !== "awaiting" || Option.isNone(post)) return yield* Effect.fail(notFound("This comment no longer waits for a signature."))
           return viewOf(post.value, request.value, yield* unsignedRows(path.commentId))
         }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable()))))
-      .handleRaw("commentSignatures", ({ path }) =>
+      .handle("commentSignatures", ({ path, payload }) =>
         Effect.gen(function*() {
-          const items = yield* signaturesPayload
+          const items = yield* signedItems(payload)
           const session = yield* Session
           const sql = yield* SqlClient.SqlClient
           if (!UUID.test(path.id) || !UUID.test(path.commentId)) return yield* Effect.fail(notFound("No such comment."))
@@ -93,4 +109,46 @@ export const MemberSignedHandlers = HttpApiBuilder.group(SocialApi, "memberSigne
             answeredAs(BadRequest, Forbidden, NotFound, ContentConflict)
           )
         }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable()))))
+  }))
+
+const badCode = () => new BadRequest({ error: { code: "invalid_parameter", message: "Parameter 'token' is invalid: not a signing code of this service." } })
+const nothingWaits = () => notFound("Nothing waits for signatures with this signing code (already signed, lapsed, or never made).")
+
+/** The waiting request a signing code is for, with its post: 400 for a code not ours, 404 once it no longer waits. */
+const waitingRequestOf = (key: Uint8Array, token: string) =>
+  Effect.gen(function*() {
+    const requestId = requestOfSigningToken(key, token)
+    if (requestId === undefined) return yield* Effect.fail(badCode())
+    const request = yield* requestById(requestId)
+    if (Option.isNone(request) || request.value.state !== "awaiting" || Number(request.value.expires_at_ms) <= Date.now()) return yield* Effect.fail(nothingWaits())
+    const post = yield* findPost(request.value.post_id)
+    if (Option.isNone(post)) return yield* Effect.fail(nothingWaits())
+    return { request: request.value, post: post.value }
+  }).pipe(Effect.catchTag("SqlError", () => Effect.fail(unavailable())))
+
+/** The wallet app's routes: the signing code stands in for the session; the signatures speak for themselves. */
+export const StampSigningHandlers = HttpApiBuilder.group(SocialApi, "stampSigning", (handlers) =>
+  Effect.gen(function*() {
+    const posts = yield* Post.client
+    const key = yield* signingKey
+    return handlers
+      .handle("read", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const { post, request } = yield* waitingRequestOf(key, urlParams.token)
+          const rows = yield* orElseUnavailable(unsignedRows(request.id))
+          return { ...viewOf(post, request, rows), signaturesUrl: STAMP_SIGNING_PATH }
+        }))
+      .handle("submit", ({ payload: body }) =>
+        Effect.gen(function*() {
+          const items = yield* signedItems(body)
+          const requestId = requestOfSigningToken(key, body.token)
+          if (requestId === undefined) return yield* Effect.fail(badCode())
+          const request = yield* orElseUnavailable(requestById(requestId))
+          if (Option.isNone(request)) return yield* Effect.fail(nothingWaits())
+          // An author action is the post's one waiting action; a comment is named by its request id.
+          const named = request.value.action === "comment" ? { requestId } : {}
+          return yield* posts(request.value.post_id).SubmitSignatures(new SubmitSignatures({ postId: request.value.post_id, items, submissionId: randomUUID(), ...named })).pipe(
+            answeredAs(BadRequest, Forbidden, NotFound, ContentConflict)
+          )
+        }))
   }))

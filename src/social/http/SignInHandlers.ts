@@ -1,17 +1,18 @@
 // QR sign-in and wallet linking over HTTP. Every step goes to the entity that owns it (the
 // challenge's SignInChallenge, the token's SocialLinkToken), wherever in the cluster it lives; the
 // keyless GET of the message to sign reads the challenge's row.
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
-import { BadRequest, Conflict, Gone, Unauthorized, unavailable } from "../../../schemas/social/errors.ts"
+import { BadRequest, Conflict, Forbidden, Gone, Unauthorized, unavailable } from "../../../schemas/social/errors.ts"
 import { RedeemSocialLink, SocialLinkToken } from "../../../schemas/social/identity.ts"
 import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
 import { socialUrls } from "../identity/urls.ts"
 import { makeSignInFlow } from "../../platform/signin/flow.ts"
-import { socialManifestOf } from "../identity/walletLink.ts"
+import { socialLinkPage, socialLinkUrl, socialManifestOf } from "../identity/walletLink.ts"
+import { prefersHtml, publicPageCsp, qrSvg } from "../../platform/webapp/publicPages.ts"
 import { ensureAccount } from "../accounts/me.ts"
 
 const invalid = (name: string, why: string) => new BadRequest({ error: { code: "invalid_parameter", message: `Parameter '${name}' is invalid: ${why}` } })
@@ -44,6 +45,15 @@ const goneOrUnavailable = <A, E extends { readonly _tag: string }>(effect: Effec
       : signInUnavailable()
   })
 
+/** wallet-exchange: a cross-site attempt (login CSRF) is 403 cross_site_refused; else as the other steps. */
+const exchangeRefusal = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+  Effect.catchAll(effect, (e): Effect.Effect<never, Forbidden | BadRequest | Gone | ReturnType<typeof signInUnavailable>> => {
+    const refusal = e._tag === "LinkRefused" ? (e as unknown as LinkRefused) : undefined
+    return refusal?.status === 403
+      ? Effect.fail(new Forbidden({ error: { code: "cross_site_refused", message: refusal.message } }))
+      : goneOrUnavailable(Effect.fail(e))
+  })
+
 /** The social listener's site in the shared sign-in: an account is its identity address; a wallet
  * without one gets one by signing in (src/social/accounts/me.ts). */
 export const socialSignIn = Effect.map(socialUrls, (urls) =>
@@ -57,7 +67,7 @@ export const SignInHandlers = HttpApiBuilder.group(SocialApi, "signIn", (handler
       .handle("status", ({ request, urlParams }) => goneOrUnavailable(flow.status(request, urlParams.id)))
       .handle("callbackMessage", ({ urlParams }) => goneOrUnavailable(flow.callbackMessage(urlParams.id)))
       .handle("callback", ({ payload }) => fromEntity(flow.callback(payload)))
-      .handle("exchange", ({ payload, request }) => goneOrUnavailable(flow.exchange(request, payload.token)))
+      .handle("exchange", ({ payload, request }) => exchangeRefusal(flow.exchange(request, payload.token)))
   }))
 
 export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", (handlers) =>
@@ -66,7 +76,7 @@ export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", 
     const tokens = yield* SocialLinkToken.client
     const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof readLinkToken>>>()
     return handlers
-      .handle("manifest", ({ urlParams }) =>
+      .handle("manifest", ({ request, urlParams }) =>
         Effect.gen(function*() {
           if (!isLinkTokenShaped(urlParams.token)) return yield* Effect.fail(invalid("token", "not a link token"))
           const row = yield* readLinkToken(linkTokenId(urlParams.token), "social").pipe(Effect.provide(context), Effect.mapError(signInUnavailable))
@@ -74,7 +84,14 @@ export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", 
           if (state !== "usable" || Option.isNone(row)) {
             return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))
           }
-          return socialManifestOf(socialFactsOf(row.value, urls.origin), urls.base)
+          const manifest = socialManifestOf(socialFactsOf(row.value, urls.origin), urls.base)
+          // Wallets and programs (no Accept, */*, JSON) get the manifest; a browser the page to scan.
+          const headers = { "cache-control": "no-store", vary: "Accept" }
+          if (!prefersHtml(request.headers["accept"])) return HttpServerResponse.unsafeJson(manifest, { headers })
+          const url = `${socialLinkUrl(urls.base)}?token=${urlParams.token}`
+          return HttpServerResponse.html(socialLinkPage(manifest, url, yield* qrSvg(url))).pipe(HttpServerResponse.setHeaders({
+            ...headers, "content-security-policy": publicPageCsp(false), "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"
+          }))
         }))
       .handle("link", ({ payload }) =>
         Effect.gen(function*() {

@@ -21,7 +21,7 @@ import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { systemWallet } from "../../platform/ledger/SystemWallet.ts"
 import { formatAmount } from "../../chain/units.ts"
 import { contentHandlers, uploadRoute } from "./ContentHttp.ts"
-import { MemberSignedHandlers } from "./MemberSignedHttp.ts"
+import { MemberSignedHandlers, StampSigningHandlers } from "./MemberSignedHttp.ts"
 import { topUpWalletName } from "../accounts/TopUps.ts"
 import { readMe } from "../accounts/me.ts"
 import { issueSocialLinkToken } from "../identity/issueLinkToken.ts"
@@ -114,6 +114,6 @@ const MeHandlers = HttpApiBuilder.group(SocialApi, "me", (handlers) =>
 export const socialWebApp = webAppRoutes({ title: "Social", entry: fileURLToPath(new URL("../web/app.js", import.meta.url)) })
 
 export const socialHandlers = HttpApiBuilder.api(SocialApi).pipe(
-  Layer.provide([HealthHandlers, SessionHandlers, MeHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers, MemberSignedHandlers]),
+  Layer.provide([HealthHandlers, SessionHandlers, MeHandlers, SignInHandlers, SocialLinkHandlers, ...contentHandlers, MemberSignedHandlers, StampSigningHandlers]),
   Layer.provide([SessionAuth.layer, OpenCors.layer])
 )

@@ -1,7 +1,7 @@
 // How a Post or Continuity entity's answer becomes the social API's error: the one place that maps
 // a refusal's code to its status, and that turns anything else (the entity unreachable, a
 // timeout, the database) into 503.
-import { BadRequest, ContentConflict, Forbidden, NotFound, PaymentRequired, ServiceUnavailable, unavailable } from "../../../schemas/social/errors.ts"
+import { BadRequest, ContentConflict, Forbidden, IdempotencyKeyReused, idempotencyKeyReused, NotFound, PaymentRequired, ServiceUnavailable, unavailable } from "../../../schemas/social/errors.ts"
 import type { ContinuityRefused } from "../../../schemas/social/continuity.ts"
 import type { PostRefused } from "../../../schemas/social/post.ts"
 import { Effect } from "effect"
@@ -14,13 +14,15 @@ export const refusal = (e: PostRefused | ContinuityRefused) => {
     case "post_closed": case "countdown_exists": case "no_countdown": case "signature_pending": case "nothing_to_sign": case "signatures_expired": return new ContentConflict({ error: { code: e.code, message: e.message } })
     case "not_found": case "unknown_media": case "unknown_account": return new NotFound({ error: { code: "not_found", message: e.message } })
     case "invalid_parameter": return new BadRequest({ error: { code: "invalid_parameter", message: e.message } })
+    // The Post entity claims a publish's Idempotency-Key (posts/idempotency.ts).
+    case "idempotency_key_reused": return idempotencyKeyReused()
     // The database, the ledger or the fee sponsor did not answer (the entity logged it): retry.
     default: return unavailable()
   }
 }
 
-type ApiRefusal = PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest
-type ApiRefusalClass = typeof PaymentRequired | typeof Forbidden | typeof ContentConflict | typeof NotFound | typeof BadRequest
+type ApiRefusal = PaymentRequired | Forbidden | ContentConflict | NotFound | BadRequest | IdempotencyKeyReused
+type ApiRefusalClass = typeof PaymentRequired | typeof Forbidden | typeof ContentConflict | typeof NotFound | typeof BadRequest | typeof IdempotencyKeyReused
 
 const isEntityRefusal = (e: unknown): e is PostRefused | ContinuityRefused =>
   typeof e === "object" && e !== null && ["PostRefused", "ContinuityRefused"].includes((e as { _tag?: unknown })._tag as string)

@@ -11,6 +11,9 @@ import { addressBelow, type WatchOnlyAccount, watchOnlyFromXpub } from "../../ch
 import { signatureShapeError, signerAddressError, verifyMessage } from "../../chain/message.ts"
 import { ledgerParams } from "../../chain/params.ts"
 import { postSteps } from "../accounts/socialKeys.ts"
+import { linkDeepLink } from "../../platform/identity/linkTokens.ts"
+import { publicHead } from "../../platform/webapp/publicPages.ts"
+import { escapeHtml } from "../pages/html.ts"
 
 /** Spec: social activity derives under m/44'/696969'/1101'. */
 export const socialAccountPath = `m/44'/${ledgerParams.coinType}'/1101'`
@@ -65,4 +68,39 @@ export const checkSocialEnvelope = (e: SocialLinkEnvelope, f: SocialLinkFacts): 
   const verified = verifyMessage({ address: e.identity_address, message: socialLinkMessage(f), signature: e.signature })
   if (!verified.valid) return refuse(401, "invalid_signature", `The signature does not verify over this link's message: ${verified.reason}`)
   return Either.right(watch.right)
+}
+
+/**
+ * The page a browser opens at a link URL (`url`, the token in it), in the web apps' design like the
+ * desk's: what linking shares, the QR of the URL (`qrSvg`, drawn by the caller) for the phone's
+ * wallet, an "Open in wallet" deep link for a wallet on this device, and the manifest for a wallet
+ * reading the page in a `<script type="wl-link-xpubs">` block. Wallets asking for JSON get the
+ * manifest itself.
+ */
+export const socialLinkPage = (manifest: ReturnType<typeof socialManifestOf>, url: string, qrSvg: string): string => {
+  // JSON inside a script element: `<` escaped so no text of ours can close the element.
+  const json = JSON.stringify(manifest).replace(/</g, "\\u003c")
+  return `<!doctype html>
+<html lang="en"><head>${publicHead("Link your wallet")}</head>
+<body class="public">
+<header class="top"><a class="brand" href="/app/">Shardline Social</a></header>
+<main id="main" class="link-page">
+<section aria-labelledby="link-h">
+<h1 id="link-h">Link your wallet to ${escapeHtml(manifest.origin)}</h1>
+<p>Scan this code with your Shardline wallet, or open it in the wallet on this device. The wallet shares the extended public key
+of your social account (${escapeHtml(manifest.xpub_path)}; watch-only: it cannot move funds), from which each post gets its own address,
+and signs the request with your identity address. Nothing is paid; your wallet keeps its keys and signs each post's stamps itself.</p>
+<div class="qr" role="img" aria-label="QR code of this wallet link" data-qr="${escapeHtml(url)}">${qrSvg}</div>
+<p><a class="button" href="${escapeHtml(linkDeepLink(url))}">Open in wallet</a></p>
+<p class="muted">This link works once and expires at <time datetime="${escapeHtml(manifest.expires_at)}">${escapeHtml(manifest.expires_at.replace("T", " ").replace(/\.\d+Z$/, " UTC"))}</time>.</p>
+<details><summary>What the wallet is asked for</summary><dl class="kv">
+<dt>Account</dt><dd class="mono">${escapeHtml(manifest.identity_address)}</dd>
+<dt>Key shared</dt><dd>the xpub at ${escapeHtml(manifest.xpub_path)}</dd>
+<dt>Message to sign</dt><dd><pre>${escapeHtml(manifest.message)}</pre></dd>
+</dl></details>
+</section>
+</main>
+<script type="${socialLinkType}">${json}</script>
+</body></html>
+`
 }

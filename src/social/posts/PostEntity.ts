@@ -18,6 +18,7 @@ import { lastOwed, owe, owedBy, payOwed } from "./owedStamps.ts"
 import { finishStamps, publishOrPending, type ScheduleRetry, stampLater } from "./StampCompletion.ts"
 import { hostingAt, isClosed, renewed } from "./hosting.ts"
 import { memberSignedHandlers } from "./memberSigned.ts"
+import { underKey } from "./idempotency.ts"
 import { memberSigns } from "../accounts/signing.ts"
 import { forgetServed } from "../content/served.ts"
 import { blockedByPost, blockPost, liftBlock } from "../content/blocked.ts"
@@ -88,11 +89,13 @@ export const layer = Post.toLayer(Effect.gen(function*() {
     Publish: ({ payload }) =>
       Effect.gen(function*() {
         if (!UUID.test(postId) || payload.postId !== postId) return yield* new PostRefused({ code: "invalid_parameter", message: "a post id is a lowercase uuid" })
-        // Stamping that fails after the post is written answers "pending" and retries on FinishStamps.
-        const done = yield* publishOrPending(payload, retryStamps)
-        // timer_n 0: hosting never scheduled (a first run, or one that stopped before it).
-        if (Number(done.post.timer_n) === 0) yield* schedule(done.post)
-        return done.receipt
+        return yield* underKey(payload, Effect.gen(function*() {
+          // Stamping that fails after the post is written answers "pending" and retries on FinishStamps.
+          const done = yield* publishOrPending(payload, retryStamps)
+          // timer_n 0: hosting never scheduled (a first run, or one that stopped before it).
+          if (Number(done.post.timer_n) === 0) yield* schedule(done.post)
+          return done.receipt
+        }))
       }).pipe(Effect.mapError(asRefusal), metrics.guard),
 
     Change: ({ payload }) =>

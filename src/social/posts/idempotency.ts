@@ -6,11 +6,14 @@
 // "Idempotency-Key is already used for a different request payload"). A first attempt refused
 // before anything was written (402, 404, …) releases its key, so a retry after topping up runs.
 // Keys expire after `idempotencyKeyHours` (platform/http/idempotencyKey.ts, shared with the desk).
+// The Post entity is the only writer of the keys (`underKey`, as it writes its post's rows); the
+// route only reads which post a key names (`keyedPost`) to know which entity to send to.
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { PostRefused } from "../../../schemas/social/post.ts"
 import { canonicalJson, type CanonicalValue } from "../../crypto/canonicalJson.ts"
 import { sha256Hex } from "../../crypto/token.ts"
-import { idempotencyKeyHours } from "../../platform/http/idempotencyKey.ts"
+import { fingerprintOf, idempotencyKeyHours } from "../../platform/http/idempotencyKey.ts"
 
 export { fingerprintOf, idempotencyKeyHours, parseIdempotencyKey } from "../../platform/http/idempotencyKey.ts"
 
@@ -34,6 +37,49 @@ export const claimPostId = (account: string, key: string, fingerprint: string, f
       WHERE account = ${account} AND key = ${key}`
     if (row === undefined) return yield* Effect.dieMessage("idempotency key vanished between insert and read")
     return (row.fingerprint === fingerprint ? { _tag: "Replay", postId: row.post_id } : { _tag: "Mismatch" }) satisfies Claim as Claim
+  })
+
+/** The post a live key names for the account, with the fingerprint of its first request (a read). */
+export const keyedPost = (account: string, key: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ post_id: string; fingerprint: string }>`SELECT post_id::text AS post_id, fingerprint FROM social_post_idempotency
+      WHERE account = ${account} AND key = ${key} AND created_at >= now() - make_interval(hours => ${idempotencyKeyHours})`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => ({ postId: r.post_id, fingerprint: r.fingerprint })))
+    ))
+
+/** What a publish under a key carries (schemas/social/post.ts, Publish and PublishUnsigned). */
+interface KeyedPublish {
+  readonly postId: string
+  readonly author: string
+  readonly kind: string
+  readonly body: string
+  readonly tags: ReadonlyArray<string>
+  readonly mediaCids: ReadonlyArray<string>
+  readonly idempotencyKey?: string | undefined
+}
+
+/** The fingerprint of a publish: its kind, body, tags and media. */
+export const publishFingerprint = (p: Omit<KeyedPublish, "postId" | "author">) =>
+  fingerprintOf({ kind: p.kind, body: p.body, tags: [...p.tags], mediaCids: [...p.mediaCids] })
+
+/**
+ * A publish run by the Post entity under its Idempotency-Key: the key is claimed for this post
+ * first (a redelivered or retried message finds its own claim), and released again when the
+ * publish is refused before anything was written. A key naming another post (two first requests
+ * raced, each with a fresh id) is refused `idempotency_key_claimed`, that post's id the message:
+ * the route sends its request there instead. Nothing is written for a key that is not this post's.
+ */
+export const underKey = <A, E, R>(p: KeyedPublish, publish: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const key = p.idempotencyKey
+    if (key === undefined) return yield* publish
+    const claim = yield* Effect.mapError(claimPostId(p.author, key, publishFingerprint(p), p.postId), (e) =>
+      new PostRefused({ code: "unavailable", message: `the Idempotency-Key could not be claimed: ${e.message}` }))
+    if (claim._tag === "Mismatch") return yield* new PostRefused({ code: "idempotency_key_reused", message: "This Idempotency-Key was used for another request." })
+    if (claim.postId !== p.postId) return yield* new PostRefused({ code: "idempotency_key_claimed", message: claim.postId })
+    // A definite refusal (nothing written) frees the key; an unknown outcome keeps it: a retry names this post.
+    return yield* Effect.tapError(publish, (e) =>
+      e instanceof PostRefused && e.code !== "unavailable" ? Effect.ignore(releaseKey(p.author, key, p.postId)) : Effect.void)
   })
 
 /** Releases a key whose post was never written (the first attempt was refused). */

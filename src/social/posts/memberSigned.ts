@@ -9,6 +9,7 @@
 // (SHARDLINE_SOCIAL_SIGNATURE_WINDOW_MS, a durable timer on the Post entity) the action lapses.
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Stream } from "effect"
+import { underKey } from "./idempotency.ts"
 import type { ChangeUnsigned, CommentUnsigned, PublishUnsigned, SignatureDeadline, SubmitSignatures, UnsignedStamps } from "../../../schemas/social/post.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { canonicalJson } from "../../crypto/canonicalJson.ts"
@@ -127,7 +128,7 @@ export interface MemberSignedContext {
 
 /** The Post entity's member-signed messages (schemas/social/post.ts). */
 export const memberSignedHandlers = (ctx: MemberSignedContext) => ({
-  PublishUnsigned: ({ payload }: { readonly payload: PublishUnsigned }) => publishUnsigned(payload, ctx.deadline),
+  PublishUnsigned: ({ payload }: { readonly payload: PublishUnsigned }) => underKey(payload, publishUnsigned(payload, ctx.deadline)),
   ChangeUnsigned: ({ payload }: { readonly payload: ChangeUnsigned }) => changeUnsigned(payload, ctx.deadline),
   CommentUnsigned: ({ payload }: { readonly payload: CommentUnsigned }) => commentUnsigned(payload, ctx.deadline),
   SubmitSignatures: ({ payload }: { readonly payload: SubmitSignatures }) =>

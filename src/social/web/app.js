@@ -2,7 +2,7 @@
 // progress bar), the proof of what was published, the member's posts with their hosting state
 // (renew, takedown), the balance and top-up address, and the sessions. Built only on the social
 // API (the same routes programs use). Plain JavaScript, bundled by src/platform/webapp/WebApp.ts.
-import { api, el, field, linkQr, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage, upload } from "../../platform/webapp/client/common.js"
+import { ApiError, api, countdown, el, field, linkQr, notice, qrCode, requireSession, run, section, sessionsSection, shell, signInPage, upload } from "../../platform/webapp/client/common.js"
 
 const title = "Social"
 /**
@@ -20,15 +20,76 @@ const stampingSentence = (receipt) => {
   return "The post is written; its stamp goes on the ledger shortly."
 }
 
-const proofPanel = (receipt) => {
+/**
+ * A post whose stamps the member's wallet signs: the QR and "Open in wallet" deep link of its signing
+ * URL (GET /api/social/posts/{id}/wallet-signing; the wallet reads the PSBTs there and sends them
+ * back signed, no session needed), then the post's public lookup every `pollIntervalMs` (the spec's
+ * 2 s; 404 until it is signed) until it answers with its proof, which `onSigned` shows.
+ */
+const walletSigningArea = (postId, onSigned) => {
+  const area = el("div", { class: "link-qr wallet-signing" })
+  const state = el("p", { class: "link-state", "data-state": "preparing", role: "status" }, "Preparing the code for your wallet…")
+  const setState = (name, text, cls) => {
+    state.dataset.state = name
+    state.className = `link-state ${cls ?? ""}`
+    state.textContent = text
+  }
+  area.append(state)
+  const start = async () => {
+    let signing
+    try {
+      signing = await api(`/api/social/posts/${encodeURIComponent(postId)}/wallet-signing`)
+    } catch (e) {
+      return setState("error", e.message, "error")
+    }
+    setState("waiting", "Waiting for your wallet to sign the post's stamps…")
+    area.replaceChildren(
+      el("p", {}, "Scan the code with your Shardline wallet, or open it in the wallet on this device: it shows what it signs, signs with the post's own key, and sends the signatures back."),
+      await qrCode(signing.url, "QR code handing the post's stamps to your wallet"),
+      el("p", {}, el("a", { href: signing.deepLink, class: "button", "data-link": "wallet-signing" }, "Open in wallet")),
+      state,
+      el("p", { class: "muted" }, "Unsigned, the post lapses in ", countdown(Date.parse(signing.expiresAt)), "."))
+    const poller = setInterval(async () => {
+      if (Date.now() >= Date.parse(signing.expiresAt)) {
+        clearInterval(poller)
+        return setState("expired", "Your wallet did not sign in time: the post lapsed and was not published.", "error")
+      }
+      let found
+      try {
+        found = await api(`/api/public/post/${encodeURIComponent(postId)}`)
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 404) return
+        return setState("waiting", `Still waiting for your wallet; the service did not answer just now (${e.message})`)
+      }
+      clearInterval(poller)
+      setState("signed", "Signed by your wallet. The stamps are on their way to the ledger.", "ok")
+      area.replaceChildren(state)
+      onSigned(found.proof)
+    }, signing.pollIntervalMs)
+  }
+  start()
+  return area
+}
+
+const proofPanel = (receipt, onSigned) => {
   const page = `/p/${encodeURIComponent(receipt.shortId)}`
   const embed = `/embed/p/${encodeURIComponent(receipt.shortId)}`
+  const stamping = el("p", { "data-field": "stamping" }, stampingSentence(receipt))
+  const txHash = el("dd", { class: "mono", "data-field": "txHash" }, receipt.txHash ?? "pending")
+  const opReturn = el("dd", { class: "mono", "data-field": "opReturn" }, receipt.opReturn ?? "pending")
+  const signed = (proof) => {
+    txHash.textContent = proof.txHash ?? "pending"
+    opReturn.textContent = proof.opReturn ?? "pending"
+    stamping.textContent = stampingSentence({ txHash: proof.txHash })
+    onSigned?.()
+  }
   return el("div", { class: "proof", id: "proof", tabindex: "-1" },
-    el("h3", {}, "Published"),
-    el("p", { "data-field": "stamping" }, stampingSentence(receipt)),
+    el("h3", {}, receipt.stamping === "awaiting_signature" ? "Written: your wallet signs it" : "Published"),
+    stamping,
+    receipt.stamping === "awaiting_signature" ? walletSigningArea(receipt.postId, signed) : null,
     el("dl", { class: "kv" },
-      el("dt", {}, "Transaction"), el("dd", { class: "mono", "data-field": "txHash" }, receipt.txHash ?? "pending"),
-      el("dt", {}, "OP_RETURN"), el("dd", { class: "mono", "data-field": "opReturn" }, receipt.opReturn ?? "pending"),
+      el("dt", {}, "Transaction"), txHash,
+      el("dt", {}, "OP_RETURN"), opReturn,
       el("dt", {}, "Content"), el("dd", { class: "mono" }, receipt.metadataCid)),
     el("p", {}, el("a", { href: page, "data-link": "page" }, "Open the post page"), " · ", el("a", { href: embed, "data-link": "embed" }, "Open the embed")))
 }
@@ -62,8 +123,8 @@ const composer = (onPublished) => {
         body: body.value, kind: kind.value, media,
         tags: tags.value.split(",").map((t) => t.trim()).filter((t) => t !== "")
       } })
-      status.info("Published.")
-      result.replaceChildren(proofPanel(receipt))
+      status.info(receipt.stamping === "awaiting_signature" ? "Written. Your wallet signs its stamps next." : "Published.")
+      result.replaceChildren(proofPanel(receipt, onPublished))
       result.querySelector("#proof").focus()
       form.reset()
       progress.hidden = true
