@@ -1,12 +1,16 @@
 // `npm run cluster -- --nodes 3`: N identical nodes on loopback against one Postgres, each a
 // runner (NodeClusterSocket) serving HTTP on its own port. Uses SHARDLINE_DATABASE_URL, or
 // starts the embedded local postgres under the data dir (PGlite is single-node only).
+// Chains: one litecoind -regtest and one anvil for every node (harness/sharedChains.ts), unless
+// SHARDLINE_LEDGER_RPC_URL and SHARDLINE_EVM_RPC_URLS name chains already, or --devnets asks for
+// a devnet per node; when they cannot start, each node runs its own devnets and a line says why.
 import { spawn, type ChildProcess } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { Option, Redacted } from "effect"
 import { loadMasterKey } from "../src/platform/SecretBox.ts"
+import { startSharedChains, type SharedChains } from "../harness/sharedChains.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const { values } = parseArgs({
@@ -15,7 +19,8 @@ const { values } = parseArgs({
     "http-port": { type: "string", default: process.env.SHARDLINE_HTTP_PORT ?? "8080" },
     "desk-http-port": { type: "string", default: process.env.SHARDLINE_DESK_HTTP_PORT ?? "8180" },
     "social-http-port": { type: "string", default: process.env.SHARDLINE_SOCIAL_HTTP_PORT ?? "8280" },
-    "runner-port": { type: "string", default: process.env.SHARDLINE_RUNNER_PORT ?? "34431" }
+    "runner-port": { type: "string", default: process.env.SHARDLINE_RUNNER_PORT ?? "34431" },
+    devnets: { type: "boolean", default: false }
   }
 })
 const count = Number(values.nodes)
@@ -36,13 +41,22 @@ if (!url) {
 const masterKey = process.env.SHARDLINE_MASTER_KEY ??
   loadMasterKey({ masterKey: Option.none<Redacted.Redacted>(), dataDir }).toString("hex")
 
-// A loopback demo may run a devnet per node (each node its own chains); a real cluster points
-// SHARDLINE_LEDGER_RPC_URL and SHARDLINE_EVM_RPC_URLS at shared nodes (see docs/operations.md).
-const devnetPerNode = process.env.SHARDLINE_DEVNET_PER_NODE ??
-  (process.env.SHARDLINE_LEDGER_RPC_URL && process.env.SHARDLINE_EVM_RPC_URLS ? "false" : "true")
-if (devnetPerNode === "true") {
-  console.error("note: no shared chain nodes configured; each node runs its own in-process devnet chains")
+// Every node on the same chains: the ones SHARDLINE_LEDGER_RPC_URL and SHARDLINE_EVM_RPC_URLS
+// name, else one litecoind and one anvil started here. A devnet per node (each node its own
+// chains, wrong for anything that moves money) only with --devnets or when those cannot start.
+const chainsGiven = Boolean(process.env.SHARDLINE_LEDGER_RPC_URL && process.env.SHARDLINE_EVM_RPC_URLS)
+let shared: SharedChains | undefined
+if (!chainsGiven && !values.devnets) {
+  try {
+    shared = await startSharedChains(dataDir)
+    console.error(`chains: one for every node: ${shared.summary} (BTC stays an in-process devnet per node)`)
+  } catch (e) {
+    console.error(`note: shared chains could not start (${e instanceof Error ? e.message.split("\n")[0] : String(e)}); each node runs its own in-process devnet chains instead`)
+  }
 }
+const devnetPerNode = process.env.SHARDLINE_DEVNET_PER_NODE ?? (chainsGiven || shared !== undefined ? "false" : "true")
+if (devnetPerNode === "true" && values.devnets) console.error("note: --devnets: each node runs its own in-process devnet chains")
+else if (devnetPerNode === "true" && shared === undefined && !chainsGiven) console.error("note: no shared chain nodes; each node's chains are its own (wrong for anything that moves money)")
 
 /** A node that exits before it first answers /ping died at start: it is started again this many
  * times, with a growing pause, before the whole cluster is stopped with the reason. */
@@ -59,6 +73,7 @@ const nodeEnv = (i: number) => ({
   SHARDLINE_DATABASE_URL: url,
   SHARDLINE_MASTER_KEY: masterKey,
   SHARDLINE_DEVNET_PER_NODE: devnetPerNode,
+  ...shared?.vars,
   SHARDLINE_DATA_DIR: join(dataDir, `node${i + 1}`),
   SHARDLINE_HTTP_PORT: String(Number(values["http-port"]) + i),
   SHARDLINE_DESK_HTTP_PORT: String(Number(values["desk-http-port"]) + i),
@@ -114,10 +129,15 @@ const shutdown = async (reason: string, exitCode: number) => {
     c.once("exit", () => resolve())
     c.kill("SIGTERM")
   })))
+  await shared?.stop()
   await stopDb?.()
   process.exit(exitCode)
 }
 
 for (let i = 0; i < count; i++) startNode(i, 0)
+// A fresh shared ledger: the fee sponsor (its wallet made by the first node) gets its first coin.
+if (shared !== undefined && url !== undefined) {
+  void shared.fundSponsor(url).then((line) => console.error(`chains: ${line}`), (e) => console.error(`chains: the fee sponsor was not funded: ${String(e)}`))
+}
 process.on("SIGINT", () => void shutdown("SIGINT: stopping every node", 0))
 process.on("SIGTERM", () => void shutdown("SIGTERM: stopping every node", 0))

@@ -60,6 +60,8 @@ export interface AnvilOptions {
   readonly chainId: number
   /** Mine only on `anvil_mine`/`evm_mine` (transactions stay pending until then). */
   readonly noMining?: boolean
+  /** A file anvil loads its chain from at start and writes it to at stop (a demo cluster's chain kept across starts). */
+  readonly state?: string
 }
 
 export const startAnvil = async (options: AnvilOptions): Promise<Anvil> => {
@@ -68,6 +70,7 @@ export const startAnvil = async (options: AnvilOptions): Promise<Anvil> => {
     const port = await freePort()
     const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(options.chainId), "--silent"]
     if (options.noMining === true) args.push("--no-mining")
+    if (options.state !== undefined) args.push("--state", options.state)
     const child = spawn(anvilBinary(), args, { stdio: "ignore" })
     // A test process that dies without afterAll must not leave anvil behind.
     const killOnExit = () => child.kill("SIGKILL")

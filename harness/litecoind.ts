@@ -4,7 +4,7 @@
 // datadir removed before the error reaches the test; a test process that exits without
 // afterAll kills the node too. The vitest global setup installs litecoind when it can.
 import { spawn, type ChildProcess } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort } from "./ports.ts"
@@ -22,8 +22,12 @@ export interface Litecoind {
 
 const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null
 
-export const startLitecoind = async (binary = "litecoind"): Promise<Litecoind> => {
-  const dir = mkdtempSync(join(tmpdir(), "ltc-"))
+/** `datadir`: a folder kept across starts (a demo cluster's chain); by default a fresh one, removed at stop. */
+export const startLitecoind = async (binary = "litecoind", options: { readonly datadir?: string } = {}): Promise<Litecoind> => {
+  const keep = options.datadir !== undefined
+  if (keep) mkdirSync(options.datadir!, { recursive: true })
+  const dir = options.datadir ?? mkdtempSync(join(tmpdir(), "ltc-"))
+  const remove = () => { if (!keep) rmSync(dir, { recursive: true, force: true }) }
   const [rpcport, port] = [await freePort(), await freePort()]
   const child: ChildProcess = spawn(binary, [
     "-regtest", `-datadir=${dir}`, "-rpcuser=u", "-rpcpassword=p", `-rpcport=${rpcport}`, `-port=${port}`,
@@ -34,7 +38,7 @@ export const startLitecoind = async (binary = "litecoind"): Promise<Litecoind> =
   // spawn reports a missing binary as an 'error' event, not a throw: keep it for the wait below.
   let spawnError: Error | undefined
   child.once("error", (e) => { spawnError = e })
-  const killOnExit = () => { child.kill("SIGKILL"); rmSync(dir, { recursive: true, force: true }) }
+  const killOnExit = () => { child.kill("SIGKILL"); remove() }
   process.once("exit", killOnExit)
 
   const url = `http://127.0.0.1:${rpcport}/`
@@ -62,7 +66,7 @@ export const startLitecoind = async (binary = "litecoind"): Promise<Litecoind> =
         })
       }
       process.removeListener("exit", killOnExit)
-      rmSync(dir, { recursive: true, force: true })
+      remove()
     })()
     return stopped
   }

@@ -61,13 +61,25 @@ export const setUpExchange = async (world: World, rng: Rng, o: { readonly trader
     const address = randomLedgerKey().address
     const key = await createKey(world.directUrl, { scopes: ["read", "trade"], addresses: [address] })
     // Half the grants end inside the run (at 35–65% of it), so expiry, its sweep and the key's
-    // destruction happen under the same faults as the trading.
-    const expiresAtMs = i % 4 < 2 ? o.runStartMs + Math.floor(o.durationMs * (0.35 + rng.next() * 0.3)) : Date.now() + 6 * 3_600_000
-    const grantId = newGrantId()
-    // The reply is awaited (through cluster storage): a refused grant stops the setup with its reason.
-    await client.runPromise(Effect.timeout(Effect.flatMap(Authorization.client, (a: any) =>
-      a(entityIdOf(key.userId, asset)).Grant(new Grant({ grantId, cap: String(FUNDS_WHOLE), expiresAtMs }))) as Effect.Effect<unknown, unknown>, "5 minutes"))
-    const grant = await pollFor(`trader ${i}'s grant`, 300_000, async () =>
+    // destruction happen under the same faults as the trading. A setup slower than the estimate (a
+    // loaded machine, where a grant may wait a minute for its entity) gives an expiry at least 2
+    // minutes after the grant is sent; one refused as already past is sent again, later.
+    const drawn = o.runStartMs + Math.floor(o.durationMs * (0.35 + rng.next() * 0.3))
+    const expiring = i % 4 < 2
+    let grantId = ""
+    let expiresAtMs = 0
+    for (let attempt = 1; ; attempt++) {
+      grantId = newGrantId()
+      expiresAtMs = expiring ? Math.max(drawn, Date.now() + 120_000) : Date.now() + 6 * 3_600_000
+      // The reply is awaited (through cluster storage): a refused grant stops the setup with its reason.
+      const refused = await client.runPromise(Effect.timeout(Effect.flatMap(Authorization.client, (a: any) =>
+        a(entityIdOf(key.userId, asset)).Grant(new Grant({ grantId, cap: String(FUNDS_WHOLE), expiresAtMs }))) as Effect.Effect<unknown, unknown>, "10 minutes"))
+        .then(() => undefined, (e: unknown) => e)
+      if (refused === undefined) break
+      if (attempt >= 3 || !String((refused as { message?: string })?.message ?? refused).includes("expiry is in the past")) throw refused
+      o.log(`setup: trader ${i}'s grant reached its entity after its expiry (a slow machine); granting again`)
+    }
+    const grant = await pollFor(`trader ${i}'s grant`, 600_000, async () =>
       (await world.query<{ delegated_address: string }>(`SELECT delegated_address FROM authorizations WHERE grant_id = $1`, [grantId]))[0])
     await run(issuerWallet.omni({ type: "grant", property: side === "SELL" ? tokA : tokB, amount: FUNDS_WHOLE * 10n ** 8n, memo: "" }, grant.delegated_address))
     await run(ledger.mine(1, burn))

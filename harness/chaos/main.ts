@@ -3,6 +3,9 @@
 // schedule, runs the workload and the nemesis together, lets the system settle, then checks the
 // history and the final state. Exit 0 only with 0 violations; a violation prints the seed, the
 // schedule up to it, and the smallest history that shows it.
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { checkRun, type Checked } from "./checker.ts"
 import { runTrader, sampleBook, setUpExchange, type BookSample, type TraderStats } from "./exchangeWorkload.ts"
@@ -13,7 +16,7 @@ import { describeFault, makeSchedule } from "./schedule.ts"
 import { faultWindows } from "./windows.ts"
 import { checkSocial } from "./socialChecker.ts"
 import { runMember, setUpSocial, type SocialRun } from "./socialWorkload.ts"
-import { startWorld } from "./world.ts"
+import { startWorld, type World } from "./world.ts"
 import { pollFor } from "../omniIssuer.ts"
 
 const { values } = parseArgs({
@@ -43,6 +46,13 @@ const schedule = makeSchedule(rng.fork("nemesis"), {
 log(`chaos: seed ${seed}, ${minutes} min, ${nodeCount} nodes; schedule (${schedule.length} faults):`)
 for (const s of schedule) log(`  ${(s.atMs / 1000).toFixed(1).padStart(7)} s  ${describeFault(s.fault)}`)
 
+/** Every node process's output (each life of each slot) written under the temp dir, for a run with a violation; the folder. */
+const keepNodeLogs = (w: World, s: number): string => {
+  const dir = mkdtempSync(join(tmpdir(), `shardline-chaos-seed${s}-`))
+  for (const slot of w.nodes) for (const n of slot.lives) writeFileSync(join(dir, `node${slot.index + 1}-pid${n.pid}.log`), n.output())
+  return dir
+}
+
 /** After the load stops: how long the system may take to finish what it owes (legs final, expired grants swept, owed stamps sent). */
 const SETTLE_MS_MAX = 240_000
 
@@ -57,7 +67,7 @@ try {
   const runStartEpochMs = Date.now() + 60_000
   const ex = await setUpExchange(world, rng.fork("setup"), { traders: Number(values.traders), runStartMs: runStartEpochMs, durationMs, log })
   const members = await setUpSocial(world, Number(values.members))
-  const social: SocialRun = { posts: [], stats: { published: 0, comments: 0, renewals: 0, takedowns: 0, neverAnswered: 0 } }
+  const social: SocialRun = { posts: [], stats: { published: 0, comments: 0, renewals: 0, takedowns: 0, neverAnswered: 0 }, unanswered: [] }
   // The run's clock starts now; grants' expiries were drawn against an estimate of this moment.
   const t0 = Date.now()
   const clock = () => Date.now() - t0
@@ -100,6 +110,7 @@ try {
     log(`  seed ${seed}; schedule up to it: ${applied.map((a) => `${(a.startedAtMs / 1000).toFixed(1)} s ${describeFault(a.fault)}`).join("; ")}`)
     for (const e of viol.history.slice(0, 12)) log(`  ${(e.atMs / 1000).toFixed(1)} s ${e.client} ${e.op} ${e.node} ${JSON.stringify(e.params)} → ${JSON.stringify(e.outcome).slice(0, 300)}`)
   }
+  if (checked.violations.length > 0) log(`\nnode logs: ${keepNodeLogs(world, seed)}`)
   exit = checked.violations.length === 0 ? 0 : 1
 } catch (e) {
   log(`chaos run failed (seed ${seed}): ${e instanceof Error ? e.stack ?? e.message : String(e)}`)

@@ -20,8 +20,18 @@ export const checkSocial = async (world: World, run: SocialRun, history: History
   }
   const [pending] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM social_stamping_pending`)
   if (pending!.n > 0) add("every owed stamp sent", `${pending!.n} posts still have stamps pending`)
-  const [owed] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM social_owed_stamps WHERE txid IS NULL`)
-  if (owed!.n > 0) add("every owed stamp sent", `${owed!.n} owed stamps without a transaction`)
+  // Each unpaid owed stamp on its own, with what the cluster still holds for its post (a timer or a
+  // Change not processed), so the violation shows where the stamp was dropped.
+  const unpaid = await world.query<{ id: string; post_id: string; tag: string; request_id: string | null; created_at: Date; pending: boolean }>(`
+    SELECT o.id::text, o.post_id::text, o.tag, o.request_id, o.created_at,
+      EXISTS (SELECT 1 FROM social_stamping_pending p WHERE p.post_id = o.post_id) AS pending
+    FROM social_owed_stamps o WHERE o.txid IS NULL ORDER BY o.id`)
+  for (const o of unpaid) {
+    const messages = await world.query<{ tag: string; processed: boolean; n: number }>(`SELECT tag, processed, count(*)::int AS n FROM cluster_messages
+      WHERE entity_type = 'Post' AND entity_id = $1 GROUP BY tag, processed ORDER BY tag`, [o.post_id])
+    add("every owed stamp sent", `post ${o.post_id}: owed ${o.tag} (row ${o.id}, request ${o.request_id ?? "-"}, owed at ${o.created_at.toISOString()}) has no transaction; `
+      + `pending row: ${o.pending ? "yes" : "no"}; the post's messages: ${messages.map((m) => `${m.tag}${m.processed ? "" : " (unprocessed)"} ×${m.n}`).join(", ") || "none"}`, `post ${o.post_id}`)
+  }
   const stamps = await world.query<{ txid: string; post_id: string | null; tag: string; cid: string }>(`SELECT txid, post_id::text, tag, cid FROM social_stamps`)
   const seen = new Map<string, number>()
   for (const s of stamps) {
@@ -30,6 +40,9 @@ export const checkSocial = async (world: World, run: SocialRun, history: History
     seen.set(k, (seen.get(k) ?? 0) + 1)
   }
   for (const [k, n] of seen) if (n > 1) add("every stamp exactly once", `${k}: ${n} stamps`, `post ${k.split(" ")[0]}`)
+  // A request retried with its key for its whole deadline and never answered below 500: the service
+  // lost it (each fault lasts seconds, the deadline is minutes).
+  for (const u of run.unanswered) add("every request answered", `${u.op} ${u.subject} (key ${u.key}): no answer below 500 within the request's deadline`, u.subject)
   let onChain = 0
   for (const s of stamps) {
     const tx = await world.litecoind.rpc<{ confirmations?: number }>("getrawtransaction", s.txid, true).catch(() => undefined)

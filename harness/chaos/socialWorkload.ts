@@ -28,6 +28,8 @@ export interface SocialPost {
 export interface SocialRun {
   readonly posts: Array<SocialPost>
   readonly stats: { published: number; comments: number; renewals: number; takedowns: number; neverAnswered: number }
+  /** The requests that got no definite answer within their deadline (subject and key, for the checker). */
+  readonly unanswered: Array<{ readonly op: string; readonly subject: string; readonly key: string }>
 }
 
 /** Members with sessions; the fee sponsor that pays each stamping address its first coin is funded by the exchange's setup. */
@@ -43,7 +45,7 @@ export const setUpSocial = async (world: World, members: number): Promise<Readon
 
 type Answered = Extract<Outcome, { kind: "answer" }>
 
-const send = async (world: World, history: History, rng: Rng, clock: () => number, m: Member, op: string, subject: string, path: string, body: unknown, key: string): Promise<Answered | undefined> => {
+const send = async (world: World, run: SocialRun, history: History, rng: Rng, clock: () => number, m: Member, op: string, subject: string, path: string, body: unknown, key: string): Promise<Answered | undefined> => {
   const deadline = Date.now() + REQUEST_DEADLINE_MS
   for (;;) {
     const live = world.live()
@@ -55,7 +57,10 @@ const send = async (world: World, history: History, rng: Rng, clock: () => numbe
     })
     history.add({ atMs: clock(), client: m.name, op, node: node?.name ?? "-", subject, params: { path, key }, outcome })
     if (outcome.kind === "answer" && outcome.status < 500) return outcome
-    if (Date.now() > deadline) return undefined
+    if (Date.now() > deadline) {
+      run.unanswered.push({ op, subject, key })
+      return undefined
+    }
     await new Promise((r) => setTimeout(r, 300 + rng.int(0, 700)))
   }
 }
@@ -67,7 +72,7 @@ export const runMember = async (world: World, m: Member, run: SocialRun, history
     const roll = rng.next()
     if (roll < 0.55 || mine.length === 0) {
       const key = `${m.name}-p${i}`
-      const out = await send(world, history, rng, clock, m, "publish", `post ${key}`, "/api/social/posts", { body: `chaos ${m.name} ${i} ${randomUUID()}` }, key)
+      const out = await send(world, run, history, rng, clock, m, "publish", `post ${key}`, "/api/social/posts", { body: `chaos ${m.name} ${i} ${randomUUID()}` }, key)
       if (out === undefined) run.stats.neverAnswered++
       else if (out.status === 200 || out.status === 201 || out.status === 202) {
         const b = out.body as { postId: string; metadataCid?: string }
@@ -77,17 +82,17 @@ export const runMember = async (world: World, m: Member, run: SocialRun, history
     } else if (roll < 0.75 && others.length > 0) {
       const p = rng.pick(others)
       const key = `${m.name}-c${i}`
-      const out = await send(world, history, rng, clock, m, "comment", `post ${p.id}`, `/api/social/posts/${p.id}/comments`, { body: `comment ${m.name} ${i}` }, key)
+      const out = await send(world, run, history, rng, clock, m, "comment", `post ${p.id}`, `/api/social/posts/${p.id}/comments`, { body: `comment ${m.name} ${i}` }, key)
       if (out === undefined) run.stats.neverAnswered++
       else if (out.status < 300) run.stats.comments++
     } else if (roll < 0.9) {
       const p = rng.pick(mine)
-      const out = await send(world, history, rng, clock, m, "renew", `post ${p.id}`, `/api/social/posts/${p.id}/renew`, undefined, `${m.name}-r${i}`)
+      const out = await send(world, run, history, rng, clock, m, "renew", `post ${p.id}`, `/api/social/posts/${p.id}/renew`, undefined, `${m.name}-r${i}`)
       if (out === undefined) run.stats.neverAnswered++
       else if (out.status < 300) run.stats.renewals++
     } else {
       const p = rng.pick(mine)
-      const out = await send(world, history, rng, clock, m, "takedown", `post ${p.id}`, `/api/social/posts/${p.id}/takedown`, undefined, `${m.name}-t${i}`)
+      const out = await send(world, run, history, rng, clock, m, "takedown", `post ${p.id}`, `/api/social/posts/${p.id}/takedown`, undefined, `${m.name}-t${i}`)
       if (out === undefined) run.stats.neverAnswered++
       else if (out.status < 300) {
         run.stats.takedowns++

@@ -226,15 +226,21 @@ export class SignatureDeadline extends Schema.Class<SignatureDeadline>("Post/Sig
   }
 }
 
+// The requests a member or operator makes (Publish, Change, the member-signed ones, LiftBlock) are
+// uninterruptible: a caller that stops waiting (an HTTP client that timed out and will ask again
+// with the same Idempotency-Key) must not cut the entity's work in half. Interrupted, a persisted
+// request is stored as answered "interrupted": the effect it had committed (a comment and its
+// owed stamps, say) stays, the rest (making the stamps, or scheduling their timer) never runs, and
+// every retry of the same request is answered from that stored interrupt (chaos seed 1, issue 25).
 export const Post = Entity.make("Post", [
-  Rpc.make("Publish", { payload: Publish, success: PostReceipt, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("Change", { payload: Change, success: PostStateReply, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("Publish", { payload: Publish, success: PostReceipt, error: PostRefused }).annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, true),
+  Rpc.make("Change", { payload: Change, success: PostStateReply, error: PostRefused }).annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, true),
   Rpc.make("HostingCheck", { payload: HostingCheck }).annotate(ClusterSchema.Persisted, true),
   Rpc.make("FinishStamps", { payload: FinishStamps }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("PublishUnsigned", { payload: PublishUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("ChangeUnsigned", { payload: ChangeUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("SubmitSignatures", { payload: SubmitSignatures, success: SignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("CommentUnsigned", { payload: CommentUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true),
+  Rpc.make("PublishUnsigned", { payload: PublishUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, true),
+  Rpc.make("ChangeUnsigned", { payload: ChangeUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, true),
+  Rpc.make("SubmitSignatures", { payload: SubmitSignatures, success: SignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, true),
+  Rpc.make("CommentUnsigned", { payload: CommentUnsigned, success: UnsignedStamps, error: PostRefused }).annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, true),
   Rpc.make("SignatureDeadline", { payload: SignatureDeadline }).annotate(ClusterSchema.Persisted, true),
-  Rpc.make("LiftBlock", { payload: LiftBlock, success: BlockLifted, error: PostRefused }).annotate(ClusterSchema.Persisted, true)
+  Rpc.make("LiftBlock", { payload: LiftBlock, success: BlockLifted, error: PostRefused }).annotate(ClusterSchema.Persisted, true).annotate(ClusterSchema.Uninterruptible, true)
 ])

@@ -34,7 +34,8 @@ describe("npm run cluster", () => {
       if (ok) break
     }
     const started = Date.now()
-    const child = spawn(process.execPath, ["--import", "tsx", "cluster/multi.ts", "--nodes", "2",
+    // --devnets: this test is about restarts, not chains (cluster-shared-chains.test.ts starts those).
+    const child = spawn(process.execPath, ["--import", "tsx", "cluster/multi.ts", "--nodes", "2", "--devnets",
       "--http-port", String(httpPort), "--desk-http-port", String(await freePort()),
       "--social-http-port", String(await freePort()), "--runner-port", String(await freePort())], {
       env: { ...process.env, SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey, SHARDLINE_DATA_DIR: dataDir },

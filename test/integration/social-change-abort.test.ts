@@ -1,0 +1,83 @@
+// Chaos seed 1 (issue 25) as a regression: a client that gives up on a post change while the
+// ledger hangs must not cut the change in half. The chaos workload's HTTP client stops waiting
+// after 15 s and asks again with the same Idempotency-Key; before the fix, the node interrupted
+// the Post entity's Change where it stood (the cluster forwards a caller's interrupt to a
+// persisted request), after the comment and its owed X and XM were committed but before the
+// stamps were made or scheduled, and stored "interrupted" as the Change's reply. Every retry with
+// the key was the same Change, answered from that stored reply (never a 2xx), and the owed stamps
+// stayed unpaid with no timer to make them: "2 owed social stamps unsent, 2 social requests never
+// answered". Here: the ledger hangs (a forwarder that accepts and never answers), a comment is
+// sent, the client aborts once the owed X is committed; then the ledger is back and the same
+// request is sent again. It is answered 201 with the one comment, charged once, and X then XM
+// land on the chain once each.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { TestDatabase } from "../../harness/db.ts"
+import type { Litecoind } from "../support/litecoind.ts"
+import type { RunningNode } from "../support/node.ts"
+import { type OutageWorld, startOutageWorld } from "../support/socialOutage.ts"
+import type { TcpProxy } from "../support/tcpProxy.ts"
+import { waitFor } from "../support/waitFor.ts"
+
+const PRICE = 25_000n
+let world: OutageWorld
+let litecoind: Litecoind
+let proxy: TcpProxy
+let db: TestDatabase
+let node: RunningNode
+
+beforeAll(async () => {
+  world = await startOutageWorld("socialabort", PRICE)
+  ;({ litecoind, proxy, db, node } = world)
+}, 120_000)
+afterAll(async () => {
+  await world?.stop()
+})
+
+const post = (path: string, token: string, body: unknown, init: { key?: string; signal?: AbortSignal } = {}) =>
+  fetch(`${node.socialUrl}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...(init.key === undefined ? {} : { "idempotency-key": init.key }) },
+    body: JSON.stringify(body),
+    ...(init.signal === undefined ? {} : { signal: init.signal })
+  })
+const balance = async (address: string) =>
+  BigInt((await db.query<{ b: string }>("SELECT balance_base::text AS b FROM social_accounts WHERE address = $1", [address]))[0]!.b)
+
+describe("a post change whose client gives up mid-way (chaos seed 1)", () => {
+  it("runs to its end: the retry with the same key is answered, charged once, and its owed stamps land once", async () => {
+    const published = await post("/api/social/posts", world.aliceSession, { body: "commented while the ledger hangs" })
+    expect(published.status).toBe(201)
+    const postId = ((await published.json()) as { postId: string }).postId
+    const bobBefore = await balance(world.bob.address)
+
+    await proxy.hang()
+    const abort = new AbortController()
+    const first = post(`/api/social/posts/${postId}/comments`, world.bobSession, { body: "given up on" }, { key: "seed1-comment", signal: abort.signal })
+      .then((r) => ({ status: r.status }), (e: unknown) => ({ aborted: String(e) }))
+    // The comment and its owed X and XM are committed; the stamp waits on the hung ledger. The client leaves.
+    await waitFor("the comment's owed stamps committed", 30_000, async () =>
+      (await db.query("SELECT 1 FROM social_owed_stamps WHERE post_id = $1 AND tag = 'XM'", [postId])).length === 1 ? true : undefined, 50)
+    abort.abort()
+    expect(await first).toHaveProperty("aborted")
+    await proxy.up()
+
+    // The same request again, as a client does after a timeout: one answer, the first request's.
+    const retried = await waitFor("the retried comment answered below 500", 60_000, async () => {
+      const r = await post(`/api/social/posts/${postId}/comments`, world.bobSession, { body: "given up on" }, { key: "seed1-comment" })
+      const body = await r.json() as Record<string, unknown>
+      return r.status < 500 ? { status: r.status, body } : undefined
+    }, 500)
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201)
+    expect((await db.query("SELECT 1 FROM social_comments WHERE post_id = $1", [postId])).length).toBe(1)
+    expect(bobBefore - (await balance(world.bob.address))).toBe(PRICE)
+
+    await waitFor("the owed X and XM made and nothing pending", 60_000, async () => {
+      const unpaid = await db.query("SELECT 1 FROM social_owed_stamps WHERE post_id = $1 AND txid IS NULL", [postId])
+      const pending = await db.query("SELECT 1 FROM social_stamping_pending WHERE post_id = $1", [postId])
+      return unpaid.length === 0 && pending.length === 0 ? true : undefined
+    }, 200)
+    const stamps = await db.query<{ tag: string; txid: string }>("SELECT tag, txid FROM social_stamps WHERE post_id = $1 AND tag IN ('X', 'XM') ORDER BY seq", [postId])
+    expect(stamps.map((s) => s.tag)).toEqual(["X", "XM"])
+    for (const s of stamps) expect(typeof (await litecoind.rpc<string>("getrawtransaction", s.txid)), s.tag).toBe("string")
+  }, 180_000)
+})
