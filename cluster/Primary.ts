@@ -22,11 +22,10 @@ import { configErrorLine } from "../src/platform/Config.ts"
 import { embeddedDatabase } from "../src/platform/database/EmbeddedDatabase.ts"
 import { selectEngine } from "../src/platform/database/embedded/EmbeddedPostgres.ts"
 import { readyMessage, setStopSettings, stopMessage } from "../src/platform/NodeMain.ts"
+import { isMetricsMessage, gatherTimeoutMs, mergeExpositions, metricsMessages, processIndexVar, type MetricsMessage } from "../src/platform/ops/processMetrics.ts"
 import { loadMasterKey } from "../src/platform/SecretBox.ts"
 import { settingName } from "../src/platform/settings.ts"
 
-/** Each worker's index (0-based), so it knows its place (cluster/main.ts; the metrics label). */
-export const processIndexVar = "SHARDLINE_PROCESS_INDEX"
 
 /** A process that exits before it is up is started again this many times before the node stops. */
 const START_RETRIES_MAX = 3
@@ -80,6 +79,17 @@ export const checkProcesses = (config: NodeConfigShape): Effect.Effect<void, Con
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString()} shardline: ${line}\n`)
 
+/** False when the worker is gone or its channel closed meanwhile. */
+const send = (worker: Worker, m: MetricsMessage): boolean => {
+  if (worker.isDead() || !worker.isConnected()) return false
+  try {
+    worker.send(m) // false only says the channel is backed up: the message is still queued
+    return true
+  } catch {
+    return false
+  }
+}
+
 const isReady = (m: unknown) => typeof m === "object" && m !== null && (m as { type?: unknown }).type === readyMessage.type
 
 interface Slot {
@@ -95,6 +105,31 @@ const startWorkers = (config: NodeConfigShape, vars: (index: number) => Record<s
   const slots: Array<Slot> = Array.from({ length: n }, (_, index) => ({ index, worker: undefined, up: false, startFailures: 0 }))
   let stopping = false
   let othersStarted = false
+  let nextGather = 1
+  const gathers = new Map<number, { texts: Array<string>; expected: number; finish: () => void }>()
+  /** A scrape reached `asker`: every process that is up renders its registry; the merge goes back. */
+  const gatherMetrics = (asker: Worker, askId: number) => {
+    const id = nextGather++
+    // The asker too, even before it said it is up: it already listens.
+    const up = [...new Set([asker, ...slots.flatMap((s) => (s.up && s.worker !== undefined ? [s.worker] : []))])].filter((w) => !w.isDead())
+    const texts: Array<string> = []
+    const finish = () => {
+      if (!gathers.delete(id)) return
+      clearTimeout(timer)
+      send(asker, { type: metricsMessages.merged, id: askId, text: mergeExpositions(texts) })
+    }
+    const timer = setTimeout(finish, gatherTimeoutMs)
+    gathers.set(id, { texts, expected: up.length, finish })
+    for (const w of up) if (!send(w, { type: metricsMessages.render, id })) gathers.get(id)!.expected--
+  }
+  const onMetricsMessage = (worker: Worker, m: MetricsMessage) => {
+    if (m.type === metricsMessages.request) return gatherMetrics(worker, m.id)
+    if (m.type !== metricsMessages.rendered || m.text === undefined) return
+    const g = gathers.get(m.id)
+    if (g === undefined) return
+    g.texts.push(m.text)
+    if (g.texts.length >= g.expected) g.finish()
+  }
   const name = (s: Slot) => `process ${s.index + 1} of ${n} (runner ${config.runnerHost}:${config.runnerPort + s.index})`
 
   const fork = (slot: Slot) => {
@@ -102,6 +137,7 @@ const startWorkers = (config: NodeConfigShape, vars: (index: number) => Record<s
     slot.worker = worker
     slot.up = false
     worker.on("message", (m: unknown) => {
+      if (isMetricsMessage(m)) return onMetricsMessage(worker, m)
       if (!isReady(m) || slot.worker !== worker) return
       slot.up = true
       slot.startFailures = 0

@@ -9,6 +9,7 @@ import { exitOnConfigError } from "../src/platform/Config.ts"
 import { databaseLost } from "../src/platform/database/EmbeddedDatabase.ts"
 import { ListenFailed } from "../src/platform/http/Listener.ts"
 import { readyMessage, runNodeMain, setStopSettings } from "../src/platform/NodeMain.ts"
+import { answerMetricsRequests } from "../src/platform/ops/processMetrics.ts"
 import { giveUpExitMs, shardsLost } from "../src/platform/ops/ShardWatchdog.ts"
 import * as Telemetry from "../src/platform/telemetry/Telemetry.ts"
 import { nodeLayer, nodeName } from "./Node.ts"
@@ -26,6 +27,8 @@ const main = Effect.gen(function*() {
   }
   // SIGTERM drains, then stops within a bound (src/platform/NodeMain.ts).
   yield* setStopSettings(config)
+  // A worker of a primary: /metrics answers for every process of the node.
+  yield* Effect.sync(answerMetricsRequests)
   yield* Effect.logInfo(`starting ${nodeName(config)}: http://${config.httpHost}:${config.httpPort}/api/public/v1 (docs at /api-docs)`).pipe(
     Effect.provide(Telemetry.logLayer(config.telemetry))
   )
