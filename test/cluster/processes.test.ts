@@ -41,6 +41,9 @@ const perProcess = (text: string, metric: string, filter: RegExp = /./) => {
   return out
 }
 
+/** A refusal comes before anything starts, but tsx compiling on a loaded machine took 42 s. */
+const startMs = 180_000
+
 let node: NodeProcess | undefined
 let dataDir: string | undefined
 afterAll(async () => {
@@ -51,9 +54,9 @@ afterAll(async () => {
 describe("SHARDLINE_PROCESSES", () => {
   it("refuses with one line where the processes could not share: PGlite as the embedded database, in-process devnet chains", async () => {
     const [pglite, devnet, ports] = await Promise.all([
-      runNodeToExit({ SHARDLINE_PROCESSES: "2", SHARDLINE_EMBEDDED_ENGINE: "pglite" }),
-      runNodeToExit({ SHARDLINE_PROCESSES: "2", SHARDLINE_DATABASE_URL: "postgres://postgres@127.0.0.1:5432/none" }),
-      runNodeToExit({ SHARDLINE_PROCESSES: "3", SHARDLINE_DATABASE_URL: "postgres://postgres@127.0.0.1:5432/none", SHARDLINE_DEVNET_PER_NODE: "true", SHARDLINE_RUNNER_PORT: "65534" })
+      runNodeToExit({ SHARDLINE_PROCESSES: "2", SHARDLINE_EMBEDDED_ENGINE: "pglite" }, startMs),
+      runNodeToExit({ SHARDLINE_PROCESSES: "2", SHARDLINE_DATABASE_URL: "postgres://postgres@127.0.0.1:5432/none" }, startMs),
+      runNodeToExit({ SHARDLINE_PROCESSES: "3", SHARDLINE_DATABASE_URL: "postgres://postgres@127.0.0.1:5432/none", SHARDLINE_DEVNET_PER_NODE: "true", SHARDLINE_RUNNER_PORT: "65534" }, startMs)
     ])
     expect(pglite.code, pglite.output).toBe(1)
     expect(pglite.output).toMatch(/SHARDLINE_PROCESSES.*PostgreSQL server they all share.*PGlite cannot/)
@@ -63,7 +66,7 @@ describe("SHARDLINE_PROCESSES", () => {
     expect(ports.output).toMatch(/SHARDLINE_PROCESSES.*65534 to 65536.*past 65535/)
     // Refused before anything started: no embedded database, no worker.
     expect(pglite.output).not.toMatch(/is up, pid/)
-  }, 120_000)
+  }, 240_000)
 
   it("runs two runners behind one port on the embedded default: both hold shards, both answer, SIGTERM drains both", async () => {
     dataDir = mkdtempSync(join(tmpdir(), "sl-procs-"))
