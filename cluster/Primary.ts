@@ -5,8 +5,8 @@
 // SHARDLINE_PROCESSES workers. Each worker is a whole node of its own to the cluster: a
 // socket-topology runner on SHARDLINE_RUNNER_PORT + its index, with the one database and master
 // key, so shards spread over the processes as over nodes. It serves no request itself.
-//   - Start: process 1 first (it runs the migrations and makes the key-epoch chain, alone), then
-//     the others together. A process that exits before it is up is started again, with a growing
+//   - Start: all together when the data dir already holds the key-epoch ratchet; on a fresh data
+//     dir process 1 first (it makes the ratchet alone: KeyEpochStore.ts), then the others. A process that exits before it is up is started again, with a growing
 //     pause, START_RETRIES_MAX times; then the node stops (exit 1) with the reason.
 //   - A process that dies once up (kill -9, a crash) is started again at once: meanwhile its
 //     shards move to the other runners, this node's others included, as when a node dies.
@@ -15,8 +15,11 @@
 //   - If the primary itself dies (kill -9), each worker's IPC channel closes and node:cluster
 //     ends the worker at once: the node dies as a whole, like a one-process node.
 import cluster, { type Worker } from "node:cluster"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { ConfigError, Data, Deferred, Effect, Option, Redacted } from "effect"
 import type { NodeConfigShape } from "../src/config.ts"
+import { stateFileName as keyEpochsFile } from "../src/exchange/authorization/KeyEpochStore.ts"
 import { checkChainSettings } from "../src/platform/ChainsLive.ts"
 import { configErrorLine } from "../src/platform/Config.ts"
 import { embeddedDatabase } from "../src/platform/database/EmbeddedDatabase.ts"
@@ -104,7 +107,9 @@ const startWorkers = (config: NodeConfigShape, vars: (index: number) => Record<s
   const n = config.processes
   const slots: Array<Slot> = Array.from({ length: n }, (_, index) => ({ index, worker: undefined, up: false, startFailures: 0 }))
   let stopping = false
-  let othersStarted = false
+  // A fresh data dir: process 1 makes the key-epoch ratchet before the others read it.
+  const fresh = !existsSync(join(config.dataDir, keyEpochsFile))
+  let othersStarted = !fresh
   let nextGather = 1
   const gathers = new Map<number, { texts: Array<string>; expected: number; finish: () => void }>()
   /** A scrape reached `asker`: every process that is up renders its registry; the merge goes back. */
@@ -167,7 +172,8 @@ const startWorkers = (config: NodeConfigShape, vars: (index: number) => Record<s
     })
   }
 
-  fork(slots[0]!)
+  if (fresh) fork(slots[0]!)
+  else for (const s of slots) fork(s)
 
   /** Every process drains and exits as a node does; past the workers' own bound they are killed. */
   const stop = async () => {
