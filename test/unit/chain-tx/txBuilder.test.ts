@@ -15,6 +15,7 @@ import {
   INPUTS_MAX,
   OUTPUTS_MAX,
   signUnchecked,
+  signWithPsbt,
   TX_VSIZE_MAX,
   type BuiltTx,
   type Utxo
@@ -427,5 +428,31 @@ describe("BuildError: each refusal is a tagged variant carrying its numbers", ()
       feeRate: 1n,
       message: "internal: fee 225 is below 226 vB × 1 sat/vB"
     })
+  })
+})
+
+describe("the lean signer (issue 22): the same bytes as bitcoinjs' PSBT signer", () => {
+  const ECPair = ECPairFactory(ecc)
+  it("sends and Omni sends of 1 to 5 inputs sign to identical transactions, every signature valid", () => {
+    for (let n = 1; n <= 5; n++) {
+      const { utxos } = fund(alice.script, Array.from({ length: n }, (_, i) => 20_000n + BigInt(i) * 1_000n))
+      const built = [
+        unwrap(buildSend(params, { inputs: utxos, signer: { privateKey: alice.privateKey }, changeAddress: alice.address, outputs: [{ address: bob.address, value: 6_000n * BigInt(n) }] })),
+        unwrap(buildOmni(params, { inputs: utxos, signer: { privateKey: alice.privateKey }, changeAddress: alice.address, reference: carol.address, payload: { type: "simpleSend", property: 3, amount: 1000n * BigInt(n) } }))
+      ]
+      for (const b of built) {
+        const tx = Transaction.fromHex(b.hex)
+        const key = ECPair.fromPrivateKey(alice.privateKey, { network: params.network, compressed: true })
+        key.lowR = true
+        const viaPsbt = signWithPsbt(utxos, tx.outs.map((o) => ({ script: o.script, value: o.value })), key, params)
+        expect(b.hex).toBe(viaPsbt.toHex())
+        tx.ins.forEach((input, i) => {
+          const [sig, pubkey] = bscript.decompile(input.script) as [Uint8Array, Uint8Array]
+          const { signature, hashType } = bscript.signature.decode(sig)
+          expect(hashType).toBe(Transaction.SIGHASH_ALL)
+          expect(ecc.verify(tx.hashForSignature(i, utxos[i]!.script, hashType), pubkey, signature)).toBe(true)
+        })
+      }
+    }
   })
 })
