@@ -19,6 +19,8 @@ import * as SettlementEntity from "./settlement/SettlementEntity.ts"
 
 export { ExchangeConfig } from "./ExchangeConfig.ts"
 export { listener } from "./http/ExchangeListener.ts"
+/** The key-epoch ratchet's file in the data dir: a node's primary starts one worker first on a data dir without it. */
+export { stateFileName as keyEpochsFile } from "./authorization/KeyEpochStore.ts"
 export { makeDemoWorld as devnetWorld } from "./markets/DemoWorld.ts"
 export { registeredProperties as ledgerProperties } from "./markets/marketStore.ts"
 export { migrations } from "./migrations/index.ts"
