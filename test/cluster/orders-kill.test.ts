@@ -124,8 +124,8 @@ describe.each(variants)("orders across kill -9 of the market's owner ($processes
       SHARDLINE_PROCESSES: String(processes)
     }
     // The first node runs the migrations alone; then the second joins.
-    nodes.push(await spawnNode(vars, { startTimeoutMs: 150_000 * processes }))
-    nodes.push(await spawnNode(vars, { startTimeoutMs: 150_000 * processes }))
+    nodes.push(await spawnNode(vars, { startTimeoutMs: 300_000 * processes }))
+    nodes.push(await spawnNode(vars, { startTimeoutMs: 300_000 * processes }))
     client = ManagedRuntime.make(clientLayer(db.url))
     // The operator funds the fee sponsor; an issuer makes the two properties of the market.
     const { ledger, run, burn, chain, issuerWallet, issue } = await readyOmniIssuer(url, db, 2)
@@ -304,5 +304,5 @@ describe.each(variants)("orders across kill -9 of the market's owner ($processes
       mining = false
       await miner
     }
-  }, 600_000)
+  }, processes === 1 ? 600_000 : 1_800_000)
 })

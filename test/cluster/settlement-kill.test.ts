@@ -73,7 +73,7 @@ describe.each(variants)("settlement across kill -9 ($processes process(es) per n
       SHARDLINE_DEVNET_BLOCK_MS: "0",
       SHARDLINE_PROCESSES: String(processes)
     }
-    nodes.push(await spawnNode(vars, { startTimeoutMs: 150_000 * processes }))
+    nodes.push(await spawnNode(vars, { startTimeoutMs: 300_000 * processes }))
     client = ManagedRuntime.make(clientLayer(db.url))
     // The operator funds the fee sponsor; an issuer makes the two properties of the market.
     const { ledger, run, burn, chain, issuerWallet, issue } = await readyOmniIssuer(url, db, 1)
@@ -127,7 +127,7 @@ describe.each(variants)("settlement across kill -9 ($processes process(es) per n
       process.kill(nodes[0]!.runnerPid(nodes[0]!.runnerNames[0]!)!, "SIGKILL")
     }
     const [atKill] = await db.query<{ signed: number }>(`SELECT count(*)::int AS signed FROM settlement_legs WHERE tx_hex IS NOT NULL`)
-    nodes.push(await spawnNode(vars, { startTimeoutMs: 150_000 * processes }))
+    nodes.push(await spawnNode(vars, { startTimeoutMs: 300_000 * processes }))
 
     // Blocks keep coming until every leg is final.
     await waitFor("every leg final", 180_000, async () => {
@@ -148,5 +148,5 @@ describe.each(variants)("settlement across kill -9 ($processes process(es) per n
     expect(sendsFrom(buyer.delegated_address).map((r) => r.txid).sort()).toEqual(legs.filter((l) => l.leg === "quote").map((l) => l.txid).sort())
     expect(chain.indexer.balance(buyerOwn, tokA)).toBe(BigInt(TRADES) * BASE)
     expect(chain.indexer.balance(sellerOwn, tokB)).toBe(BigInt(TRADES) * QUOTE)
-  }, 300_000 * processes)
+  }, processes === 1 ? 300_000 : 1_500_000)
 })
