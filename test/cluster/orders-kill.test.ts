@@ -233,7 +233,7 @@ describe.each(variants)("orders across kill -9 of the market's owner ($processes
       if (victim === "process") {
         // The killed process's node lived on, and its primary started the process again.
         expect(owner!.isRunning()).toBe(true)
-        const restarted = await waitFor("the killed process started again", 120_000, async () => {
+        const restarted = await waitFor("the killed process started again", 600_000, async () => {
           const pid = owner!.runnerPid(ownerName)
           return pid !== undefined && pid !== ownerPid ? pid : undefined
         }, 500)
