@@ -144,7 +144,7 @@ describe.each(variants)("orders across kill -9 of the market's owner ($processes
       const asset = side === "SELL" ? "KILLA" : "KILLB"
       await client.runPromise(Effect.flatMap(Authorization.client, (authorizations) =>
         authorizations(entityIdOf(key.userId, asset)).Grant(new Grant({ grantId: newGrantId(), cap: String(FUNDS_WHOLE), expiresAtMs: Date.now() + 3_600_000 }), { discard: true })))
-      const grant = await waitFor(`user ${key.userId}'s grant`, 60_000, async () =>
+      const grant = await waitFor(`user ${key.userId}'s grant`, 60_000 * processes, async () =>
         (await db.query<{ grant_id: string; delegated_address: string }>(`SELECT grant_id, delegated_address FROM authorizations WHERE user_id = $1`, [key.userId]))[0])
       await run(issuerWallet.omni({ type: "grant", property: side === "SELL" ? tokA : tokB, amount: FUNDS_WHOLE * 10n ** 8n, memo: "" }, grant.delegated_address))
       await run(ledger.mine(1, burn)) // the issuer spends its change only once it is confirmed
@@ -165,7 +165,7 @@ describe.each(variants)("orders across kill -9 of the market's owner ($processes
       for (const t of traders) {
         const asset = t.side === "SELL" ? "KILLA" : "KILLB"
         for (const [i, n] of nodes.entries()) {
-          await waitFor(`${asset} free on node ${i + 1} for user ${t.userId}`, 60_000, async () => {
+          await waitFor(`${asset} free on node ${i + 1} for user ${t.userId}`, 60_000 * processes, async () => {
             const a = (await (await signedGet(n.baseUrl, "/api/public/v1/account", t)).json()) as any
             return a.balances?.find((b: any) => b.asset === asset)?.free === `${FUNDS_WHOLE}.00000000` ? true : undefined
           })
