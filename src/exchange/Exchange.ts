@@ -11,6 +11,7 @@ import * as AccountReadModel from "./account/AccountReadModel.ts"
 import * as ApiKeys from "./auth/ApiKeys.ts"
 import * as AuthorizationEntity from "./authorization/AuthorizationEntity.ts"
 import { listener } from "./http/ExchangeListener.ts"
+import * as LocalMarkets from "./market/LocalMarkets.ts"
 import * as MarketEntity from "./market/MarketEntity.ts"
 import * as MarketData from "./marketdata/MarketData.ts"
 import * as MarketActivator from "./markets/MarketActivator.ts"
@@ -25,7 +26,7 @@ export { makeDemoWorld as devnetWorld } from "./markets/DemoWorld.ts"
 export { registeredProperties as ledgerProperties } from "./markets/marketStore.ts"
 export { migrations } from "./migrations/index.ts"
 
-const services = Layer.mergeAll(ApiKeys.layer, AccountReadModel.layer, MarketRegistry.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)))
+const services = Layer.mergeAll(LocalMarkets.layer, ApiKeys.layer, AccountReadModel.layer, MarketRegistry.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)))
 
 export const layer = Layer.mergeAll(
   listener, MarketEntity.layer, AuthorizationEntity.layer, SettlementEntity.layer, MarketActivator.layer

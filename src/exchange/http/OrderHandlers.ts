@@ -1,6 +1,7 @@
 // Order endpoints, trade scope: parameters arrive decoded by their schemas from exactly the signed
-// bytes; the order goes to its market's Market entity (wherever in the cluster it lives) as one
-// volatile message, which answers after its group commit and the inline settlement broadcast.
+// bytes; the order goes to its market's Market entity: straight into its queue when this node runs
+// it (LocalMarkets.ts), else as one volatile cluster message to its owner. Either answers after the
+// group commit and the inline settlement broadcast.
 import { HttpApiBuilder } from "@effect/platform"
 import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
@@ -9,6 +10,7 @@ import { apiError, type ApiErrorCode, messages } from "../../../schemas/exchange
 import { Cancel, CancelAll, Market as MarketEntity, Place } from "../../../schemas/exchange/market.ts"
 import type { CancelOpenOrdersParams, CancelOrderParams, NewOrderParams } from "../../../schemas/exchange/params.ts"
 import { Caller } from "../../../schemas/exchange/security.ts"
+import { LocalMarkets, MarketGone, type MarketInbox } from "../market/LocalMarkets.ts"
 import { parseId } from "../markets/ids.ts"
 import { MarketRegistry, type MarketRegistryShape } from "../markets/MarketRegistry.ts"
 import { canceledOf, newOrderBody } from "./orderBodies.ts"
@@ -68,32 +70,35 @@ export const marketOfRef = (
 export const orderActions = Effect.gen(function*() {
   const registry = yield* MarketRegistry
   const markets = yield* MarketEntity.client
+  const locals = yield* LocalMarkets
+  /** Through this node's own Market when it runs here (the cluster if it left mid-call), else the cluster. */
+  const toMarket = <A, E, R>(symbol: string, direct: (inbox: MarketInbox) => Effect.Effect<A, E | MarketGone>, viaCluster: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const inbox = locals.get(symbol)
+    return inbox === undefined ? viaCluster : Effect.catchIf(direct(inbox), (e): e is MarketGone => e instanceof MarketGone, () => viaCluster)
+  }
   return {
     newOrder: (p: NewOrderParams) =>
       Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
-        const placed = yield* fromEntity(markets(market.symbol).Place(new Place({
-          userId: caller.userId,
-          clientOrderId: p.newClientOrderId ?? newClientOrderId(),
-          side: p.side,
-          price: p.price,
-          quantity: p.quantity
-        })))
+        const place = new Place({ userId: caller.userId, clientOrderId: p.newClientOrderId ?? newClientOrderId(), side: p.side, price: p.price, quantity: p.quantity })
+        const placed = yield* fromEntity(toMarket(market.symbol, (m) => m.place(place), markets(market.symbol).Place(place)))
         return newOrderBody(market, placed, p.newOrderRespType)
       }),
     cancelOrder: (p: CancelOrderParams) =>
       Effect.gen(function*() {
         const caller = yield* Caller
         const ref = yield* marketOfRef(registry, p, -2011)
-        const order = yield* fromEntity(markets(ref.market.symbol).Cancel(new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })))
+        const cancel = new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })
+        const order = yield* fromEntity(toMarket(ref.market.symbol, (m) => m.cancel(cancel), markets(ref.market.symbol).Cancel(cancel)))
         return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
       }),
     cancelOpenOrders: (p: CancelOpenOrdersParams) =>
       Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
-        const orders = yield* fromEntity(markets(market.symbol).CancelAll(new CancelAll({ userId: caller.userId })))
+        const cancelAll = new CancelAll({ userId: caller.userId })
+        const orders = yield* fromEntity(toMarket(market.symbol, (m) => m.cancelAll(cancelAll), markets(market.symbol).CancelAll(cancelAll)))
         const now = Date.now()
         return orders.map((o) => canceledOf(o, newClientOrderId(), now))
       })

@@ -8,17 +8,19 @@
 //
 // After the commit, the batch's settlement legs are signed by the Authorization entity of each
 // paying grant (one message per grant per batch) and broadcast before the answers go out (the
-// spec settles inline); each trade's Settlement entity then follows the legs to their final depth.
+// spec settles inline); the market then follows its open legs to their final depth once per block
+// (settlement/legSweep.ts), with no message per trade.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Deferred, Duration, Effect, Exit, Queue, Schedule, type Tracer } from "effect"
+import { LocalMarkets, MarketGone, type MarketInbox } from "./LocalMarkets.ts"
 import { Authorization, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
-import { Follow, Settlement } from "../../../schemas/exchange/settlement.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { recordedSpan, withBatchSpan } from "../../platform/telemetry/batchSpan.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { entityIdOf } from "../authorization/policy.ts"
+import { makeLegSweep } from "../settlement/legSweep.ts"
 import { MarketData } from "../marketdata/MarketData.ts"
 import { listMarkets } from "../markets/marketStore.ts"
 import type { Market } from "../markets/marketSpec.ts"
@@ -32,6 +34,9 @@ const metrics = entityMetrics("Market")
 export const batchMax = 2_000
 /** How long an answer waits for its legs to be signed and broadcast before it goes out without txids. */
 export const signWaitMs = 10_000
+/** How often the market asks the ledger for a new block, and the longest it leaves open legs unlooked at. */
+const sweepPollMs = 1_000
+const sweepIdleMs = 5_000
 /** Before refusing for funds: attempts at bringing the Omni view to the ledger's tip, and the pause between them. */
 const currentAttempts = 3
 const currentRetryMs = 200
@@ -106,7 +111,6 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const view = yield* OmniView
   const authorizations = yield* Authorization.client
-  const settlements = yield* Settlement.client
   yield* metrics.activated
 
   const symbol = address.entityId
@@ -122,6 +126,9 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   yield* Effect.logInfo("market active").pipe(Effect.annotateLogs({ symbol, open: loaded.open.length }))
 
   const queue = yield* Queue.unbounded<Command>()
+  const legs = yield* makeLegSweep(market.id, `market ${symbol}`)
+  /** Whether the market may have legs not yet final (the last sweep found some, or a batch traded since). */
+  let legsOpen = true
 
   const refuse = (code: number, msg: string) => new OrderRefused({ code, msg })
 
@@ -142,11 +149,6 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         ), { concurrency: 16, discard: true })
       return signed
     }).pipe(Effect.timeoutTo({ duration: Duration.millis(signWaitMs), onTimeout: () => new Map<string, string>(), onSuccess: (m) => m }))
-
-  const follow = (tradeIds: ReadonlyArray<string>) =>
-    Effect.forEach(tradeIds, (tradeId) => settlements(tradeId).Follow(new Follow({ tradeId }), { discard: true }), { concurrency: 32, discard: true }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("could not hand trades to their Settlement; the market retries at activation", cause))
-    )
 
   const fillsOf = (o: OrderRec, trades: ReadonlyArray<TradeRec>, legsOf: Map<string, Changes["legs"][number]>, txids: Map<string, string>): Array<Fill> =>
     trades.map((t) => {
@@ -260,7 +262,7 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         yield* Deferred.succeed(p.cmd.done, { order: orderState(market, p.order), fills: fillsOf(p.order, p.trades, legsOf, txids), duplicate: false })
       }
       for (const answer of work.answers) yield* answer()
-      if (changes.trades.length > 0) yield* Effect.forkDaemon(follow(changes.trades.map((t) => String(t.tradeId))))
+      if (changes.trades.length > 0) legsOpen = true
       if (work.unfunded.length > 0) yield* Effect.forkDaemon(retryAfterSync(work.viewHeight, work.unfunded))
       return tSign
     })
@@ -330,6 +332,30 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         : Deferred.succeed(cmd.done, { order: orderState(market, rec), fills: [], duplicate: true })
     })
 
+  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) =>
+    Effect.gen(function*() {
+      const done = yield* Deferred.make<A, OrderRefused>()
+      yield* Queue.offer(queue, { ...make(done), span: yield* recordedSpan })
+      return yield* Deferred.await(done)
+    })
+
+  // This node's callers reach the queue directly while the market is active here (LocalMarkets.ts).
+  // Registered before the commit loop starts, so it is released after that loop stops: `gone` then
+  // tells every caller still waiting (its batch rolled back or never ran) to ask the new owner.
+  const gone = yield* Deferred.make<void>()
+  const local = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued): Effect.Effect<A, OrderRefused | MarketGone> =>
+    Effect.raceFirst(enqueue(make), Effect.zipRight(Deferred.await(gone), Effect.fail(new MarketGone())))
+  const inbox: MarketInbox = {
+    place: (p) => local<Placed>((done) => ({ _tag: "Place", input: p, done })),
+    cancel: (c) => local<OrderState>((done) => ({ _tag: "Cancel", userId: c.userId, orderId: c.orderId, clientOrderId: c.clientOrderId, onlyIf: c.onlyIf, done })),
+    cancelAll: (c) => local<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: c.userId, done }))
+  }
+  const locals = yield* LocalMarkets
+  yield* Effect.acquireRelease(
+    Effect.sync(() => locals.set(symbol, inbox)),
+    () => Effect.zipRight(Effect.sync(() => { if (locals.get(symbol) === inbox) locals.delete(symbol) }), Deferred.succeed(gone, undefined))
+  )
+
   // The commit loop: takes whatever is queued (at least one), runs it as one batch. A defect here
   // (a failed commit) ends the entity; the cluster restarts it and the book is rebuilt.
   yield* Effect.gen(function*() {
@@ -352,15 +378,21 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     }
   }).pipe(Effect.repeat(Schedule.spaced(Duration.millis(250))), Effect.forkScoped)
 
-  // Trades left unfollowed by a crash between commit and hand-off.
-  yield* Effect.forkScoped(Effect.flatMap(Q.unsettledTrades(market.id).pipe(Effect.orElseSucceed(() => [])), follow))
-
-  const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) =>
-    Effect.gen(function*() {
-      const done = yield* Deferred.make<A, OrderRefused>()
-      yield* Queue.offer(queue, { ...make(done), span: yield* recordedSpan })
-      return yield* Deferred.await(done)
-    })
+  // The market's legs, followed once per block: a sweep when the ledger has a new block, and while
+  // legs are open at least every sweepIdleMs (an unsigned or lost leg needs a look even with no
+  // block). The first sweep, at activation, picks up whatever a crash or a shard move left open.
+  let lastSweep = 0
+  yield* Effect.gen(function*() {
+    const moved = yield* legs.tipMoved
+    if (!moved && !(legsOpen && Date.now() - lastSweep >= sweepIdleMs)) return
+    lastSweep = Date.now()
+    const figures = yield* legs.sweep
+    legsOpen = figures.open > 0
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning(`market ${symbol}: settlement sweep failed; the next one tries again`, cause)),
+    Effect.repeat(Schedule.spaced(Duration.millis(sweepPollMs))),
+    Effect.forkScoped
+  )
 
   return MarketEntitySchema.of({
     Place: ({ payload }) => enqueue<Placed>((done) => ({ _tag: "Place", input: payload, done })).pipe(metrics.guard),

@@ -209,12 +209,3 @@ export const writeChanges = (marketId: number, c: Changes) =>
       yield* sql`SELECT pg_notify('shardline_accounts', u::text) FROM unnest(${[...c.users].map(String)}::bigint[]) AS u`
     }
   })
-
-/** Trades of this market whose legs are not all final yet (their Settlement must be following them). */
-export const unsettledTrades = (marketId: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ trade_id: string }>`SELECT DISTINCT l.trade_id::text FROM settlement_legs l JOIN trades t USING (trade_id)
-      WHERE t.market_id = ${marketId} AND l.status NOT IN ('final', 'failed')`
-    return rows.map((r) => r.trade_id)
-  })

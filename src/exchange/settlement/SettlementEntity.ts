@@ -8,18 +8,15 @@
 // looks again: it never builds a transaction, so it never pays a leg twice.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Either, Option } from "effect"
-import { Authorization, type LegName, SignLegs } from "../../../schemas/exchange/authorization.ts"
+import { Effect, Option } from "effect"
+import type { LegName } from "../../../schemas/exchange/authorization.ts"
 import { Check, Settlement } from "../../../schemas/exchange/settlement.ts"
-import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { expectedBlockMs } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
-import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
-import { OmniView } from "../../platform/ledger/OmniView.ts"
-import { entityIdOf } from "../authorization/policy.ts"
-import { afterSighting, isSettled, type LegStatus, nextCheckInMs, type Sighting } from "./legState.ts"
+import { makeLegLedger } from "./legLedger.ts"
+import { afterSighting, isSettled, type LegStatus, nextCheckInMs } from "./legState.ts"
 
 const metrics = entityMetrics("Settlement")
 /**
@@ -27,8 +24,6 @@ const metrics = entityMetrics("Settlement")
  * Follow starts the count again): about 2000 blocks of a leg that never confirms.
  */
 export const checksMax = 2_000
-/** How long a check waits for an Authorization entity to sign before trying again at the next check. */
-export const signTimeoutMs = 30_000
 
 interface LegRow {
   readonly leg: LegName
@@ -44,12 +39,9 @@ interface LegRow {
 export const layer = Settlement.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
   const sql = yield* SqlClient.SqlClient
-  const ledger = yield* UtxoLedger
-  const omni = yield* OmniView
-  const sponsor = yield* FeeSponsor
+  const chain = yield* makeLegLedger
   const config = yield* ExchangeConfig
   const self = (yield* Settlement.client)(address.entityId)
-  const authorization = yield* Authorization.client
   const tradeId = address.entityId
   const finalDepth = config.settlementFinalDepth
   const blockMs = expectedBlockMs(yield* AppConfig)
@@ -58,71 +50,16 @@ export const layer = Settlement.toLayer(Effect.gen(function*() {
   const legs = sql<LegRow>`SELECT leg, grant_id, status, tx_hex, txid, confirmations, block_height, block_hash
     FROM settlement_legs WHERE trade_id = ${tradeId} ORDER BY leg`
 
-  /** Unsigned legs go to their grant's Authorization entity; a grant that is gone fails them. */
-  const signUnsigned = (rows: ReadonlyArray<LegRow>) =>
-    Effect.gen(function*() {
-      const byGrant = new Map<string, LegName[]>()
-      for (const r of rows) if (r.status === "recorded" && r.tx_hex === null) byGrant.set(r.grant_id, [...(byGrant.get(r.grant_id) ?? []), r.leg])
-      for (const [grantId, names] of byGrant) {
-        const [grant] = yield* sql<{ user_id: string; asset: string }>`SELECT user_id::text AS user_id, asset FROM authorizations WHERE grant_id = ${grantId}`
-        if (grant === undefined) {
-          // The grant's expiry signs its unsigned legs before the key goes; one left now can never be.
-          yield* sql`UPDATE settlement_legs SET status = 'failed', failure = 'the grant ended before the leg was signed', updated_at = now()
-            WHERE trade_id = ${tradeId} AND grant_id = ${grantId} AND tx_hex IS NULL`
-          continue
-        }
-        yield* authorization(entityIdOf(Number(grant.user_id), grant.asset))
-          .SignLegs(new SignLegs({ grantId, legs: names.map((leg) => ({ tradeId, leg })) }))
-          .pipe(
-            Effect.timeoutFail({ duration: Duration.millis(signTimeoutMs), onTimeout: () => ({ _tag: "Timeout", message: `no answer within ${signTimeoutMs} ms` }) }),
-            Effect.catchAll((e: { readonly message: string }) => Effect.logWarning(`trade ${tradeId}: legs of grant ${grantId} not signed yet: ${e.message}`))
-          )
-      }
-      return byGrant.size > 0
-    })
-
-  /** What the ledger and the Omni view say about a signed leg. */
-  const sight = (txid: string): Effect.Effect<Sighting> =>
-    Effect.gen(function*() {
-      const found = yield* ledger.getTx(txid).pipe(Effect.either)
-      if (Either.isLeft(found)) return found.left._tag === "LedgerTxNotFound" ? { _tag: "NotFound" } as const : { _tag: "Unknown" } as const
-      const tx = found.right
-      if (tx.confirmations < 1 || tx.blockHeight === undefined || tx.blockHash === undefined) return { _tag: "InMempool" } as const
-      let judged = yield* omni.tx(txid)
-      if (judged === undefined && (yield* omni.height) < tx.blockHeight) {
-        yield* omni.sync
-        judged = yield* omni.tx(txid)
-      }
-      // A judgement from a block that was reorged away does not count.
-      if (judged !== undefined && judged.blockHash !== tx.blockHash) judged = undefined
-      const verdict = judged === undefined ? undefined : judged.valid ? { valid: true as const } : { valid: false as const, reason: judged.reason ?? "invalid" }
-      return { _tag: "InBlock", confirmations: tx.confirmations, blockHeight: tx.blockHeight, blockHash: tx.blockHash, omni: verdict } as const
-    })
-
   /** One look at every leg; the statuses and confirmations it leaves. */
   const look = Effect.gen(function*() {
     let rows = yield* legs
-    if (yield* signUnsigned(rows)) rows = yield* legs
+    const unsigned = rows.filter((r) => r.status === "recorded" && r.tx_hex === null)
+    if (yield* chain.signUnsigned(unsigned.map((r) => ({ tradeId, leg: r.leg, grantId: r.grant_id })))) rows = yield* legs
     for (const row of rows) {
       if (row.tx_hex === null || row.txid === null || isSettled(row.status)) continue
-      const update = afterSighting(yield* sight(row.txid), finalDepth)
+      const update = afterSighting(yield* chain.sight(row.txid), finalDepth)
       if (update === undefined) continue
-      let sent = 0
-      if (update.rebroadcast) {
-        sent = yield* ledger.broadcast(row.tx_hex).pipe(
-          Effect.as(1),
-          Effect.catchAll((e) =>
-            Effect.gen(function*() {
-              yield* Effect.logWarning(`trade ${tradeId} ${row.leg}: rebroadcast of ${row.txid} refused: ${"reason" in e ? e.reason : e.message}`)
-              // A parent is missing: the sponsor's funding may be lost too (dropped, or reorged out).
-              // Its bytes go back first; the leg's own parents are other legs, sent by their checks.
-              if (e._tag !== "LedgerTxRejected" || e.code !== "missing-inputs") return 0
-              yield* sponsor.repair
-              return yield* ledger.broadcast(row.tx_hex!).pipe(Effect.as(1), Effect.orElseSucceed(() => 0))
-            }))
-        )
-        if (sent === 1) yield* Effect.logInfo(`trade ${tradeId} ${row.leg}: ${row.txid} was not on the ledger; sent its stored bytes again`)
-      }
+      const sent = update.rebroadcast ? yield* chain.resend(`trade ${tradeId} ${row.leg}`, row.txid, row.tx_hex) : 0
       const unchanged = update.status === row.status && update.confirmations === row.confirmations &&
         update.blockHash === row.block_hash && sent === 0 && update.failure === null
       if (unchanged) continue

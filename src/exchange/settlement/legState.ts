@@ -70,3 +70,66 @@ export const nextCheckInMs = (legs: ReadonlyArray<LegProgress>, finalDepth: numb
   const blocks = Math.min(...open.map((l) => (l.confirmations >= 1 ? Math.max(1, finalDepth - l.confirmations) : 1)))
   return blocks * blockMs + checkSlackMs
 }
+
+// --- Following a market's legs once per block (issue 22, point 3) ---
+
+/** An unsettled leg as the market's sweep reads it. */
+export interface OpenLeg {
+  readonly tradeId: string
+  readonly leg: "base" | "quote"
+  readonly grantId: string
+  readonly status: LegStatus
+  readonly txHex: string | null
+  readonly txid: string | null
+  readonly confirmations: number
+  readonly blockHeight: number | null
+  readonly blockHash: string | null
+  /** How long ago its row last changed, ms. */
+  readonly ageMs: number
+}
+
+/** What the sweep learned from the ledger's blocks, without asking about any one transaction. */
+export interface BlockFacts {
+  readonly tipHeight: number
+  /** Block hash at each height the legs sit at (as the ledger has it now). */
+  readonly hashAt: ReadonlyMap<number, string>
+  /** Transactions of the blocks read since the last sweep: where each was mined. */
+  readonly minedIn: ReadonlyMap<string, { readonly height: number; readonly hash: string }>
+}
+
+/**
+ * How the sweep treats one leg: `sign` (no bytes yet, and the inline signing had its chance),
+ * `look` (ask the ledger about this one transaction: its block was reorged away, or it should have
+ * been mined by now and was not, or it is stored but not known to be sent), `mined` (in a block:
+ * its confirmations follow from the tip), or `wait` (sent recently, not mined yet: nothing to do).
+ * `timing.staleMs`: how long a sent leg may stay out of every block before it is looked up (about
+ * two blocks); `timing.signAfterMs`: how long an unsigned leg is left to the market's inline signing.
+ */
+export type SweepStep =
+  | { readonly _tag: "sign" }
+  | { readonly _tag: "look" }
+  | { readonly _tag: "mined"; readonly confirmations: number; readonly blockHeight: number; readonly blockHash: string }
+  | { readonly _tag: "wait" }
+
+export interface SweepTiming {
+  readonly staleMs: number
+  readonly signAfterMs: number
+}
+
+/** A leg stored as signed this long ago without its broadcast recorded is looked up (its sender may have died). */
+export const signedGraceMs = 2_000
+
+export const sweepStep = (leg: OpenLeg, facts: BlockFacts, timing: SweepTiming): SweepStep => {
+  if (leg.txHex === null || leg.txid === null) return leg.ageMs >= timing.signAfterMs ? { _tag: "sign" } : { _tag: "wait" }
+  const mined = (height: number, hash: string): SweepStep =>
+    ({ _tag: "mined", confirmations: Math.max(0, facts.tipHeight - height + 1), blockHeight: height, blockHash: hash })
+  if (leg.blockHeight !== null && leg.blockHash !== null) {
+    const now = facts.hashAt.get(leg.blockHeight)
+    if (now === leg.blockHash) return mined(leg.blockHeight, leg.blockHash)
+    return { _tag: "look" } // its block is gone (or unknown): where is it now?
+  }
+  const found = facts.minedIn.get(leg.txid)
+  if (found !== undefined) return mined(found.height, found.hash)
+  if (leg.status === "signed") return leg.ageMs >= signedGraceMs ? { _tag: "look" } : { _tag: "wait" } // its broadcast was never recorded
+  return leg.ageMs >= timing.staleMs ? { _tag: "look" } : { _tag: "wait" }
+}

@@ -1,7 +1,7 @@
 // A settlement leg's next row and its Settlement's next check, from what the ledger and the Omni
 // indexer said (src/exchange/settlement/legState.ts).
 import { describe, expect, it } from "vitest"
-import { afterSighting, checkSlackMs, nextCheckInMs } from "../../../src/exchange/settlement/legState.ts"
+import { afterSighting, type BlockFacts, checkSlackMs, nextCheckInMs, type OpenLeg, signedGraceMs, sweepStep } from "../../../src/exchange/settlement/legState.ts"
 
 const inBlock = (confirmations: number, omni: { valid: true } | { valid: false; reason: string } | undefined) =>
   ({ _tag: "InBlock", confirmations, blockHeight: 200, blockHash: "ab".repeat(32), omni }) as const
@@ -40,5 +40,42 @@ describe("nextCheckInMs", () => {
   })
   it("stops once every leg is final or failed", () => {
     expect(nextCheckInMs([{ status: "final", confirmations: 6 }, { status: "failed", confirmations: 1 }], 6, block)).toBeUndefined()
+  })
+})
+
+describe("sweepStep: a market's legs followed once per block (issue 22.3)", () => {
+  const hash = (c: string) => c.repeat(64)
+  const leg = (over: Partial<OpenLeg>): OpenLeg => ({
+    tradeId: "7", leg: "base", grantId: "g", status: "broadcast", txHex: "00", txid: hash("a"),
+    confirmations: 0, blockHeight: null, blockHash: null, ageMs: 0, ...over
+  })
+  const facts: BlockFacts = {
+    tipHeight: 105,
+    hashAt: new Map([[100, hash("1")], [104, hash("4")], [105, hash("5")]]),
+    minedIn: new Map([[hash("b"), { height: 104, hash: hash("4") }]])
+  }
+  const timing = { staleMs: 21_000, signAfterMs: 11_000 }
+
+  it("a leg still in its block gets its confirmations from the tip, no lookup", () => {
+    expect(sweepStep(leg({ status: "confirmed", confirmations: 3, blockHeight: 100, blockHash: hash("1") }), facts, timing))
+      .toEqual({ _tag: "mined", confirmations: 6, blockHeight: 100, blockHash: hash("1") })
+  })
+  it("a sent leg found in a new block's transactions is mined there", () => {
+    expect(sweepStep(leg({ txid: hash("b") }), facts, timing)).toEqual({ _tag: "mined", confirmations: 2, blockHeight: 104, blockHash: hash("4") })
+  })
+  it("a leg whose block is no longer at its height is looked up on its own (a reorg)", () => {
+    expect(sweepStep(leg({ status: "confirmed", confirmations: 2, blockHeight: 104, blockHash: hash("9") }), facts, timing)).toEqual({ _tag: "look" })
+  })
+  it("a recently sent leg not mined yet waits; one out of every block for about two blocks is looked up", () => {
+    expect(sweepStep(leg({ ageMs: 5_000 }), facts, timing)).toEqual({ _tag: "wait" })
+    expect(sweepStep(leg({ ageMs: 21_000 }), facts, timing)).toEqual({ _tag: "look" })
+  })
+  it("a leg stored as signed whose broadcast was never recorded is looked up after a short grace", () => {
+    expect(sweepStep(leg({ status: "signed", ageMs: 100 }), facts, timing)).toEqual({ _tag: "wait" })
+    expect(sweepStep(leg({ status: "signed", ageMs: signedGraceMs }), facts, timing)).toEqual({ _tag: "look" })
+  })
+  it("an unsigned leg is left to the market's inline signing, then signed by the sweep", () => {
+    expect(sweepStep(leg({ status: "recorded", txHex: null, txid: null, ageMs: 1_000 }), facts, timing)).toEqual({ _tag: "wait" })
+    expect(sweepStep(leg({ status: "recorded", txHex: null, txid: null, ageMs: 11_000 }), facts, timing)).toEqual({ _tag: "sign" })
   })
 })
