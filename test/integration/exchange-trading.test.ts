@@ -9,6 +9,7 @@ import { signedGet, signedQuery, type Key } from "../../harness/signed.ts"
 import { cli } from "../support/cli.ts"
 import { DUSD, fundOmni, issueProperty, listMarket, newAddress } from "../support/tradingWorld.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { marketPathCounts } from "../../src/exchange/http/OrderHandlers.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -103,6 +104,16 @@ describe("exchange trading", () => {
     const a = await account(seller)
     expect(a.authorizations[0]).toMatchObject({ asset: "TST", used: "1.5", reserved: "2.5", remaining: "46" })
     expect(a.balances[0]).toMatchObject({ asset: "TST", locked: "2.50000000" })
+  })
+
+  it("orders for a market this node runs go straight into its queue, not through a cluster message (issue 22.2)", async () => {
+    const before = { ...marketPathCounts }
+    const rest = await call("POST", "/order", seller, { symbol, side: "SELL", price: "9.00", quantity: "1", newClientOrderId: "direct-1" })
+    expect(rest.body).toMatchObject({ status: "NEW" })
+    const cancelled = await call("DELETE", "/order", seller, { symbol, origClientOrderId: "direct-1" })
+    expect(cancelled.body).toMatchObject({ status: "CANCELED", origClientOrderId: "direct-1" })
+    expect(marketPathCounts.direct - before.direct).toBe(2)
+    expect(marketPathCounts.cluster - before.cluster).toBe(0)
   })
 
   it("answers a repeated client order id with the order it already made", async () => {

@@ -20,6 +20,9 @@ import { canceledOf, newOrderBody } from "./orderBodies.ts"
 const restrictionStatus = (r: "ONLY_NEW" | "ONLY_PARTIALLY_FILLED" | undefined) =>
   r === undefined ? undefined : r === "ONLY_NEW" ? "NEW" as const : "PARTIALLY_FILLED" as const
 
+/** How order calls reached their market, per process (tests and the bench read it). */
+export const marketPathCounts = { direct: 0, cluster: 0, movedMidCall: 0 }
+
 export const newClientOrderId = () => randomBytes(16).toString("base64url").slice(0, 22)
 
 const unknownStatus = "Timeout waiting for response from backend server. Send status unknown; execution status unknown."
@@ -74,7 +77,15 @@ export const orderActions = Effect.gen(function*() {
   /** Through this node's own Market when it runs here (the cluster if it left mid-call), else the cluster. */
   const toMarket = <A, E, R>(symbol: string, direct: (inbox: MarketInbox) => Effect.Effect<A, E | MarketGone>, viaCluster: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
     const inbox = locals.get(symbol)
-    return inbox === undefined ? viaCluster : Effect.catchIf(direct(inbox), (e): e is MarketGone => e instanceof MarketGone, () => viaCluster)
+    if (inbox === undefined) {
+      marketPathCounts.cluster++
+      return viaCluster
+    }
+    marketPathCounts.direct++
+    return Effect.catchIf(direct(inbox), (e): e is MarketGone => e instanceof MarketGone, () => {
+      marketPathCounts.movedMidCall++
+      return viaCluster
+    })
   }
   return {
     newOrder: (p: NewOrderParams) =>
