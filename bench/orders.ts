@@ -32,7 +32,8 @@
 // successive points of the order path, twice in turn, for the node's CPU per request up to each
 // point; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the last mix's window, summarised and kept
-// in bench/results/orders.cpuprofile), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
+// in bench/results/orders.cpuprofile), BENCH_ORDERS_PROCESSES (1: the node's runner processes, SHARDLINE_PROCESSES;
+// above 1 each process runs its own devnet, funded alike), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
 // as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards). Timing is reported,
 // never asserted.
 import { type ChildProcess, execFile, fork } from "node:child_process"
@@ -86,6 +87,8 @@ const keepDb = process.env.BENCH_ORDERS_KEEP_DB === "1"
 const historyTrades = envInt("BENCH_ORDERS_HISTORY_TRADES", 100_000, 0)
 const splitMs = envInt("BENCH_ORDERS_SPLIT_MS", 4_000, 0)
 const extraNodeVars = JSON.parse(process.env.BENCH_ORDERS_NODE_VARS ?? "{}") as Record<string, string>
+/** Runner processes of the node (SHARDLINE_PROCESSES); above 1 each runs its own devnet (orderNode.ts). */
+const nodeProcesses = envInt("BENCH_ORDERS_PROCESSES", 1)
 
 const quote = { code: devnetDollar.code, property: devnetDollar.propertyId }
 /** Whole tokens: supply issued per base asset, and what each user's delegated addresses get. */
@@ -131,6 +134,17 @@ export const procCpuMs = (pid: number): number => {
   } catch {
     return 0
   }
+}
+
+/** A process's CPU plus its children's: a node with SHARDLINE_PROCESSES > 1 is a primary and its workers. */
+export const treeCpuMs = (pid: number): number => {
+  let children: Array<number> = []
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter((x) => x !== "").map(Number)
+  } catch {
+    // no such process, or no children file: the process alone
+  }
+  return children.reduce((sum, c) => sum + procCpuMs(c), procCpuMs(pid))
 }
 /** The whole machine: busy and total ms summed over cores. */
 export const machineCpu = () => {
@@ -260,8 +274,9 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
     SHARDLINE_MASTER_KEY: testMasterKey,
     SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "1000000000",
     SHARDLINE_RATE_LIMIT_IP_WEIGHT: "1000000000",
+    ...(nodeProcesses > 1 ? { SHARDLINE_PROCESSES: String(nodeProcesses), SHARDLINE_DEVNET_PER_NODE: "true" } : {}),
     ...nodeVars
-  }, { script: join(here, "parts", "orderNode.ts"), ipc: true, startTimeoutMs: 300_000 })
+  }, { script: join(here, "parts", "orderNode.ts"), ipc: true, startTimeoutMs: 300_000 * nodeProcesses })
   try {
     const ipc = ipcOf(node.child)
     const t0 = Date.now()
@@ -423,13 +438,13 @@ const measureWindow = async (target: Target, users: ReadonlyArray<User>, symbolO
         pgPids = (await target.db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1`, [target.pgApplication])).map((r) => r.pid)
         pg0 = pgPids.reduce((a, p) => a + procCpuMs(p), 0)
         xact0 = await xacts()
-        cpu0 = procCpuMs(target.pid)
+        cpu0 = treeCpuMs(target.pid)
         loadGen0 = process.cpuUsage()
         machine0 = machineCpu()
         wallStart = Date.now()
       },
       close: async () => {
-        const cpuMs = procCpuMs(target.pid) - cpu0
+        const cpuMs = treeCpuMs(target.pid) - cpu0
         const pgCpuMs = pgPids.reduce((a, p) => a + procCpuMs(p), 0) - pg0
         const used = process.cpuUsage(loadGen0)
         const machineBusyMs = machineCpu().busyMs - machine0.busyMs
@@ -495,9 +510,9 @@ export const run = async (): Promise<void> => {
     reference = await startReference(refDb, users, world.markets)
     // The node's CPU with no load (timers, the devnet clocks, the Omni view's follower, storage polls).
     await new Promise((r) => setTimeout(r, 1_000))
-    const idleCpu0 = procCpuMs(node.pid)
+    const idleCpu0 = treeCpuMs(node.pid)
     await new Promise((r) => setTimeout(r, 3_000))
-    const idleCoresUsed = (procCpuMs(node.pid) - idleCpu0) / 3_000
+    const idleCoresUsed = (treeCpuMs(node.pid) - idleCpu0) / 3_000
     console.log(`orders bench: setup ${(setupMs / 1000).toFixed(1)} s (${marketCount} markets, ${clients} users + ${marketCount} makers, ${world.grants} grants funded on the devnet); mixes ${mixes.map(mixName).join(", ")}`)
 
     const nodeTarget: Target = { name: "shardline node", url, pid: node.pid, ipc, db, pgApplication: "shardline:%" }
@@ -575,8 +590,9 @@ export const run = async (): Promise<void> => {
       printTable("Node CPU profile: top functions (self time)", profileSummary.byFunction)
       console.log(`\nprofile: ${profileFile} (open in Chrome DevTools or speedscope)`)
     }
-    writeResults("orders", {
-      clients, markets: marketCount, warmupMs, durationMs, depth, historyTrades, cpus: cpus().length, loadAverageAtEnd: loadAverage(),
+    // A run with more than one process writes beside the one-process figures, not over them.
+    writeResults(nodeProcesses > 1 ? `orders-p${nodeProcesses}` : "orders", {
+      processes: nodeProcesses, clients, markets: marketCount, warmupMs, durationMs, depth, historyTrades, cpus: cpus().length, loadAverageAtEnd: loadAverage(),
       comparison: headlines, ratios, mixes: perMix, split, clusterRoundTrip: roundTrip, pgbench,
       profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction }
     })
@@ -672,7 +688,7 @@ const splitCases = async (url: URL, users: ReadonlyArray<User>, marketOfClient: 
       let n = 0
       let failed = 0
       const until = performance.now() + splitMs
-      const cpu0 = procCpuMs(pid)
+      const cpu0 = treeCpuMs(pid)
       await Promise.all(users.map(async (key, i) => {
         const resting: Array<string> = []
         while (performance.now() < until) {
@@ -681,7 +697,7 @@ const splitCases = async (url: URL, users: ReadonlyArray<User>, marketOfClient: 
           if (a === undefined || (a.status !== 200 && !name.startsWith("2") && !name.startsWith("3"))) failed++
         }
       }))
-      const cpu = procCpuMs(pid) - cpu0
+      const cpu = treeCpuMs(pid) - cpu0
       split.push({ requests: name, round, "per s": Math.round(n / (splitMs / 1000)), failed, "node CPU µs/request": Math.round((cpu * 1000) / Math.max(1, n)),
         "less CPU at rest": Math.round(((cpu - idleCoresUsed * splitMs) * 1000) / Math.max(1, n)), "load avg": loadAverage() })
     }

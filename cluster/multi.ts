@@ -1,6 +1,7 @@
-// `npm run cluster -- --nodes 3`: N identical nodes on loopback against one Postgres, each a
-// runner (NodeClusterSocket) serving HTTP on its own port. Uses SHARDLINE_DATABASE_URL, or
-// starts the embedded local postgres under the data dir (PGlite is single-node only).
+// `npm run cluster -- --nodes 3 [--processes P]`: N identical nodes on loopback against one
+// Postgres, each a runner (NodeClusterSocket; P runner processes when P > 1, cluster/Primary.ts)
+// serving HTTP on its own port. Uses SHARDLINE_DATABASE_URL, or starts the embedded local
+// postgres under the data dir (PGlite is single-node only).
 // Chains: one litecoind -regtest and one anvil for every node (harness/sharedChains.ts), unless
 // SHARDLINE_LEDGER_RPC_URL and SHARDLINE_EVM_RPC_URLS name chains already, or --devnets asks for
 // a devnet per node; when they cannot start, each node runs its own devnets and a line says why.
@@ -20,12 +21,19 @@ const { values } = parseArgs({
     "desk-http-port": { type: "string", default: process.env.SHARDLINE_DESK_HTTP_PORT ?? "8180" },
     "social-http-port": { type: "string", default: process.env.SHARDLINE_SOCIAL_HTTP_PORT ?? "8280" },
     "runner-port": { type: "string", default: process.env.SHARDLINE_RUNNER_PORT ?? "34431" },
-    devnets: { type: "boolean", default: false }
+    devnets: { type: "boolean", default: false },
+    // Runner processes per node (cluster/Primary.ts): node i's take runner ports runner-port + i * processes + w.
+    processes: { type: "string", default: process.env.SHARDLINE_PROCESSES ?? "1" }
   }
 })
 const count = Number(values.nodes)
 if (!Number.isInteger(count) || count < 1 || count > 16) {
   console.error("--nodes must be an integer from 1 to 16")
+  process.exit(2)
+}
+const processes = Number(values.processes)
+if (!Number.isInteger(processes) || processes < 1 || processes > 32) {
+  console.error("--processes must be an integer from 1 to 32")
   process.exit(2)
 }
 const dataDir = process.env.SHARDLINE_DATA_DIR ?? "./.data"
@@ -79,7 +87,8 @@ const nodeEnv = (i: number) => ({
   SHARDLINE_DESK_HTTP_PORT: String(Number(values["desk-http-port"]) + i),
   SHARDLINE_SOCIAL_HTTP_PORT: String(Number(values["social-http-port"]) + i),
   SHARDLINE_RUNNER_HOST: "127.0.0.1",
-  SHARDLINE_RUNNER_PORT: String(Number(values["runner-port"]) + i)
+  SHARDLINE_RUNNER_PORT: String(Number(values["runner-port"]) + i * processes),
+  SHARDLINE_PROCESSES: String(processes)
 })
 
 const answersPing = (port: string) =>

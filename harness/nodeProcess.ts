@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { freePort } from "./ports.ts"
+import { freePort, freePortRange } from "./ports.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -21,8 +21,12 @@ export interface NodeExit {
 }
 
 export interface NodeProcess {
-  /** The node's name in logs, ops and Postgres' application_name. */
+  /** The node's name in logs, ops and Postgres' application_name (its first process's, with SHARDLINE_PROCESSES > 1). */
   readonly name: string
+  /** Each runner process's name (one, unless SHARDLINE_PROCESSES > 1: then runner port + index each). */
+  readonly runnerNames: ReadonlyArray<string>
+  /** The pid of the process that runs runner `name` now, from the primary's "is up" lines (SHARDLINE_PROCESSES > 1). */
+  readonly runnerPid: (name: string) => number | undefined
   readonly pid: number
   readonly baseUrl: string
   readonly deskUrl: string
@@ -50,7 +54,8 @@ export interface SpawnOptions {
 export const spawnNode = async (vars: Record<string, string>, options: SpawnOptions = {}): Promise<NodeProcess> => {
   const startTimeoutMs = options.startTimeoutMs ?? nodeStartTimeoutMs
   const httpPort = await freePort()
-  const runnerPort = await freePort()
+  const processes = Number(vars["SHARDLINE_PROCESSES"] ?? 1)
+  const runnerPort = processes > 1 ? await freePortRange(processes) : await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "sl-proc-"))
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -102,8 +107,18 @@ export const spawnNode = async (vars: Record<string, string>, options: SpawnOpti
     ])
     return exchange === 200 && desk > 0 && social > 0
   }
+  const runnerNames = Array.from({ length: processes }, (_, i) => `shardline:127.0.0.1:${Number(env["SHARDLINE_RUNNER_PORT"]) + i}`)
+  const runnerPid = (name: string) => {
+    const port = name.split(":").at(-1)
+    const ups = [...out.matchAll(new RegExp(`\\(runner 127\\.0\\.0\\.1:${port}\\) is up, pid (\\d+)`, "g"))]
+    return ups.length === 0 ? undefined : Number(ups.at(-1)![1])
+  }
+  /** With processes > 1 the node is started once every process is up, not only the first to listen. */
+  const allUp = () => processes === 1 || runnerNames.every((n) => runnerPid(n) !== undefined)
   const node: NodeProcess = {
-    name: `shardline:127.0.0.1:${env["SHARDLINE_RUNNER_PORT"]}`,
+    name: runnerNames[0]!,
+    runnerNames,
+    runnerPid,
     pid: child.pid!,
     baseUrl: `http://127.0.0.1:${httpPort}`,
     deskUrl: `http://127.0.0.1:${env["SHARDLINE_DESK_HTTP_PORT"]}`,
@@ -117,7 +132,7 @@ export const spawnNode = async (vars: Record<string, string>, options: SpawnOpti
   const deadline = Date.now() + startTimeoutMs
   for (;;) {
     if (!isRunning()) throw new Error(`${node.name} exited during start:\n${out}`)
-    if (await allListening()) return node
+    if (allUp() && await allListening()) return node
     if (Date.now() > deadline) {
       await dispose()
       throw new Error(`${node.name} did not answer /ping within ${startTimeoutMs} ms:\n${out}`)

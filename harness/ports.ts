@@ -26,6 +26,26 @@ export const freePort = async (): Promise<number> => {
   }
 }
 
+/** `count` consecutive ports that were free a moment ago (a node's runner processes: runner port + index). */
+export const freePortRange = async (count: number): Promise<number> => {
+  for (;;) {
+    const first = await freePort()
+    if (first + count - 1 >= portsHigh) continue
+    let all = true
+    for (let p = first + 1; p < first + count && all; p++) {
+      all = !given.has(p) && await new Promise<boolean>((resolve) => {
+        const s = createServer()
+        s.once("error", () => resolve(false))
+        s.listen(p, "127.0.0.1", () => s.close(() => resolve(true)))
+      })
+    }
+    if (all) {
+      for (let p = first + 1; p < first + count; p++) given.add(p)
+      return first
+    }
+  }
+}
+
 const listenOn = (port: number) =>
   new Promise<Server>((resolve, reject) => {
     const s = createServer()

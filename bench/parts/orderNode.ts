@@ -11,11 +11,14 @@
 // last reset), profileStart, profileStop {file} (a .cpuprofile of this process,
 // from the inspector, so it covers only the window the bench chooses).
 import { NodeRuntime } from "@effect/platform-node"
+import cluster, { type Worker } from "node:cluster"
 import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { makeLoopMeter } from "./loopMeter.ts"
 import { Effect, Layer } from "effect"
 import { nodeLayer } from "../../cluster/Node.ts"
+import { runPrimary } from "../../cluster/Primary.ts"
+import { readyMessage, stopMessage } from "../../src/platform/NodeMain.ts"
 import { faucetOmniSend, issueFaucetProperty } from "../../harness/faucetOmni.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { type BatchFigures, marketInstrumentation } from "../../src/exchange/market/MarketEntity.ts"
@@ -37,9 +40,70 @@ marketInstrumentation.onBatch = (symbol, figures) => {
 
 const loopFigures = makeLoopMeter()
 
+interface Reply {
+  readonly id: number
+  readonly ok: boolean
+  readonly result?: unknown
+  readonly error?: string
+}
+
+/**
+ * With SHARDLINE_PROCESSES > 1 (BENCH_ORDERS_PROCESSES) this process is the node's primary and
+ * each worker runs its own devnet (SHARDLINE_DEVNET_PER_NODE): issue and fund go to every worker
+ * in turn, so each devnet holds the same properties and balances whichever process owns a market;
+ * batches are every worker's; loop is the busiest worker's; a profile is the first worker's.
+ */
+const relayToWorkers = () => {
+  let next = 0
+  const pending = new Map<number, (r: Reply) => void>()
+  cluster.on("message", (_w: Worker, m: Reply) => {
+    if (typeof m?.id !== "number" || typeof m.ok !== "boolean") return
+    pending.get(m.id)?.(m)
+    pending.delete(m.id)
+  })
+  const ask = (w: Worker, msg: Record<string, unknown>) =>
+    new Promise<Reply>((resolve) => {
+      const id = ++next
+      pending.set(id, resolve)
+      w.send({ ...msg, id })
+    })
+  const workers = () => Object.values(cluster.workers ?? {}).flatMap((w) => (w !== undefined && !w.isDead() ? [w] : []))
+  const handle = async (msg: Record<string, unknown>): Promise<unknown> => {
+    const op = msg["op"]
+    const targets = op === "profileStart" || op === "profileStop" ? workers().slice(0, 1) : workers()
+    const replies: Array<Reply> = []
+    // One worker at a time: each devnet's faucet spends its coins in the same order.
+    for (const w of targets) replies.push(await ask(w, msg))
+    const failed = replies.find((r) => !r.ok)
+    if (failed !== undefined) throw new Error(failed.error)
+    if (op === "batches") return replies.flatMap((r) => r.result as Array<unknown>)
+    if (op === "loop") return replies.map((r) => r.result as { utilizationPct: number }).sort((a, b) => b.utilizationPct - a.utilizationPct)[0]
+    if (op === "issue" && new Set(replies.map((r) => r.result)).size > 1) {
+      throw new Error(`the processes' devnets gave different property ids: ${replies.map((r) => r.result).join(", ")}`)
+    }
+    return replies[0]?.result
+  }
+  process.on("message", (msg: Record<string, unknown>) => {
+    // A worker's primary also sends its own messages: stop (as SIGTERM does here), metrics (none here).
+    if (msg?.["type"] === stopMessage.type) return void process.kill(process.pid, "SIGTERM")
+    if (typeof msg?.["op"] !== "string") return
+    handle(msg).then(
+      (result) => process.send?.({ id: msg["id"], ok: true, result }),
+      (e: unknown) => process.send?.({ id: msg["id"], ok: false, error: e instanceof Error ? e.message : String(e) })
+    )
+  })
+  process.channel?.unref()
+}
+
 const main = Effect.gen(function*() {
   const config = yield* nodeConfig
+  if (config.processes > 1 && cluster.isPrimary) {
+    relayToWorkers()
+    return yield* runPrimary(config)
+  }
   const context = yield* Layer.build(nodeLayer(config))
+  // A worker tells its primary it is up (the primary starts the others after the first).
+  if (cluster.isWorker) process.send?.(readyMessage)
   const run = <A, E>(effect: Effect.Effect<A, E, UtxoLedger>) => Effect.runPromise(Effect.provide(effect, context))
 
   /** One faucet payment at a time: the faucet is one key wallet (its payments must not run concurrently). */
@@ -93,6 +157,9 @@ const main = Effect.gen(function*() {
   }
 
   process.on("message", (msg: Record<string, unknown>) => {
+    // A worker's primary also sends its own messages: stop (as SIGTERM does here), metrics (none here).
+    if (msg?.["type"] === stopMessage.type) return void process.kill(process.pid, "SIGTERM")
+    if (typeof msg?.["op"] !== "string") return
     handle(msg).then(
       (result) => process.send?.({ id: msg["id"], ok: true, result }),
       (e: unknown) => process.send?.({ id: msg["id"], ok: false, error: e instanceof Error ? e.message : String(e) })

@@ -26,6 +26,8 @@ import { registeredProperties } from "./markets/marketStore.ts"
 import { migrations } from "./migrations/index.ts"
 
 export { ExchangeConfig, listener, migrations }
+/** The key-epoch ratchet's file in the data dir: a node's primary starts one worker first on a data dir without it. */
+export { stateFileName as keyEpochsFile } from "./authorization/KeyEpochStore.ts"
 
 const services = Layer.mergeAll(LocalMarkets.layer, ApiKeys.layer, AccountReadModel.layer, MarketRegistry.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)))
 

@@ -43,6 +43,8 @@ export interface AppConfigShape {
   readonly runnerListenPort: Option.Option<number>
   /** "single" = SingleRunner (embedded default); "socket" = NodeClusterSocket runner. */
   readonly topology: "single" | "socket"
+  /** Runner processes behind this node's listener ports (node:cluster, cluster/Primary.ts); 1 = this process is the node. */
+  readonly processes: number
   readonly shardsPerGroup: number
   readonly entityMessagePollMs: number
   readonly shardLockRefreshMs: number
@@ -114,6 +116,9 @@ export const parseEvmRpcUrls = (text: string): Either.Either<ReadonlyArray<EvmRp
 export const isLoopbackHost = (host: string): boolean =>
   host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 
+/** SHARDLINE_PROCESSES at most: each process is a runner with its own port and database pool. */
+export const processesMax = 32
+
 const HOT_WALLET_KEY = /^(0x)?[0-9a-fA-F]{64}$/
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
@@ -133,6 +138,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   runnerPort: Config.port(settingName("RUNNER_PORT")).pipe(Config.withDefault(34431)),
   runnerListenPort: Config.option(Config.port(settingName("RUNNER_LISTEN_PORT"))),
   topology: Config.literal("single", "socket")(settingName("TOPOLOGY")).pipe(Config.withDefault("single" as const)),
+  processes: intIn("PROCESSES", 1, 1, processesMax),
   shardsPerGroup: intIn("SHARDS_PER_GROUP", 300, 1, 10_000),
   entityMessagePollMs: intIn("MESSAGE_POLL_MS", 1000, 10, 60_000),
   shardLockRefreshMs: intIn("SHARD_LOCK_REFRESH_MS", 1000, 100, 60_000),

@@ -27,6 +27,9 @@ export const setStopSettings = (s: StopSettings) => Effect.sync(() => {
   settings.current = s
 })
 
+/** The IPC message a worker sends its primary once its node is up (cluster/Primary.ts). */
+export const readyMessage = { type: "shardline:ready" } as const
+
 /** The IPC message a primary sends a worker to stop it. */
 export const stopMessage = { type: "shardline:stop" } as const
 

@@ -13,6 +13,8 @@
 //   - every trade has its two legs, each with its own transaction, all final on the survivor;
 //   - the chain itself shows exactly one valid Omni send per leg from each delegated address, and
 //     each trader's own address holds exactly the sum of the legs paid to it.
+// A second variant runs two processes per node (SHARDLINE_PROCESSES=2) and kills -9 only the
+// process that owns the market: the same holds, and its node's primary starts it again.
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -80,20 +82,32 @@ const attempt = async (baseUrl: string, key: Key, params: Record<string, string>
   }
 }
 
-beforeAll(async () => {
-  litecoind = await startLitecoind()
-  db = await createTestDatabase("orderskill")
-  dataDir = mkdtempSync(join(tmpdir(), "sl-orderskill-"))
-}, 60_000)
-afterAll(async () => {
-  await client?.dispose()
-  for (const n of nodes) await n.dispose()
-  await litecoind?.stop()
-  await db?.drop()
-  rmSync(dataDir, { recursive: true, force: true })
-})
+/**
+ * One node process each, the owner node killed; or two processes per node (SHARDLINE_PROCESSES,
+ * cluster/Primary.ts), only the owner's process killed: its node's primary starts it again, and
+ * the clients keep sending to both nodes' ports, which the node's other process goes on answering.
+ */
+const variants = [
+  { processes: 1, victim: "node" },
+  { processes: 2, victim: "process" }
+] as const
 
-describe("orders across kill -9 of the market's owner", () => {
+describe.each(variants)("orders across kill -9 of the market's owner ($processes process(es) per node, the owner $victim killed)", ({ processes, victim }) => {
+  beforeAll(async () => {
+    nodes.length = 0
+    client = undefined
+    litecoind = await startLitecoind()
+    db = await createTestDatabase("orderskill")
+    dataDir = mkdtempSync(join(tmpdir(), "sl-orderskill-"))
+  }, 60_000)
+  afterAll(async () => {
+    await client?.dispose()
+    for (const n of nodes) await n.dispose()
+    await litecoind?.stop()
+    await db?.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
   it("loses no acknowledged order, fills none twice, pays no leg twice, and settles every trade on the survivor", async () => {
     const url = urlWithCredentials(litecoind)
     const vars = {
@@ -106,11 +120,12 @@ describe("orders across kill -9 of the market's owner", () => {
       SHARDLINE_MESSAGE_POLL_MS: "200",
       SHARDLINE_DEVNET_BLOCK_MS: "0",
       SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "1000000",
-      SHARDLINE_RATE_LIMIT_IP_WEIGHT: "1000000"
+      SHARDLINE_RATE_LIMIT_IP_WEIGHT: "1000000",
+      SHARDLINE_PROCESSES: String(processes)
     }
     // The first node runs the migrations alone; then the second joins.
-    nodes.push(await spawnNode(vars, { startTimeoutMs: 90_000 }))
-    nodes.push(await spawnNode(vars, { startTimeoutMs: 90_000 }))
+    nodes.push(await spawnNode(vars, { startTimeoutMs: 300_000 * processes }))
+    nodes.push(await spawnNode(vars, { startTimeoutMs: 300_000 * processes }))
     client = ManagedRuntime.make(clientLayer(db.url))
     // The operator funds the fee sponsor; an issuer makes the two properties of the market.
     const { ledger, run, burn, chain, issuerWallet, issue } = await readyOmniIssuer(url, db, 2)
@@ -129,7 +144,7 @@ describe("orders across kill -9 of the market's owner", () => {
       const asset = side === "SELL" ? "KILLA" : "KILLB"
       await client.runPromise(Effect.flatMap(Authorization.client, (authorizations) =>
         authorizations(entityIdOf(key.userId, asset)).Grant(new Grant({ grantId: newGrantId(), cap: String(FUNDS_WHOLE), expiresAtMs: Date.now() + 3_600_000 }), { discard: true })))
-      const grant = await waitFor(`user ${key.userId}'s grant`, 60_000, async () =>
+      const grant = await waitFor(`user ${key.userId}'s grant`, 60_000 * processes, async () =>
         (await db.query<{ grant_id: string; delegated_address: string }>(`SELECT grant_id, delegated_address FROM authorizations WHERE user_id = $1`, [key.userId]))[0])
       await run(issuerWallet.omni({ type: "grant", property: side === "SELL" ? tokA : tokB, amount: FUNDS_WHOLE * 10n ** 8n, memo: "" }, grant.delegated_address))
       await run(ledger.mine(1, burn)) // the issuer spends its change only once it is confirmed
@@ -150,19 +165,25 @@ describe("orders across kill -9 of the market's owner", () => {
       for (const t of traders) {
         const asset = t.side === "SELL" ? "KILLA" : "KILLB"
         for (const [i, n] of nodes.entries()) {
-          await waitFor(`${asset} free on node ${i + 1} for user ${t.userId}`, 60_000, async () => {
+          await waitFor(`${asset} free on node ${i + 1} for user ${t.userId}`, 60_000 * processes, async () => {
             const a = (await (await signedGet(n.baseUrl, "/api/public/v1/account", t)).json()) as any
             return a.balances?.find((b: any) => b.asset === asset)?.free === `${FUNDS_WHOLE}.00000000` ? true : undefined
           })
         }
       }
 
+      // With two processes a node's answer came from one of them; the other follows the same
+      // ledger on its own poll (SHARDLINE_LEDGER_BLOCK_MS, 500 ms): give it a few.
+      if (processes > 1) await sleep(3_000)
+
       // Which node owns the market?
       const shard = await client.runPromise(Market.getShardId(EntityId.make(SYMBOL)))
       const ownerName = await waitFor("the market's shard owner", 30_000, async () => (await shardOwners(db)).get(shard.id))
-      const owner = nodes.find((n) => n.name === ownerName)
-      expect(owner, `owner ${ownerName} is one of ${nodes.map((n) => n.name).join(", ")}`).toBeDefined()
+      const owner = nodes.find((n) => n.runnerNames.includes(ownerName))
+      expect(owner, `owner ${ownerName} is one of ${nodes.flatMap((n) => n.runnerNames).join(", ")}`).toBeDefined()
       const survivor = nodes.find((n) => n !== owner)!
+      // The process to kill: the node's only one, or the one of its processes that owns the market.
+      const ownerPid = victim === "node" ? owner!.pid : owner!.runnerPid(ownerName)!
 
       // The load: each client sends its orders one after another, alternating nodes; an order
       // whose outcome is unknown is sent again, same client id, until it is answered.
@@ -177,11 +198,14 @@ describe("orders across kill -9 of the market's owner", () => {
           const clientOrderId = `k${c}-${i}`
           const crossing = i % 5 < 2 // 40% at 1.00, where buyers and sellers meet
           const cents = crossing ? 100 : t.side === "SELL" ? 110 + ((i * 7) % 40) : 50 + ((i * 7) % 40)
-          const params = { symbol: SYMBOL, side: t.side, type: "LIMIT", timeInForce: "GTC", price: (cents / 100).toFixed(2), quantity: "1", newClientOrderId: clientOrderId, newOrderRespType: "FULL" }
+          const params = { symbol: SYMBOL, side: t.side, type: "LIMIT", timeInForce: "GTC", price: (cents / 100).toFixed(2), quantity: "1", newClientOrderId: clientOrderId, newOrderRespType: "FULL",
+            // Binance's longest window: on a machine at load 30 a request waited > 5 s before its check (-1021)
+            recvWindow: "60000" }
           sent.add(`${t.userId}/${clientOrderId}`)
           const deadline = Date.now() + ORDER_DEADLINE_MS
           for (let n = 0; ; n++) {
-            const target = killedAt > 0 ? survivor : nodes[(c + i + n) % 2]!
+            // A killed process's node still answers on its ports through its other process.
+            const target = killedAt > 0 && victim === "node" ? survivor : nodes[(c + i + n) % 2]!
             const r = await attempt(target.baseUrl, t, params)
             if (r.kind === "answer" && r.status === 200) {
               if (killedAt > 0) acksAfterKill++
@@ -200,14 +224,23 @@ describe("orders across kill -9 of the market's owner", () => {
       }
       const killer = (async () => {
         await waitFor("the first third of the orders acknowledged", 120_000, async () => (acks.length >= KILL_AFTER_ACKS ? true : undefined), 10)
-        owner!.child.kill("SIGKILL")
+        process.kill(ownerPid, "SIGKILL")
         killedAt = Date.now()
-        await owner!.exited
+        if (victim === "node") await owner!.exited
       })()
       await Promise.all([...traders.map(clientRun), killer])
       console.log(`orders-kill: ${acks.length} acknowledged (${acksAfterKill} after the kill), ${refusals.length} refused, ${retries} retries; owner ${ownerName} killed after ${KILL_AFTER_ACKS} acks`)
       // The load really went on across the kill: the survivor took orders for the market.
       expect(acksAfterKill).toBeGreaterThan(0)
+      if (victim === "process") {
+        // The killed process's node lived on, and its primary started the process again.
+        expect(owner!.isRunning()).toBe(true)
+        const restarted = await waitFor("the killed process started again", 600_000, async () => {
+          const pid = owner!.runnerPid(ownerName)
+          return pid !== undefined && pid !== ownerPid ? pid : undefined
+        }, 500)
+        console.log(`orders-kill: process ${ownerPid} (${ownerName}) killed; its primary started it again as ${restarted}`)
+      }
 
       // A refusal is a definite answer and allowed (a cross would exceed a cap, say), but none is expected here.
       expect(refusals, refusals.join("\n")).toEqual([])
@@ -273,5 +306,5 @@ describe("orders across kill -9 of the market's owner", () => {
       mining = false
       await miner
     }
-  }, 600_000)
+  }, processes === 1 ? 600_000 : 1_800_000)
 })

@@ -3,7 +3,8 @@
 // entities; the node is killed -9 while it is signing, a second node takes over on the same
 // database and data dir, and blocks keep coming. Every leg ends final with one transaction, and
 // the chain itself says nothing was paid twice: exactly one valid Omni send per leg left each
-// delegated address, and each receiver holds exactly the sum of its legs.
+// delegated address, and each receiver holds exactly the sum of its legs. Also with two processes
+// per node (SHARDLINE_PROCESSES=2), one of node 1's processes killed -9 instead of the node.
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -34,20 +35,31 @@ let client: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof 
 
 const clientLayer = (databaseUrl: string) => clusterClientLayer(databaseUrl, "shardline:settlement-kill-test")
 
-beforeAll(async () => {
-  litecoind = await startLitecoind()
-  db = await createTestDatabase("settlekill")
-  dataDir = mkdtempSync(join(tmpdir(), "sl-settle-"))
-}, 60_000)
-afterAll(async () => {
-  await client?.dispose()
-  for (const n of nodes) await n.dispose()
-  await litecoind?.stop()
-  await db?.drop()
-  rmSync(dataDir, { recursive: true, force: true })
-})
+/**
+ * One process per node, node 1 killed; or two per node (SHARDLINE_PROCESSES, cluster/Primary.ts),
+ * one of node 1's processes killed: its primary starts it again while node 2 joins.
+ */
+const variants = [
+  { processes: 1, victim: "node" },
+  { processes: 2, victim: "process" }
+] as const
 
-describe("settlement across kill -9", () => {
+describe.each(variants)("settlement across kill -9 ($processes process(es) per node, a $victim killed)", ({ processes, victim }) => {
+  beforeAll(async () => {
+    nodes.length = 0
+    client = undefined
+    litecoind = await startLitecoind()
+    db = await createTestDatabase("settlekill")
+    dataDir = mkdtempSync(join(tmpdir(), "sl-settle-"))
+  }, 60_000)
+  afterAll(async () => {
+    await client?.dispose()
+    for (const n of nodes) await n.dispose()
+    await litecoind?.stop()
+    await db?.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
   it("every leg is paid exactly once and reaches its final depth on the node that takes over", async () => {
     const url = urlWithCredentials(litecoind)
     const vars = {
@@ -58,9 +70,10 @@ describe("settlement across kill -9", () => {
       SHARDLINE_LEDGER_BLOCK_MS: "700",
       SHARDLINE_SETTLEMENT_FINAL_DEPTH: "2",
       SHARDLINE_MESSAGE_POLL_MS: "200",
-      SHARDLINE_DEVNET_BLOCK_MS: "0"
+      SHARDLINE_DEVNET_BLOCK_MS: "0",
+      SHARDLINE_PROCESSES: String(processes)
     }
-    nodes.push(await spawnNode(vars))
+    nodes.push(await spawnNode(vars, { startTimeoutMs: 300_000 * processes }))
     client = ManagedRuntime.make(clientLayer(db.url))
     // The operator funds the fee sponsor; an issuer makes the two properties of the market.
     const { ledger, run, burn, chain, issuerWallet, issue } = await readyOmniIssuer(url, db, 1)
@@ -107,10 +120,14 @@ describe("settlement across kill -9", () => {
       const [r] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM settlement_legs WHERE tx_hex IS NOT NULL`)
       return r!.n > 0 ? true : undefined
     }, 20)
-    nodes[0]!.child.kill("SIGKILL")
-    await nodes[0]!.exited
+    if (victim === "node") {
+      nodes[0]!.child.kill("SIGKILL")
+      await nodes[0]!.exited
+    } else {
+      process.kill(nodes[0]!.runnerPid(nodes[0]!.runnerNames[0]!)!, "SIGKILL")
+    }
     const [atKill] = await db.query<{ signed: number }>(`SELECT count(*)::int AS signed FROM settlement_legs WHERE tx_hex IS NOT NULL`)
-    nodes.push(await spawnNode(vars))
+    nodes.push(await spawnNode(vars, { startTimeoutMs: 300_000 * processes }))
 
     // Blocks keep coming until every leg is final.
     await waitFor("every leg final", 180_000, async () => {
@@ -118,7 +135,9 @@ describe("settlement across kill -9", () => {
       const [r] = await db.query<{ open: number }>(`SELECT count(*)::int AS open FROM settlement_legs WHERE status <> 'final'`)
       return r!.open === 0 ? true : undefined
     }, 700)
-    console.log(`settlement-kill: ${atKill!.signed} of ${2 * TRADES} legs were signed when node 1 was killed`)
+    console.log(`settlement-kill: ${atKill!.signed} of ${2 * TRADES} legs were signed when node 1's ${victim} was killed`)
+    // A killed process is started again by its node's primary.
+    if (victim === "process") expect(nodes[0]!.isRunning()).toBe(true)
 
     const legs = await db.query<{ txid: string; from_address: string; leg: string }>(`SELECT txid, from_address, leg FROM settlement_legs`)
     expect(new Set(legs.map((l) => l.txid)).size).toBe(2 * TRADES)
@@ -129,5 +148,5 @@ describe("settlement across kill -9", () => {
     expect(sendsFrom(buyer.delegated_address).map((r) => r.txid).sort()).toEqual(legs.filter((l) => l.leg === "quote").map((l) => l.txid).sort())
     expect(chain.indexer.balance(buyerOwn, tokA)).toBe(BigInt(TRADES) * BASE)
     expect(chain.indexer.balance(sellerOwn, tokB)).toBe(BigInt(TRADES) * QUOTE)
-  }, 300_000)
+  }, processes === 1 ? 300_000 : 1_500_000)
 })

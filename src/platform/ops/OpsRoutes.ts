@@ -15,7 +15,7 @@ import { opsPageCsp, opsPageHtml, opsScript, opsStyles, opsTokenPageHtml, wantsH
 import { publicOpsView, type PublicOpsView } from "./publicView.ts"
 
 const pageHeaders = { "content-security-policy": opsPageCsp, "x-content-type-options": "nosniff", "cache-control": "no-store", vary: "accept" }
-import { render } from "./prometheus.ts"
+import { nodeMetricsText } from "./processMetrics.ts"
 
 /** How long one read of the ops view is served to every caller. */
 export const opsViewTtlMs = 1000
@@ -72,7 +72,8 @@ export const opsRoutes = (refused: (reason: "missing" | "wrong") => HttpServerRe
         duration: opsViewTimeoutMs,
         onTimeout: () => `no answer within ${opsViewTimeoutMs} ms`
       }))
-      yield* router.get("/metrics", guarded(Effect.sync(() => HttpServerResponse.text(render(), { contentType: "text/plain; version=0.0.4" }))))
+      // Every process of the node when it runs several (processMetrics.ts), else this process's registry.
+      yield* router.get("/metrics", guarded(Effect.map(Effect.promise(nodeMetricsText), (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4" }))))
       // Without a configured token anyone on the host reads it: references, addresses and balances stay out.
       const shown: Effect.Effect<OpsView | PublicOpsView, SqlError.SqlError | string> = token === undefined ? Effect.map(view, publicOpsView) : view
       const json = Effect.flatMap(shown, (v) => HttpServerResponse.json(v)).pipe(
