@@ -13,6 +13,7 @@ import { Caller } from "../../../schemas/exchange/security.ts"
 import { LocalMarkets, MarketGone, type MarketInbox } from "../market/LocalMarkets.ts"
 import { makeRemoteBatches } from "../market/remoteBatches.ts"
 import { parseId } from "../markets/ids.ts"
+import { recordedSpan } from "../../platform/telemetry/batchSpan.ts"
 import { MarketRegistry, type MarketRegistryShape } from "../markets/MarketRegistry.ts"
 import { canceledOf, newOrderBody } from "./orderBodies.ts"
 
@@ -81,19 +82,31 @@ export const orderActions = Effect.gen(function*() {
     a._tag === tag ? Effect.succeed(value(a as Extract<BatchAnswer, { _tag: T }>))
     : a._tag === "Refused" ? Effect.fail(new OrderRefused({ code: a.code, msg: a.msg }))
     : Effect.dieMessage(`the market answered ${a._tag} to a ${tag} command`)
-  /** Through this node's own Market when it runs here (the cluster if it left mid-call), else the cluster. */
-  const toMarket = <A, E, R>(symbol: string, direct: (inbox: MarketInbox) => Effect.Effect<A, E | MarketGone>, viaCluster: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-    const inbox = locals.get(symbol)
-    if (inbox === undefined) {
-      marketPathCounts.cluster++
-      return viaCluster
-    }
-    marketPathCounts.direct++
-    return Effect.catchIf(direct(inbox), (e): e is MarketGone => e instanceof MarketGone, () => {
-      marketPathCounts.movedMidCall++
-      return viaCluster
+  /**
+   * Through this node's own Market when it runs here (the cluster if it left mid-call), else in a
+   * Batch with this turn's other calls for that market. A request whose trace is recorded takes
+   * the single cluster message instead, as the signed lane steps aside for it: its span tree then
+   * shows the message and the entity's handler (docs/runtime.md, "Tracing").
+   */
+  const toMarket = <A, E, R>(
+    symbol: string,
+    direct: (inbox: MarketInbox) => Effect.Effect<A, E | MarketGone>,
+    batched: Effect.Effect<A, E>,
+    single: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E, R> =>
+    Effect.flatMap(recordedSpan, (span) => {
+      if (span !== undefined) return single
+      const inbox = locals.get(symbol)
+      if (inbox === undefined) {
+        marketPathCounts.cluster++
+        return batched
+      }
+      marketPathCounts.direct++
+      return Effect.catchIf(direct(inbox), (e): e is MarketGone => e instanceof MarketGone, () => {
+        marketPathCounts.movedMidCall++
+        return single
+      })
     })
-  }
   return {
     newOrder: (p: NewOrderParams) =>
       Effect.gen(function*() {
@@ -101,7 +114,7 @@ export const orderActions = Effect.gen(function*() {
         const market = yield* marketOf(registry, p.symbol)
         const place = new Place({ userId: caller.userId, clientOrderId: p.newClientOrderId ?? newClientOrderId(), side: p.side, price: p.price, quantity: p.quantity })
         const placed = yield* fromEntity(toMarket(market.symbol, (m) => m.place(place),
-          Effect.flatMap(remote(market.symbol, { _tag: "Place", place }), answered("Placed", (a): Placed => a.placed))))
+          Effect.flatMap(remote(market.symbol, { _tag: "Place", place }), answered("Placed", (a): Placed => a.placed)), markets(market.symbol).Place(place)))
         return newOrderBody(market, placed, p.newOrderRespType)
       }),
     cancelOrder: (p: CancelOrderParams) =>
@@ -110,7 +123,7 @@ export const orderActions = Effect.gen(function*() {
         const ref = yield* marketOfRef(registry, p, -2011)
         const cancel = new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })
         const order = yield* fromEntity(toMarket(ref.market.symbol, (m) => m.cancel(cancel),
-          Effect.flatMap(remote(ref.market.symbol, { _tag: "Cancel", cancel }), answered("Canceled", (a): OrderState => a.order))))
+          Effect.flatMap(remote(ref.market.symbol, { _tag: "Cancel", cancel }), answered("Canceled", (a): OrderState => a.order)), markets(ref.market.symbol).Cancel(cancel)))
         return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
       }),
     cancelOpenOrders: (p: CancelOpenOrdersParams) =>
@@ -119,7 +132,7 @@ export const orderActions = Effect.gen(function*() {
         const market = yield* marketOf(registry, p.symbol)
         const cancelAll = new CancelAll({ userId: caller.userId })
         const orders = yield* fromEntity(toMarket(market.symbol, (m) => m.cancelAll(cancelAll),
-          Effect.flatMap(remote(market.symbol, { _tag: "CancelAll", cancelAll }), answered("CanceledAll", (a): ReadonlyArray<OrderState> => a.orders))))
+          Effect.flatMap(remote(market.symbol, { _tag: "CancelAll", cancelAll }), answered("CanceledAll", (a): ReadonlyArray<OrderState> => a.orders)), markets(market.symbol).CancelAll(cancelAll)))
         const now = Date.now()
         return orders.map((o) => canceledOf(o, newClientOrderId(), now))
       })
