@@ -9,41 +9,22 @@
 //   devnet pays them), `ledgerProperties` (its tokens' properties, for the LedgerRegistry) and
 //   `inboundWebhooks` (its partner webhooks for the ops view).
 // It needs the platform (cluster, database, chains, Omni view, secret box, config) beneath it.
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import type { FrontDoor } from "../platform/FrontDoor.ts"
-import * as AttestationMonitor from "./attestation/AttestationMonitor.ts"
-import * as Attestations from "./attestation/Attestations.ts"
-import * as AttestorEntity from "./attestation/AttestorEntity.ts"
-import { listener } from "./http/DeskListener.ts"
-import * as Transparency from "./http/Transparency.ts"
-import * as LinkTokenEntity from "./identity/LinkTokenEntity.ts"
-import * as LinkedWalletEntity from "./identity/LinkedWalletEntity.ts"
-import * as DeskKeys from "./keys/DeskKeys.ts"
-import * as DeskOrderEntity from "./orders/DeskOrderEntity.ts"
-import * as ReserveScanner from "./reserves/ReserveScanner.ts"
-import * as DevnetBacking from "./tokens/devnetBacking.ts"
-import * as DeskWallets from "./wallets/DeskWallets.ts"
 import { config as deskConfig, DeskConfig, type DeskConfigShape } from "./DeskConfig.ts"
 import { migrations } from "./migrations/index.ts"
-import { makeDeskWorld } from "./tokens/DeskWorld.ts"
 import { registeredProperties } from "./tokens/tokenStore.ts"
 import * as InboundLog from "./webhooks/inboundLog.ts"
 
-export { DeskConfig, listener, migrations }
+export { DeskConfig, migrations }
 
-// The reserves, attestations and the transparency bodies, over the desk's wallets and the Omni view.
-const services = Layer.mergeAll(DeskKeys.layer, Transparency.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(ReserveScanner.layer, Attestations.layer)),
-  Layer.provideMerge(DeskWallets.layer)
-)
-
-export const layer = Layer.mergeAll(
-  listener, DeskOrderEntity.layer, LinkedWalletEntity.layer, LinkTokenEntity.layer, AttestorEntity.layer, AttestorEntity.layerKick,
-  AttestationMonitor.layer
-).pipe(Layer.provideMerge(services))
+// Loaded when a node builds the layer, not when the CLI reads settings (deskLayer.ts).
+const parts = Effect.promise(() => import("./deskLayer.ts"))
+export const layer = Layer.unwrapEffect(Effect.map(parts, (m) => m.layer))
+export const listener = Layer.unwrapEffect(Effect.map(parts, (m) => m.listener))
 
 export const frontDoor = {
   layer, listener, migrations, settings: { tag: DeskConfig, config: deskConfig },
-  devnetWorld: makeDeskWorld, ledgerProperties: registeredProperties, inboundWebhooks: InboundLog.layer,
-  devnetBacking: DevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))
+  devnetWorld: Effect.flatMap(Effect.promise(() => import("./tokens/DeskWorld.ts")), (m) => m.makeDeskWorld), ledgerProperties: registeredProperties, inboundWebhooks: InboundLog.layer,
+  devnetBacking: Layer.unwrapEffect(Effect.map(parts, (m) => m.devnetBacking))
 } satisfies FrontDoor<DeskConfig, DeskConfigShape>
