@@ -195,7 +195,7 @@ describe("social web app", () => {
     await context.close()
   })
 
-  it("a wallet new to the service gets an account by signing in, links its xpub by the page's QR, and its post waits for the wallet, which the page hands the stamps by QR and deep link; signed there, the page shows the proof", { timeout: 90_000 }, async () => {
+  it("a wallet new to the service gets an account by signing in, links its xpub by the page's QR, and its post waits for the wallet, which the page hands the stamps by QR and deep link; signed there, the page shows the proof; a renewal is handed over the same way", { timeout: 150_000 }, async () => {
     const seed = randomBytes(32)
     const wallet = makeWallet(seed)
     const context = await browser.context()
@@ -310,6 +310,23 @@ describe("social web app", () => {
     await screenshot(page, "social-signed-by-wallet")
     // The code ends with its action: nothing waits any more.
     expect((await fetch(walletUrl)).status).toBe(404)
+
+    // A renewal of this wallet-signed post waits for the wallet too: the page hands its stamp over the same way.
+    const paidBefore = Date.parse((await row.getAttribute("data-paid-until"))!)
+    await row.getByRole("button", { name: "Renew" }).click()
+    const changeSigning = page.locator("[data-area=change-signing] .wallet-signing")
+    await changeSigning.locator(".qr").waitFor({ timeout: 15_000 })
+    const renewLink = (await changeSigning.locator("[data-link=wallet-signing]").getAttribute("href"))!
+    const renewUrl = new URL(new URL(renewLink).searchParams.get("url")!)
+    const renewWaiting = (await (await fetch(renewUrl)).json()) as { action: string; signaturesUrl: string; stamps: Array<{ psbt: string }> }
+    expect(renewWaiting).toMatchObject({ action: "renew" })
+    const renewSigned = Either.getOrThrow(signStamps(renewWaiting.stamps.map((x) => x.psbt), accountKey, ledgerParams))
+    const renewed = await fetch(`${renewUrl.origin}${renewWaiting.signaturesUrl}`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: renewUrl.searchParams.get("token"), psbts: renewSigned })
+    })
+    expect(renewed.status, await renewed.clone().text()).toBe(200)
+    await expect.poll(() => changeSigning.locator(".link-state").getAttribute("data-state"), { timeout: 15_000 }).toBe("signed")
+    await expect.poll(async () => Date.parse((await page.locator("[data-post]").getAttribute("data-paid-until"))!), { timeout: 15_000 }).toBeGreaterThan(paidBefore)
     expect(errors).toEqual([])
     await context.close()
   })

@@ -21,12 +21,15 @@ const stampingSentence = (receipt) => {
 }
 
 /**
- * A post whose stamps the member's wallet signs: the QR and "Open in wallet" deep link of its signing
- * URL (GET /api/social/posts/{id}/wallet-signing; the wallet reads the PSBTs there and sends them
- * back signed, no session needed), then the post's public lookup every `pollIntervalMs` (the spec's
- * 2 s; 404 until it is signed) until it answers with its proof, which `onSigned` shows.
+ * A post action whose stamps the member's wallet signs: the QR and "Open in wallet" deep link of its
+ * signing URL (GET /api/social/posts/{id}/wallet-signing; the wallet reads the PSBTs there and sends
+ * them back signed, no session needed), then a poll every `pollIntervalMs` (the spec's 2 s). For a
+ * new post (`action` "publish"), its public lookup, 404 until it is signed, then its proof, which
+ * `onSigned` shows; for a renewal or takedown, the signing URL itself, which answers 404 once
+ * nothing waits any more.
  */
-const walletSigningArea = (postId, onSigned) => {
+const walletSigningArea = (postId, onSigned, action = "publish") => {
+  const what = action === "publish" ? "the post" : action === "renew" ? "the renewal" : "the takedown"
   const area = el("div", { class: "link-qr wallet-signing" })
   const state = el("p", { class: "link-state", "data-state": "preparing", role: "status" }, "Preparing the code for your wallet…")
   const setState = (name, text, cls) => {
@@ -45,10 +48,10 @@ const walletSigningArea = (postId, onSigned) => {
     setState("waiting", "Waiting for your wallet to sign the post's stamps…")
     area.replaceChildren(
       el("p", {}, "Scan the code with your Shardline wallet, or open it in the wallet on this device: it shows what it signs, signs with the post's own key, and sends the signatures back."),
-      await qrCode(signing.url, "QR code handing the post's stamps to your wallet"),
+      await qrCode(signing.url, `QR code handing ${what}'s stamps to your wallet`),
       el("p", {}, el("a", { href: signing.deepLink, class: "button", "data-link": "wallet-signing" }, "Open in wallet")),
       state,
-      el("p", { class: "muted" }, "Unsigned, the post lapses in ", countdown(Date.parse(signing.expiresAt)), "."))
+      el("p", { class: "muted" }, `Unsigned, ${what} lapses in `, countdown(Date.parse(signing.expiresAt)), "."))
     const poller = setInterval(async () => {
       if (Date.now() >= Date.parse(signing.expiresAt)) {
         clearInterval(poller)
@@ -56,11 +59,17 @@ const walletSigningArea = (postId, onSigned) => {
       }
       let found
       try {
-        found = await api(`/api/public/post/${encodeURIComponent(postId)}`)
+        found = action === "publish"
+          ? await api(`/api/public/post/${encodeURIComponent(postId)}`)
+          : await api(`/api/social/posts/${encodeURIComponent(postId)}/wallet-signing`).then(() => undefined, (e) => {
+            if (e instanceof ApiError && e.status === 404) return {} // nothing waits: signed
+            throw e
+          })
       } catch (e) {
         if (e instanceof ApiError && e.status === 404) return
         return setState("waiting", `Still waiting for your wallet; the service did not answer just now (${e.message})`)
       }
+      if (found === undefined) return // the change still waits
       clearInterval(poller)
       setState("signed", "Signed by your wallet. The stamps are on their way to the ledger.", "ok")
       area.replaceChildren(state)
@@ -161,12 +170,14 @@ const hostingLine = (p) => {
 }
 
 /** The member's posts; `status` outlives the list (it is rebuilt after each action), so its sentence stays. */
-const postsSection = (posts, reload, status) => {
+const postsSection = (posts, reload, status, signing) => {
   const act = (post, action) => async (e) => {
     e.target.disabled = true
     try {
       const answer = await api(`/api/social/posts/${encodeURIComponent(post.id)}/${action}`, { method: "POST" })
       status.info(changeSentence(action, answer))
+      // A wallet-signed post's change waits for its stamps: the page hands them to the wallet.
+      signing.replaceChildren(answer?.stamps ? walletSigningArea(post.id, () => reload().catch(() => {}), action) : "")
       await reload()
     } catch (err) {
       e.target.disabled = false
@@ -182,7 +193,7 @@ const postsSection = (posts, reload, status) => {
       el("div", {},
         ["hosted", "grace"].includes(p.state) ? el("button", { type: "button", class: "secondary", onclick: act(p, "renew") }, "Renew") : null,
         ["hosted", "grace"].includes(p.state) ? el("button", { type: "button", class: "danger", onclick: act(p, "takedown") }, "Take down") : null)))
-  return section("Your posts", el("ul", { class: "rows" }, ...rows), status)
+  return section("Your posts", el("ul", { class: "rows" }, ...rows), status, signing)
 }
 
 /** The balance and where to top it up; `update` shows a new balance (publishing and renewing spend it). */
@@ -218,13 +229,15 @@ const home = async () => {
   const main = shell(title, session)
   const posts = el("div")
   const status = notice()
+  // Kept across the list's rebuilds, like `status`: a change's wallet-signing QR stays while the list refreshes.
+  const signing = el("div", { "data-area": "change-signing" })
   let balance
   let shownPosts = ""
   const load = async () => {
     const me = await api("/api/social/me")
     // The list is rebuilt only when it changed: a poll must not take the focus from its buttons.
     const next = JSON.stringify(me.posts)
-    if (next !== shownPosts) posts.replaceChildren(postsSection(me.posts, load, status))
+    if (next !== shownPosts) posts.replaceChildren(postsSection(me.posts, load, status, signing))
     shownPosts = next
     balance?.update(me)
     return me
