@@ -9,14 +9,13 @@
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { LegName } from "../../../schemas/exchange/authorization.ts"
 import { Check, Settlement } from "../../../schemas/exchange/settlement.ts"
 import { expectedBlockMs } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
-import { makeLegLedger } from "./legLedger.ts"
-import { afterSighting, isSettled, type LegStatus, nextCheckInMs } from "./legState.ts"
+import { type LegRow, makeLegLedger } from "./legLedger.ts"
+import { afterSighting, isSettled, nextCheckInMs } from "./legState.ts"
 
 const metrics = entityMetrics("Settlement")
 /**
@@ -25,16 +24,6 @@ const metrics = entityMetrics("Settlement")
  */
 export const checksMax = 2_000
 
-interface LegRow {
-  readonly leg: LegName
-  readonly grant_id: string
-  readonly status: LegStatus
-  readonly tx_hex: string | null
-  readonly txid: string | null
-  readonly confirmations: number
-  readonly block_height: number | null
-  readonly block_hash: string | null
-}
 
 export const layer = Settlement.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress

@@ -7,7 +7,19 @@ import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { entityIdOf } from "../authorization/policy.ts"
-import type { Sighting } from "./legState.ts"
+import type { LegStatus, Sighting } from "./legState.ts"
+
+/** A settlement leg's row as a look reads it. */
+export interface LegRow {
+  readonly leg: LegName
+  readonly grant_id: string
+  readonly status: LegStatus
+  readonly tx_hex: string | null
+  readonly txid: string | null
+  readonly confirmations: number
+  readonly block_height: number | null
+  readonly block_hash: string | null
+}
 
 /** How long a look waits for an Authorization entity to sign before trying again at the next look. */
 export const signTimeoutMs = 30_000

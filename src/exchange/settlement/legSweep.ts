@@ -9,31 +9,23 @@
 // rows: a market that wakes on another node reads its open legs again and carries on.
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { LegName } from "../../../schemas/exchange/authorization.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { expectedBlockMs } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
-import { makeLegLedger } from "./legLedger.ts"
-import { afterSighting, type BlockFacts, type LegStatus, type LegUpdate, type OpenLeg, type Sighting, sweepStep, type SweepTiming } from "./legState.ts"
+import { type LegRow, makeLegLedger } from "./legLedger.ts"
+import { afterSighting, type BlockFacts, type LegUpdate, type OpenLeg, type Sighting, sweepStep, type SweepTiming } from "./legState.ts"
 
 /** Blocks read per sweep at most (a node far behind catches up over several sweeps; lookups cover the rest). */
 const blocksPerSweepMax = 50
 
-interface LegRow {
+/** A market's open leg: the row a look reads, with its trade and how long ago it changed. */
+interface OpenLegRow extends LegRow {
   readonly trade_id: string
-  readonly leg: LegName
-  readonly grant_id: string
-  readonly status: LegStatus
-  readonly tx_hex: string | null
-  readonly txid: string | null
-  readonly confirmations: number
-  readonly block_height: number | null
-  readonly block_hash: string | null
   readonly age_ms: string
 }
 
-const openLegOf = (r: LegRow): OpenLeg => ({
+const openLegOf = (r: OpenLegRow): OpenLeg => ({
   tradeId: r.trade_id,
   leg: r.leg,
   grantId: r.grant_id,
@@ -68,7 +60,7 @@ export const makeLegSweep = (marketId: number, label: string) =>
     let nextHeight: number | undefined
     let lastTip = ""
 
-    const openLegs = sql<LegRow>`SELECT l.trade_id::text AS trade_id, l.leg, l.grant_id, l.status, l.tx_hex, l.txid, l.confirmations,
+    const openLegs = sql<OpenLegRow>`SELECT l.trade_id::text AS trade_id, l.leg, l.grant_id, l.status, l.tx_hex, l.txid, l.confirmations,
         l.block_height, l.block_hash, (extract(epoch FROM now() - l.updated_at) * 1000)::bigint::text AS age_ms
       FROM settlement_legs l JOIN trades t USING (trade_id)
       WHERE l.status NOT IN ('final', 'failed') AND t.market_id = ${marketId}`
