@@ -7,10 +7,10 @@ import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
 import { ExchangeApi } from "../../../schemas/exchange/api.ts"
 import { apiError, type ApiErrorCode, messages } from "../../../schemas/exchange/errors.ts"
-import { Batch, type BatchAnswer, Cancel, CancelAll, Market as MarketEntity, OrderRefused, type OrderState, Place, type Placed } from "../../../schemas/exchange/market.ts"
+import { Batch, type BatchAnswer, type BatchCommand, Cancel, CancelAll, Market as MarketEntity, OrderRefused, type OrderState, Place, type Placed } from "../../../schemas/exchange/market.ts"
 import type { CancelOpenOrdersParams, CancelOrderParams, NewOrderParams } from "../../../schemas/exchange/params.ts"
 import { Caller } from "../../../schemas/exchange/security.ts"
-import { LocalMarkets, MarketGone, type MarketInbox } from "../market/LocalMarkets.ts"
+import { LocalMarkets, MarketGone } from "../market/LocalMarkets.ts"
 import { makeRemoteBatches } from "../market/remoteBatches.ts"
 import { parseId } from "../markets/ids.ts"
 import { recordedSpan } from "../../platform/telemetry/batchSpan.ts"
@@ -76,6 +76,7 @@ export const orderActions = Effect.gen(function*() {
   const registry = yield* MarketRegistry
   const markets = yield* MarketEntity.client
   const locals = yield* LocalMarkets
+  type RemoteError = Effect.Effect.Error<ReturnType<ReturnType<typeof markets>["Batch"]>>
   const remote = makeRemoteBatches((symbol, commands) => markets(symbol).Batch(new Batch({ commands })))
   /** A batch's answer as the single call's: its value, or its refusal. */
   const answered = <T extends BatchAnswer["_tag"], A>(tag: T, value: (a: Extract<BatchAnswer, { _tag: T }>) => A) => (a: BatchAnswer) =>
@@ -84,28 +85,31 @@ export const orderActions = Effect.gen(function*() {
     : Effect.dieMessage(`the market answered ${a._tag} to a ${tag} command`)
   /**
    * Through this node's own Market when it runs here (the cluster if it left mid-call), else in a
-   * Batch with this turn's other calls for that market. A request whose trace is recorded takes
-   * the single cluster message instead, as the signed lane steps aside for it: its span tree then
-   * shows the message and the entity's handler (docs/runtime.md, "Tracing").
+   * Batch with this turn's other calls for that market; both answer as a Batch does, which
+   * `answered` turns into the single call's value or refusal. A request whose trace is recorded
+   * takes the single cluster message instead, as the signed lane steps aside for it: its span tree
+   * then shows the message and the entity's handler (docs/runtime.md, "Tracing").
    */
   const toMarket = <A, E, R>(
     symbol: string,
-    direct: (inbox: MarketInbox) => Effect.Effect<A, E | MarketGone>,
-    batched: Effect.Effect<A, E>,
+    command: BatchCommand,
+    answer: (a: BatchAnswer) => Effect.Effect<A, OrderRefused>,
     single: Effect.Effect<A, E, R>
-  ): Effect.Effect<A, E, R> =>
-    Effect.flatMap(recordedSpan, (span) => {
+  ): Effect.Effect<A, E | OrderRefused | RemoteError, R> =>
+    Effect.flatMap(recordedSpan, (span): Effect.Effect<A, E | OrderRefused | RemoteError, R> => {
       if (span !== undefined) return single
       const inbox = locals.get(symbol)
       if (inbox === undefined) {
         marketPathCounts.cluster++
-        return batched
+        return Effect.flatMap(remote(symbol, command), answer)
       }
       marketPathCounts.direct++
-      return Effect.catchIf(direct(inbox), (e): e is MarketGone => e instanceof MarketGone, () => {
-        marketPathCounts.movedMidCall++
-        return single
-      })
+      return Effect.flatMap(inbox.send(command), answer).pipe(
+        Effect.catchIf((e): e is MarketGone => e instanceof MarketGone, () => {
+          marketPathCounts.movedMidCall++
+          return single
+        })
+      )
     })
   return {
     newOrder: (p: NewOrderParams) =>
@@ -113,8 +117,7 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
         const place = new Place({ userId: caller.userId, clientOrderId: p.newClientOrderId ?? newClientOrderId(), side: p.side, price: p.price, quantity: p.quantity })
-        const placed = yield* fromEntity(toMarket(market.symbol, (m) => m.place(place),
-          Effect.flatMap(remote(market.symbol, { _tag: "Place", place }), answered("Placed", (a): Placed => a.placed)), markets(market.symbol).Place(place)))
+        const placed = yield* fromEntity(toMarket(market.symbol, { _tag: "Place", place }, answered("Placed", (a): Placed => a.placed), markets(market.symbol).Place(place)))
         return newOrderBody(market, placed, p.newOrderRespType)
       }),
     cancelOrder: (p: CancelOrderParams) =>
@@ -122,8 +125,7 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const ref = yield* marketOfRef(registry, p, -2011)
         const cancel = new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })
-        const order = yield* fromEntity(toMarket(ref.market.symbol, (m) => m.cancel(cancel),
-          Effect.flatMap(remote(ref.market.symbol, { _tag: "Cancel", cancel }), answered("Canceled", (a): OrderState => a.order)), markets(ref.market.symbol).Cancel(cancel)))
+        const order = yield* fromEntity(toMarket(ref.market.symbol, { _tag: "Cancel", cancel }, answered("Canceled", (a): OrderState => a.order), markets(ref.market.symbol).Cancel(cancel)))
         return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
       }),
     cancelOpenOrders: (p: CancelOpenOrdersParams) =>
@@ -131,8 +133,7 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
         const cancelAll = new CancelAll({ userId: caller.userId })
-        const orders = yield* fromEntity(toMarket(market.symbol, (m) => m.cancelAll(cancelAll),
-          Effect.flatMap(remote(market.symbol, { _tag: "CancelAll", cancelAll }), answered("CanceledAll", (a): ReadonlyArray<OrderState> => a.orders)), markets(market.symbol).CancelAll(cancelAll)))
+        const orders = yield* fromEntity(toMarket(market.symbol, { _tag: "CancelAll", cancelAll }, answered("CanceledAll", (a): ReadonlyArray<OrderState> => a.orders), markets(market.symbol).CancelAll(cancelAll)))
         const now = Date.now()
         return orders.map((o) => canceledOf(o, newClientOrderId(), now))
       })

@@ -6,15 +6,14 @@
 // market's new owner answers it. That is safe because a place carries its client order id (a
 // second delivery answers as a retry) and the answer is only ever given after the commit.
 import { Context, Data, type Effect, Layer } from "effect"
-import type { Cancel, CancelAll, OrderRefused, OrderState, Place, Placed } from "../../../schemas/exchange/market.ts"
+import type { BatchAnswer, BatchCommand } from "../../../schemas/exchange/market.ts"
 
 /** The market stopped here before answering: ask its owner through the cluster. */
 export class MarketGone extends Data.TaggedError("MarketGone")<{}> {}
 
+/** A command into the market's queue, answered as a Batch's commands are (a refusal is an answer). */
 export interface MarketInbox {
-  readonly place: (p: Place) => Effect.Effect<Placed, OrderRefused | MarketGone>
-  readonly cancel: (c: Cancel) => Effect.Effect<OrderState, OrderRefused | MarketGone>
-  readonly cancelAll: (c: CancelAll) => Effect.Effect<ReadonlyArray<OrderState>, OrderRefused | MarketGone>
+  readonly send: (c: BatchCommand) => Effect.Effect<BatchAnswer, MarketGone>
 }
 
 /** By symbol: the markets active on this node. */

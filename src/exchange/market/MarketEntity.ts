@@ -344,31 +344,26 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     })
   const enqueue = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued) => Effect.flatten(offer(make))
 
+  /** Queues one command of a Batch or of this node's own callers; its answer, a refusal included, once its batch has committed. */
+  const offerCommand = (c: BatchCommand): Effect.Effect<Effect.Effect<BatchAnswer>> =>
+    Effect.map(
+      c._tag === "Place"
+        ? Effect.map(offer<Placed>((done) => ({ _tag: "Place", input: c.place, done })), Effect.map((placed): BatchAnswer => ({ _tag: "Placed", placed })))
+        : c._tag === "Cancel"
+        ? Effect.map(offer<OrderState>((done) => cancelCommand(c.cancel, done)), Effect.map((order): BatchAnswer => ({ _tag: "Canceled", order })))
+        : Effect.map(offer<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: c.cancelAll.userId, done })), Effect.map((orders): BatchAnswer => ({ _tag: "CanceledAll", orders }))),
+      Effect.catchTag("OrderRefused", (e) => Effect.succeed<BatchAnswer>({ _tag: "Refused", code: e.code, msg: e.msg }))
+    )
+
   /** A Batch from another node: every command queued at once (so they share a transaction), each answered on its own. */
-  const batch = (commands: ReadonlyArray<BatchCommand>) =>
-    Effect.gen(function*() {
-      const answers: Array<Effect.Effect<BatchAnswer>> = []
-      for (const c of commands) {
-        const answer: Effect.Effect<BatchAnswer, OrderRefused> = c._tag === "Place"
-          ? Effect.map(yield* offer<Placed>((done) => ({ _tag: "Place", input: c.place, done })), (placed) => ({ _tag: "Placed" as const, placed }))
-          : c._tag === "Cancel"
-          ? Effect.map(yield* offer<OrderState>((done) => cancelCommand(c.cancel, done)), (order) => ({ _tag: "Canceled" as const, order }))
-          : Effect.map(yield* offer<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: c.cancelAll.userId, done })), (orders) => ({ _tag: "CanceledAll" as const, orders }))
-        answers.push(Effect.catchTag(answer, "OrderRefused", (e) => Effect.succeed({ _tag: "Refused" as const, code: e.code, msg: e.msg })))
-      }
-      return yield* Effect.all(answers)
-    })
+  const batch = (commands: ReadonlyArray<BatchCommand>) => Effect.flatMap(Effect.forEach(commands, offerCommand), (answers) => Effect.all(answers))
 
   // This node's callers reach the queue directly while the market is active here (LocalMarkets.ts).
   // Registered before the commit loop starts, so it is released after that loop stops: `gone` then
   // tells every caller still waiting (its batch rolled back or never ran) to ask the new owner.
   const gone = yield* Deferred.make<void>()
-  const local = <A>(make: (done: Deferred.Deferred<A, OrderRefused>) => Queued): Effect.Effect<A, OrderRefused | MarketGone> =>
-    Effect.raceFirst(enqueue(make), Effect.zipRight(Deferred.await(gone), Effect.fail(new MarketGone())))
   const inbox: MarketInbox = {
-    place: (p) => local<Placed>((done) => ({ _tag: "Place", input: p, done })),
-    cancel: (c) => local<OrderState>((done) => cancelCommand(c, done)),
-    cancelAll: (c) => local<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: c.userId, done }))
+    send: (c) => Effect.raceFirst(Effect.flatten(offerCommand(c)), Effect.zipRight(Deferred.await(gone), Effect.fail(new MarketGone())))
   }
   const locals = yield* LocalMarkets
   yield* Effect.acquireRelease(
