@@ -51,7 +51,31 @@ export interface SpawnOptions {
   readonly startTimeoutMs?: number
 }
 
+/** Port variables a test may fix; any it leaves out, spawnNode picks. */
+const portVars = ["SHARDLINE_HTTP_PORT", "SHARDLINE_DESK_HTTP_PORT", "SHARDLINE_SOCIAL_HTTP_PORT", "SHARDLINE_RUNNER_PORT"]
+
+/** Thrown when the node could not bind a port spawnNode picked (see spawnNode's retry). */
+class PortTaken extends Error {}
+
+/**
+ * Starts a node and waits until all its listeners answer. The ports it picks were free when
+ * picked, but another vitest worker may pick and bind the same one before the node binds it (CI
+ * saw a social listener refuse its port once in 187 files): when every port is ours to pick and
+ * the node exits with EADDRINUSE during start, it starts again on fresh ports, up to 3 times.
+ */
 export const spawnNode = async (vars: Record<string, string>, options: SpawnOptions = {}): Promise<NodeProcess> => {
+  const ours = portVars.every((k) => vars[k] === undefined)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOnce(vars, options)
+    } catch (e) {
+      if (!(e instanceof PortTaken) || !ours || attempt >= 3) throw e
+      console.warn(`spawnNode: a picked port was taken before the node bound it; starting again on fresh ports (attempt ${attempt + 1})`)
+    }
+  }
+}
+
+const spawnOnce = async (vars: Record<string, string>, options: SpawnOptions): Promise<NodeProcess> => {
   const startTimeoutMs = options.startTimeoutMs ?? nodeStartTimeoutMs
   const httpPort = await freePort()
   const processes = Number(vars["SHARDLINE_PROCESSES"] ?? 1)
@@ -131,7 +155,11 @@ export const spawnNode = async (vars: Record<string, string>, options: SpawnOpti
   }
   const deadline = Date.now() + startTimeoutMs
   for (;;) {
-    if (!isRunning()) throw new Error(`${node.name} exited during start:\n${out}`)
+    if (!isRunning()) {
+      await dispose()
+      const message = `${node.name} exited during start:\n${out}`
+      throw out.includes("address is already in use") || out.includes("EADDRINUSE") ? new PortTaken(message) : new Error(message)
+    }
     if (allUp() && await allListening()) return node
     if (Date.now() > deadline) {
       await dispose()
