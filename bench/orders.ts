@@ -253,7 +253,11 @@ const historySql = (marketId: number, m: MarketSetup, trades: number) => trades 
   INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address, status, block_height)
     SELECT ${marketId} * ${MARKET_SHIFT}::bigint + g, v.leg, v.asset, v.property, 1000, 'history-' || v.leg || (g % 500),
       'history-' || v.leg || (g % 500), 'history-to', CASE WHEN g % 10 = 0 THEN 'recorded' ELSE 'final' END, CASE WHEN g % 10 = 0 THEN NULL ELSE 100 END
-    FROM generate_series(1, ${trades}) g, (VALUES ('base', '${m.base}', ${m.baseProperty}), ('quote', '${quote.code}', ${quote.property})) v(leg, asset, property);`
+    FROM generate_series(1, ${trades}) g, (VALUES ('base', '${m.base}', ${m.baseProperty}), ('quote', '${quote.code}', ${quote.property})) v(leg, asset, property);
+  INSERT INTO exchange_grant_leg_totals (grant_id, market_id, recorded)
+    SELECT grant_id, ${marketId}, sum(amount) FROM settlement_legs
+    WHERE grant_id LIKE 'history-%' AND trade_id > ${marketId} * ${MARKET_SHIFT}::bigint AND trade_id <= ${marketId} * ${MARKET_SHIFT}::bigint + ${trades}
+    GROUP BY grant_id;`
 
 export interface World {
   readonly node: NodeProcess

@@ -50,10 +50,25 @@ export class Expire extends Schema.Class<Expire>("Authorization/Expire")({
 export const LegName = Schema.Literal("base", "quote")
 export type LegName = typeof LegName.Type
 
+/**
+ * What a leg pays, as the Market recorded it in the same batch: sent with the Market's own SignLegs
+ * so the wallet builds from it without reading the rows first. The statement that stores the
+ * signed bytes takes a row only if it still says exactly this (and is the grant's, unsigned), so
+ * terms that disagree with the row are never stored, let alone sent.
+ */
+export const LegTerms = Schema.Struct({
+  propertyId: Schema.Int,
+  /** Satoshis, a decimal integer string (never a float). */
+  amount: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,29}$/)),
+  to: Schema.String
+})
+export type LegTerms = typeof LegTerms.Type
+
 export const LegRef = Schema.Struct({
   /** Trade id as a decimal string (a BIGINT). */
   tradeId: Schema.String,
-  leg: LegName
+  leg: LegName,
+  terms: Schema.optional(LegTerms)
 })
 export type LegRef = typeof LegRef.Type
 

@@ -20,7 +20,7 @@ import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
-import { type DelegatedWallet, makeDelegatedWallet } from "./DelegatedWallet.ts"
+import { type DelegatedWallet, fundNewAddress, makeDelegatedWallet } from "./DelegatedWallet.ts"
 import { sealedEpoch } from "./keyEpochs.ts"
 import { KeyEpochs, layer as keyEpochsLayer } from "./KeyEpochStore.ts"
 import { expireInMarkets } from "./marketExpiry.ts"
@@ -103,7 +103,7 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
       if (Either.getOrUndefined(p2pkhAddressOfPubkey(pair.publicKey)) !== row.delegated_address) {
         return yield* Effect.dieMessage(`grant ${row.grant_id}: the sealed key is not the key of ${row.delegated_address}`)
       }
-      const wallet = yield* Effect.provide(makeDelegatedWallet(row.delegated_address, pair.privateKey!), services)
+      const wallet = yield* Effect.provide(makeDelegatedWallet(row.delegated_address, pair.privateKey!, { liveKeyOf: row.grant_id }), services)
       opened = { grantId: row.grant_id, wallet }
       return wallet
     })
@@ -178,6 +178,11 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
         // Scheduled after the commit; if we crash before this line the grant is redelivered
         // (no reply yet), finds its row above and schedules again (the timer key dedups).
         yield* scheduleExpiry(result.grantId, result.expiresAt).pipe(Effect.orDie)
+        // The address's first fee coins now, not at its first trade (issue 22): a failure here
+        // only moves that funding back to the first leg, as before.
+        yield* Effect.provide(fundNewAddress(result.delegatedAddress), services).pipe(
+          Effect.catchAll((e) => Effect.logWarning(`grant ${result.grantId}: its address is funded at its first leg instead: ${e.message}`))
+        )
         return result
       })).pipe(metrics.guard),
 
@@ -213,6 +218,15 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
 
     SignLegs: ({ payload }) =>
       keyLock.withPermits(1)(Effect.gen(function*() {
+        // The signing key stays here (issue 22 asked whether a batch's legs could be signed for
+        // all grants in one pass by the Market: not without the key or the address's coins
+        // leaving their one owner, which is what keeps two legs off one coin). So the work per
+        // grant is made small instead: one message per batch for this grant, no read of the grant
+        // while its wallet is open here (`opened` is dropped whenever this entity ends or replaces
+        // the grant, and the wallet's store statement requires the grant's key row, so another
+        // activation that destroyed it stops this one too), no read of legs that come with their
+        // terms, and two statements (bytes, broadcasts) around the ledger's calls.
+        if (opened?.grantId === payload.grantId) return yield* opened.wallet.signLegs(payload.grantId, payload.legs)
         const now = yield* current.pipe(Effect.mapError((e) => new LegsRefused({ message: `cannot read the grant: ${e.message}` })))
         // Legs of a grant that has ended after its sweep cannot be signed any more (the key is gone).
         if (Option.isNone(now) || now.value.grant_id !== payload.grantId) {

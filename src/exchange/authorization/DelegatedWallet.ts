@@ -9,7 +9,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Transaction } from "bitcoinjs-lib"
 import { Data, Effect, Either } from "effect"
-import { type LegName, LegsRefused, type LegRef, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
+import { type LegName, LegsRefused, type LegRef, type LegTerms, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { CoinPool, coinsOf, type IncomingTx, spendingOrder } from "../../chain/ledger/coinPool.ts"
 import { type LedgerTxRejected, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
@@ -61,7 +61,39 @@ export interface SweepResult {
   readonly repeated: boolean
 }
 
-export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, options: { readonly reloadIntervalMs?: number } = {}) =>
+/** Satoshis a leg's fee coin needs at least (dust output, fee, one more input). */
+const perLegSatsOf = (params: { readonly dustSats: bigint }) => params.dustSats + legFeeSats + FEE_PER_INPUT_SATS
+/** Each of the fundingCoins coins of one funding for `legs` legs' worth (at least fundingLegs). */
+const fundingEach = (params: { readonly dustSats: bigint }, legs: number) =>
+  (BigInt(Math.max(legs, fundingLegs)) * perLegSatsOf(params)) / BigInt(fundingCoins) + 1n
+
+/**
+ * A new grant's address gets its first fee coins when the grant is made (issue 22), so its first
+ * trade does not pay for the sponsor's transaction inside the order path. Once per address: a
+ * redelivered grant, or an address the sponsor has paid before, is left as it is. A refusal (the
+ * sponsor is short) is the caller's to log: the wallet still asks the sponsor at its first leg.
+ */
+export const fundNewAddress = (address: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const sponsor = yield* FeeSponsor
+    const ledger = yield* UtxoLedger
+    const [paid] = yield* sql<{ n: number }>`SELECT 1 AS n FROM fee_sponsor_txs WHERE to_address = ${address} LIMIT 1`
+    if (paid !== undefined) return false
+    yield* sponsor.fund(address, fundingCoins, fundingEach(ledger.params, fundingLegs))
+    return true
+  })
+
+/**
+ * `liveKeyOf`: the grant whose sealed key must still be stored for a leg's bytes to be stored (the
+ * Authorization entity passes its grant: a second activation elsewhere that destroyed the key
+ * stops this one from storing more, without a read of the grant before every batch).
+ */
+export const makeDelegatedWallet = (
+  address: string,
+  privateKey: Uint8Array,
+  options: { readonly reloadIntervalMs?: number; readonly liveKeyOf?: string } = {}
+) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* UtxoLedger
@@ -71,7 +103,7 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
     const params = ledger.params
     const script = Either.getOrThrow(addressScript(address, params))
     const ancestorsMax = unconfirmedAncestorsMax(config)
-    const perLegSats = params.dustSats + legFeeSats + FEE_PER_INPUT_SATS
+    const perLegSats = perLegSatsOf(params)
     let pool: CoinPool | undefined
     let reloadedAt = 0
     const reloadIntervalMs = options.reloadIntervalMs ?? reloadIntervalMsDefault
@@ -110,8 +142,7 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
 
     const fund = (legs: number) =>
       Effect.gen(function*() {
-        const each = (BigInt(Math.max(legs, fundingLegs)) * perLegSats) / BigInt(fundingCoins) + 1n
-        const funding = yield* sponsor.fund(address, fundingCoins, each)
+        const funding = yield* sponsor.fund(address, fundingCoins, fundingEach(params, legs))
         ;(yield* coins).receive(funding.hex, funding.ancestors)
       })
 
@@ -182,12 +213,22 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
         return new Set(taken)
       })
 
+    /** Stores a leg's bytes only while its grant's key is stored, when the wallet was made for a live grant. */
+    const keyGuard = sql.literal(options.liveKeyOf === undefined ? "" : "AND EXISTS (SELECT 1 FROM authorization_keys k WHERE k.grant_id = l.grant_id)")
+
     /**
-     * Signs the unsigned ones of `rows` (in order), commits them, then broadcasts every one still
+     * Signs the unsigned ones of `rows` (in order), stores them, then broadcasts every one still
      * 'signed'. A leg that can never be built (a bad receiver address) is marked failed.
      * Returns the txid of each leg that has one now, and why the others have none.
+     *
+     * Round trips (issue 22): one statement stores every built leg's bytes and answers which it
+     * took (no transaction around it: one statement is atomic, and the failed-leg update, rare,
+     * is guarded on its own); only legs it did not take are read again; one statement records the
+     * broadcasts. The store takes a row only if it is the grant's, from this address, unsigned and
+     * still paying what was built (property, amount, receiver), so bytes built from a caller's
+     * terms that disagree with the row are never stored or sent.
      */
-    const sign = (rows: ReadonlyArray<LegRow>) =>
+    const sign = (rows: ReadonlyArray<LegRow>, grantId: string) =>
       Effect.gen(function*() {
         const built: Array<{ row: LegRow; tx: BuiltTx }> = []
         const failed: Array<{ row: LegRow; reason: string }> = []
@@ -217,8 +258,12 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
           const won = built.length === 0 ? [] : yield* sql<{ trade_id: string; leg: string }>`UPDATE settlement_legs l
             SET tx_hex = v.tx_hex, txid = v.txid, status = 'signed', updated_at = now()
             FROM unnest(${built.map((b) => b.row.trade_id)}::bigint[], ${built.map((b) => b.row.leg)}::text[],
-                        ${built.map((b) => b.tx.hex)}::text[], ${built.map((b) => b.tx.txid)}::text[]) AS v(trade_id, leg, tx_hex, txid)
-            WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.tx_hex IS NULL
+                        ${built.map((b) => b.tx.hex)}::text[], ${built.map((b) => b.tx.txid)}::text[],
+                        ${built.map((b) => b.row.property_id)}::bigint[], ${built.map((b) => b.row.amount)}::numeric[],
+                        ${built.map((b) => b.row.to_address)}::text[]) AS v(trade_id, leg, tx_hex, txid, property_id, amount, to_address)
+            WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.tx_hex IS NULL AND l.status = 'recorded'
+              AND l.grant_id = ${grantId} AND l.from_address = ${address}
+              AND l.property_id = v.property_id AND l.amount = v.amount AND l.to_address = v.to_address ${keyGuard}
             RETURNING l.trade_id::text AS trade_id, l.leg`
           if (failed.length > 0) {
             yield* sql`UPDATE settlement_legs l SET status = 'failed', failure = v.reason, updated_at = now()
@@ -228,7 +273,6 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
           }
           return new Set(won.map(keyOf))
         }).pipe(
-          sql.withTransaction,
           // Not stored: the coins those transactions spent in memory are still ours.
           Effect.onError(() => Effect.sync(() => { pool = undefined })),
           Effect.ensuring(Effect.sync(() => { unstored = [] }))
@@ -237,10 +281,15 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
         // bytes; ours are never sent, and our coins are wrong: rebuild them.
         if (stored.size < built.length) pool = undefined
         const fresh = new Map(built.filter((b) => stored.has(keyOf(b.row))).map((b) => [keyOf(b.row), b.tx]))
-        const latest = yield* reread(rows)
+        // What we stored we know; the rest (signed by someone else, failed, short of coin) is read.
+        const others = yield* reread(rows.filter((r) => !fresh.has(keyOf(r))))
+        const latest: Array<LegRow> = [
+          ...built.filter((b) => fresh.has(keyOf(b.row))).map((b): LegRow => ({ ...b.row, tx_hex: b.tx.hex, txid: b.tx.txid, status: "signed" })),
+          ...others
+        ]
         const toSend = [
           ...built.filter((b) => fresh.has(keyOf(b.row))).map((b) => ({ trade_id: b.row.trade_id, leg: b.row.leg, tx_hex: b.tx.hex })),
-          ...latest.filter((r) => r.status === "signed" && r.tx_hex !== null && !fresh.has(keyOf(r))).map((r) => ({ trade_id: r.trade_id, leg: r.leg, tx_hex: r.tx_hex! }))
+          ...others.filter((r) => r.status === "signed" && r.tx_hex !== null).map((r) => ({ trade_id: r.trade_id, leg: r.leg, tx_hex: r.tx_hex! }))
         ]
         yield* broadcastAll(spendingOrder(toSend, (r) => r.tx_hex))
         return { latest, shortOf }
@@ -260,13 +309,23 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
     const refuse = (e: SqlError.SqlError) =>
       new LegsRefused({ message: `cannot sign now: ${e.message}` })
 
-    /** SignLegs: the legs asked for, each answered with its txid, or refused if any is left unsigned. */
-    const signLegs = (grantId: string, refs: ReadonlyArray<LegRef>) =>
+    /** A leg as its caller's terms describe it: what the store statement requires the row to still say. */
+    const rowOfTerms = (r: LegRef, terms: LegTerms): LegRow => ({
+      trade_id: BigInt(r.tradeId).toString(),
+      leg: r.leg,
+      property_id: String(terms.propertyId),
+      amount: terms.amount,
+      from_address: address,
+      to_address: terms.to,
+      tx_hex: null,
+      txid: null,
+      status: "recorded"
+    })
+
+    /** The legs to sign, in the order asked: from their terms when every ref carries them (the Market's own batch), else read. */
+    const legsOf = (grantId: string, refs: ReadonlyArray<LegRef>) =>
       Effect.gen(function*() {
-        if (refs.length > signLegsMax) return yield* new LegsRefused({ message: `${refs.length} legs in one request; at most ${signLegsMax}` })
-        if (refs.length === 0) return []
-        const bad = refs.find((r) => !/^\d{1,19}$/.test(r.tradeId))
-        if (bad !== undefined) return yield* new LegsRefused({ message: `trade id "${bad.tradeId.slice(0, 40)}" is not a decimal id` })
+        if (refs.every((r) => r.terms !== undefined)) return refs.map((r) => rowOfTerms(r, r.terms!))
         const rows = yield* sql<LegRow>`SELECT ${sql.literal(legColumns)} FROM settlement_legs
           WHERE grant_id = ${grantId}
             AND (trade_id, leg) IN (SELECT * FROM unnest(${refs.map((r) => r.tradeId)}::bigint[], ${refs.map((r) => r.leg)}::text[]))`
@@ -279,13 +338,27 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
           // The legs of a grant are paid from its delegated address; anything else is a corrupted row.
           if (r.from_address !== address) return yield* Effect.dieMessage(`leg ${keyOf(r)} is from ${r.from_address}, not the grant's address ${address}`)
         }
-        const ordered = refs.map((r) => found.get(`${BigInt(r.tradeId)}:${r.leg}`)!)
-        const { latest, shortOf } = yield* sign(ordered)
+        return refs.map((r) => found.get(`${BigInt(r.tradeId)}:${r.leg}`)!)
+      })
+
+    /** SignLegs: the legs asked for, each answered with its txid, or refused if any is left unsigned. */
+    const signLegs = (grantId: string, refs: ReadonlyArray<LegRef>) =>
+      Effect.gen(function*() {
+        if (refs.length > signLegsMax) return yield* new LegsRefused({ message: `${refs.length} legs in one request; at most ${signLegsMax}` })
+        if (refs.length === 0) return []
+        const bad = refs.find((r) => !/^\d{1,19}$/.test(r.tradeId))
+        if (bad !== undefined) return yield* new LegsRefused({ message: `trade id "${bad.tradeId.slice(0, 40)}" is not a decimal id` })
+        const ordered = yield* legsOf(grantId, refs)
+        const { latest, shortOf } = yield* sign(ordered, grantId)
         if (shortOf === undefined) yield* topUp
         const now = new Map(latest.map((r) => [keyOf(r), r]))
         const answer: SignedLeg[] = []
         for (const r of ordered) {
           const row = now.get(keyOf(r))
+          // Terms that named a leg of another address (or none): not this grant's to answer for.
+          if (row !== undefined && row.from_address !== address) {
+            return yield* new LegsRefused({ message: `leg ${keyOf(r)} is not a leg of grant ${grantId}` })
+          }
           if (row?.txid === null || row === undefined) {
             return yield* new LegsRefused({ message: `leg ${keyOf(r)} is not signed: ${row?.status === "failed" ? "it failed to build" : shortOf ?? "unknown"}` })
           }
@@ -302,7 +375,7 @@ export const makeDelegatedWallet = (address: string, privateKey: Uint8Array, opt
           const rows = yield* sql<LegRow>`SELECT ${sql.literal(legColumns)} FROM settlement_legs
             WHERE grant_id = ${grantId} AND tx_hex IS NULL AND status = 'recorded' ORDER BY trade_id, leg LIMIT ${signLegsMax}`
           if (rows.length === 0) return left
-          const { latest } = yield* sign(rows)
+          const { latest } = yield* sign(rows, grantId)
           left = latest.filter((r) => r.tx_hex === null && r.status === "recorded").length
           if (left > 0) return left
         }

@@ -14,7 +14,7 @@ import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Deferred, Duration, Effect, Exit, Queue, Schedule, type Tracer } from "effect"
 import { LocalMarkets, MarketGone, type MarketInbox } from "./LocalMarkets.ts"
-import { Authorization, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
+import { Authorization, type LegRef, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type BatchAnswer, type BatchCommand, type Cancel, type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { recordedSpan, withBatchSpan } from "../../platform/telemetry/batchSpan.ts"
@@ -135,14 +135,19 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
 
   const refuse = (code: number, msg: string) => new OrderRefused({ code, msg })
 
-  /** Legs of the batch signed and broadcast; their txids by trade and leg. */
+  /**
+   * Legs of the batch signed and broadcast; their txids by trade and leg. One SignLegs per paying
+   * grant, not one pass for the whole batch: the grant's Authorization entity is the one holder of
+   * its key and of its address's coins (AuthorizationEntity.ts says why that stays). Each carries
+   * its legs' terms as this batch recorded them, so the wallet builds without reading the rows.
+   */
   const signAll = (legs: Changes["legs"]) =>
     Effect.gen(function*() {
-      const byGrant = new Map<string, { entityId: string; legs: Array<{ tradeId: string; leg: "base" | "quote" }> }>()
+      const byGrant = new Map<string, { entityId: string; legs: Array<LegRef> }>()
       for (const l of legs) {
         let g = byGrant.get(l.grantId)
         if (g === undefined) byGrant.set(l.grantId, (g = { entityId: entityIdOf(l.userId, l.asset), legs: [] }))
-        g.legs.push({ tradeId: String(l.tradeId), leg: l.leg })
+        g.legs.push({ tradeId: String(l.tradeId), leg: l.leg, terms: { propertyId: l.propertyId, amount: l.amount.toString(), to: l.to } })
       }
       const signed = new Map<string, string>()
       yield* Effect.forEach([...byGrant], ([grantId, g]) =>

@@ -1,5 +1,5 @@
 // The Market entity's statements: load a market's open orders at activation, read (and lock)
-// the authorizations a batch places against with their sums, and write a batch's changes with
+// the authorizations a batch places against with their totals, and write a batch's changes with
 // one statement per table (arrays through unnest, so a batch of any size is one round trip each).
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -106,7 +106,8 @@ export interface GrantKey {
  * The live authorizations of these (user, asset) pairs, locked for the transaction in (user,
  * asset) order (two markets placing for one grant wait for each other instead of both spending
  * its cap), with cap − used − reserved over every market and the on-chain balance's share not yet
- * spent. `balanceOf` is the node's Omni view; `viewHeight` the block it has applied: a leg in a
+ * spent. `used` is the grant's running totals (one row per market, 0038) less its failed legs, not
+ * a sum over every leg it paid. `balanceOf` is the node's Omni view; `viewHeight` the block it has applied: a leg in a
  * block at or below it is already in the balance, any other leg is still to come off it.
  */
 export const lockGrants = (
@@ -131,7 +132,8 @@ export const lockGrants = (
     }>`SELECT a.user_id::text, a.asset, a.grant_id, a.cap::text, (extract(epoch FROM a.expires_at) * 1000)::bigint::text AS expires_ms,
         a.delegated_address,
         COALESCE((SELECT sum(o.reserved) FROM orders o WHERE o.grant_id = a.grant_id AND o.status IN ('NEW', 'PARTIALLY_FILLED')), 0)::text AS reserved,
-        COALESCE((SELECT sum(l.amount) FROM settlement_legs l WHERE l.grant_id = a.grant_id AND l.status <> 'failed'), 0)::text AS used,
+        (COALESCE((SELECT sum(t.recorded) FROM exchange_grant_leg_totals t WHERE t.grant_id = a.grant_id), 0)
+          - COALESCE((SELECT sum(l.amount) FROM settlement_legs l WHERE l.grant_id = a.grant_id AND l.status = 'failed'), 0))::text AS used,
         COALESCE((SELECT sum(l.amount) FROM settlement_legs l WHERE l.from_address = a.delegated_address AND l.status <> 'failed'
           AND (l.block_height IS NULL OR l.block_height > ${viewHeight})), 0)::text AS pending_out
       FROM authorizations a
@@ -200,10 +202,16 @@ export const writeChanges = (marketId: number, c: Changes) =>
           ${t.map((x) => String(x.timeMs))}::bigint[]
         ) AS v(id, p, q, qq, mk, tk, b, s, bm, tm)`
       const l = c.legs
-      yield* sql`INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address)
-        SELECT * FROM unnest(${l.map((x) => String(x.tradeId))}::bigint[], ${l.map((x) => x.leg)}::text[], ${l.map((x) => x.asset)}::text[],
-          ${l.map((x) => String(x.propertyId))}::bigint[], ${l.map((x) => String(x.amount))}::numeric[], ${l.map((x) => x.grantId)}::text[],
-          ${l.map((x) => x.from)}::text[], ${l.map((x) => x.to)}::text[])`
+      // The legs and their grants' running totals in this market, in one statement.
+      yield* sql`WITH legs AS (
+          INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address)
+          SELECT * FROM unnest(${l.map((x) => String(x.tradeId))}::bigint[], ${l.map((x) => x.leg)}::text[], ${l.map((x) => x.asset)}::text[],
+            ${l.map((x) => String(x.propertyId))}::bigint[], ${l.map((x) => String(x.amount))}::numeric[], ${l.map((x) => x.grantId)}::text[],
+            ${l.map((x) => x.from)}::text[], ${l.map((x) => x.to)}::text[])
+          RETURNING grant_id, amount)
+        INSERT INTO exchange_grant_leg_totals AS g (grant_id, market_id, recorded)
+          SELECT grant_id, ${marketId}, sum(amount) FROM legs GROUP BY grant_id
+        ON CONFLICT (grant_id, market_id) DO UPDATE SET recorded = g.recorded + EXCLUDED.recorded`
     }
     if (c.users.size > 0) {
       yield* sql`SELECT pg_notify('shardline_accounts', u::text) FROM unnest(${[...c.users].map(String)}::bigint[]) AS u`
