@@ -109,8 +109,16 @@ describe("authorizations", () => {
     expect(second.delegatedAddress).not.toBe(first.delegatedAddress)
     expect((await account()).authorizations.map((a) => [a.asset, a.cap])).toEqual([["ETH", "3"]])
     expect(await db.query("SELECT 1 FROM authorization_keys WHERE grant_id = $1", [first.grantId])).toEqual([])
+    // Each address got its fee coins when its grant was made (issue 22: not inside its first trade)...
+    for (const g of [first, second]) {
+      expect(await db.query("SELECT 1 FROM fee_sponsor_txs WHERE to_address = $1", [g.delegatedAddress]), g.grantId).toHaveLength(1)
+    }
+    // ...so the replaced one, which never traded, sends its fee coin back to the sponsor before its key goes.
     const events = await db.query<{ kind: string }>("SELECT kind FROM authorization_events WHERE grant_id = $1 ORDER BY id", [first.grantId])
-    expect(events.map((e) => e.kind)).toEqual(["granted", "replaced"])
+    expect(events.map((e) => e.kind)).toEqual(["granted", "swept", "replaced"])
+    const [sweep] = await db.query<{ amount: string; to_address: string }>("SELECT amount::text AS amount, to_address FROM authorization_sweeps WHERE grant_id = $1", [first.grantId])
+    const [sponsor] = await db.query<{ to_address: string }>("SELECT address AS to_address FROM system_wallets WHERE name = 'fee-sponsor'")
+    expect(sweep).toEqual({ amount: "0", to_address: sponsor!.to_address })
   })
 
   it("a replaced grant's stale timer fires and finds nothing: the new grant and its key survive", async () => {
@@ -137,7 +145,7 @@ describe("authorizations", () => {
     expect(payments.p2pkh({ pubkey: pair.publicKey, network: ledgerParams.network }).address).toBe(b.delegatedAddress)
     const kinds = async (grantId: string) =>
       (await db.query<{ kind: string }>("SELECT kind FROM authorization_events WHERE grant_id = $1 ORDER BY id", [grantId])).map((e) => e.kind)
-    expect(await kinds(a.grantId)).toEqual(["granted", "replaced"])
+    expect(await kinds(a.grantId)).toEqual(["granted", "swept", "replaced"]) // its fee coin back to the sponsor
     expect(await kinds(b.grantId)).toEqual(["granted"])
   }, 120_000)
 
