@@ -7,10 +7,9 @@
 // broadcast, the UPDATE only takes a row whose tx_hex is still NULL, and every later broadcast
 // sends the stored bytes. So a leg is never paid by two different transactions.
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Transaction } from "bitcoinjs-lib"
 import { Data, Effect, Either } from "effect"
 import { type LegName, LegsRefused, type LegRef, type LegTerms, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
-import { CoinPool, coinsOf, type IncomingTx, spendingOrder } from "../../chain/ledger/coinPool.ts"
+import { CoinPool, coinsOf, type IncomingTx, outpointOf, spendingOrder } from "../../chain/ledger/coinPool.ts"
 import { type LedgerTxRejected, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
 import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
@@ -160,7 +159,8 @@ export const makeDelegatedWallet = (
         return (yield* coins).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
       })
 
-    type Built = { readonly _tag: "Built"; readonly tx: BuiltTx } | { readonly _tag: "NoCoin"; readonly reason: string } | { readonly _tag: "Unbuildable"; readonly reason: string }
+    /** `spends`: the outpoints the transaction's inputs are (the builder adds exactly the inputs it was given, in order). */
+    type Built = { readonly _tag: "Built"; readonly tx: BuiltTx; readonly spends: ReadonlyArray<string> } | { readonly _tag: "NoCoin"; readonly reason: string } | { readonly _tag: "Unbuildable"; readonly reason: string }
 
     /** One leg's transaction, spending from the pool; never fails (a shortage is a value). */
     const buildLeg = (row: LegRow, legsLeft: number): Effect.Effect<Built> =>
@@ -181,7 +181,7 @@ export const makeDelegatedWallet = (
           return { _tag: permanent ? "Unbuildable" : "NoCoin", reason: built.left.message } as const
         }
         ;(yield* coins).spend(built.right.hex)
-        return { _tag: "Built", tx: built.right } as const
+        return { _tag: "Built", tx: built.right, spends: inputs.map(outpointOf) } as const
       }).pipe(Effect.catchAll((e): Effect.Effect<Built> => Effect.succeed({ _tag: "NoCoin", reason: e.message })))
 
     /** Broadcasts stored bytes in order; the keys of the legs the ledger took. */
@@ -242,8 +242,7 @@ export const makeDelegatedWallet = (
             built.push({ row, tx: result.tx })
             unstored.push(result.tx.hex)
             // Two legs on one coin: one of them could never be paid. A bug, never a row.
-            for (const input of Transaction.fromHex(result.tx.hex).ins) {
-              const outpoint = `${Buffer.from(input.hash).reverse().toString("hex")}:${input.index}`
+            for (const outpoint of result.spends) {
               if (spentInBatch.has(outpoint)) return yield* Effect.dieMessage(`invariant: legs ${spentInBatch.get(outpoint)} and ${keyOf(row)} spend the same coin ${outpoint}`)
               spentInBatch.set(outpoint, keyOf(row))
             }
