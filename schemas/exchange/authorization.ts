@@ -74,13 +74,20 @@ export type LegRef = typeof LegRef.Type
 
 export class SignLegs extends Schema.Class<SignLegs>("Authorization/SignLegs")({
   grantId: Schema.String,
-  legs: Schema.Array(LegRef)
+  legs: Schema.Array(LegRef),
+  /**
+   * The caller records which legs the ledger took (status 'broadcast') for all of its grants in
+   * one statement (the Market after a batch); the wallet then only answers `broadcast` per leg.
+   */
+  callerRecordsBroadcasts: Schema.optional(Schema.Boolean)
 }) {}
 
 export const SignedLeg = Schema.Struct({
   tradeId: Schema.String,
   leg: LegName,
-  txid: Schema.String
+  txid: Schema.String,
+  /** The ledger took the leg's bytes in this call (set when the caller records broadcasts). */
+  broadcast: Schema.optional(Schema.Boolean)
 })
 export type SignedLeg = typeof SignedLeg.Type
 

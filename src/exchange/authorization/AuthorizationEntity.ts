@@ -225,15 +225,17 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
         // while its wallet is open here (`opened` is dropped whenever this entity ends or replaces
         // the grant, and the wallet's store statement requires the grant's key row, so another
         // activation that destroyed it stops this one too), no read of legs that come with their
-        // terms, and two statements (bytes, broadcasts) around the ledger's calls.
-        if (opened?.grantId === payload.grantId) return yield* opened.wallet.signLegs(payload.grantId, payload.legs)
+        // terms, and one statement (the bytes) before the ledger's calls: the Market records the
+        // broadcasts of all its grants' legs in one statement after (callerRecordsBroadcasts).
+        const options = { callerRecordsBroadcasts: payload.callerRecordsBroadcasts }
+        if (opened?.grantId === payload.grantId) return yield* opened.wallet.signLegs(payload.grantId, payload.legs, options)
         const now = yield* current.pipe(Effect.mapError((e) => new LegsRefused({ message: `cannot read the grant: ${e.message}` })))
         // Legs of a grant that has ended after its sweep cannot be signed any more (the key is gone).
         if (Option.isNone(now) || now.value.grant_id !== payload.grantId) {
           return yield* new LegsRefused({ message: `grant ${payload.grantId} is not live (expired or replaced); its key is gone` })
         }
         const wallet = yield* walletOf(now.value)
-        return yield* wallet.signLegs(payload.grantId, payload.legs)
+        return yield* wallet.signLegs(payload.grantId, payload.legs, options)
       })).pipe(metrics.guard)
   })
 }), { maxIdleTime: "2 minutes", concurrency: "unbounded" }).pipe(Layer.provide(keyEpochsLayer))

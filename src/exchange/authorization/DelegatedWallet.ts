@@ -185,7 +185,8 @@ export const makeDelegatedWallet = (
       }).pipe(Effect.catchAll((e): Effect.Effect<Built> => Effect.succeed({ _tag: "NoCoin", reason: e.message })))
 
     /** Broadcasts stored bytes in order; the keys of the legs the ledger took. */
-    const broadcastAll = (rows: ReadonlyArray<{ readonly trade_id: string; readonly leg: string; readonly tx_hex: string }>) =>
+    /** `record`: false when the caller records the broadcasts itself (SignLegs.callerRecordsBroadcasts). */
+    const broadcastAll = (rows: ReadonlyArray<{ readonly trade_id: string; readonly leg: string; readonly tx_hex: string }>, record = true) =>
       Effect.gen(function*() {
         const taken: string[] = []
         for (const row of rows) {
@@ -204,7 +205,7 @@ export const makeDelegatedWallet = (
           )
           if (ok) taken.push(keyOf(row))
         }
-        if (taken.length > 0) {
+        if (taken.length > 0 && record) {
           const [tradeIds, legs] = [taken.map((k) => k.split(":")[0]!), taken.map((k) => k.split(":")[1]!)]
           yield* sql`UPDATE settlement_legs l SET status = 'broadcast', broadcasts = l.broadcasts + 1, updated_at = now()
             FROM unnest(${tradeIds}::bigint[], ${legs}::text[]) AS v(trade_id, leg)
@@ -228,7 +229,7 @@ export const makeDelegatedWallet = (
      * still paying what was built (property, amount, receiver), so bytes built from a caller's
      * terms that disagree with the row are never stored or sent.
      */
-    const sign = (rows: ReadonlyArray<LegRow>, grantId: string) =>
+    const sign = (rows: ReadonlyArray<LegRow>, grantId: string, recordBroadcasts = true) =>
       Effect.gen(function*() {
         const built: Array<{ row: LegRow; tx: BuiltTx }> = []
         const failed: Array<{ row: LegRow; reason: string }> = []
@@ -290,8 +291,8 @@ export const makeDelegatedWallet = (
           ...built.filter((b) => fresh.has(keyOf(b.row))).map((b) => ({ trade_id: b.row.trade_id, leg: b.row.leg, tx_hex: b.tx.hex })),
           ...others.filter((r) => r.status === "signed" && r.tx_hex !== null).map((r) => ({ trade_id: r.trade_id, leg: r.leg, tx_hex: r.tx_hex! }))
         ]
-        yield* broadcastAll(spendingOrder(toSend, (r) => r.tx_hex))
-        return { latest, shortOf }
+        const taken = yield* broadcastAll(spendingOrder(toSend, (r) => r.tx_hex), recordBroadcasts)
+        return { latest, shortOf, taken }
       })
 
     const reread = (rows: ReadonlyArray<LegRow>) =>
@@ -341,14 +342,15 @@ export const makeDelegatedWallet = (
       })
 
     /** SignLegs: the legs asked for, each answered with its txid, or refused if any is left unsigned. */
-    const signLegs = (grantId: string, refs: ReadonlyArray<LegRef>) =>
+    const signLegs = (grantId: string, refs: ReadonlyArray<LegRef>, options: { readonly callerRecordsBroadcasts?: boolean | undefined } = {}) =>
       Effect.gen(function*() {
         if (refs.length > signLegsMax) return yield* new LegsRefused({ message: `${refs.length} legs in one request; at most ${signLegsMax}` })
         if (refs.length === 0) return []
         const bad = refs.find((r) => !/^\d{1,19}$/.test(r.tradeId))
         if (bad !== undefined) return yield* new LegsRefused({ message: `trade id "${bad.tradeId.slice(0, 40)}" is not a decimal id` })
         const ordered = yield* legsOf(grantId, refs)
-        const { latest, shortOf } = yield* sign(ordered, grantId)
+        const callerRecords = options.callerRecordsBroadcasts === true
+        const { latest, shortOf, taken } = yield* sign(ordered, grantId, !callerRecords)
         if (shortOf === undefined) yield* topUp
         const now = new Map(latest.map((r) => [keyOf(r), r]))
         const answer: SignedLeg[] = []
@@ -361,7 +363,7 @@ export const makeDelegatedWallet = (
           if (row?.txid === null || row === undefined) {
             return yield* new LegsRefused({ message: `leg ${keyOf(r)} is not signed: ${row?.status === "failed" ? "it failed to build" : shortOf ?? "unknown"}` })
           }
-          answer.push({ tradeId: r.trade_id, leg: r.leg, txid: row.txid })
+          answer.push(callerRecords ? { tradeId: r.trade_id, leg: r.leg, txid: row.txid, broadcast: taken.has(keyOf(r)) } : { tradeId: r.trade_id, leg: r.leg, txid: row.txid })
         }
         return answer
       }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(refuse(e))))

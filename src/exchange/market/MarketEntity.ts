@@ -139,7 +139,8 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
    * Legs of the batch signed and broadcast; their txids by trade and leg. One SignLegs per paying
    * grant, not one pass for the whole batch: the grant's Authorization entity is the one holder of
    * its key and of its address's coins (AuthorizationEntity.ts says why that stays). Each carries
-   * its legs' terms as this batch recorded them, so the wallet builds without reading the rows.
+   * its legs' terms as this batch recorded them, so the wallet builds without reading the rows,
+   * and the batch records which legs the ledger took for all grants in one statement after.
    */
   const signAll = (legs: Changes["legs"]) =>
     Effect.gen(function*() {
@@ -150,11 +151,22 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         g.legs.push({ tradeId: String(l.tradeId), leg: l.leg, terms: { propertyId: l.propertyId, amount: l.amount.toString(), to: l.to } })
       }
       const signed = new Map<string, string>()
+      const taken: Array<SignedLeg> = []
       yield* Effect.forEach([...byGrant], ([grantId, g]) =>
-        authorizations(g.entityId).SignLegs(new SignLegs({ grantId, legs: g.legs })).pipe(
-          Effect.tap((result: ReadonlyArray<SignedLeg>) => Effect.sync(() => { for (const s of result) signed.set(legKey(s.tradeId, s.leg), s.txid) })),
-          Effect.catchAllCause((cause) => Effect.logWarning("legs not signed yet; their Settlement will retry", cause).pipe(Effect.annotateLogs({ grantId })))
+        authorizations(g.entityId).SignLegs(new SignLegs({ grantId, legs: g.legs, callerRecordsBroadcasts: true })).pipe(
+          Effect.tap((result: ReadonlyArray<SignedLeg>) =>
+            Effect.sync(() => {
+              for (const s of result) {
+                signed.set(legKey(s.tradeId, s.leg), s.txid)
+                if (s.broadcast === true) taken.push(s)
+              }
+            })),
+          Effect.catchAllCause((cause) => Effect.logWarning("legs not signed yet; the market's sweep will retry", cause).pipe(Effect.annotateLogs({ grantId })))
         ), { concurrency: 16, discard: true })
+      // A leg left 'signed' (this failed, or a crash came first) is looked up by the sweep: never lost, never sent twice.
+      if (taken.length > 0) {
+        yield* Q.recordBroadcasts(taken).pipe(Effect.catchAll((e) => Effect.logWarning("broadcast legs not recorded; the sweep looks them up", e)))
+      }
       return signed
     }).pipe(Effect.timeoutTo({ duration: Duration.millis(signWaitMs), onTimeout: () => new Map<string, string>(), onSuccess: (m) => m }))
 

@@ -217,3 +217,12 @@ export const writeChanges = (marketId: number, c: Changes) =>
       yield* sql`SELECT pg_notify('shardline_accounts', u::text) FROM unnest(${[...c.users].map(String)}::bigint[]) AS u`
     }
   })
+
+/** Legs the ledger took after their bytes were stored: 'signed' → 'broadcast', for every grant of a batch in one statement. */
+export const recordBroadcasts = (legs: ReadonlyArray<{ readonly tradeId: string; readonly leg: string }>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE settlement_legs l SET status = 'broadcast', broadcasts = l.broadcasts + 1, updated_at = now()
+      FROM unnest(${legs.map((x) => x.tradeId)}::bigint[], ${legs.map((x) => x.leg)}::text[]) AS v(trade_id, leg)
+      WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.status = 'signed'`
+  })
