@@ -193,6 +193,38 @@ describe("settlement", () => {
     expect(await omniBalance(node, seller.own, dusd)).toBe(7n * COIN)
   })
 
+  it("a leg signed from the Market's terms: terms that disagree with the row are never stored; the caller records the broadcast", async () => {
+    // Parties of its own: the other cases' balances stay as they count them.
+    const [s2, b2] = [await party("TOK"), await party("DUSD")]
+    await fundOmni(node, s2.delegated, tok, 10n * COIN)
+    await fundOmni(node, b2.delegated, dusd, 10n * COIN)
+    const tradeId = await recordTrade(s2, b2, 1n * COIN, 2n * COIN)
+    const terms = { propertyId: tok, amount: String(1n * COIN), to: b2.own }
+    const send = (legs: ReadonlyArray<LegRef>) =>
+      node.run(Effect.gen(function*() {
+        const client = yield* Authorization.client
+        return yield* client(entityIdOf(s2.userId, s2.asset)).SignLegs(new SignLegs({ grantId: s2.grantId, legs, callerRecordsBroadcasts: true }))
+      }).pipe(Effect.either))
+    // A wrong amount, then a wrong receiver: built, never stored, never sent; the leg stays recorded.
+    for (const wrong of [{ ...terms, amount: String(3n * COIN) }, { ...terms, to: s2.own }]) {
+      const refused = await send([{ tradeId, leg: "base", terms: wrong }])
+      expect(refused._tag).toBe("Left")
+      expect((await legs(tradeId))[0]).toMatchObject({ status: "recorded", tx_hex: null, txid: null })
+    }
+    const signed = await send([{ tradeId, leg: "base", terms }])
+    if (signed._tag !== "Right") throw new Error(`not signed: ${JSON.stringify(signed.left)}`)
+    expect(signed.right).toEqual([{ tradeId, leg: "base", txid: expect.any(String), broadcast: true }])
+    // Stored before it was sent; the broadcast is the caller's to record (the Market does it for a whole batch).
+    expect((await legs(tradeId))[0]).toMatchObject({ status: "signed", txid: signed.right[0]!.txid, broadcasts: 0 })
+    expect(await mempool()).toContain(signed.right[0]!.txid)
+    await follow(tradeId)
+    const done = await settle(tradeId)
+    expect(done.map((r) => r.status)).toEqual(["final", "final"])
+    expect(done[0]!.txid).toBe(signed.right[0]!.txid)
+    expect(await omniBalance(node, b2.own, tok)).toBe(1n * COIN)
+    expect(await omniBalance(node, s2.own, dusd)).toBe(2n * COIN)
+  })
+
   it("fails a leg the Omni indexer judges invalid, with the indexer's reason", async () => {
     const tradeId = await recordTrade(seller, buyer, 5_000n * COIN, 1n * COIN) // the seller's address holds 97 TOK
     await follow(tradeId)
