@@ -179,8 +179,9 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
         // (no reply yet), finds its row above and schedules again (the timer key dedups).
         yield* scheduleExpiry(result.grantId, result.expiresAt).pipe(Effect.orDie)
         // The address's first fee coins now, not at its first trade (issue 22): a failure here
-        // only moves that funding back to the first leg, as before.
-        yield* Effect.provide(fundNewAddress(result.delegatedAddress), services).pipe(
+        // only moves that funding back to the first leg, as before. Under the key lock, so a
+        // SignLegs for a trade placed meanwhile opens its wallet after this funding, and finds it.
+        yield* keyLock.withPermits(1)(Effect.provide(fundNewAddress(result.delegatedAddress), services)).pipe(
           Effect.catchAll((e) => Effect.logWarning(`grant ${result.grantId}: its address is funded at its first leg instead: ${e.message}`))
         )
         return result
