@@ -160,6 +160,20 @@ const opReturn = (data: Uint8Array, params: UtxoChainParams): Either.Either<Out,
   return Either.right({ script: payments.embed({ data: [data] }).output!, value: 0n })
 }
 
+/** Previous transactions parsed and hashed, by their hex (bounded): a wallet's legs chain on each other's change, so each is a previous transaction of the next one. */
+const prevParsedMax = 1_024
+const prevParsed = new Map<string, { readonly tx: Transaction; readonly txid: string }>()
+const parsePrev = (hex: string): { readonly tx: Transaction; readonly txid: string } => {
+  let p = prevParsed.get(hex)
+  if (p === undefined) {
+    const tx = Transaction.fromHex(hex) // throws on bad bytes: nothing is kept
+    p = { tx, txid: tx.getId() }
+    if (prevParsed.size >= prevParsedMax) prevParsed.delete(prevParsed.keys().next().value!)
+    prevParsed.set(hex, p)
+  }
+  return p
+}
+
 const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Either.Either<void, BuildError> => {
   if (inputs.length === 0) return fail(new NoInputs())
   if (inputs.length > INPUTS_MAX) return fail(new TooManyInputs({ count: inputs.length, limit: INPUTS_MAX }))
@@ -172,14 +186,14 @@ const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Eit
     if (u.value <= 0n || u.value > SATS_MAX) return fail(new InvalidInput(at, { reason: "value", value: u.value }))
     // Every input must be the signer's: we sign them all, and Omni takes the sender from vin[0].
     if (!bytesEqual(u.script, signerScript)) return fail(new InvalidInput(at, { reason: "notSignersScript" }))
-    let prev: Transaction
+    let prev: { readonly tx: Transaction; readonly txid: string }
     try {
-      prev = Transaction.fromHex(u.prevTxHex)
+      prev = parsePrev(u.prevTxHex)
     } catch (e) {
       return fail(new InvalidInput(at, { reason: "prevTxUnparseable", detail: messageOf(e) }))
     }
-    if (prev.getId() !== u.txid) return fail(new InvalidInput(at, { reason: "prevTxidMismatch", prevTxid: prev.getId() }))
-    const out = prev.outs[u.vout]
+    if (prev.txid !== u.txid) return fail(new InvalidInput(at, { reason: "prevTxidMismatch", prevTxid: prev.txid }))
+    const out = prev.tx.outs[u.vout]
     if (out === undefined) return fail(new InvalidInput(at, { reason: "prevOutputMissing" }))
     if (out.value !== u.value || !bytesEqual(out.script, u.script)) return fail(new InvalidInput(at, { reason: "prevOutputMismatch" }))
   }
