@@ -266,10 +266,15 @@ export const makeDelegatedWallet = (
               AND l.property_id = v.property_id AND l.amount = v.amount AND l.to_address = v.to_address ${keyGuard}
             RETURNING l.trade_id::text AS trade_id, l.leg`
           if (failed.length > 0) {
+            // Failed only if the row says what could not be built: a caller's wrong terms never fail a good leg.
             yield* sql`UPDATE settlement_legs l SET status = 'failed', failure = v.reason, updated_at = now()
               FROM unnest(${failed.map((f) => f.row.trade_id)}::bigint[], ${failed.map((f) => f.row.leg)}::text[],
-                          ${failed.map((f) => `cannot build the leg: ${f.reason}`)}::text[]) AS v(trade_id, leg, reason)
-              WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.tx_hex IS NULL`
+                          ${failed.map((f) => `cannot build the leg: ${f.reason}`)}::text[],
+                          ${failed.map((f) => f.row.property_id)}::bigint[], ${failed.map((f) => f.row.amount)}::numeric[],
+                          ${failed.map((f) => f.row.to_address)}::text[]) AS v(trade_id, leg, reason, property_id, amount, to_address)
+              WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.tx_hex IS NULL AND l.status = 'recorded'
+                AND l.grant_id = ${grantId} AND l.from_address = ${address}
+                AND l.property_id = v.property_id AND l.amount = v.amount AND l.to_address = v.to_address`
           }
           return new Set(won.map(keyOf))
         }).pipe(
