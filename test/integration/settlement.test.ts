@@ -162,9 +162,13 @@ describe("settlement", () => {
     expect(done.map((r) => r.txid)).toEqual(broadcast.map((r) => r.txid)) // never re-made
     expect(await omniBalance(node, buyer.own, tok)).toBe(2n * COIN)
     expect(await omniBalance(node, seller.own, dusd)).toBe(5n * COIN)
-    const [f] = await db.query<{ done: boolean; checks: number }>(`SELECT done, checks FROM settlement_follows WHERE trade_id = $1`, [first])
-    expect(f!.done).toBe(true)
-    expect(f!.checks).toBeLessThanOrEqual(10) // timers paced by the expected block time, not every poll
+    // The entity writes `done` a few statements after the legs' last update, which settle() may see first.
+    const f = await until(async () => {
+      const [row] = await db.query<{ done: boolean; checks: number }>(`SELECT done, checks FROM settlement_follows WHERE trade_id = $1`, [first])
+      return row?.done === true ? row : undefined
+    }, 5_000, `the follow of trade ${first} done`)
+    expect(f.done).toBe(true)
+    expect(f.checks).toBeLessThanOrEqual(10) // timers paced by the expected block time, not every poll
   })
 
   it("a stale Check and a Follow delivered again change nothing and pay nothing twice", async () => {
