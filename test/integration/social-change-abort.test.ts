@@ -10,8 +10,17 @@
 // sent, the client aborts once the owed X is committed; then the ledger is back and the same
 // request is sent again. It is answered 201 with the one comment, charged once, and X then XM
 // land on the chain once each.
+//
+// The client leaves, and the retry comes, while the Change is inside its hung ledger call (the
+// fee sponsor's scantxoutset, held by the forwarder), and the heap is collected then: on Node 20
+// that collection took the call's timeout signal (AbortSignal.timeout inside AbortSignal.any,
+// nodejs/node#57736), the call never ended, the Change never answered, and every retry waited
+// on its reply for ever (loaded suite runs, where a collection came during the 15 s wait). The
+// call's limit is now an Effect timer (rpcLedger.ts). Aborting only once the owed XM was
+// committed left it to chance whether the call was held or went through after `up()`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TestDatabase } from "../../harness/db.ts"
+import { collectGarbage } from "../support/gc.ts"
 import type { Litecoind } from "../support/litecoind.ts"
 import type { RunningNode } from "../support/node.ts"
 import { type OutageWorld, startOutageWorld } from "../support/socialOutage.ts"
@@ -54,11 +63,16 @@ describe("a post change whose client gives up mid-way (chaos seed 1)", () => {
     const abort = new AbortController()
     const first = post(`/api/social/posts/${postId}/comments`, world.bobSession, { body: "given up on" }, { key: "seed1-comment", signal: abort.signal })
       .then((r) => ({ status: r.status }), (e: unknown) => ({ aborted: String(e) }))
-    // The comment and its owed X and XM are committed; the stamp waits on the hung ledger. The client leaves.
+    // The comment and its owed X and XM are committed; the stamp waits on the hung ledger (its
+    // first coin: the sponsor lists its unspent outputs). The client leaves.
     await waitFor("the comment's owed stamps committed", 30_000, async () =>
       (await db.query("SELECT 1 FROM social_owed_stamps WHERE post_id = $1 AND tag = 'XM'", [postId])).length === 1 ? true : undefined, 50)
+    await waitFor("the stamp's ledger call held by the hung forwarder", 30_000, async () =>
+      proxy.heldRequests().some((r) => r.includes("scantxoutset")) ? true : undefined, 20)
     abort.abort()
     expect(await first).toHaveProperty("aborted")
+    // The node runs in this process: the collection that once took the held call's timeout.
+    collectGarbage()
     await proxy.up()
 
     // The same request again, as a client does after a timeout: one answer, the first request's.
