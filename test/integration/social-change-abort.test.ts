@@ -98,4 +98,42 @@ describe("a post change whose client gives up mid-way (chaos seed 1)", () => {
     expect(stamps.map((s) => s.tag)).toEqual(["X", "XM"])
     for (const s of stamps) expect(typeof (await litecoind.rpc<string>("getrawtransaction", s.txid)), s.tag).toBe("string")
   }, 300_000)
+
+  // Two retries of the same request on one node while the Change is held: the cluster answers the
+  // first by polling storage for the Change's reply and the second joins that poll; the first's
+  // client leaving stranded the second on a latch nobody opened (@effect/cluster 0.60,
+  // Runners.replyFromStorage), though the reply was stored 15 s later. Each request is now waited
+  // for once per node, to its reply (platform/entity/replyWaits.ts).
+  it("a retry that joined another's wait is answered when the other's client leaves", async () => {
+    const published = await post("/api/social/posts", world.aliceSession, { body: "commented twice over" })
+    expect(published.status).toBe(201)
+    const postId = ((await published.json()) as { postId: string }).postId
+    const bobBefore = await balance(world.bob.address)
+    const send = (signal: AbortSignal) =>
+      post(`/api/social/posts/${postId}/comments`, world.bobSession, { body: "asked three times" }, { key: "joined-wait", signal })
+        .then(async (r) => ({ status: r.status, body: await r.json() as Record<string, unknown> }), (e: unknown) => ({ status: 0, body: { gaveUp: String(e) } }))
+
+    await proxy.hang()
+    const first = new AbortController()
+    const original = send(first.signal)
+    await waitFor("the comment's stamp held by the hung forwarder", 30_000, async () =>
+      proxy.heldRequests().some((r) => r.includes("scantxoutset")) ? true : undefined, 20)
+    first.abort()
+    expect((await original).status).toBe(0)
+    const leaving = new AbortController()
+    const retryA = send(leaving.signal)
+    // A waits on the Change's reply before B comes and joins it; then A's client leaves.
+    await new Promise((r) => setTimeout(r, 1_000))
+    const retryB = send(AbortSignal.timeout(45_000))
+    await new Promise((r) => setTimeout(r, 1_000))
+    leaving.abort()
+    expect((await retryA).status).toBe(0)
+    await proxy.up()
+
+    // The held call ends on its 15 s timeout, the Change answers (its stamps on the timer), B gets that answer.
+    const b = await retryB
+    expect(b.status, JSON.stringify(b.body)).toBe(201)
+    expect((await db.query("SELECT 1 FROM social_comments WHERE post_id = $1", [postId])).length).toBe(1)
+    expect(bobBefore - (await balance(world.bob.address))).toBe(PRICE)
+  }, 120_000)
 })
