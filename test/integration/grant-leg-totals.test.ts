@@ -1,7 +1,7 @@
 // The batch's grant read (marketSql.lockGrants) takes what a grant's cap has used from its running
-// totals, one row per market (migration 0038), not from a sum over every leg it paid (issue 22):
+// totals, one row per market (migration 0043), not from a sum over every leg it paid (issue 22):
 // legs a batch writes add to its market's row in the same statement, a leg marked failed later
-// comes off, two markets keep their own rows, and 0038 sums the legs recorded before it ran. At
+// comes off, two markets keep their own rows, and 0043 sums the legs recorded before it ran. At
 // every step the read agrees with the sum over the legs it replaced.
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { configFrom, testMasterKey } from "../../harness/config.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { configLayer } from "../../src/config.ts"
-import migration0038 from "../../src/exchange/migrations/0038_grant_leg_totals.ts"
+import migration0043 from "../../src/exchange/migrations/0043_grant_leg_totals.ts"
 import { lockGrants, writeChanges } from "../../src/exchange/market/marketSql.ts"
 import { newChanges } from "../../src/exchange/market/MarketState.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
@@ -21,7 +21,7 @@ beforeAll(async () => { db = await createTestDatabase("granttotals") })
 afterAll(async () => { await db?.drop() })
 
 describe("per-grant running totals", () => {
-  it("the grant read's used amount follows the legs: recorded before 0038, written by two markets, failed later", async () => {
+  it("the grant read's used amount follows the legs: recorded before 0043, written by two markets, failed later", async () => {
     const scenario = Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ('AAA', 3, 8), ('BBB', 4, 8), ('DUSD', 2, 8) ON CONFLICT (code) DO NOTHING`
@@ -35,14 +35,14 @@ describe("per-grant running totals", () => {
         VALUES (${userId}, 'DUSD', 'g1', 10, now() + interval '1 hour', 'Tdelegated')`
       const key = { userId, asset: "DUSD", propertyId: 2 }
       const capFree = Effect.map(lockGrants([key], 0, () => Effect.succeed(0n)).pipe(sql.withTransaction), (v) => v.get(`${userId}:DUSD`)!.capFree)
-      /** The formula 0038 replaced: cap − every leg of the grant that did not fail. */
+      /** The formula 0043 replaced: cap − every leg of the grant that did not fail. */
       const bySum = Effect.map(sql<{ free: string }>`SELECT (10 * ${COIN.toString()}::numeric - COALESCE(sum(amount), 0))::text AS free
         FROM settlement_legs WHERE grant_id = 'g1' AND status <> 'failed'`, (r) => BigInt(r[0]!.free))
       const trade = (tradeId: number, marketId: number) =>
         sql`INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id, buyer_user, seller_user, buyer_is_maker, time_ms)
           VALUES (${tradeId}, ${marketId}, 1, 1, 1, 1, 2, ${userId}, ${userId}, false, 0)`
 
-      // Legs recorded before 0038 (one failed since): the migration sums them into market 1's row.
+      // Legs recorded before 0043 (one failed since): the migration sums them into market 1's row.
       for (const [tradeId, amount, status] of [[1, 1n, "final"], [2, 2n, "broadcast"], [3, 3n, "failed"]] as const) {
         yield* trade(tradeId, 1)
         yield* sql`INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address, status)
@@ -50,7 +50,7 @@ describe("per-grant running totals", () => {
       }
       yield* sql`DROP TABLE exchange_grant_leg_totals`
       yield* sql`DROP INDEX settlement_legs_failed_grant`
-      yield* migration0038
+      yield* migration0043
       expect(yield* sql`SELECT grant_id, market_id, recorded::text AS recorded FROM exchange_grant_leg_totals`)
         .toEqual([{ grant_id: "g1", market_id: 1, recorded: (6n * COIN).toString() }])
       expect(yield* capFree).toBe(7n * COIN)

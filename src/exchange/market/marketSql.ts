@@ -106,7 +106,7 @@ export interface GrantKey {
  * The live authorizations of these (user, asset) pairs, locked for the transaction in (user,
  * asset) order (two markets placing for one grant wait for each other instead of both spending
  * its cap), with cap − used − reserved over every market and the on-chain balance's share not yet
- * spent. `used` is the grant's running totals (one row per market, 0038) less its failed legs, not
+ * spent. `used` is the grant's running totals (one row per market, 0043) less its failed legs, not
  * a sum over every leg it paid. `balanceOf` is the node's Omni view; `viewHeight` the block it has applied: a leg in a
  * block at or below it is already in the balance, any other leg is still to come off it.
  */

@@ -13,7 +13,7 @@ import m0011 from "./0011_settlement_legs_from_height.ts"
 import m0012 from "./0012_settlement_txid_unique.ts"
 import m0016 from "./0016_market_data.ts"
 import m0037 from "./0037_key_destroyed_at.ts"
-import m0038 from "./0038_grant_leg_totals.ts"
+import m0043 from "./0043_grant_leg_totals.ts"
 
 export const migrations: Migrations = {
   "0001_accounts": m0001,
@@ -25,5 +25,5 @@ export const migrations: Migrations = {
   "0012_settlement_txid_unique": m0012,
   "0016_market_data": m0016,
   "0037_key_destroyed_at": m0037,
-  "0038_grant_leg_totals": m0038
+  "0043_grant_leg_totals": m0043
 }
