@@ -52,24 +52,24 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
     const payout = legsOf(o.id, "payout")
     const grants = valid.filter((r) => r.payload?.type === "grant" && (r.payload as { memo?: string }).memo === o.shortRef)
     if (o.kind === "mint" || o.kind === "wrap") {
-      const want = unitsOf(row.payout, 8)
+      const want = BigInt(row.payout)
       if (grants.length !== 1 || grants[0]!.txid !== payout[0]?.txid) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: ${grants.length} valid grants on the ledger (${grants.map((g) => g.txid).join(", ")}), payout leg ${payout[0]?.txid ?? "none"}`, o.shortRef)
       else if (BigInt((grants[0]!.payload as { amount: bigint }).amount) !== want || grants[0]!.reference !== o.payoutAddress) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: grant of ${(grants[0]!.payload as { amount: bigint }).amount} to ${grants[0]!.reference}, order pays ${want} to ${o.payoutAddress}`, o.shortRef)
       else paidOut++
     } else if (o.kind === "cashout" || o.kind === "redeem") {
       const head = await run(desk.base.blockNumber)
       const transfers = await run(desk.base.transfers(world.usdc, 0n, head, { to: [row.payout_address!] }))
-      const want = unitsOf(row.payout, 6)
+      const want = BigInt(row.payout)
       const got = transfers.logs.reduce((s, l) => s + l.value, 0n)
       if (transfers.logs.length !== 1 || transfers.logs[0]!.txHash !== payout[0]?.txid || got !== want) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: ${transfers.logs.length} USDC transfers to ${row.payout_address} (${got} of ${want}), payout leg ${payout[0]?.txid ?? "none"}`, o.shortRef)
       else paidOut++
     } else if (o.asset === "LTC") {
       const utxos = await run(ltc.listUnspent([row.payout_address!]))
-      const want = unitsOf(row.payout, 8)
+      const want = BigInt(row.payout)
       if (utxos.length !== 1 || utxos[0]!.txid !== payout[0]?.txid || utxos[0]!.value !== want) add("every desk payout on chain exactly once", `unwrap ${o.shortRef}: ${utxos.length} outputs at ${row.payout_address} (${utxos.map((u) => `${u.txid}:${u.value}`).join(", ")}), want ${want} from ${payout[0]?.txid ?? "no leg"}`, o.shortRef)
       else paidOut++
     } else {
-      const want = unitsOf(row.payout, 18)
+      const want = BigInt(row.payout)
       const got = await run(desk.ethereum.nativeBalance(row.payout_address!))
       const depth = payout[0] === undefined ? 0 : await run(desk.ethereum.confirmations(payout[0].txid)).catch(() => 0)
       if (got !== want || depth < 1) add("every desk payout on chain exactly once", `unwrap ${o.shortRef}: ${row.payout_address} holds ${got} wei, the order pays ${want}; payout leg ${payout[0]?.txid ?? "none"} at depth ${depth}`, o.shortRef)
@@ -103,7 +103,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
     if (total !== granted - revoked) add("wrapped supply = minted − burned", `${code}: supply ${total} on the ledger, granted ${granted} − revoked ${revoked} = ${granted - revoked}`)
     const kinds = code === "SUSD" ? ["mint"] : ["wrap"]
     const asset = code === "wLTC" ? "LTC" : code === "wETH" ? "ETH" : "SUSD"
-    const owed = rows.filter((r) => kinds.includes(r.kind) && r.asset === asset && r.status === "released").reduce((s, r) => s + unitsOf(r.payout, 8), 0n)
+    const owed = rows.filter((r) => kinds.includes(r.kind) && r.asset === asset && r.status === "released").reduce((s, r) => s + BigInt(r.payout), 0n)
     if (owed !== granted) add("wrapped supply = minted − burned", `${code}: the ledger granted ${granted}, the desk's released ${kinds[0]}s pay ${owed}`)
     supplies.push(`${code} ${total}`)
   }
@@ -156,16 +156,26 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
     ;(inWindow(windows, at - late - runStartEpochMs) ? lateIn : lateOut).push(late)
   }
   const desks = rows.length
+  // What the desk and the sign-in listeners refused, one line per code with its first message (a definite answer is allowed; this says why).
+  const refusals = new Map<string, { n: number; message: string }>()
+  for (const e of history.entries) {
+    if (e.outcome.kind !== "answer" || e.outcome.status < 400 || e.outcome.status >= 500 || e.op === "order" || e.op === "cancel") continue
+    const b = e.outcome.body as { error?: { code?: string; message?: string } }
+    const k = `${e.op} ${b?.error?.code ?? e.outcome.status}`
+    const seen = refusals.get(k)
+    refusals.set(k, { n: (seen?.n ?? 0) + 1, message: seen?.message ?? String(b?.error?.message ?? "").slice(0, 200) })
+  }
   return {
     violations: v,
     counts: {
       "desk orders created (all customers)": desks,
+      "desk and sign-in refusals": [...refusals].map(([k, r]) => `${k} ×${r.n} ("${r.message}")`).join("; ") || "none",
       "desk orders paid by the workload": deskRun.orders.filter((o) => o.depositTxid !== undefined).length,
       "desk orders by kind": Object.entries(rows.reduce<Record<string, number>>((m, r) => ({ ...m, [`${r.kind} ${r.asset}`]: (m[`${r.kind} ${r.asset}`] ?? 0) + 1 }), {})).map(([k, n]) => `${k}: ${n}`).join(", ") || "none",
       "desk orders by status": Object.entries(rows.reduce<Record<string, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {})).map(([k, n]) => `${k}: ${n}`).join(", ") || "none",
       "desk payouts checked on chain": paidOut,
       "desk refunds on chain": refunds,
-      "desk deposit sends that failed": deskRun.stats.depositFailures,
+      "desk deposit sends that failed": `${deskRun.stats.depositFailures}${deskRun.depositFailureSample === undefined ? "" : ` (first: ${deskRun.depositFailureSample.slice(0, 200)})`}`,
       "desk requests never answered": deskRun.stats.neverAnswered,
       "desk token supply (base units)": supplies.join(", "),
       "sign-ins completed / restarted": `${deskRun.stats.signIns} / ${deskRun.stats.signInRestarts}`,

@@ -71,6 +71,8 @@ export interface DeskOrder {
 export interface DeskRun {
   readonly orders: Array<DeskOrder>
   readonly stats: { created: number; deposits: number; depositFailures: number; released: number; refused: number; neverAnswered: number; signIns: number; links: number; rewardsReads: number; signInRestarts: number }
+  /** Why the first deposit the customer's wallet could not send failed (for the summary). */
+  depositFailureSample?: string
   /** Requests retried for their whole deadline with no answer below 500. */
   readonly unanswered: Array<{ readonly op: string; readonly subject: string }>
 }
@@ -179,10 +181,10 @@ export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCust
   const myEvm = privateKeyToAccount(c.evmKey).address
   const mine: Array<DeskOrder> = []
 
-  /** The customer's wallet pays the deposit; a token send may wait for its change to confirm (a block a second). */
+  /** The customer's wallet pays the deposit; a token send may wait for its change to confirm (a block a second), up to ~25 s. */
   const payDeposit = async (o: DeskOrder, depositAddress: string, amount: string) => {
     let outcome: Outcome = { kind: "unknown", detail: "not sent" }
-    for (let attempt = 1; attempt <= 6; attempt++) {
+    for (let attempt = 1; attempt <= 20; attempt++) {
       try {
         const txid = o.kind === "mint" ? await run(onBase.erc20Transfer(world.usdc, depositAddress, unitsOf(amount, 6)))
           : o.kind === "wrap" && o.asset === "LTC" ? await world.litecoind.rpc<string>("sendtoaddress", depositAddress, Number(amount))
@@ -197,7 +199,10 @@ export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCust
       }
     }
     history.add({ atMs: clock(), client: c.name, op: `deposit ${o.kind}`, node: "-", subject: o.shortRef, params: { to: depositAddress, amount }, outcome })
-    if (o.depositTxid === undefined) deskRun.stats.depositFailures++
+    if (o.depositTxid === undefined) {
+      deskRun.stats.depositFailures++
+      if (outcome.kind === "unknown") deskRun.depositFailureSample ??= `${o.kind} ${o.asset} ${o.shortRef}: ${outcome.detail}`
+    }
     else deskRun.stats.deposits++
   }
 
