@@ -101,10 +101,17 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
     const revoked = moved("revoke")
     const total = chain.indexer.property(property)?.totalTokens ?? 0n
     if (total !== granted - revoked) add("wrapped supply = minted − burned", `${code}: supply ${total} on the ledger, granted ${granted} − revoked ${revoked} = ${granted - revoked}`)
-    const kinds = code === "SUSD" ? ["mint"] : ["wrap"]
-    const asset = code === "wLTC" ? "LTC" : code === "wETH" ? "ETH" : "SUSD"
-    const owed = rows.filter((r) => kinds.includes(r.kind) && r.asset === asset && r.status === "released").reduce((s, r) => s + BigInt(r.payout), 0n)
-    if (owed !== granted) add("wrapped supply = minted − burned", `${code}: the ledger granted ${granted}, the desk's released ${kinds[0]}s pay ${owed}`)
+    const kind = code === "SUSD" ? "mint" : "wrap"
+    const owed = rows.filter((r) => r.kind === kind && r.asset === code && r.status === "released").reduce((s, r) => s + BigInt(r.payout), 0n)
+    if (owed !== granted) add("wrapped supply = minted − burned", `${code}: the ledger granted ${granted}, the desk's released ${kind}s pay ${owed}`)
+    // What it revoked is what the released burning orders took in (the received tokens, all burned).
+    const burning = rows.filter((r) => r.kind !== kind && r.asset === code && r.status === "released")
+    const burnRefs = new Set(burning.map((b) => b.short_ref))
+    const revokedByOrders = valid.reduce((s, r) => {
+      const p = r.payload
+      return p?.type === "revoke" && p.property === property && burnRefs.has(p.memo) ? s + p.amount : s
+    }, 0n)
+    if (revokedByOrders !== revoked) add("wrapped supply = minted − burned", `${code}: the ledger revoked ${revoked}, of which ${revokedByOrders} by the desk's released burning orders`)
     supplies.push(`${code} ${total}`)
   }
 

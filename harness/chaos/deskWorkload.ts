@@ -189,7 +189,7 @@ export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCust
         const txid = o.kind === "mint" ? await run(onBase.erc20Transfer(world.usdc, depositAddress, unitsOf(amount, 6)))
           : o.kind === "wrap" && o.asset === "LTC" ? await world.litecoind.rpc<string>("sendtoaddress", depositAddress, Number(amount))
           : o.kind === "wrap" ? await run(onEthereum.nativeTransfer(depositAddress, unitsOf(amount, 18)))
-          : await run(tokenWallet.omni({ type: "simpleSend", property: desk.properties[o.asset as (typeof DESK_TOKENS)[number]], amount: unitsOf(amount, TOKEN_DECIMALS) }, depositAddress))
+          : await run(tokenWallet.omni({ type: "simpleSend", property: desk.properties[(o.kind === "unwrap" ? `w${o.asset}` : o.asset) as (typeof DESK_TOKENS)[number]], amount: unitsOf(amount, TOKEN_DECIMALS) }, depositAddress))
         outcome = { kind: "answer", status: 200, body: { txid } }
         o.depositTxid = txid
         break
@@ -306,6 +306,8 @@ export const runVisitor = async (world: World, name: string, deskRun: DeskRun, h
       if (live.length === 0) { await sleep(1_000); continue }
       const node = rng.pick(live)
       const base = service === "exchange" ? node.baseUrl : service === "desk" ? node.deskUrl : node.socialUrl
+      // A link URL names the desk's public URL (one for every node, world.ts); the request goes to this node, as a load balancer would send it.
+      const viaNode = (url: string) => { const u = new URL(url); return `${base}${u.pathname}${u.search}` }
       const auth = (p: string) => `${base}/api/public/auth/${p}`
       const step = async (op: string, url: string, init: RequestInit = {}) => {
         const outcome = await call(url, init)
@@ -335,10 +337,10 @@ export const runVisitor = async (world: World, name: string, deskRun: DeskRun, h
         const qr = await step("app wallet-link", `${base}/api/app/wallet-link`, { method: "POST", headers: { authorization: `Bearer ${session}`, "content-type": "application/json" }, body: "{}" })
         const url = (qr?.body as { url?: string } | undefined)?.url
         if (qr?.status !== 201 || url === undefined) { deskRun.stats.signInRestarts++; await sleep(1_000); continue }
-        const manifest = await step("wallet-link GET", url, { headers: { accept: "application/json" } })
+        const manifest = await step("wallet-link GET", viaNode(url), { headers: { accept: "application/json" } })
         if (manifest?.status !== 200) { deskRun.stats.signInRestarts++; await sleep(1_000); continue }
         const payload = deskPayload(manifest.body as Record<string, unknown>, wallet, privateKeyToAccount(generatePrivateKey()).address)
-        const linked = await step("wallet-link", url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ payload, signature: wallet.signJson(payload), address: wallet.addresses.p2pkh }) })
+        const linked = await step("wallet-link", viaNode(url), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ payload, signature: wallet.signJson(payload), address: wallet.addresses.p2pkh }) })
         const apiKey = (linked?.body as { api_key?: string } | undefined)?.api_key
         if (linked?.status !== 200 || apiKey === undefined) { deskRun.stats.signInRestarts++; await sleep(1_000); continue }
         deskRun.stats.links++

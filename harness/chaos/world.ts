@@ -1,7 +1,8 @@
 // What a chaos run stands on, started and stopped by the campaign: a private PostgreSQL cluster
 // (the machine's own binaries, its own data dir and port, so restarting it touches nobody else),
-// litecoind -regtest as the token ledger and as LTC, anvil as the EVM chain, TCP proxies between
-// the nodes and what they depend on (so the nemesis can cut or hang them), and N nodes.
+// litecoind -regtest as the token ledger and as LTC, anvil as the EVM chain base (USDC deployed
+// before any node starts, customers' USDC) and a second anvil as ethereum (the desk's ETH), TCP
+// proxies between the nodes and what they depend on (so the nemesis can cut or hang them), and N nodes.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -69,6 +70,8 @@ export const anvilCustomerKeys: ReadonlyArray<`0x${string}`> = [
 ]
 /** USDC each customer is given on base before the run (whole dollars). */
 const CUSTOMER_USDC_WHOLE = 1_000_000n
+/** The desk's public URL in a chaos run (nothing listens there: clients send to a live node's desk port). */
+export const deskPublicUrl = "https://desk.chaos.example"
 /** How often the Attestor attests in a chaos run (the product's hourly cadence, shortened so a run sees a series). */
 export const attestationIntervalMs = 10_000
 
@@ -143,6 +146,9 @@ export const startWorld = async (o: { readonly nodes: number; readonly log: (lin
       SHARDLINE_SOCIAL_STAMP_RETRY_MS: "1000",
       SHARDLINE_SOCIAL_STAMP_RETRY_MAX_MS: "5000",
       SHARDLINE_SOCIAL_STAMP_SWEEP_MS: "5000",
+      // One public desk URL for every node, as docs/identity.md asks of a cluster: the wallet-link
+      // manifest's `from` and link URLs are built by whichever node runs the DeskLinkToken entity.
+      SHARDLINE_DESK_PUBLIC_URL: deskPublicUrl,
       SHARDLINE_ATTESTATION_INTERVAL_MS: String(attestationIntervalMs),
       SHARDLINE_REWARDS_SAMPLE_MS: "5000",
       // A node that lost its shard locks in a database cut exits and is started again (below).
