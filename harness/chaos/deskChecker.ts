@@ -18,7 +18,8 @@ import { urlWithCredentials } from "../litecoind.ts"
 import { omniChainIndex } from "../omniChainIndex.ts"
 import type { Violation } from "./checker.ts"
 import { percentile } from "./checker.ts"
-import { DESK_TOKENS, type DeskRun, type DeskWorld, unitsOf } from "./deskWorkload.ts"
+import { DESK_TOKENS, type DeskRun, type DeskWorld } from "./deskWorkload.ts"
+import { attestationGaps, reservesShort } from "./deskRules.ts"
 import type { History } from "./history.ts"
 import { inWindow, type Window } from "./windows.ts"
 import { attestationIntervalMs, type World } from "./world.ts"
@@ -44,9 +45,14 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
 
   // Every order the workload paid for ended, and what it pays is on its chain exactly once.
   let paidOut = 0
+  const invalidDeposits: Array<string> = []
   for (const o of deskRun.orders.filter((x) => x.depositTxid !== undefined)) {
     const row = byId.get(o.id)
     if (row === undefined) { add("every acknowledged desk order exists", `${o.kind} ${o.shortRef} (${o.id}) is not in desk_orders`, o.shortRef); continue }
+    // A token deposit the ledger found invalid (sent ahead of the grant funding it, reordered by a
+    // reorg) never reached the desk: the customer's doing, counted, not the desk's violation.
+    const deposit = o.depositTxid === undefined ? undefined : chain.records.find((r) => r.txid === o.depositTxid)
+    if (row.status === "awaiting_deposit" && deposit !== undefined && !deposit.valid) { invalidDeposits.push(`${o.shortRef}: ${deposit.reason ?? "invalid"}`); continue }
     if (row.status !== "released" && row.status !== "refunded") { add("every paid desk order ends", `${o.kind} ${o.shortRef}: ${row.status}${row.failure === null ? "" : ` (${row.failure})`}`, o.shortRef); continue }
     if (row.status === "refunded") continue
     const payout = legsOf(o.id, "payout")
@@ -129,26 +135,14 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
     // Without the published key the chain links and hashes are still checked (the signatures are not).
     for (const problem of verifySeries(series, { publicKey: "0".repeat(64), nowMs: Date.now() }).problems.filter((p) => !p.includes("Ed25519"))) add("the attestation series is a valid hash chain", problem)
   }
-  const decimal = (s: unknown) => unitsOf(String(s ?? "0"), 18)
-  for (const p of series) {
-    const pay = p.payload as Record<string, any>
-    if (decimal(pay.totalReserves) < decimal(pay.circulatingSupply)) add("reserves ≥ supply at every attestation", `attestation ${p.seq} (${p.attestedAt}): USD reserves ${pay.totalReserves} < dollar supply ${pay.circulatingSupply}`)
-    for (const w of (pay.wrapped ?? []) as Array<Record<string, unknown>>) {
-      if (decimal(w.reserves) < decimal(w.wrappedSupply)) add("reserves ≥ supply at every attestation", `attestation ${p.seq} (${p.attestedAt}): ${w.asset} reserves ${w.reserves} < ${w.wrapped} supply ${w.wrappedSupply}`)
-    }
-  }
-  // Gaps: between two attestations (and from the last to the run's end) no more than the interval
-  // plus slack, unless the gap overlaps a fault window. Only the run's own span is judged.
+  for (const p of series) for (const short of reservesShort(p.payload as Record<string, unknown>)) add("reserves ≥ supply at every attestation", `attestation ${p.seq} (${p.attestedAt}): ${short}`)
+  // Gaps: between two attestations (the run's start and the check counting as edges) no more than
+  // the interval plus slack of time outside fault windows. Only the run's own span is judged.
   const runEndMs = Date.now()
   const times = series.map((p) => Date.parse(p.attestedAt)).filter((t) => t >= runStartEpochMs)
-  const gaps: Array<number> = []
-  for (let i = 0; i <= times.length; i++) {
-    const from = i === 0 ? runStartEpochMs : times[i - 1]!
-    const to = i === times.length ? runEndMs : times[i]!
-    const gap = to - from
-    if (i > 0 && i < times.length) gaps.push(gap)
-    const faulted = windows.some((w) => w.fromMs <= to - runStartEpochMs && w.toMs >= from - runStartEpochMs)
-    if (gap > attestationIntervalMs + ATTESTATION_SLACK_MS && !faulted) add("no attestation gap beyond the interval outside faults", `${((from - runStartEpochMs) / 1000).toFixed(1)} s → ${((to - runStartEpochMs) / 1000).toFixed(1)} s: ${gap} ms with no attestation (interval ${attestationIntervalMs} ms)`)
+  const gaps = times.slice(1).map((t, i) => t - times[i]!)
+  for (const g of attestationGaps(times, { runStartMs: runStartEpochMs, runEndMs, allowedMs: attestationIntervalMs + ATTESTATION_SLACK_MS, windows })) {
+    add("no attestation gap beyond the interval outside faults", `${(g.fromMs / 1000).toFixed(1)} s → ${(g.toMs / 1000).toFixed(1)} s: no attestation for ${g.toMs - g.fromMs} ms, ${g.quietMs} ms of it outside fault windows (interval ${attestationIntervalMs} ms + ${ATTESTATION_SLACK_MS} ms allowed)`)
   }
   // The Attestor's durable timer: a tick's attestation is due at its slot (a whole multiple of the
   // interval); how late it was written, inside and outside fault windows (on-demand ones, with a
@@ -181,6 +175,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       "desk orders by kind": Object.entries(rows.reduce<Record<string, number>>((m, r) => ({ ...m, [`${r.kind} ${r.asset}`]: (m[`${r.kind} ${r.asset}`] ?? 0) + 1 }), {})).map(([k, n]) => `${k}: ${n}`).join(", ") || "none",
       "desk orders by status": Object.entries(rows.reduce<Record<string, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {})).map(([k, n]) => `${k}: ${n}`).join(", ") || "none",
       "desk payouts checked on chain": paidOut,
+      "desk token deposits the ledger found invalid (the customer's, not the desk's)": `${invalidDeposits.length}${invalidDeposits.length === 0 ? "" : ` (${invalidDeposits.slice(0, 3).join("; ")})`}`,
       "desk refunds on chain": refunds,
       "desk deposit sends that failed": `${deskRun.stats.depositFailures}${deskRun.depositFailureSample === undefined ? "" : ` (first: ${deskRun.depositFailureSample.slice(0, 200)})`}`,
       "desk requests never answered": deskRun.stats.neverAnswered,

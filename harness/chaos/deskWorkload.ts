@@ -26,6 +26,7 @@ import { issueManaged, pollFor } from "../omniIssuer.ts"
 import { deskPayload, makeWallet } from "../walletApp.ts"
 import { randomLedgerKey } from "../walletServices.ts"
 import { runWithDatabase } from "../withDatabase.ts"
+import { unitsOf } from "./deskRules.ts"
 import { call, type History, type Outcome } from "./history.ts"
 import type { Rng } from "./rng.ts"
 import type { World } from "./world.ts"
@@ -38,12 +39,6 @@ export const DESK_TOKENS = ["SUSD", "wLTC", "wETH"] as const
 /** Omni amounts have 8 decimals; USDC 6; ETH 18. */
 const TOKEN_DECIMALS = 8
 const ECPair = ECPairFactory(ecc)
-
-/** "12.5" → 1250000000n at 8 decimals (exact: no float). */
-export const unitsOf = (text: string, decimals: number): bigint => {
-  const [whole = "0", frac = ""] = String(text).split(".")
-  return BigInt(whole) * 10n ** BigInt(decimals) + BigInt((frac + "0".repeat(decimals)).slice(0, decimals) || "0")
-}
 
 export interface DeskCustomer {
   readonly name: string
@@ -180,6 +175,17 @@ export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCust
   const onEthereum = await run(makeViemLedger({ chain: "ethereum", rpcUrl: world.anvilEth.url, hotWalletKey: Redacted.make(c.evmKey), devRpc: "anvil" }))
   const myEvm = privateKeyToAccount(c.evmKey).address
   const mine: Array<DeskOrder> = []
+  /** Released grants not yet seen in a block. */
+  const credits: Array<{ readonly token: (typeof DESK_TOKENS)[number]; readonly amount: bigint; readonly txid: string }> = []
+  const settleCredits = async () => {
+    for (const cr of [...credits]) {
+      const tx = await world.litecoind.rpc<{ confirmations?: number }>("getrawtransaction", cr.txid, true).catch(() => undefined)
+      if ((tx?.confirmations ?? 0) >= 1) {
+        c.holds[cr.token] += cr.amount
+        credits.splice(credits.indexOf(cr), 1)
+      }
+    }
+  }
 
   /** The customer's wallet pays the deposit; a token send may wait for its change to confirm (a block a second), up to ~25 s. */
   const payDeposit = async (o: DeskOrder, depositAddress: string, amount: string) => {
@@ -235,17 +241,20 @@ export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCust
       send: (deskUrl) => call(`${deskUrl}${v1}${path}`, { headers: { "x-api-key": c.apiKey } })
     })
     if (out?.status !== 200) return
-    const b = out.body as { status: string; payoutAmount: string }
+    const b = out.body as { status: string; payoutAmount: string; mintTxid: string | null }
     if (b.status === "released" && o.status !== "released") {
       deskRun.stats.released++
-      if (o.kind === "mint") c.holds.SUSD += unitsOf(b.payoutAmount, TOKEN_DECIMALS)
-      if (o.kind === "wrap") c.holds[o.asset === "LTC" ? "wLTC" : "wETH"] += unitsOf(b.payoutAmount, TOKEN_DECIMALS)
+      // Spendable once the grant is in a block: an Omni send ahead of its funding grant is invalid.
+      if ((o.kind === "mint" || o.kind === "wrap") && b.mintTxid !== null) {
+        credits.push({ token: o.kind === "mint" ? "SUSD" : o.asset === "LTC" ? "wLTC" : "wETH", amount: unitsOf(b.payoutAmount, TOKEN_DECIMALS), txid: b.mintTxid })
+      }
     }
     o.status = b.status
   }
 
   const show = (n: bigint) => `${n / 10n ** 8n}.${String(n % 10n ** 8n).padStart(8, "0")}`
   for (let i = 0; clock() < stopAtMs; i++) {
+    await settleCredits()
     const roll = rng.next()
     if (roll < 0.3) await pollOne()
     else if (roll < 0.45) {
