@@ -53,7 +53,14 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
     // reorg) never reached the desk: the customer's doing, counted, not the desk's violation.
     const deposit = o.depositTxid === undefined ? undefined : chain.records.find((r) => r.txid === o.depositTxid)
     if (row.status === "awaiting_deposit" && deposit !== undefined && !deposit.valid) { invalidDeposits.push(`${o.shortRef}: ${deposit.reason ?? "invalid"}`); continue }
-    if (row.status !== "released" && row.status !== "refunded") { add("every paid desk order ends", `${o.kind} ${o.shortRef}: ${row.status}${row.failure === null ? "" : ` (${row.failure})`}`, o.shortRef); continue }
+    if (row.status !== "released" && row.status !== "refunded") {
+      // Where the deposit stands on its chain: a deposit never confirmed is the customer's; one in the best chain the desk did not act on is the desk's.
+      const tx = o.depositTxid === undefined || o.kind === "mint" || (o.kind === "wrap" && o.asset === "ETH") ? undefined
+        : await world.litecoind.rpc<{ confirmations?: number; blockhash?: string }>("getrawtransaction", o.depositTxid, true).catch((e: unknown) => ({ error: String(e).slice(0, 120) }))
+      const where = deposit !== undefined ? `in the ledger at height ${deposit.height}, ${deposit.valid ? "valid" : `invalid: ${deposit.reason}`}` : "not in the final ledger by our index"
+      add("every paid desk order ends", `${o.kind} ${o.shortRef}: ${row.status}${row.failure === null ? "" : ` (${row.failure})`}; its deposit ${o.depositTxid} is ${where}; litecoind: ${JSON.stringify(tx === undefined ? "-" : "error" in tx ? tx.error : { confirmations: tx.confirmations ?? 0, blockhash: tx.blockhash ?? null })}`, o.shortRef)
+      continue
+    }
     if (row.status === "refunded") continue
     const payout = legsOf(o.id, "payout")
     const grants = valid.filter((r) => r.payload?.type === "grant" && (r.payload as { memo?: string }).memo === o.shortRef)
