@@ -37,8 +37,8 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
   await run(syncOnce(ledger, chain.consumer))
   const valid = chain.records.filter((r) => r.valid)
 
-  const rows = await world.query<{ id: string; short_ref: string; kind: string; asset: string; chain: string | null; status: string; amount: string; payout: string; payout_address: string | null; failure: string | null }>(
-    `SELECT id::text, short_ref, kind, asset, chain, status, amount::text, payout::text, payout_address, failure FROM desk_orders`)
+  const rows = await world.query<{ id: string; short_ref: string; kind: string; asset: string; chain: string | null; status: string; amount: string; payout: string; payout_address: string | null; deposit_address: string; failure: string | null }>(
+    `SELECT id::text, short_ref, kind, asset, chain, status, amount::text, payout::text, payout_address, deposit_address, failure FROM desk_orders`)
   const legs = await world.query<{ order_id: string; leg: string; chain: string; txid: string }>(`SELECT order_id::text, leg, chain, txid FROM desk_order_legs`)
   const byId = new Map(rows.map((r) => [r.id, r]))
   const legsOf = (id: string, leg: string) => legs.filter((l) => l.order_id === id && l.leg === leg)
@@ -46,6 +46,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
   // Every order the workload paid for ended, and what it pays is on its chain exactly once.
   let paidOut = 0
   const invalidDeposits: Array<string> = []
+  let refundedOnce = 0
   for (const o of deskRun.orders.filter((x) => x.depositTxid !== undefined)) {
     const row = byId.get(o.id)
     if (row === undefined) { add("every acknowledged desk order exists", `${o.kind} ${o.shortRef} (${o.id}) is not in desk_orders`, o.shortRef); continue }
@@ -61,7 +62,16 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       add("every paid desk order ends", `${o.kind} ${o.shortRef}: ${row.status}${row.failure === null ? "" : ` (${row.failure})`}; its deposit ${o.depositTxid} is ${where}; litecoind: ${JSON.stringify(tx === undefined ? "-" : "error" in tx ? tx.error : { confirmations: tx.confirmations ?? 0, blockhash: tx.blockhash ?? null })}`, o.shortRef)
       continue
     }
-    if (row.status === "refunded") continue
+    if (row.status === "refunded") {
+      // A refund of a token deposit: the one valid send out of the order's deposit address, by the refund leg.
+      const refund = legsOf(o.id, "refund")
+      // (a mint's or wrap's refund is on its own chain: the refund legs are checked below)
+      if (o.kind !== "cashout" && o.kind !== "redeem" && o.kind !== "unwrap") continue
+      const sends = valid.filter((r) => r.sender === row.deposit_address && r.payload?.type === "simpleSend")
+      if (sends.length !== 1 || sends[0]!.txid !== refund[0]?.txid) add("every desk refund on chain exactly once", `${o.kind} ${o.shortRef}: ${sends.length} valid sends out of ${row.deposit_address} (${sends.map((r) => r.txid).join(", ")}), refund leg ${refund[0]?.txid ?? "none"}`, o.shortRef)
+      else refundedOnce++
+      continue
+    }
     const payout = legsOf(o.id, "payout")
     const grants = valid.filter((r) => r.payload?.type === "grant" && (r.payload as { memo?: string }).memo === o.shortRef)
     if (o.kind === "mint" || o.kind === "wrap") {
@@ -183,7 +193,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       "desk orders by status": Object.entries(rows.reduce<Record<string, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {})).map(([k, n]) => `${k}: ${n}`).join(", ") || "none",
       "desk payouts checked on chain": paidOut,
       "desk token deposits the ledger found invalid (the customer's, not the desk's)": `${invalidDeposits.length}${invalidDeposits.length === 0 ? "" : ` (${invalidDeposits.slice(0, 3).join("; ")})`}`,
-      "desk refunds on chain": refunds,
+      "desk refunds on chain": `${refunds} (token refunds checked once from their deposit address: ${refundedOnce})`,
       "desk deposit sends that failed": `${deskRun.stats.depositFailures}${deskRun.depositFailureSample === undefined ? "" : ` (first: ${deskRun.depositFailureSample.slice(0, 200)})`}`,
       "desk requests never answered": deskRun.stats.neverAnswered,
       "desk token supply (base units)": supplies.join(", "),

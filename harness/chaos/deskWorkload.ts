@@ -39,6 +39,8 @@ export const DESK_TOKENS = ["SUSD", "wLTC", "wETH"] as const
 /** Omni amounts have 8 decimals; USDC 6; ETH 18. */
 const TOKEN_DECIMALS = 8
 const ECPair = ECPairFactory(ecc)
+/** How often a cash-out or redeem deposit is of another amount than ordered (the desk refunds it). */
+const WRONG_AMOUNT_CHANCE = 0.15
 
 export interface DeskCustomer {
   readonly name: string
@@ -260,14 +262,17 @@ export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCust
     else if (roll < 0.45) {
       const amount = rng.int(20, 60)
       await create(i, "mint", "SUSD", "/stables/orders", { asset: "SUSD", direction: "mint", chain: "base", token: "USDC", recipient: c.ledgerKey.address, amount }, c.ledgerKey.address, String(amount))
-    } else if (roll < 0.55 && c.holds.SUSD >= 10n * 10n ** 8n) {
-      const amount = rng.int(10, Math.min(20, Number(c.holds.SUSD / 10n ** 8n)))
-      c.holds.SUSD -= BigInt(amount) * 10n ** 8n
-      await create(i, "cashout", "SUSD", "/cashout/orders", { amount, chain: "base", payoutAddress: privateKeyToAccount(generatePrivateKey()).address, refundAddress: c.ledgerKey.address }, "", String(amount))
-    } else if (roll < 0.62 && c.holds.SUSD >= 10n * 10n ** 8n) {
+    } else if (roll < 0.55 && c.holds.SUSD >= 11n * 10n ** 8n) {
+      const amount = rng.int(10, Math.min(20, Number(c.holds.SUSD / 10n ** 8n) - 1))
+      // Now and then a deposit of another amount: the desk must refund it, whole, once.
+      const sent = rng.chance(WRONG_AMOUNT_CHANCE) ? amount + 1 : amount
+      c.holds.SUSD -= BigInt(sent) * 10n ** 8n
+      await create(i, "cashout", "SUSD", "/cashout/orders", { amount, chain: "base", payoutAddress: privateKeyToAccount(generatePrivateKey()).address, refundAddress: c.ledgerKey.address }, "", String(sent))
+    } else if (roll < 0.62 && c.holds.SUSD >= 11n * 10n ** 8n) {
       const amount = 10
-      c.holds.SUSD -= BigInt(amount) * 10n ** 8n
-      await create(i, "redeem", "SUSD", "/stables/orders", { asset: "SUSD", direction: "redeem", chain: "base", payoutAddress: privateKeyToAccount(generatePrivateKey()).address, amount }, "", String(amount))
+      const sent = rng.chance(WRONG_AMOUNT_CHANCE) ? amount + 1 : amount
+      c.holds.SUSD -= BigInt(sent) * 10n ** 8n
+      await create(i, "redeem", "SUSD", "/stables/orders", { asset: "SUSD", direction: "redeem", chain: "base", payoutAddress: privateKeyToAccount(generatePrivateKey()).address, refundAddress: c.ledgerKey.address, amount }, "", String(sent))
     } else if (roll < 0.74) {
       const amount = `0.0${rng.int(1, 5)}`
       await create(i, "wrap", "LTC", "/wrap/orders", { direction: "wrap", asset: "LTC", amount, payoutAddress: c.ledgerKey.address }, c.ledgerKey.address, amount)
