@@ -106,6 +106,10 @@ try {
     const [deskOpen] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM desk_orders WHERE id = ANY($1::uuid[]) AND status NOT IN ('released', 'refunded', 'expired', 'failed')`, [paid()])
     return legs!.open === 0 && keys!.n === 0 && Number(stamps!.n) === 0 && deskOpen!.n === 0 ? true : undefined
   }, 2_000).catch((e) => log(`settle: ${String(e)} (the checker reports what is still owed)`))
+  // What was broadcast last (an expired grant's sweep is sent just before its key goes, which ends
+  // the settle) is mined before the miner stops and the checker reads the chain.
+  await pollFor("the ledger's mempool mined", 30_000, async () => ((await world.litecoind.rpc<{ size: number }>("getmempoolinfo")).size === 0 ? true : undefined), 500)
+    .catch((e) => log(`settle: ${String(e)} (the checker reads the chain as it is)`))
   await stopMiner()
   await stopEvmMiner()
 
