@@ -35,6 +35,7 @@ import { clusterClientLayer } from "../support/clusterClient.ts"
 import { readyOmniIssuer, shardOwners, sleep, waitFor } from "../support/faults.ts"
 import { startLitecoind, type Litecoind, urlWithCredentials } from "../support/litecoind.ts"
 import { testMasterKey } from "../support/node.ts"
+import { variantsOfTier } from "../support/tier.ts"
 
 const SYMBOL = "KILLAKILLB"
 const SELLERS = 3
@@ -87,10 +88,10 @@ const attempt = async (baseUrl: string, key: Key, params: Record<string, string>
  * cluster/Primary.ts), only the owner's process killed: its node's primary starts it again, and
  * the clients keep sending to both nodes' ports, which the node's other process goes on answering.
  */
-const variants = [
-  { processes: 1, victim: "node" },
-  { processes: 2, victim: "process" }
-] as const
+const variants = variantsOfTier({
+  core: [{ processes: 1, victim: "node" }],
+  long: [{ processes: 2, victim: "process" }]
+} as const)
 
 describe.each(variants)("orders across kill -9 of the market's owner ($processes process(es) per node, the owner $victim killed)", ({ processes, victim }) => {
   beforeAll(async () => {

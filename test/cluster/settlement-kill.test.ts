@@ -23,6 +23,7 @@ import { spawnNode, type NodeProcess } from "../../harness/nodeProcess.ts"
 import { testMasterKey } from "../support/node.ts"
 import { startLitecoind, type Litecoind, urlWithCredentials } from "../support/litecoind.ts"
 import { randomLedgerKey } from "../../harness/walletServices.ts"
+import { variantsOfTier } from "../support/tier.ts"
 
 const TRADES = 40
 const BASE = 1_000n
@@ -39,10 +40,10 @@ const clientLayer = (databaseUrl: string) => clusterClientLayer(databaseUrl, "sh
  * One process per node, node 1 killed; or two per node (SHARDLINE_PROCESSES, cluster/Primary.ts),
  * one of node 1's processes killed: its primary starts it again while node 2 joins.
  */
-const variants = [
-  { processes: 1, victim: "node" },
-  { processes: 2, victim: "process" }
-] as const
+const variants = variantsOfTier({
+  core: [{ processes: 1, victim: "node" }],
+  long: [{ processes: 2, victim: "process" }]
+} as const)
 
 describe.each(variants)("settlement across kill -9 ($processes process(es) per node, a $victim killed)", ({ processes, victim }) => {
   beforeAll(async () => {

@@ -17,6 +17,7 @@ import { signedGet } from "../../harness/signed.ts"
 import { cli } from "../support/cli.ts"
 import { probeDuringOutage } from "../support/outageProbe.ts"
 import { testMasterKey } from "../support/node.ts"
+import { variantsOfTier } from "../support/tier.ts"
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /** How long the database stays away (SHARDLINE_TEST_OUTAGE_MS to try others). */
@@ -30,7 +31,7 @@ const terminateAll = async (admin: pg.Client, name: string) =>
   )).rows[0]!.n
 
 // `single` is `npm start` with SHARDLINE_DATABASE_URL; `socket` is one node of a cluster.
-describe.each(["single", "socket"] as const)("a %s node on an external Postgres whose connections are all terminated", (topology) => {
+describe.each(variantsOfTier({ core: ["single"], long: ["socket"] } as const))("a %s node on an external Postgres whose connections are all terminated", (topology) => {
   let db: TestDatabase
   let node: NodeProcess | undefined
   beforeAll(async () => {

@@ -32,6 +32,7 @@ export const makeDrain = (): Drain => {
     },
     inFlight: () => inFlight,
     track: (res) => {
+      if (res.writableFinished || res.destroyed) return // answered already (a synchronous refusal)
       inFlight++
       let counted = true
       const done = () => {

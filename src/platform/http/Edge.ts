@@ -280,7 +280,12 @@ export const makeFront = (options: EdgeOptions) => {
     }
     if (options.fastLane && edge.signedLane !== undefined) {
       const state: EdgeState = { started, ip, route: route.label, weight: route.weight, headers, answered: false }
-      if (edge.signedLane(req, res, path, q < 0 ? "" : url.slice(q + 1), state, done)) return true
+      if (edge.signedLane(req, res, path, q < 0 ? "" : url.slice(q + 1), state, done)) {
+        // In flight like any request handed to Effect: a drain waits for the lane's answer too
+        // (untracked, a stopping node closed its listeners under the lane's requests).
+        drain.track(res)
+        return true
+      }
     }
     if (method === "GET" && options.fastLane) {
       const render = edge.fast.get(path)

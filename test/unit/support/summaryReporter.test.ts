@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { Writable } from "node:stream"
 import { startVitest } from "vitest/node"
 import { afterAll, describe, expect, it } from "vitest"
-import { plainLine, summaryLine } from "../../support/summaryReporter.ts"
+import SummaryReporter, { plainLine, summaryLine } from "../../support/summaryReporter.ts"
 
 const fixtures: Record<string, string> = {
   "hook.test.ts": `import { beforeAll, it } from "vitest"
@@ -55,4 +55,26 @@ describe("summary line", () => {
     // its hook (its tests skipped), the failing import and the unhandled error each count.
     expect(plainLine(files, errors)).toBe("Tests: 4 passed, 4 failed, 5 skipped")
   }, 60_000)
+
+  it("counts the runs before it when npm test is several vitest runs (SHARDLINE_TEST_SUMMARY_CARRY)", () => {
+    const file = (states: ReadonlyArray<"pass" | "fail">) => ({
+      type: "suite", mode: "run", result: { state: states.includes("fail") ? "fail" : "pass" },
+      tasks: states.map((state) => ({ type: "test", mode: "run", result: { state } }))
+    })
+    const printed: Array<string> = []
+    const write = process.stdout.write
+    const carry = join(dir, "carry.json")
+    process.env.SHARDLINE_TEST_SUMMARY_CARRY = carry
+    try {
+      process.stdout.write = ((chunk: string) => { printed.push(String(chunk)); return true }) as typeof process.stdout.write
+      const reporter = new SummaryReporter()
+      reporter.onFinished([file(["pass", "pass"])] as never, [])
+      reporter.onFinished([file(["pass", "fail"])] as never, [])
+    } finally {
+      process.stdout.write = write
+      delete process.env.SHARDLINE_TEST_SUMMARY_CARRY
+    }
+    const lastLines = printed.map((p) => p.trim().split("\n").at(-1))
+    expect(lastLines).toEqual(["Tests: 2 passed, 0 failed, 0 skipped", "Tests: 3 passed, 1 failed, 0 skipped"])
+  })
 })
