@@ -19,7 +19,7 @@ const files = (dir: string): Array<string> =>
 const statements = (text: string): ReadonlyArray<string> => text.split("`").filter((_, i) => i % 2 === 1)
 
 /** `x::text AS x … ORDER BY x` (not `ORDER BY t.x`), per alias; what it found. */
-export const textAliasOrderings = (sql: string): ReadonlyArray<string> => {
+const textAliasOrderings = (sql: string): ReadonlyArray<string> => {
   const out: Array<string> = []
   for (const m of sql.matchAll(/\b(\w+)::text\s+AS\s+(\w+)\b/gi)) {
     if (m[1] !== m[2]) continue
