@@ -12,13 +12,23 @@ export interface TcpProxy {
   readonly down: () => Promise<void>
   /** Cuts every connection, then accepts new ones and never forwards a byte (a hung peer) until `up`. */
   readonly hang: () => Promise<void>
+  /**
+   * What each connection accepted during the last hang has sent so far (latin1 text, its first
+   * heldTextMax characters; one entry per connection, oldest first): a test waits until a given
+   * call is held before it acts.
+   */
+  readonly heldRequests: () => ReadonlyArray<string>
 }
+
+/** Characters kept of what one held connection sends (a JSON-RPC call's method is near its start). */
+export const heldTextMax = 16_384
 
 export const startTcpProxy = async (target: { readonly host: string; readonly port: number }, listenPort?: number): Promise<TcpProxy> => {
   const port = listenPort ?? await freePort()
   const sockets = new Set<Socket>()
   let server: Server | undefined
   let hung = false
+  let held: Array<{ text: string }> = []
   const track = (s: Socket) => {
     sockets.add(s)
     s.once("close", () => sockets.delete(s))
@@ -34,6 +44,11 @@ export const startTcpProxy = async (target: { readonly host: string; readonly po
       const s = createServer((client) => {
         if (hung) {
           track(client)
+          const request = { text: "" }
+          held.push(request)
+          client.on("data", (bytes: Buffer) => {
+            if (request.text.length < heldTextMax) request.text = (request.text + bytes.toString("latin1")).slice(0, heldTextMax)
+          })
           client.on("error", () => client.destroy())
           return
         }
@@ -63,8 +78,10 @@ export const startTcpProxy = async (target: { readonly host: string; readonly po
   const hang = async () => {
     await up()
     hung = true
+    held = []
     cutAll()
   }
   await up()
-  return { port, up, down, hang }
+  const heldRequests = () => held.map((r) => r.text)
+  return { port, up, down, hang, heldRequests }
 }

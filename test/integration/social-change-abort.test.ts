@@ -10,8 +10,17 @@
 // sent, the client aborts once the owed X is committed; then the ledger is back and the same
 // request is sent again. It is answered 201 with the one comment, charged once, and X then XM
 // land on the chain once each.
+//
+// The client leaves, and the retry comes, while the Change is inside its hung ledger call (the
+// fee sponsor's scantxoutset, held by the forwarder), and the heap is collected then: on Node 20
+// that collection took the call's timeout signal (AbortSignal.timeout inside AbortSignal.any,
+// nodejs/node#57736), the call never ended, the Change never answered, and every retry waited
+// on its reply for ever (loaded suite runs, where a collection came during the 15 s wait). The
+// call's limit is now an Effect timer (rpcLedger.ts). Aborting only once the owed XM was
+// committed left it to chance whether the call was held or went through after `up()`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TestDatabase } from "../../harness/db.ts"
+import { collectGarbage } from "../support/gc.ts"
 import type { Litecoind } from "../support/litecoind.ts"
 import type { RunningNode } from "../support/node.ts"
 import { type OutageWorld, startOutageWorld } from "../support/socialOutage.ts"
@@ -54,11 +63,16 @@ describe("a post change whose client gives up mid-way (chaos seed 1)", () => {
     const abort = new AbortController()
     const first = post(`/api/social/posts/${postId}/comments`, world.bobSession, { body: "given up on" }, { key: "seed1-comment", signal: abort.signal })
       .then((r) => ({ status: r.status }), (e: unknown) => ({ aborted: String(e) }))
-    // The comment and its owed X and XM are committed; the stamp waits on the hung ledger. The client leaves.
+    // The comment and its owed X and XM are committed; the stamp waits on the hung ledger (its
+    // first coin: the sponsor lists its unspent outputs). The client leaves.
     await waitFor("the comment's owed stamps committed", 30_000, async () =>
       (await db.query("SELECT 1 FROM social_owed_stamps WHERE post_id = $1 AND tag = 'XM'", [postId])).length === 1 ? true : undefined, 50)
+    await waitFor("the stamp's ledger call held by the hung forwarder", 30_000, async () =>
+      proxy.heldRequests().some((r) => r.includes("scantxoutset")) ? true : undefined, 20)
     abort.abort()
     expect(await first).toHaveProperty("aborted")
+    // The node runs in this process: the collection that once took the held call's timeout.
+    collectGarbage()
     await proxy.up()
 
     // The same request again, as a client does after a timeout: one answer, the first request's.
@@ -84,4 +98,42 @@ describe("a post change whose client gives up mid-way (chaos seed 1)", () => {
     expect(stamps.map((s) => s.tag)).toEqual(["X", "XM"])
     for (const s of stamps) expect(typeof (await litecoind.rpc<string>("getrawtransaction", s.txid)), s.tag).toBe("string")
   }, 300_000)
+
+  // Two retries of the same request on one node while the Change is held: the cluster answers the
+  // first by polling storage for the Change's reply and the second joins that poll; the first's
+  // client leaving stranded the second on a latch nobody opened (@effect/cluster 0.60,
+  // Runners.replyFromStorage), though the reply was stored 15 s later. Each request is now waited
+  // for once per node, to its reply (platform/entity/replyWaits.ts).
+  it("a retry that joined another's wait is answered when the other's client leaves", async () => {
+    const published = await post("/api/social/posts", world.aliceSession, { body: "commented twice over" })
+    expect(published.status).toBe(201)
+    const postId = ((await published.json()) as { postId: string }).postId
+    const bobBefore = await balance(world.bob.address)
+    const send = (signal: AbortSignal) =>
+      post(`/api/social/posts/${postId}/comments`, world.bobSession, { body: "asked three times" }, { key: "joined-wait", signal })
+        .then(async (r) => ({ status: r.status, body: await r.json() as Record<string, unknown> }), (e: unknown) => ({ status: 0, body: { gaveUp: String(e) } }))
+
+    await proxy.hang()
+    const first = new AbortController()
+    const original = send(first.signal)
+    await waitFor("the comment's stamp held by the hung forwarder", 30_000, async () =>
+      proxy.heldRequests().some((r) => r.includes("scantxoutset")) ? true : undefined, 20)
+    first.abort()
+    expect((await original).status).toBe(0)
+    const leaving = new AbortController()
+    const retryA = send(leaving.signal)
+    // A waits on the Change's reply before B comes and joins it; then A's client leaves.
+    await new Promise((r) => setTimeout(r, 1_000))
+    const retryB = send(AbortSignal.timeout(45_000))
+    await new Promise((r) => setTimeout(r, 1_000))
+    leaving.abort()
+    expect((await retryA).status).toBe(0)
+    await proxy.up()
+
+    // The held call ends on its 15 s timeout, the Change answers (its stamps on the timer), B gets that answer.
+    const b = await retryB
+    expect(b.status, JSON.stringify(b.body)).toBe(201)
+    expect((await db.query("SELECT 1 FROM social_comments WHERE post_id = $1", [postId])).length).toBe(1)
+    expect(bobBefore - (await balance(world.bob.address))).toBe(PRICE)
+  }, 120_000)
 })

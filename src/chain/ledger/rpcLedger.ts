@@ -8,7 +8,7 @@
 // Amounts come from transaction outputs (bigint), never from the node's JSON floats, except the
 // fee testmempoolaccept reports, converted once in `satsOfCoins`.
 import { Block } from "bitcoinjs-lib"
-import { Data, Effect, Either, Layer, Schedule } from "effect"
+import { Data, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { encodeAddress, validateLedgerAddress } from "../address.ts"
 import { broadcastSpan } from "../broadcastSpan.ts"
 import { ledgerParams, type UtxoChainParams } from "../params.ts"
@@ -151,24 +151,28 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
   if (authorization !== undefined) headers["authorization"] = authorization
   let nextId = 0
 
+  // The call's limit is an Effect timer: when it fires, the call is interrupted and `signal`
+  // aborts the fetch (its socket is destroyed). Not AbortSignal.timeout inside AbortSignal.any: on
+  // Node 20 nothing holds that timeout signal but a weak reference, a garbage collection takes it
+  // and it never fires (nodejs/node#57736), so a node that accepted the call and never answered
+  // held it for ever (a Post entity's Change stuck in the fee sponsor's listUnspent, the retry of
+  // the same request never answered; rpcLedger.test.ts).
   const post = (method: string, body: unknown, ms: number) =>
     Effect.tryPromise({
       try: async (signal) => {
         // A bad URL fails every call with a typed error; layerRpc refuses it before any call.
         if (Either.isLeft(endpoint)) throw new Error(endpoint.left.message)
-        const res = await fetch(endpoint.right.url, {
-          method: "POST",
-          headers,
-          body: JSON.stringify(body),
-          signal: AbortSignal.any([signal, AbortSignal.timeout(ms)])
-        })
+        const res = await fetch(endpoint.right.url, { method: "POST", headers, body: JSON.stringify(body), signal })
         // bitcoind answers errors with HTTP 500 and a JSON-RPC body: read the body either way.
         const text = await res.text()
         if (res.status === 401) throw new Error("401 unauthorized (rpc user/password)")
         return JSON.parse(text) as unknown
       },
       catch: (e): RpcFailure => ({ method, code: undefined, message: e instanceof Error ? e.message : String(e) })
-    })
+    }).pipe(Effect.timeoutFail({
+      duration: Duration.millis(ms),
+      onTimeout: (): RpcFailure => ({ method, code: undefined, message: `no answer within ${ms} ms` })
+    }))
 
   type Reply = { result?: unknown; error?: { code: number; message: string } | null; id?: number }
 

@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { randomUUID } from "node:crypto"
 import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
 import { answeredAs, orElseUnavailable } from "./refusals.ts"
+import { makeReplyWaits, type ReplyWaits } from "../../platform/entity/replyWaits.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { BadRequest, ContentConflict, ContentGone, ContentTooLarge, Forbidden, IdempotencyKeyReused, idempotencyKeyReused, NotFound, NotImplemented, PaymentRequired, unavailable, UnsupportedMediaType } from "../../../schemas/social/errors.ts"
 import { Change, ChangeUnsigned, CommentUnsigned, Post, type PostReceipt, PostRefused, Publish, PublishUnsigned, type UnsignedStamps } from "../../../schemas/social/post.ts"
@@ -155,7 +156,7 @@ const requestIdOf = (account: string, postId: string, action: string, fields: Ch
   })
 
 /** A takedown, renewal, metadata change (the author's) or comment (any member's), sent to the post's entity. */
-const change = (posts: PostClient, id: string, action: "takedown" | "renew" | "metadata" | "comment", fields: ChangeFields = {}) =>
+const change = (posts: PostClient, waits: ReplyWaits, id: string, action: "takedown" | "renew" | "metadata" | "comment", fields: ChangeFields = {}) =>
   Effect.gen(function*() {
     const me = yield* member
     const post = action === "comment" ? yield* anyPost(id) : yield* ownPost(id)
@@ -163,15 +164,17 @@ const change = (posts: PostClient, id: string, action: "takedown" | "renew" | "m
     const requestId = yield* requestIdOf(Option.getOrElse(me, () => post.author), post.id, action, fields)
     // An xpub-only commenter: the comment's X comes back unsigned for their wallet (202).
     if (action === "comment" && (yield* signsOwnStamps(Option.getOrThrow(me)))) {
-      return yield* posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId })).pipe(changeAnswered)
+      return yield* waits(`CommentUnsigned/${post.id}/${requestId}`,
+        posts(post.id).CommentUnsigned(new CommentUnsigned({ postId: post.id, author: Option.getOrThrow(me), body: fields.body ?? "", requestId }))).pipe(changeAnswered)
     }
     // An account linked by xpub only: the stamp comes back unsigned for the member (202).
     if (action !== "comment" && (yield* signsOwnStamps(post.author))) {
-      return yield* posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId, ...fields })).pipe(changeAnswered)
+      return yield* waits(`ChangeUnsigned/${post.id}/${requestId}`, posts(post.id).ChangeUnsigned(new ChangeUnsigned({ postId: post.id, action, requestId, ...fields }))).pipe(changeAnswered)
     }
-    return yield* posts(post.id).Change(new Change({
+    // Waited once per node and to its reply, whoever leaves (replyWaits.ts): a retry with the same key is the same Change.
+    return yield* waits(`Change/${post.id}/${requestId}`, posts(post.id).Change(new Change({
       postId: post.id, action, requestId, ...fields, ...(action === "comment" ? { author: Option.getOrThrow(me) } : {})
-    })).pipe(changeAnswered)
+    }))).pipe(changeAnswered)
   })
 
 /** An upload stored by its bytes' CID; the bytes decide the type (mediaTypes.ts), active content (HTML, SVG, XML, script) is refused. */
@@ -223,7 +226,7 @@ const keyedPostId = (author: string, key: string | undefined, wanted: Parameters
 const claimedElsewhere = (e: unknown): e is PostRefused => e instanceof PostRefused && e.code === "idempotency_key_claimed"
 
 /** A new post: 201 when stamped, 202 while its stamps are pending or wait for the member's signatures. */
-const publish = (posts: PostClient, request: HttpServerRequest.HttpServerRequest, payload: typeof NewPost.Type) =>
+const publish = (posts: PostClient, waits: ReplyWaits, request: HttpServerRequest.HttpServerRequest, payload: typeof NewPost.Type) =>
   Effect.gen(function*() {
     const idempotencyKey = parseIdempotencyKey(request.headers["idempotency-key"])
     if (Either.isLeft(idempotencyKey)) return yield* Effect.fail(badRequest(`Idempotency-Key: ${idempotencyKey.left}`))
@@ -241,8 +244,8 @@ const publish = (posts: PostClient, request: HttpServerRequest.HttpServerRequest
       // An account linked by xpub only: the stamps come back unsigned for the member (202). A
       // replayed key reaches the same PublishUnsigned, which answers the post as it stands.
       signs
-        ? Effect.map(posts(postId).PublishUnsigned(new PublishUnsigned({ postId, ...message })), (view) => awaitingReceipt(view, media))
-        : posts(postId).Publish(new Publish({ postId, ...message }))
+        ? Effect.map(waits(`PublishUnsigned/${postId}`, posts(postId).PublishUnsigned(new PublishUnsigned({ postId, ...message }))), (view) => awaitingReceipt(view, media))
+        : waits(`Publish/${postId}`, posts(postId).Publish(new Publish({ postId, ...message })))
     const attempt = Effect.gen(function*() {
       const { postId, replay } = yield* keyedPostId(author, key, wanted)
       return Option.isSome(replay) ? replay.value : yield* send(postId)
@@ -259,14 +262,15 @@ const ComposerHandlers = HttpApiBuilder.group(SocialApi, "composer", (handlers) 
   Effect.gen(function*() {
     const store = yield* ContentStore
     const posts = yield* Post.client
+    const waits = yield* makeReplyWaits
     const continuity = yield* Continuity.client
     return handlers
       .handleRaw("upload", ({ request }) => Effect.provideService(upload(request), ContentStore, store))
-      .handle("post", ({ payload, request }) => publish(posts, request, payload))
-      .handle("takedown", ({ path }) => change(posts, path.id, "takedown"))
-      .handle("renew", ({ path }) => change(posts, path.id, "renew"))
-      .handle("metadata", ({ path, payload }) => change(posts, path.id, "metadata", payload))
-      .handle("comment", ({ path, payload }) => change(posts, path.id, "comment", payload).pipe(
+      .handle("post", ({ payload, request }) => publish(posts, waits, request, payload))
+      .handle("takedown", ({ path }) => change(posts, waits, path.id, "takedown"))
+      .handle("renew", ({ path }) => change(posts, waits, path.id, "renew"))
+      .handle("metadata", ({ path, payload }) => change(posts, waits, path.id, "metadata", payload))
+      .handle("comment", ({ path, payload }) => change(posts, waits, path.id, "comment", payload).pipe(
         // 201 with the X's txid; 202 with its PSBT for an xpub-only commenter.
         Effect.map((r) => HttpServerResponse.unsafeJson(r, { status: "txid" in r ? 201 : 202 }))))
       .handle("continuityStart", ({ payload }) =>

@@ -1,10 +1,13 @@
 // The JSON-RPC adapter's pure edges: reject reasons as litecoind words them, coin amounts to
-// satoshis, and transport failures as typed errors (a port nobody listens on).
-import { Effect, Either } from "effect"
+// satoshis, and transport failures as typed errors (a port nobody listens on, a node that never
+// answers).
+import { createServer, type Socket } from "node:net"
+import { Effect, Either, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { layerRpc, makeRpcLedger, rejectCodeOf, rpcEndpoint, satsOfCoins } from "../../../src/chain/ledger/rpcLedger.ts"
 import { UtxoLedger } from "../../../src/chain/ledger/UtxoLedger.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../../src/chain/params.ts"
+import { collectGarbage } from "../../support/gc.ts"
 import { failure } from "../../support/utxoLedgerContract.ts"
 
 describe("rpc ledger edges", () => {
@@ -64,5 +67,34 @@ describe("rpc ledger edges", () => {
     const ledger = makeRpcLedger({ url: "not a url", nodeParams: litecoinRegtestParams })
     expect(await failure(ledger.tip)).toMatchObject({ _tag: "LedgerRpcError", message: expect.stringContaining("not a URL") })
     expect(await failure(ledger.blockAt(-1))).toMatchObject({ _tag: "LedgerInvalidInput", field: "height" })
+  })
+
+  // A node that accepts the connection and never answers (a hung peer: the social outage tests'
+  // forwarder in hang(), a wedged litecoind). The per-call timeout must end the call even when the
+  // heap is collected meanwhile: a timeout signal held only by AbortSignal.any is collected on
+  // Node 20 and never fires (nodejs/node#57736), and the call then waited for ever (a Post entity's
+  // Change stuck in the fee sponsor's listUnspent, its retry never answered).
+  it("ends a call the node never answers after its timeout, even across a garbage collection", async () => {
+    const held = new Set<Socket>()
+    const hung = createServer((s) => { held.add(s) })
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve))
+    const port = (hung.address() as { port: number }).port
+    try {
+      const ledger = makeRpcLedger({ url: `http://u:p@127.0.0.1:${port}/`, nodeParams: litecoinRegtestParams, timeoutMs: 500 })
+      const call = Effect.runFork(Effect.either(ledger.tip))
+      // The request is on the wire (the peer holds it) before the heap is collected.
+      for (let i = 0; i < 100 && held.size === 0; i++) await new Promise((r) => setTimeout(r, 20))
+      expect(held.size).toBe(1)
+      collectGarbage()
+      await new Promise((r) => setTimeout(r, 50))
+      collectGarbage()
+      // Bounded here so that a call that never ends fails this test, named, not its timeout.
+      const ended = await Effect.runPromise(Fiber.join(call).pipe(Effect.timeout("5 seconds"), Effect.option))
+      expect(ended._tag, "the call ended within 5 s").toBe("Some")
+      if (ended._tag === "Some") expect(ended.value).toMatchObject({ _tag: "Left", left: { _tag: "LedgerRpcError", method: "getblockchaininfo" } })
+    } finally {
+      for (const s of held) s.destroy()
+      await new Promise((r) => hung.close(r))
+    }
   })
 })
