@@ -15,6 +15,8 @@ import { makeRng } from "./rng.ts"
 import { describeFault, makeSchedule } from "./schedule.ts"
 import { faultWindows } from "./windows.ts"
 import { checkSocial } from "./socialChecker.ts"
+import { checkDesk } from "./deskChecker.ts"
+import { runDeskCustomer, runVisitor, setUpDesk, type DeskRun } from "./deskWorkload.ts"
 import { runMember, setUpSocial, type SocialRun } from "./socialWorkload.ts"
 import { startWorld, type World } from "./world.ts"
 import { pollFor } from "../omniIssuer.ts"
@@ -26,6 +28,8 @@ const { values } = parseArgs({
     nodes: { type: "string", default: "3" },
     traders: { type: "string", default: "6" },
     members: { type: "string", default: "3" },
+    "desk-customers": { type: "string", default: "3" },
+    visitors: { type: "string", default: "2" },
     "mean-gap-s": { type: "string", default: "20" }
   }
 })
@@ -62,6 +66,8 @@ const world = await startWorld({ nodes: nodeCount, log }).catch((e) => {
 })
 let exit = 1
 try {
+  // The desk first: its setup mines the ledger and issues its tokens, which the exchange's grant timing must not absorb.
+  const desk = await setUpDesk(world, { customers: Number(values["desk-customers"]), log })
   // Grants are made during the setup, before the run's clock starts: their mid-run expiries are
   // drawn against the moment the setup is expected to end (it takes well under this on one core).
   const runStartEpochMs = Date.now() + 60_000
@@ -74,36 +80,56 @@ try {
   const history = makeHistory()
   const book: Array<BookSample> = []
   const stopMiner = ex.startMiner(1_000)
+  const stopEvmMiner = desk.startEvmMiner(1_000)
+  const deskRun: DeskRun = { orders: [], stats: { created: 0, deposits: 0, depositFailures: 0, released: 0, refused: 0, neverAnswered: 0, signIns: 0, links: 0, rewardsReads: 0, signInRestarts: 0 }, unanswered: [] }
   const stats: TraderStats = { placed: 0, cancelled: 0, refused: 0, neverAnswered: 0 }
   const stopLoadAt = durationMs
   const [applied] = await Promise.all([
     runNemesis(world, schedule, clock, log),
     ...ex.traders.map((t) => runTrader(world, t, history, rng.fork(`trader ${t.name}`), clock, stopLoadAt, stats)),
     sampleBook(world, rng.fork("book"), clock, stopLoadAt, 1_000, book),
-    ...members.map((m) => runMember(world, m, social, history, rng.fork(`member ${m.name}`), clock, stopLoadAt))
+    ...members.map((m) => runMember(world, m, social, history, rng.fork(`member ${m.name}`), clock, stopLoadAt)),
+    ...desk.customers.map((c) => runDeskCustomer(world, desk, c, deskRun, history, rng.fork(`desk customer ${c.name}`), clock, stopLoadAt)),
+    ...Array.from({ length: Number(values.visitors) }, (_, i) => runVisitor(world, `v${i}`, deskRun, history, rng.fork(`visitor v${i}`), clock, stopLoadAt))
   ]) as [ReadonlyArray<AppliedFault>, ...Array<unknown>]
   log(`load over at ${(clock() / 1000).toFixed(1)} s: ${stats.placed} orders acknowledged, ${stats.cancelled} cancelled, ${stats.refused} refused, ${stats.neverAnswered} never answered`)
+  log(`  desk: ${deskRun.stats.created} orders created, ${deskRun.stats.deposits} deposits paid, ${deskRun.stats.released} seen released, ${deskRun.stats.refused} refused; ${deskRun.stats.signIns} sign-ins, ${deskRun.stats.links} wallet links`)
 
   // Settle: every node back, every leg final, every expired grant swept and its key gone.
   for (const slot of world.nodes) if (slot.current === undefined || !slot.current.isRunning()) await world.startNode(slot.index)
-  await pollFor("the system to settle (legs final, expired grants swept, owed stamps sent)", SETTLE_MS_MAX, async () => {
+  const paid = () => deskRun.orders.filter((o) => o.depositTxid !== undefined).map((o) => o.id)
+  await pollFor("the system to settle (legs final, expired grants swept, owed stamps sent, paid desk orders ended)", SETTLE_MS_MAX, async () => {
     const [legs] = await world.query<{ open: number }>(`SELECT count(*)::int AS open FROM settlement_legs WHERE status <> 'final'`)
     const due = ex.traders.filter((t) => t.expiresAtMs < Date.now()).map((t) => t.grantId)
     const [keys] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM authorization_keys WHERE grant_id = ANY($1)`, [due])
     const [stamps] = await world.query<{ n: number }>(`SELECT (SELECT count(*) FROM social_stamping_pending) + (SELECT count(*) FROM social_owed_stamps WHERE txid IS NULL) AS n`)
-    return legs!.open === 0 && keys!.n === 0 && Number(stamps!.n) === 0 ? true : undefined
+    const [deskOpen] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM desk_orders WHERE id = ANY($1::uuid[]) AND status NOT IN ('released', 'refunded', 'expired', 'failed')`, [paid()])
+    return legs!.open === 0 && keys!.n === 0 && Number(stamps!.n) === 0 && deskOpen!.n === 0 ? true : undefined
   }, 2_000).catch((e) => log(`settle: ${String(e)} (the checker reports what is still owed)`))
+  // What was broadcast last (an expired grant's sweep is sent just before its key goes, which ends
+  // the settle) is mined before the miner stops and the checker reads the chain.
+  await pollFor("the ledger's mempool mined", 30_000, async () => ((await world.litecoind.rpc<{ size: number }>("getmempoolinfo")).size === 0 ? true : undefined), 500)
+    .catch((e) => log(`settle: ${String(e)} (the checker reads the chain as it is)`))
   await stopMiner()
+  await stopEvmMiner()
 
   const windows = faultWindows(applied)
   const exchangeChecked = await checkRun(world, ex, history, book, windows, t0)
   const socialChecked = await checkSocial(world, social, history)
-  const checked: Checked = { violations: [...exchangeChecked.violations, ...socialChecked.violations], counts: { ...exchangeChecked.counts, ...socialChecked.counts } }
+  const deskChecked = await checkDesk(world, desk, deskRun, history, windows, t0)
+  for (const u of deskRun.unanswered) deskChecked.violations.push({ rule: "every request answered", detail: `${u.op} ${u.subject}: no answer below 500 within the request's deadline`, history: history.about(u.subject) })
+  const checked: Checked = { violations: [...exchangeChecked.violations, ...socialChecked.violations, ...deskChecked.violations], counts: { ...exchangeChecked.counts, ...socialChecked.counts, ...deskChecked.counts } }
   await ex.dispose()
   log("")
   log(`summary: seed ${seed}, ${minutes} min, ${nodeCount} nodes`)
   log(`  faults injected: ${applied.length} (${applied.filter((a) => a.note.startsWith("could not")).length} could not apply, ${applied.filter((a) => a.note === "already down").length} on a node already down)`)
   for (const [k, n] of Object.entries(checked.counts)) log(`  ${k}: ${n}`)
+  // Requests per service: the exchange's orders and cancels, social's posts, the desk's orders, polls and deposits, sign-ins by listener.
+  const serviceOf = (op: string) => op.startsWith("exchange ") || op === "order" || op === "cancel" ? "exchange"
+    : op.startsWith("social ") || ["publish", "comment", "renew", "takedown"].includes(op) ? "social" : "desk"
+  const perService = new Map<string, number>()
+  for (const e of history.entries) perService.set(serviceOf(e.op), (perService.get(serviceOf(e.op)) ?? 0) + 1)
+  log(`  requests per service (sign-ins counted with their listener; desk includes its customers' deposit sends): ${[...perService].map(([k, n]) => `${k} ${n}`).join(", ")}`)
   log(`violations: ${checked.violations.length}`)
   for (const viol of checked.violations.slice(0, 20)) {
     log(`\nVIOLATION [${viol.rule}] ${viol.detail}`)

@@ -73,6 +73,8 @@ export const make = Effect.gen(function*() {
     const pkcs8 = privateKey.export({ format: "der", type: "pkcs8" }).toString("hex")
     return { secret: pkcs8, public: rawPublicKeyOf(pkcs8) }
   })
+  // Rows come out with seq as text (a BIGINT past 2^53 stays exact); every ORDER BY names the table's
+  // column (desk_attestations.seq): a bare `seq` would sort the text alias, "9" above "10".
   const columns = sql`seq::text AS seq, attested_at, payload, payload_hash, prev_hash, signature, ed25519_signature`
 
   const byRequest: AttestationsShape["byRequest"] = (requestId) =>
@@ -84,7 +86,7 @@ export const make = Effect.gen(function*() {
       // Under the lock: a second writer of the same request waits and then finds this one's row.
       const done = requestId === undefined ? undefined : yield* byRequest(requestId)
       if (done !== undefined) return done
-      const [last] = yield* sql<{ seq: string; payload_hash: string }>`SELECT seq::text AS seq, payload_hash FROM desk_attestations ORDER BY seq DESC LIMIT 1`
+      const [last] = yield* sql<{ seq: string; payload_hash: string }>`SELECT seq::text AS seq, payload_hash FROM desk_attestations ORDER BY desk_attestations.seq DESC LIMIT 1`
       const seq = last === undefined ? 1 : Number(last.seq) + 1
       const attestedAt = new Date().toISOString()
       const payload = attestationPayload(report, seq, attestedAt, last?.payload_hash ?? null)
@@ -96,13 +98,13 @@ export const make = Effect.gen(function*() {
       return toPoint(row!)
     }))
 
-  const latest = Effect.map(sql<Row>`SELECT ${columns} FROM desk_attestations ORDER BY seq DESC LIMIT 1`, (rows) => rows[0] && toPoint(rows[0]))
+  const latest = Effect.map(sql<Row>`SELECT ${columns} FROM desk_attestations ORDER BY desk_attestations.seq DESC LIMIT 1`, (rows) => rows[0] && toPoint(rows[0]))
 
   const history: AttestationsShape["history"] = (range) =>
     Effect.map(
       range === "all"
-        ? sql<Row>`SELECT ${columns} FROM desk_attestations ORDER BY seq`
-        : sql<Row>`SELECT ${columns} FROM desk_attestations WHERE attested_at >= now() - make_interval(hours => ${historyRanges[range]}) ORDER BY seq`,
+        ? sql<Row>`SELECT ${columns} FROM desk_attestations ORDER BY desk_attestations.seq`
+        : sql<Row>`SELECT ${columns} FROM desk_attestations WHERE attested_at >= now() - make_interval(hours => ${historyRanges[range]}) ORDER BY desk_attestations.seq`,
       (rows) => rows.map(toPoint)
     )
 

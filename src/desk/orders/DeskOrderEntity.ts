@@ -51,6 +51,15 @@ export const ORDER_TICK_MS = 3_000
 export const LATE_DEPOSIT_WATCH_MS = 24 * 3600_000
 /** Blocks one look scans for the deposit at most. */
 const SCAN_BLOCKS_MAX = 500
+/**
+ * The deposit scan starts this many blocks below the height its order was made at: a reorg that
+ * shortens the chain mines the next blocks (and a deposit sent meanwhile) at or below that height.
+ * The deposit address is fresh, so nothing before the order pays it; deeper than the reorgs a
+ * desk waits out (6 confirmations for LTC, 12 for ETH).
+ */
+export const DEPOSIT_REORG_MARGIN = 24
+/** Where a deposit scan starts: above `fromHeight` less the reorg margin (never below block 1). */
+export const depositScanStart = (fromHeight: number): number => Math.max(1, fromHeight - DEPOSIT_REORG_MARGIN + 1)
 /** Steps one advance takes at most (deposit → confirmed → burn → pay is four). */
 const STEPS_MAX = 8
 
@@ -84,8 +93,8 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
       t?.propertyId == null ? Effect.fail(new LegDeferred({ message: `token ${row.asset} has no Omni property` })) : Effect.succeed(t.propertyId))
 
   /**
-   * The first transaction paying `address` on `chain` above the order's starting height (at most
-   * SCAN_BLOCKS_MAX blocks a look) that `accept` takes, with its confirmations; the active chain
+   * The first transaction paying `address` on `chain` from DEPOSIT_REORG_MARGIN blocks below the
+   * order's starting height (at most SCAN_BLOCKS_MAX blocks a look) that `accept` takes, with its confirmations; the active chain
    * is read afresh each look, so a deposit reorged away is no longer seen.
    */
   const scanDeposit = <E, R>(
@@ -96,8 +105,8 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.gen(function*() {
       const tip = yield* chain.tip
       const target = Buffer.from(Either.getOrThrow(addressScript(row.deposit_address, chain.params)))
-      const from = row.deposit_from_height ?? tip.height
-      for (let h = from + 1; h <= Math.min(tip.height, from + SCAN_BLOCKS_MAX); h++) {
+      const start = depositScanStart(row.deposit_from_height ?? tip.height)
+      for (let h = start; h <= Math.min(tip.height, start + SCAN_BLOCKS_MAX - 1); h++) {
         for (const hex of (yield* chain.blockAt(h)).txs) {
           const tx = Transaction.fromHex(hex)
           const paid = tx.outs.filter((o) => target.equals(Buffer.from(o.script))).reduce((n, o) => n + BigInt(o.value), 0n)
@@ -122,7 +131,7 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.gen(function*() {
       const l = yield* evm.get(row.chain as EvmChain)
       const head = yield* l.blockNumber
-      const from = BigInt((row.deposit_from_height ?? Number(head)) + 1)
+      const from = BigInt(depositScanStart(row.deposit_from_height ?? Number(head)))
       if (head < from) return undefined
       const scan = yield* l.transfers(tokenContractAddress(config.evmTokenContracts, l, (row.deposit_asset ?? "USDC") as TokenSymbol), from, head, { to: [row.deposit_address] })
       const first = scan.logs[0]

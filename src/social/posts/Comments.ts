@@ -46,7 +46,7 @@ export const commentAsMember = (post: PostRow, change: Change) =>
       return yield* refuse("invalid_parameter", `a comment has an author and a body of 1 to ${bodyCharsMax} characters`)
     }
     // The same Change again (redelivered): the comment is written, its owed X names it.
-    const [again] = yield* sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps WHERE comment_id = ${change.requestId} ORDER BY id LIMIT 1`
+    const [again] = yield* sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps WHERE comment_id = ${change.requestId} ORDER BY social_owed_stamps.id LIMIT 1`
     if (again !== undefined) return again.id
     if (post.state !== "hosted" && post.state !== "grace") return yield* refuse("post_closed", `the post is ${post.state.replace("_", " ")}`)
     const [commenter] = yield* sql<AccountRow & { identity: string }>`SELECT address, asset_id, handle, xpub, balance_base::text AS balance_base, seed_enc,

@@ -91,7 +91,7 @@ export const payOwed = (id: string) =>
     const { row, paid } = yield* payOne(id)
     if (row?.comment_id != null) {
       const rest = yield* sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps
-        WHERE comment_id = ${row.comment_id} AND id > ${row.id} AND txid IS NULL ORDER BY id`
+        WHERE comment_id = ${row.comment_id} AND id > ${row.id} AND txid IS NULL ORDER BY social_owed_stamps.id`
       for (const r of rest) yield* payOne(r.id)
     }
     return paid
@@ -101,7 +101,7 @@ export const payOwed = (id: string) =>
 export const payAllOwed = (postId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps WHERE post_id = ${postId} AND txid IS NULL ORDER BY id`
+    const rows = yield* sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps WHERE post_id = ${postId} AND txid IS NULL ORDER BY social_owed_stamps.id`
     for (const row of rows) yield* payOwed(row.id)
     return rows.length
   })
@@ -109,5 +109,5 @@ export const payAllOwed = (postId: string) =>
 /** The latest owed stamp of a tag on the post (paid or not): what a repeated T or D answers. */
 export const lastOwed = (postId: string, tag: StampTag) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps WHERE post_id = ${postId} AND tag = ${tag} ORDER BY id DESC LIMIT 1`,
+    Effect.map(sql<{ id: string }>`SELECT id::text AS id FROM social_owed_stamps WHERE post_id = ${postId} AND tag = ${tag} ORDER BY social_owed_stamps.id DESC LIMIT 1`,
       (rows) => Option.fromNullable(rows[0]?.id)))

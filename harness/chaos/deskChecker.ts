@@ -1,0 +1,207 @@
+// The token desk's rules at the end of a chaos run, read from Postgres and the chains themselves
+// (our own Omni index of the final ledger from genesis, anvil, litecoind):
+// - every order the workload paid ended (released or refunded), and every payout and refund is on
+//   its chain exactly once: a grant on the ledger with the order's reference as memo (mints,
+//   wraps), one USDC transfer to the order's own payout address (cash-outs, redeems), one output
+//   to the fresh LTC address or exactly the payout in wei at the fresh ETH address (unwraps);
+// - each wrapped token's supply on the ledger = what the desk granted − what it revoked, and the
+//   grants are what the desk's released orders pay;
+// - every attestation: reserves ≥ supply (the dollar pool and each wrapped token), the series a
+//   valid hash chain (verifySeries: hashes, chain links, Ed25519), no gap beyond the interval
+//   outside fault windows; the Attestor's tick lateness, split inside/outside fault windows.
+import { Effect } from "effect"
+import { syncOnce } from "../../src/chain/ledger/follower.ts"
+import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
+import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
+import { type AttestationPoint, verifySeries } from "../../src/desk/attestation/attestation.ts"
+import { urlWithCredentials } from "../litecoind.ts"
+import { omniChainIndex } from "../omniChainIndex.ts"
+import type { Violation } from "./checker.ts"
+import { percentile } from "./checker.ts"
+import { DESK_TOKENS, type DeskRun, type DeskWorld } from "./deskWorkload.ts"
+import { attestationGaps, reservesShort } from "./deskRules.ts"
+import type { History } from "./history.ts"
+import { inWindow, type Window } from "./windows.ts"
+import { attestationIntervalMs, type World } from "./world.ts"
+
+const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
+/** An attestation may come this much after its slot before the gap counts (a scan of every vault, a busy node). */
+const ATTESTATION_SLACK_MS = 10_000
+
+export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun, history: History, windows: ReadonlyArray<Window>, runStartEpochMs: number): Promise<{ violations: Array<Violation>; counts: Record<string, number | string> }> => {
+  const v: Array<Violation> = []
+  const add = (rule: string, detail: string, subject?: string) => v.push({ rule, detail, history: subject === undefined ? [] : history.about(subject) })
+  const ledger = makeRpcLedger({ url: urlWithCredentials(world.litecoind), params: ledgerParams, nodeParams: litecoinRegtestParams })
+  const ltc = makeRpcLedger({ url: urlWithCredentials(world.litecoind), params: litecoinRegtestParams, nodeParams: litecoinRegtestParams })
+  const chain = omniChainIndex()
+  await run(syncOnce(ledger, chain.consumer))
+  const valid = chain.records.filter((r) => r.valid)
+
+  const rows = await world.query<{ id: string; short_ref: string; kind: string; asset: string; chain: string | null; status: string; amount: string; payout: string; payout_address: string | null; deposit_address: string; failure: string | null }>(
+    `SELECT id::text, short_ref, kind, asset, chain, status, amount::text, payout::text, payout_address, deposit_address, failure FROM desk_orders`)
+  const legs = await world.query<{ order_id: string; leg: string; chain: string; txid: string }>(`SELECT order_id::text, leg, chain, txid FROM desk_order_legs`)
+  const byId = new Map(rows.map((r) => [r.id, r]))
+  const legsOf = (id: string, leg: string) => legs.filter((l) => l.order_id === id && l.leg === leg)
+
+  // Every order the workload paid for ended, and what it pays is on its chain exactly once.
+  let paidOut = 0
+  const invalidDeposits: Array<string> = []
+  let refundedOnce = 0
+  for (const o of deskRun.orders.filter((x) => x.depositTxid !== undefined)) {
+    const row = byId.get(o.id)
+    if (row === undefined) { add("every acknowledged desk order exists", `${o.kind} ${o.shortRef} (${o.id}) is not in desk_orders`, o.shortRef); continue }
+    // A token deposit the ledger found invalid (sent ahead of the grant funding it, reordered by a
+    // reorg) never reached the desk: the customer's doing, counted, not the desk's violation.
+    const deposit = o.depositTxid === undefined ? undefined : chain.records.find((r) => r.txid === o.depositTxid)
+    if (row.status === "awaiting_deposit" && deposit !== undefined && !deposit.valid) { invalidDeposits.push(`${o.shortRef}: ${deposit.reason ?? "invalid"}`); continue }
+    if (row.status !== "released" && row.status !== "refunded") {
+      // Where the deposit stands on its chain: a deposit never confirmed is the customer's; one in the best chain the desk did not act on is the desk's.
+      const tx = o.depositTxid === undefined || o.kind === "mint" || (o.kind === "wrap" && o.asset === "ETH") ? undefined
+        : await world.litecoind.rpc<{ confirmations?: number; blockhash?: string }>("getrawtransaction", o.depositTxid, true).catch((e: unknown) => ({ error: String(e).slice(0, 120) }))
+      const where = deposit !== undefined ? `in the ledger at height ${deposit.height}, ${deposit.valid ? "valid" : `invalid: ${deposit.reason}`}` : "not in the final ledger by our index"
+      add("every paid desk order ends", `${o.kind} ${o.shortRef}: ${row.status}${row.failure === null ? "" : ` (${row.failure})`}; its deposit ${o.depositTxid} is ${where}; litecoind: ${JSON.stringify(tx === undefined ? "-" : "error" in tx ? tx.error : { confirmations: tx.confirmations ?? 0, blockhash: tx.blockhash ?? null })}`, o.shortRef)
+      continue
+    }
+    if (row.status === "refunded") {
+      // A refund of a token deposit: the one valid send out of the order's deposit address, by the refund leg.
+      const refund = legsOf(o.id, "refund")
+      // (a mint's or wrap's refund is on its own chain: the refund legs are checked below)
+      if (o.kind !== "cashout" && o.kind !== "redeem" && o.kind !== "unwrap") continue
+      const sends = valid.filter((r) => r.sender === row.deposit_address && r.payload?.type === "simpleSend")
+      if (sends.length !== 1 || sends[0]!.txid !== refund[0]?.txid) add("every desk refund on chain exactly once", `${o.kind} ${o.shortRef}: ${sends.length} valid sends out of ${row.deposit_address} (${sends.map((r) => r.txid).join(", ")}), refund leg ${refund[0]?.txid ?? "none"}`, o.shortRef)
+      else refundedOnce++
+      continue
+    }
+    const payout = legsOf(o.id, "payout")
+    const grants = valid.filter((r) => r.payload?.type === "grant" && (r.payload as { memo?: string }).memo === o.shortRef)
+    if (o.kind === "mint" || o.kind === "wrap") {
+      const want = BigInt(row.payout)
+      if (grants.length !== 1 || grants[0]!.txid !== payout[0]?.txid) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: ${grants.length} valid grants on the ledger (${grants.map((g) => g.txid).join(", ")}), payout leg ${payout[0]?.txid ?? "none"}`, o.shortRef)
+      else if (BigInt((grants[0]!.payload as { amount: bigint }).amount) !== want || grants[0]!.reference !== o.payoutAddress) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: grant of ${(grants[0]!.payload as { amount: bigint }).amount} to ${grants[0]!.reference}, order pays ${want} to ${o.payoutAddress}`, o.shortRef)
+      else paidOut++
+    } else if (o.kind === "cashout" || o.kind === "redeem") {
+      const head = await run(desk.base.blockNumber)
+      const transfers = await run(desk.base.transfers(world.usdc, 0n, head, { to: [row.payout_address!] }))
+      const want = BigInt(row.payout)
+      const got = transfers.logs.reduce((s, l) => s + l.value, 0n)
+      if (transfers.logs.length !== 1 || transfers.logs[0]!.txHash !== payout[0]?.txid || got !== want) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: ${transfers.logs.length} USDC transfers to ${row.payout_address} (${got} of ${want}), payout leg ${payout[0]?.txid ?? "none"}`, o.shortRef)
+      else paidOut++
+    } else if (o.asset === "LTC") {
+      const utxos = await run(ltc.listUnspent([row.payout_address!]))
+      const want = BigInt(row.payout)
+      if (utxos.length !== 1 || utxos[0]!.txid !== payout[0]?.txid || utxos[0]!.value !== want) add("every desk payout on chain exactly once", `unwrap ${o.shortRef}: ${utxos.length} outputs at ${row.payout_address} (${utxos.map((u) => `${u.txid}:${u.value}`).join(", ")}), want ${want} from ${payout[0]?.txid ?? "no leg"}`, o.shortRef)
+      else paidOut++
+    } else {
+      const want = BigInt(row.payout)
+      const got = await run(desk.ethereum.nativeBalance(row.payout_address!))
+      const depth = payout[0] === undefined ? 0 : await run(desk.ethereum.confirmations(payout[0].txid)).catch(() => 0)
+      if (got !== want || depth < 1) add("every desk payout on chain exactly once", `unwrap ${o.shortRef}: ${row.payout_address} holds ${got} wei, the order pays ${want}; payout leg ${payout[0]?.txid ?? "none"} at depth ${depth}`, o.shortRef)
+      else paidOut++
+    }
+    // What the order takes in is burned once (cash-outs, redeems, unwraps revoke the received tokens).
+    if (o.kind === "cashout" || o.kind === "redeem" || o.kind === "unwrap") {
+      const revokes = valid.filter((r) => r.payload?.type === "revoke" && (r.payload as { memo?: string }).memo === o.shortRef)
+      if (revokes.length !== 1) add("every desk burn on chain exactly once", `${o.kind} ${o.shortRef}: ${revokes.length} valid revokes on the ledger`, o.shortRef)
+    }
+  }
+  // Every refund leg is on its chain (once: the leg's primary key is (order, leg)).
+  let refunds = 0
+  for (const l of legs.filter((x) => x.leg === "refund")) {
+    const row = byId.get(l.order_id)
+    const confirmed = l.chain === "ledger" ? valid.some((r) => r.txid === l.txid)
+      : l.chain === "ltc" ? ((await world.litecoind.rpc<{ confirmations?: number }>("getrawtransaction", l.txid, true).catch(() => undefined))?.confirmations ?? 0) >= 1
+      : (await run((l.chain === "ethereum" ? desk.ethereum : desk.base).confirmations(l.txid)).catch(() => 0)) >= 1
+    if (!confirmed) add("every desk refund on chain exactly once", `${row?.kind} ${row?.short_ref}: refund ${l.txid} on ${l.chain} is not on the chain`, row?.short_ref)
+    else refunds++
+  }
+
+  // Supply: each desk token's total on the ledger = its grants − its revokes, and its grants are the released orders' payouts.
+  const supplies: Array<string> = []
+  for (const code of DESK_TOKENS) {
+    const property = desk.properties[code]
+    const moved = (type: "grant" | "revoke") => valid.reduce((s, r) => (r.payload?.type === type && r.payload.property === property ? s + r.payload.amount : s), 0n)
+    const granted = moved("grant")
+    const revoked = moved("revoke")
+    const total = chain.indexer.property(property)?.totalTokens ?? 0n
+    if (total !== granted - revoked) add("wrapped supply = minted − burned", `${code}: supply ${total} on the ledger, granted ${granted} − revoked ${revoked} = ${granted - revoked}`)
+    const kind = code === "SUSD" ? "mint" : "wrap"
+    const owed = rows.filter((r) => r.kind === kind && r.asset === code && r.status === "released").reduce((s, r) => s + BigInt(r.payout), 0n)
+    if (owed !== granted) add("wrapped supply = minted − burned", `${code}: the ledger granted ${granted}, the desk's released ${kind}s pay ${owed}`)
+    // What it revoked is what the released burning orders took in (the received tokens, all burned).
+    const burning = rows.filter((r) => r.kind !== kind && r.asset === code && r.status === "released")
+    const burnRefs = new Set(burning.map((b) => b.short_ref))
+    const revokedByOrders = valid.reduce((s, r) => {
+      const p = r.payload
+      return p?.type === "revoke" && p.property === property && burnRefs.has(p.memo) ? s + p.amount : s
+    }, 0n)
+    if (revokedByOrders !== revoked) add("wrapped supply = minted − burned", `${code}: the ledger revoked ${revoked}, of which ${revokedByOrders} by the desk's released burning orders`)
+    supplies.push(`${code} ${total}`)
+  }
+
+  // The attestation series, as the database holds it.
+  const points = (await world.query<{ seq: string; attested_at: Date; payload: string; payload_hash: string; prev_hash: string | null; signature: string; ed25519_signature: string; request_id: string | null }>(
+    `SELECT seq::text, attested_at, payload, payload_hash, prev_hash, signature, ed25519_signature, request_id FROM desk_attestations ORDER BY seq`))
+  const series: Array<AttestationPoint> = points.map((p) => ({
+    seq: Number(p.seq), attestedAt: p.attested_at.toISOString(), payload: JSON.parse(p.payload), payload_hash: p.payload_hash,
+    previousPayloadHash: p.prev_hash, signature: p.signature, ed25519Signature: p.ed25519_signature
+  }))
+  const [key] = await world.query<{ public: string | null }>(`SELECT public FROM desk_secrets WHERE name = 'attestation-ed25519'`).catch(() => [{ public: null }])
+  if (key?.public != null && key.public !== "") {
+    for (const problem of verifySeries(series, { publicKey: key.public, nowMs: Date.now() }).problems) add("the attestation series is a valid hash chain", problem)
+  } else {
+    // Without the published key the chain links and hashes are still checked (the signatures are not).
+    for (const problem of verifySeries(series, { publicKey: "0".repeat(64), nowMs: Date.now() }).problems.filter((p) => !p.includes("Ed25519"))) add("the attestation series is a valid hash chain", problem)
+  }
+  for (const p of series) for (const short of reservesShort(p.payload as Record<string, unknown>)) add("reserves ≥ supply at every attestation", `attestation ${p.seq} (${p.attestedAt}): ${short}`)
+  // Gaps: between two attestations (the run's start and the check counting as edges) no more than
+  // the interval plus slack of time outside fault windows. Only the run's own span is judged.
+  const runEndMs = Date.now()
+  const times = series.map((p) => Date.parse(p.attestedAt)).filter((t) => t >= runStartEpochMs)
+  const gaps = times.slice(1).map((t, i) => t - times[i]!)
+  for (const g of attestationGaps(times, { runStartMs: runStartEpochMs, runEndMs, allowedMs: attestationIntervalMs + ATTESTATION_SLACK_MS, windows })) {
+    add("no attestation gap beyond the interval outside faults", `${(g.fromMs / 1000).toFixed(1)} s → ${(g.toMs / 1000).toFixed(1)} s: no attestation for ${g.toMs - g.fromMs} ms, ${g.quietMs} ms of it outside fault windows (interval ${attestationIntervalMs} ms + ${ATTESTATION_SLACK_MS} ms allowed)`)
+  }
+  // The Attestor's durable timer: a tick's attestation is due at its slot (a whole multiple of the
+  // interval); how late it was written, inside and outside fault windows (on-demand ones, with a
+  // request id, and a start's catch-up are not ticks: a catch-up shows as lateness up to one interval).
+  const lateIn: Array<number> = []
+  const lateOut: Array<number> = []
+  for (const p of points) {
+    if (p.request_id !== null) continue
+    const at = p.attested_at.getTime()
+    if (at < runStartEpochMs) continue
+    const late = at - Math.floor(at / attestationIntervalMs) * attestationIntervalMs
+    ;(inWindow(windows, at - late - runStartEpochMs) ? lateIn : lateOut).push(late)
+  }
+  const desks = rows.length
+  // What the desk and the sign-in listeners refused, one line per code with its first message (a definite answer is allowed; this says why).
+  const refusals = new Map<string, { n: number; message: string }>()
+  for (const e of history.entries) {
+    if (e.outcome.kind !== "answer" || e.outcome.status < 400 || e.outcome.status >= 500 || e.op === "order" || e.op === "cancel") continue
+    const b = e.outcome.body as { error?: { code?: string; message?: string } }
+    const k = `${e.op} ${b?.error?.code ?? e.outcome.status}`
+    const seen = refusals.get(k)
+    refusals.set(k, { n: (seen?.n ?? 0) + 1, message: seen?.message ?? String(b?.error?.message ?? "").slice(0, 200) })
+  }
+  return {
+    violations: v,
+    counts: {
+      "desk orders created (all customers)": desks,
+      "desk and sign-in refusals": [...refusals].map(([k, r]) => `${k} ×${r.n} ("${r.message}")`).join("; ") || "none",
+      "desk orders paid by the workload": deskRun.orders.filter((o) => o.depositTxid !== undefined).length,
+      "desk orders by kind": Object.entries(rows.reduce<Record<string, number>>((m, r) => ({ ...m, [`${r.kind} ${r.asset}`]: (m[`${r.kind} ${r.asset}`] ?? 0) + 1 }), {})).map(([k, n]) => `${k}: ${n}`).join(", ") || "none",
+      "desk orders by status": Object.entries(rows.reduce<Record<string, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {})).map(([k, n]) => `${k}: ${n}`).join(", ") || "none",
+      "desk payouts checked on chain": paidOut,
+      "desk token deposits the ledger found invalid (the customer's, not the desk's)": `${invalidDeposits.length}${invalidDeposits.length === 0 ? "" : ` (${invalidDeposits.slice(0, 3).join("; ")})`}`,
+      "desk refunds on chain": `${refunds} (token refunds checked once from their deposit address: ${refundedOnce})`,
+      "desk deposit sends that failed": `${deskRun.stats.depositFailures}${deskRun.depositFailureSample === undefined ? "" : ` (first: ${deskRun.depositFailureSample.slice(0, 200)})`}`,
+      "desk requests never answered": deskRun.stats.neverAnswered,
+      "desk token supply (base units)": supplies.join(", "),
+      "sign-ins completed / restarted": `${deskRun.stats.signIns} / ${deskRun.stats.signInRestarts}`,
+      "wallet links / rewards reads": `${deskRun.stats.links} / ${deskRun.stats.rewardsReads}`,
+      attestations: `${series.length} (${times.length} in the run; gap p50/max ${percentile(gaps, 50)}/${Math.max(0, ...gaps)} ms)`,
+      "attestor tick lateness outside faults, ms (p50/p99/max)": `${percentile(lateOut, 50)}/${percentile(lateOut, 99)}/${Math.max(0, ...lateOut)} (n=${lateOut.length})`,
+      "attestor tick lateness inside faults, ms (p50/p99/max)": `${percentile(lateIn, 50)}/${percentile(lateIn, 99)}/${Math.max(0, ...lateIn)} (n=${lateIn.length})`
+    }
+  }
+}
