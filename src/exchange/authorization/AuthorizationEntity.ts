@@ -25,6 +25,7 @@ import { sealedEpoch } from "./keyEpochs.ts"
 import { KeyEpochs, layer as keyEpochsLayer } from "./KeyEpochStore.ts"
 import { expireInMarkets } from "./marketExpiry.ts"
 import { parseCap, parseEntityId, type PolicyInvalid } from "./policy.ts"
+import { sweepAgain, sweepRetryUntilMs } from "./sweepDeadline.ts"
 
 const ECPair = ECPairFactory(ecc)
 const metrics = entityMetrics("Authorization")
@@ -50,8 +51,6 @@ const refused = (e: PolicyInvalid) => new GrantRefused({ message: e.message })
 
 /** How long the markets may take to expire a grant's orders: half the sweep grace, 1 to 30 s. */
 export const marketBudgetMs = (sweepGraceMs: number) => Math.min(30_000, Math.max(1_000, Math.floor(sweepGraceMs / 2)))
-/** Attempts at the sweep (each idempotent) before the key is destroyed anyway. */
-const sweepAttempts = 5
 
 export const layer = Authorization.toLayer(Effect.gen(function*() {
   const address = yield* Entity.CurrentAddress
@@ -115,9 +114,12 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
    */
   const retire = (row: Row, asset: string, userId: number) =>
     Effect.gen(function*() {
+      const retryUntilMs = sweepRetryUntilMs(row.expires_at.getTime(), Date.now(), config.sweepGraceMs)
+      let attempt = 0
       yield* sql`UPDATE authorizations SET expires_at = LEAST(expires_at, now()) WHERE grant_id = ${row.grant_id}`.pipe(Effect.orDie)
       yield* Effect.provide(expireInMarkets(row.grant_id, asset, marketBudgetMs(config.sweepGraceMs)), services)
       yield* keyLock.withPermits(1)(Effect.gen(function*() {
+        attempt++
         const wallet = yield* walletOf(row)
         const left = yield* wallet.signAllUnsigned(row.grant_id)
         if (left > 0) yield* wallet.failUnsigned(row.grant_id, "the grant ended before the leg could be signed (no fee coin)")
@@ -126,8 +128,9 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
           yield* Effect.logInfo("authorization swept").pipe(Effect.annotateLogs({ grantId: row.grant_id, txid: swept.txid, amount: swept.amount.toString(), to: swept.toAddress }))
         }
       })).pipe(
-        // A key that does not open will not open on a second try; the ledger or the database may come back.
-        Effect.retry({ schedule: Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(sweepAttempts - 1))), while: (e) => e._tag !== "LegsRefused" }),
+        // A key that does not open will not open on a second try; the ledger or the database may
+        // come back: tried every second until shortly before the sealed key's horizon (sweepDeadline.ts).
+        Effect.retry({ schedule: Schedule.spaced("1 second"), while: (e) => e._tag !== "LegsRefused" && sweepAgain(attempt, Date.now(), retryUntilMs) }),
         Effect.catchAll((e) => Effect.logError(`grant ${row.grant_id}: not swept before its key is destroyed: ${e.message}`))
       )
     })
