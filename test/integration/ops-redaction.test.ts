@@ -18,8 +18,13 @@ const shortRef = "TX-OPS12345"
 
 beforeAll(async () => {
   db = await createTestDatabase("opsredact")
-  open = await startNode(db.url, { SHARDLINE_WEBHOOK_SECRET_PARTNER_A: secretA })
-  guarded = await startNode(db.url, { SHARDLINE_OPS_TOKEN: token })
+  // Two nodes in one event loop: the second one's start can hold the loop past the first one's
+  // 1 s shard-lock refresh, after which (a cluster recovery gap, docs/operations.md "The signed
+  // lane") the first could not reach its peer and the webhook below hung on a loaded machine.
+  // This test is about what /ops shows, not failover: slower lock timings keep the start apart.
+  const locks = { SHARDLINE_SHARD_LOCK_REFRESH_MS: "5000", SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "20000" }
+  open = await startNode(db.url, { SHARDLINE_WEBHOOK_SECRET_PARTNER_A: secretA, ...locks })
+  guarded = await startNode(db.url, { SHARDLINE_OPS_TOKEN: token, ...locks })
   const key = await createDeskKey(db.url, { scopes: ["cashout"] })
   await db.query(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
       deposit_address, required_confirmations, expires_at)
