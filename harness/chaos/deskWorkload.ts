@@ -29,11 +29,11 @@ import { runWithDatabase } from "../withDatabase.ts"
 import { unitsOf } from "./deskRules.ts"
 import { call, type History, type Outcome } from "./history.ts"
 import type { Rng } from "./rng.ts"
+import { type Answered, REQUEST_DEADLINE_MS, untilAnswered as answeredOrDeadline } from "./untilAnswered.ts"
 import type { World } from "./world.ts"
 
 const v1 = "/api/public/v1"
 /** A client gives one request this long across retries before it records it as never answered. */
-const REQUEST_DEADLINE_MS = 90_000
 /** The desk's tokens on the shared ledger: SUSD (dollar, backed by USDC on base), wLTC, wETH. */
 export const DESK_TOKENS = ["SUSD", "wLTC", "wETH"] as const
 /** Omni amounts have 8 decimals; USDC 6; ETH 18. */
@@ -144,24 +144,15 @@ export const setUpDesk = async (world: World, o: { readonly customers: number; r
   return { customers: out, properties, issuerAddress: issuer.address, ltcHot, base, ethereum, startEvmMiner }
 }
 
-type Answered = Extract<Outcome, { kind: "answer" }>
+/** The desk's customers pause 300–1000 ms between two attempts. */
+const customersPause = { minMs: 300, spreadMs: 700 }
 
-/** One request through whichever node is alive, sent again (same key) until answered below 500 or its deadline. */
+/** One request through whichever node is alive, sent again (same key) until answered below 500 or its deadline; never answered, it is named in the run. */
 const untilAnswered = async (world: World, history: History, rng: Rng, clock: () => number, deskRun: DeskRun,
   what: { client: string; op: string; subject: string; params: Record<string, string>; send: (deskUrl: string) => Promise<Outcome> }): Promise<Answered | undefined> => {
-  const deadline = Date.now() + REQUEST_DEADLINE_MS
-  for (;;) {
-    const live = world.live()
-    const node = live.length > 0 ? rng.pick(live) : undefined
-    const outcome = node === undefined ? { kind: "unknown" as const, detail: "no node alive" } : await what.send(node.deskUrl)
-    history.add({ atMs: clock(), client: what.client, op: what.op, node: node?.name ?? "-", subject: what.subject, params: what.params, outcome })
-    if (outcome.kind === "answer" && outcome.status < 500) return outcome
-    if (Date.now() > deadline) {
-      deskRun.unanswered.push({ op: what.op, subject: what.subject })
-      return undefined
-    }
-    await sleep(300 + rng.int(0, 700))
-  }
+  const out = await answeredOrDeadline(world, history, rng, clock, { ...what, send: (node) => what.send(node.deskUrl) }, customersPause)
+  if (out === undefined) deskRun.unanswered.push({ op: what.op, subject: what.subject })
+  return out
 }
 
 const post = (apiKey: string, idempotencyKey: string, body: unknown): RequestInit =>

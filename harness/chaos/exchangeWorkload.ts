@@ -14,6 +14,7 @@ import { signedQuery, type Key } from "../signed.ts"
 import { randomLedgerKey } from "../walletServices.ts"
 import { call, type History } from "./history.ts"
 import type { Rng } from "./rng.ts"
+import { untilAnswered } from "./untilAnswered.ts"
 import type { World } from "./world.ts"
 
 export const SYMBOL = "CHAOSACHAOSB"
@@ -21,7 +22,6 @@ const prefix = "/api/public/v1"
 /** Whole units each trader is granted and funded with. */
 export const FUNDS_WHOLE = 100_000n
 /** A client gives one request this long across retries before it records it as never answered. */
-const REQUEST_DEADLINE_MS = 90_000
 
 export interface Trader extends Key {
   readonly name: string
@@ -109,19 +109,8 @@ export const setUpExchange = async (world: World, rng: Rng, o: { readonly trader
   return { tokA, tokB, traders, chain, startMiner, dispose: () => client.dispose() }
 }
 
-/** One request, sent again (same parameters, so the same client order id) until answered with a status below 500. */
-const untilAnswered = async (world: World, history: History, rng: Rng, clock: () => number, what: { client: string; op: string; subject: string; params: Record<string, string>; send: (baseUrl: string) => Promise<import("./history.ts").Outcome> }) => {
-  const deadline = Date.now() + REQUEST_DEADLINE_MS
-  for (;;) {
-    const live = world.live()
-    const node = live.length > 0 ? rng.pick(live) : undefined
-    const outcome = node === undefined ? { kind: "unknown" as const, detail: "no node alive" } : await what.send(node.baseUrl)
-    history.add({ atMs: clock(), client: what.client, op: what.op, node: node?.name ?? "-", subject: what.subject, params: what.params, outcome })
-    if (outcome.kind === "answer" && outcome.status < 500) return outcome
-    if (Date.now() > deadline) return undefined
-    await new Promise((r) => setTimeout(r, 250 + rng.int(0, 500)))
-  }
-}
+/** The exchange's traders pause 250–750 ms between two attempts. */
+const tradersPause = { minMs: 250, spreadMs: 500 }
 
 export interface TraderStats { placed: number; cancelled: number; refused: number; neverAnswered: number }
 
@@ -133,8 +122,8 @@ export const runTrader = async (world: World, t: Trader, history: History, rng: 
       const params = { symbol: SYMBOL, origClientOrderId: id }
       const out = await untilAnswered(world, history, rng, clock, {
         client: t.name, op: "cancel", subject: `${t.userId}/${id}`, params,
-        send: (base) => call(`${base}${prefix}/order?${signedQuery(t, params)}`, { method: "DELETE", headers: { "X-MBX-APIKEY": t.apiKey } })
-      })
+        send: (node) => call(`${node.baseUrl}${prefix}/order?${signedQuery(t, params)}`, { method: "DELETE", headers: { "X-MBX-APIKEY": t.apiKey } })
+      }, tradersPause)
       if (out === undefined) stats.neverAnswered++
       else if (out.status === 200) stats.cancelled++
     } else {
@@ -144,8 +133,8 @@ export const runTrader = async (world: World, t: Trader, history: History, rng: 
       const params = { symbol: SYMBOL, side: t.side, type: "LIMIT", timeInForce: "GTC", price: (cents / 100).toFixed(2), quantity: String(rng.int(1, 3)), newClientOrderId: clientOrderId, newOrderRespType: "FULL" }
       const out = await untilAnswered(world, history, rng, clock, {
         client: t.name, op: "order", subject: `${t.userId}/${clientOrderId}`, params,
-        send: (base) => call(`${base}${prefix}/order?${signedQuery(t, params)}`, { method: "POST", headers: { "X-MBX-APIKEY": t.apiKey } })
-      })
+        send: (node) => call(`${node.baseUrl}${prefix}/order?${signedQuery(t, params)}`, { method: "POST", headers: { "X-MBX-APIKEY": t.apiKey } })
+      }, tradersPause)
       if (out === undefined) stats.neverAnswered++
       else if (out.status === 200) {
         stats.placed++
