@@ -62,4 +62,37 @@ describe("a desk deposit after a reorg", () => {
     }, 60_000, "the order released", 300)
     expect(done).toMatchObject({ depositTxid, amountReceived: "10", payoutAmount: "9.99" })
   })
+  // Chaos seed 1 (3 minutes, quiet box): a refund was in the blocks a 2-block reorg took after its
+  // first confirmation; the order read `refunded` and nothing sent the refund again, so it never
+  // reached the chain. A settled order now follows its ledger legs to LEDGER_LEG_FINAL_DEPTH and
+  // sends a lost one's stored bytes again. Here the reorg drops the refund's block and its
+  // transactions (none back to the mempool): the same refund, same txid, is mined again.
+  it("a refund a reorg takes after the order read refunded is sent again, same bytes", { timeout: 120_000 }, async () => {
+    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
+    const customer = await deskCustomer(node, db.url, "SUSD", 2_000_000_000n)
+    await mine(node, 3)
+    const order = (await call("POST", "/cashout/orders", key.apiKey, { amount: 12, chain: "base", payoutAddress: payout, refundAddress: customer.address })).body
+    await customer.send(order.depositAddress, 1_300_000_000n) // not the ordered amount: refunded in full
+    const refunded = await until(async () => {
+      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+      if (r.body.status !== "refunded") await mine(node)
+      return r.body.status === "refunded" ? r.body : undefined
+    }, 60_000, "the refund", 300)
+    const refundTxid = refunded.refundTxid as string
+    const confirmations = () => node.run(Effect.flatMap(UtxoLedger, (l) => l.getTx(refundTxid).pipe(
+      Effect.map((tx) => tx.confirmations),
+      Effect.catchTag("LedgerTxNotFound", () => Effect.succeed(-1)))))
+    const depth = await confirmations()
+    expect(depth).toBeGreaterThanOrEqual(1)
+    await node.run(Effect.flatMap(UtxoDevnet, (d) => d.faults.reorg({ depth, blocks: depth + 1, orphanedTxs: "drop" })))
+    expect(await confirmations()).toBe(-1) // gone from the chain and the mempool
+    const back = await until(async () => {
+      const n = await confirmations()
+      if (n < 1) await mine(node)
+      return n >= 1 ? n : undefined
+    }, 60_000, "the refund mined again", 500)
+    expect(back).toBeGreaterThanOrEqual(1)
+    const again = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+    expect(again.body).toMatchObject({ status: "refunded", refundTxid })
+  })
 })

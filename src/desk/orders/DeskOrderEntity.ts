@@ -32,7 +32,7 @@ import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { hotVaultTopUp } from "../wallets/hotVaultTopUp.ts"
 import { CoinFaucets } from "../../platform/ledger/CoinFaucets.ts"
 import { type DeskOrder, type DeskOrderAction, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
-import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLeg } from "./legs.ts"
+import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLedgerLegs, readLeg } from "./legs.ts"
 import { followRefund, refundLeg } from "./refundLegs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
@@ -60,6 +60,14 @@ const SCAN_BLOCKS_MAX = 500
 export const DEPOSIT_REORG_MARGIN = 24
 /** Where a deposit scan starts: above `fromHeight` less the reorg margin (never below block 1). */
 export const depositScanStart = (fromHeight: number): number => Math.max(1, fromHeight - DEPOSIT_REORG_MARGIN + 1)
+/**
+ * A settled order's ledger legs (its burn, grant or refund) are followed to this depth: the order's
+ * status moves at their first confirmation, and a reorg deeper than that drops them from the chain
+ * (chaos seed 1: a refund in the two blocks a 2-block reorg took; the order read `refunded` and
+ * nothing sent it again). Until then the order keeps ticking and sends a lost leg's stored bytes
+ * again (ensureLedgerSent), as an open order does.
+ */
+export const LEDGER_LEG_FINAL_DEPTH = 6
 /** Steps one advance takes at most (deposit → confirmed → burn → pay is four). */
 const STEPS_MAX = 8
 
@@ -330,10 +338,20 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: advance failed; trying again`, c))
   )
 
-  /** Schedules the next tick while the order is open (and an expired one for a day). */
+  /** True once every ledger leg of this (settled) order is LEDGER_LEG_FINAL_DEPTH deep; a lost one is sent again. */
+  const ledgerLegsFinal = Effect.gen(function*() {
+    let final = true
+    for (const leg of yield* readLedgerLegs(orderId)) {
+      if ((yield* ensureLedgerSent(leg)) < LEDGER_LEG_FINAL_DEPTH) final = false
+    }
+    return final
+  }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`order ${orderId}: its ledger legs not followed now: ${e.message}; trying again`), false)))
+
+  /** Schedules the next tick while the order is open (and an expired one for a day), or its ledger legs are not final yet. */
   const scheduleNext = Effect.gen(function*() {
     const row = yield* load
-    if (row === undefined || isSettled(row.status)) return
+    if (row === undefined) return
+    if (isSettled(row.status) && (yield* ledgerLegsFinal)) return
     if (row.status === "expired" && Date.now() > new Date(row.expires_at).getTime() + LATE_DEPOSIT_WATCH_MS) return
     yield* self.Tick(new TickOrder({ dueAtMs: nextTickAt(Date.now()) }), { discard: true })
   }).pipe(Effect.provide(services), Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: next tick not scheduled`, c)))

@@ -49,6 +49,11 @@ export const readLeg = (orderId: string, leg: LegName) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND leg = ${leg}`, (r) => r[0]))
 
+/** Every ledger leg an order recorded. */
+export const readLedgerLegs = (orderId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND chain = 'ledger'`)
+
 /** Writes a leg; the row already there wins (two owners during a shard move). */
 export const recordLeg = (orderId: string, row: Omit<LegRow, "attempt"> & { readonly attempt?: number }) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
