@@ -47,6 +47,8 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
   let paidOut = 0
   const invalidDeposits: Array<string> = []
   let refundedOnce = 0
+  /** Orders still waiting whose deposit no chain has any more (a reorg dropped the customer's send for good). */
+  let depositsLost = 0
   for (const o of deskRun.orders.filter((x) => x.depositTxid !== undefined)) {
     const row = byId.get(o.id)
     if (row === undefined) { add("every acknowledged desk order exists", `${o.kind} ${o.shortRef} (${o.id}) is not in desk_orders`, o.shortRef); continue }
@@ -59,6 +61,13 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       const tx = o.depositTxid === undefined || o.kind === "mint" || (o.kind === "wrap" && o.asset === "ETH") ? undefined
         : await world.litecoind.rpc<{ confirmations?: number; blockhash?: string }>("getrawtransaction", o.depositTxid, true).catch((e: unknown) => ({ error: String(e).slice(0, 120) }))
       const where = deposit !== undefined ? `in the ledger at height ${deposit.height}, ${deposit.valid ? "valid" : `invalid: ${deposit.reason}`}` : "not in the final ledger by our index"
+      // The customer's send gone from the chain and the mempool (a reorg dropped it and its inputs
+      // with it): the desk rightly still waits for a deposit. Not the desk's; counted apart.
+      const goneForGood = deposit === undefined && tx !== undefined && "error" in tx && /No such mempool or blockchain transaction/.test(tx.error)
+      if (goneForGood && (row.status === "awaiting_deposit" || row.status === "expired")) {
+        depositsLost++
+        continue
+      }
       add("every paid desk order ends", `${o.kind} ${o.shortRef}: ${row.status}${row.failure === null ? "" : ` (${row.failure})`}; its deposit ${o.depositTxid} is ${where}; litecoind: ${JSON.stringify(tx === undefined ? "-" : "error" in tx ? tx.error : { confirmations: tx.confirmations ?? 0, blockhash: tx.blockhash ?? null })}`, o.shortRef)
       continue
     }
@@ -194,6 +203,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       "desk payouts checked on chain": paidOut,
       "desk token deposits the ledger found invalid (the customer's, not the desk's)": `${invalidDeposits.length}${invalidDeposits.length === 0 ? "" : ` (${invalidDeposits.slice(0, 3).join("; ")})`}`,
       "desk refunds on chain": `${refunds} (token refunds checked once from their deposit address: ${refundedOnce})`,
+      "desk deposits a reorg dropped for good (the customer's; their orders still wait, rightly)": String(depositsLost),
       "desk deposit sends that failed": `${deskRun.stats.depositFailures}${deskRun.depositFailureSample === undefined ? "" : ` (first: ${deskRun.depositFailureSample.slice(0, 200)})`}`,
       "desk requests never answered": deskRun.stats.neverAnswered,
       "desk token supply (base units)": supplies.join(", "),
