@@ -61,9 +61,12 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       const tx = o.depositTxid === undefined || o.kind === "mint" || (o.kind === "wrap" && o.asset === "ETH") ? undefined
         : await world.litecoind.rpc<{ confirmations?: number; blockhash?: string }>("getrawtransaction", o.depositTxid, true).catch((e: unknown) => ({ error: String(e).slice(0, 120) }))
       const where = deposit !== undefined ? `in the ledger at height ${deposit.height}, ${deposit.valid ? "valid" : `invalid: ${deposit.reason}`}` : "not in the final ledger by our index"
-      // The customer's send gone from the chain and the mempool (a reorg dropped it and its inputs
-      // with it): the desk rightly still waits for a deposit. Not the desk's; counted apart.
-      const goneForGood = deposit === undefined && tx !== undefined && "error" in tx && /No such mempool or blockchain transaction/.test(tx.error)
+      // The customer's send gone from the best chain and the mempool (a reorg dropped it and its
+      // inputs with it: litecoind knows it not at all, or only in a block off the best chain, 0
+      // confirmations): the desk rightly still waits for a deposit. Not the desk's; counted apart.
+      const goneForGood = deposit === undefined && tx !== undefined && ("error" in tx
+        ? /No such mempool or blockchain transaction/.test(tx.error)
+        : (tx.confirmations ?? 0) === 0 && tx.blockhash !== undefined)
       if (goneForGood && (row.status === "awaiting_deposit" || row.status === "expired")) {
         depositsLost++
         continue
