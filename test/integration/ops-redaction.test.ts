@@ -20,11 +20,11 @@ beforeAll(async () => {
   db = await createTestDatabase("opsredact")
   // Two nodes in one event loop: the second one's start can hold the loop past the first one's
   // 1 s shard-lock refresh, after which (a cluster recovery gap, docs/operations.md "The signed
-  // lane") the first could not reach its peer and the webhook below hung on a loaded machine.
-  // This test is about what /ops shows, not failover: slower lock timings keep the start apart.
+  // lane") the first could not reach its peer, and a webhook sent while both ran hung on a loaded
+  // machine. This test is about what /ops shows, not failover: slower lock timings, and the
+  // webhook sent while the first node is alone (it owns every shard), before the second starts.
   const locks = { SHARDLINE_SHARD_LOCK_REFRESH_MS: "5000", SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "20000" }
   open = await startNode(db.url, { SHARDLINE_WEBHOOK_SECRET_PARTNER_A: secretA, ...locks })
-  guarded = await startNode(db.url, { SHARDLINE_OPS_TOKEN: token, ...locks })
   const key = await createDeskKey(db.url, { scopes: ["cashout"] })
   await db.query(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
       deposit_address, required_confirmations, expires_at)
@@ -36,6 +36,7 @@ beforeAll(async () => {
     body: JSON.stringify({ event: "payout_confirmed", order_id: shortRef })
   })
   expect(hook.status).toBe(200)
+  guarded = await startNode(db.url, { SHARDLINE_OPS_TOKEN: token, ...locks })
 }, 120_000)
 afterAll(async () => {
   await open?.stop()
