@@ -1,11 +1,12 @@
-// Issue 22 (the signed lane's blocker): two nodes on one database, the first one's shard-lock
-// refresh stalled past its timeout (1 s) and then let through, as a second node's start in the same
-// event loop once did. The node must mark its lock storage unhealthy (it drops every shard), come
-// back, take its shards again, and then a volatile message from it to an entity on its peer's
-// shards, and to one on its own, must be answered; the same from the peer. The stall is a row lock
-// held on the node's `cluster_runners` row: its heartbeat UPDATE, the first statement of every
-// refresh, waits on it. Both nodes are a socket-topology cluster, as nodes that share a database
-// must be (docs/operations.md, "Two nodes on one database").
+// Issue 22: two nodes on one database, the first one's shard-lock refresh stalled past its timeout
+// (1 s) and then let through, as a second node's start in the same event loop once did. The node
+// must mark its lock storage unhealthy (it drops every shard), come back, take its shards again,
+// and then a volatile message from it to an entity on its peer's shards, and to one on its own,
+// must be answered; the same from the peer. The stall is a row lock held on the node's
+// `cluster_runners` row: its heartbeat UPDATE, the first statement of every refresh, waits on it.
+// Both nodes are a socket-topology cluster, as nodes that share a database must be: with two
+// `single` nodes (the harness default) the first cross-node message is never answered, stall or
+// not, which is what hung ops-redaction.test.ts (docs/operations.md, "Two nodes on one database").
 import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
