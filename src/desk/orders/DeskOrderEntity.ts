@@ -213,17 +213,25 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
       return yield* apply(row, [{ _tag: "DepositSighting", deposit, nowMs }, { _tag: "Tick", nowMs }])
     })
 
-  /** The token goes back to the issuer (sweep), and once the ledger has it the issuer revokes it (burn). */
+  /** The deposit's txid: what the sweep or the refund of a ledger token spends an output of (legs.ts). */
+  const depositOf = (row: OrderRow) =>
+    row.deposit_txid === null ? Effect.fail(new LegDeferred({ message: `order ${orderId} has no deposit to move` })) : Effect.succeed(row.deposit_txid)
+
+  /**
+   * The token goes back to the issuer (sweep, spending the deposit's output), and once our Omni
+   * indexer has the sweep valid the issuer revokes it (burn, spending the sweep's output).
+   */
   const burn = (row: OrderRow, action: ActionOf<"Burn">) =>
     Effect.gen(function*() {
       const property = yield* propertyOf(row)
       const issuer = yield* systemWallet(deskIssuerWallet)
-      const sweep = yield* ledgerOmniLeg(orderId, "sweep", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, issuer.address)
+      const deposit = yield* depositOf(row)
+      const sweep = yield* ledgerOmniLeg(orderId, "sweep", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, issuer.address, deposit)
       yield* omni.sync
       const swept = yield* omni.tx(sweep)
       if (swept === undefined) return false
       if (!swept.valid) return yield* apply(row, [{ _tag: "LegRefused", reason: `sweep ${sweep} invalid: ${swept.reason ?? "unknown"}` }])
-      const txid = yield* ledgerOmniLeg(orderId, "burn", issuer, { type: "revoke", property, amount: action.amount, memo: row.short_ref }, issuer.address)
+      const txid = yield* ledgerOmniLeg(orderId, "burn", issuer, { type: "revoke", property, amount: action.amount, memo: row.short_ref }, issuer.address, sweep)
       return yield* apply(row, [{ _tag: "BurnRecorded", txid }])
     })
 
@@ -297,7 +305,7 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
           : r._tag === "Refused" ? yield* apply(row, [{ _tag: "LegRefused", reason: r.reason }]) : false
       }
       const property = yield* propertyOf(row)
-      const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "")
+      const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "", yield* depositOf(row))
       return yield* apply(row, [{ _tag: "RefundRecorded", txid }])
     })
 
