@@ -6,7 +6,8 @@
 // the scan never looks. The order's deposit address is fresh, so nothing before its creation pays
 // it: the scan now starts DEPOSIT_REORG_MARGIN blocks lower. Here: a cash-out created at tip T,
 // the ledger reorged to T − 1, the deposit mined at T; the order sees it, burns and pays.
-import { Context, Effect } from "effect"
+import { Transaction } from "bitcoinjs-lib"
+import { Context, Effect, Either, Metric } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EvmLedgers } from "../../src/chain/evm/EvmLedger.ts"
 import { UtxoDevnet } from "../../src/chain/ledger/devnet.ts"
@@ -15,7 +16,9 @@ import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { deskCustomer } from "../support/deskCustomer.ts"
 import { deskCaller } from "../support/deskHttp.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { mine, until } from "../support/omniWorld.ts"
+import { mine, newAddress, until } from "../support/omniWorld.ts"
+import { buildOmni } from "../../src/chain/txBuilder.ts"
+import { deskLedgerLegsInvalid } from "../../src/platform/Metrics.ts"
 import { createDeskKey, runWithDb } from "../support/services.ts"
 import { mineAdversarially } from "../support/adversarialMiner.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
@@ -148,6 +151,63 @@ describe("a desk deposit after a reorg", () => {
     expect(mined.indexOf(depositTxid)).toBeLessThan(mined.indexOf(refund))
     expect(await omniOf((v) => v.balance(customer.address, property))).toBe(2_000_000_000n)
     expect(await omniOf((v) => v.balance(order.depositAddress, property))).toBe(0n)
+  })
+
+  // What chaining cannot order: the customer's own token. A reorg deeper than the deposit's
+  // confirmations lets the customer send the same tokens elsewhere first; the deposit is then
+  // mined Omni-invalid, and the sweep and burn after it (in a block, deep) moved nothing. A settled
+  // order's follow of its ledger legs asks our Omni indexer too: each such leg is reported once
+  // (log, metric, `leg_invalid` in the order's trail), and never made again by itself.
+  it("a settled cash-out's legs mined Omni-invalid at final depth are reported, not counted as done", { timeout: 120_000 }, async () => {
+    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
+    const customer = await deskCustomer(node, db.url, "SUSD", 1_000_000_000n)
+    await mine(node, 3)
+    const property = await runWithDb(db.url, Effect.map(findToken("SUSD"), (t) => t!.propertyId!))
+    const order = (await call("POST", "/cashout/orders", key.apiKey, { amount: 10, chain: "base", payoutAddress: payout })).body
+    const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
+    const depositTxid = await customer.send(order.depositAddress, 1_000_000_000n)
+    await until(async () => {
+      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+      if (r.body.status === "released") return r.body
+      await node.run(hot.mine(1))
+      await mine(node)
+      return undefined
+    }, 60_000, "the order released", 300)
+    const sweep = await legTxid(order.id, "sweep")
+    const burn = await legTxid(order.id, "burn")
+    const invalidBefore = await node.run(Metric.value(Metric.tagged(deskLedgerLegsInvalid, "leg", "burn")))
+
+    await reorgFrom(depositTxid)
+    // The customer's tokens go elsewhere, from a coin the deposit did not spend.
+    const spentByDeposit = new Set(Transaction.fromHex((await ledgerTx(depositTxid)).hex).ins.map((i) => `${Buffer.from(i.hash).reverse().toString("hex")}:${i.index}`))
+    const elsewhere = await node.run(Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const coin = (yield* ledger.listUnspent([customer.address])).find((u) => !spentByDeposit.has(`${u.txid}:${u.vout}`))!
+      const built = Either.getOrThrow(buildOmni(ledger.params, {
+        inputs: [coin], signer: { privateKey: customer.privateKey }, changeAddress: customer.address,
+        payload: { type: "simpleSend", property, amount: 1_000_000_000n }, reference: newAddress()
+      }))
+      return yield* ledger.broadcast(built.hex)
+    }))
+    const mined = await mineAdversarially(node, [elsewhere], [depositTxid])
+    expect(mined.indexOf(elsewhere)).toBeLessThan(mined.indexOf(depositTxid))
+    await mine(node, LEDGER_LEG_FINAL_DEPTH)
+    for (const txid of [depositTxid, sweep, burn]) expect({ ...(await omniTx(txid)) }).toMatchObject({ valid: false })
+
+    const reported = await until(async () => {
+      const rows = await db.query<{ body: { leg: string; txid: string; reason: string; status: string } }>(
+        "SELECT body FROM desk_order_events WHERE order_id = $1 AND event = 'leg_invalid' ORDER BY id", [order.id])
+      return rows.length === 2 ? rows.map((r) => r.body) : undefined
+    }, 60_000, "both legs reported invalid", 500)
+    expect(reported).toEqual(expect.arrayContaining([
+      expect.objectContaining({ leg: "sweep", txid: sweep, status: "released", reason: expect.stringContaining("needs 1000000000") }),
+      expect.objectContaining({ leg: "burn", txid: burn, status: "released", reason: expect.stringContaining("cannot revoke 1000000000") })
+    ]))
+    const invalidAfter = await node.run(Metric.value(Metric.tagged(deskLedgerLegsInvalid, "leg", "burn")))
+    expect(invalidAfter.count).toBe(invalidBefore.count + 1)
+    // Nothing made again: the same two legs, and no new transaction from the deposit address or the issuer.
+    expect((await db.query<{ leg: string }>("SELECT leg FROM desk_order_legs WHERE order_id = $1 AND chain = 'ledger' ORDER BY leg", [order.id])).map((r) => r.leg)).toEqual(["burn", "sweep"])
+    expect(await node.run(Effect.flatMap(UtxoDevnet, (d) => d.mempool))).toEqual([])
   })
 
   // Chaos seed 1 (3 minutes, quiet box): a refund was in the blocks a 2-block reorg took after its

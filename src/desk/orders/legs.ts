@@ -18,6 +18,7 @@ import type { EvmLedger, SignedEvmTx } from "../../chain/evm/EvmLedger.ts"
 import type { NonceGuard } from "../../chain/evm/nonceGuard.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import type { OmniPayload } from "../../chain/omni/codec.ts"
+import type { OmniTxRecord } from "../../chain/omni/indexer.ts"
 import { addressScript, buildOmni, type Utxo } from "../../chain/txBuilder.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { legNonceGuard } from "./nonceLock.ts"
@@ -121,6 +122,20 @@ export const ledgerOmniLeg = (
     yield* ensureLedgerSent(row)
     return row.txid
   })
+
+/**
+ * Where a settled order's ledger leg stands, from its confirmations and our Omni indexer's
+ * judgement (undefined: the view is behind the ledger; "forgotten": the view is caught up and
+ * no longer keeps it, OmniViewIndexer's txRecordsMax). `Pending` until the leg is `finalDepth`
+ * deep and judged; then `Final` when valid, `Invalid` with the reason when not: a leg in a block
+ * moved no token if it is Omni-invalid (docs/desk-orders.md, "Reorgs"). A forgotten judgement is
+ * `Final`: it was made long ago, and waiting would never bring it back.
+ */
+export type LegStanding = { readonly _tag: "Pending" } | { readonly _tag: "Final" } | { readonly _tag: "Invalid"; readonly reason: string }
+
+export const legStanding = (confirmations: number, judged: OmniTxRecord | "forgotten" | undefined, finalDepth: number): LegStanding =>
+  confirmations < finalDepth || judged === undefined ? { _tag: "Pending" }
+    : judged === "forgotten" || judged.valid ? { _tag: "Final" } : { _tag: "Invalid", reason: judged.reason ?? "no reason given" }
 
 /** Confirmations of a recorded ledger leg; one the ledger lost is sent again (its funding first). */
 export const ensureLedgerSent = (row: LegRow) =>
