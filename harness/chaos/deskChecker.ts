@@ -152,7 +152,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
 
   // The attestation series, as the database holds it.
   const points = (await world.query<{ seq: string; attested_at: Date; payload: string; payload_hash: string; prev_hash: string | null; signature: string; ed25519_signature: string; request_id: string | null }>(
-    `SELECT seq::text, attested_at, payload, payload_hash, prev_hash, signature, ed25519_signature, request_id FROM desk_attestations ORDER BY seq`))
+    `SELECT seq::text, attested_at, payload, payload_hash, prev_hash, signature, ed25519_signature, request_id FROM desk_attestations ORDER BY desk_attestations.seq`))
   const series: Array<AttestationPoint> = points.map((p) => ({
     seq: Number(p.seq), attestedAt: p.attested_at.toISOString(), payload: JSON.parse(p.payload), payload_hash: p.payload_hash,
     previousPayloadHash: p.prev_hash, signature: p.signature, ed25519Signature: p.ed25519_signature
