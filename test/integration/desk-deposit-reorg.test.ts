@@ -153,6 +153,44 @@ describe("a desk deposit after a reorg", () => {
     expect(await omniOf((v) => v.balance(order.depositAddress, property))).toBe(0n)
   })
 
+  // The chaining's other side: a burn spends its sweep's output, so a burn the ledger lost can only
+  // come back after its sweep. A reorg that drops both (none back to the mempool) while the order
+  // is still paying (its USDC not yet mined) must send the sweep again first, then the burn.
+  it("a reorg that drops a paying cash-out's sweep and burn gets both mined again, sweep first, same bytes", { timeout: 120_000 }, async () => {
+    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
+    const customer = await deskCustomer(node, db.url, "SUSD", 1_000_000_000n)
+    await mine(node, 3)
+    const order = (await call("POST", "/cashout/orders", key.apiKey, { amount: 10, chain: "base", payoutAddress: payout })).body
+    await customer.send(order.depositAddress, 1_000_000_000n)
+    // The ledger only: the USDC payout stays unmined, so the order waits in `paying`.
+    const burn = await until(async () => {
+      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+      const legs = await db.query<{ txid: string }>("SELECT txid FROM desk_order_legs WHERE order_id = $1 AND leg = 'burn'", [order.id])
+      if (r.body.status === "paying" && legs[0] !== undefined && (await ledgerTx(legs[0].txid)).confirmations >= 1) return legs[0].txid
+      await mine(node)
+      return undefined
+    }, 60_000, "the burn mined, the order paying", 300)
+    const sweep = await legTxid(order.id, "sweep")
+    const depth = (await ledgerTx(sweep)).confirmations
+    await node.run(Effect.flatMap(UtxoDevnet, (d) => d.faults.reorg({ depth, blocks: depth + 1, orphanedTxs: "drop" })))
+    const gone = (txid: string) => node.run(Effect.flatMap(UtxoLedger, (l) => l.getTx(txid).pipe(Effect.as(false), Effect.catchTag("LedgerTxNotFound", () => Effect.succeed(true)))))
+    expect([await gone(sweep), await gone(burn)]).toEqual([true, true])
+
+    const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
+    await until(async () => {
+      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+      if (r.body.status === "released") return r.body
+      await node.run(hot.mine(1))
+      await mine(node)
+      return undefined
+    }, 60_000, "the order released", 300)
+    await mine(node, LEDGER_LEG_FINAL_DEPTH)
+    const [swept, burned] = [await ledgerTx(sweep), await ledgerTx(burn)]
+    expect(swept.blockHeight!).toBeLessThanOrEqual(burned.blockHeight!)
+    for (const txid of [sweep, burn]) expect({ ...(await omniTx(txid)) }).toMatchObject({ valid: true })
+    expect([await legTxid(order.id, "sweep"), await legTxid(order.id, "burn")]).toEqual([sweep, burn])
+  })
+
   // What chaining cannot order: the customer's own token. A reorg deeper than the deposit's
   // confirmations lets the customer send the same tokens elsewhere first; the deposit is then
   // mined Omni-invalid, and the sweep and burn after it (in a block, deep) moved nothing. A settled

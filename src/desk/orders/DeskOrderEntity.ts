@@ -255,8 +255,13 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
       return yield* apply(row, [{ _tag: "PayoutRecorded", txid: hash }])
     })
 
-  /** The burn leg in a block (or there is none): until then a burn the ledger lost is sent again. */
+  /**
+   * The burn leg in a block (or there is none): until then a burn the ledger lost is sent again,
+   * after its sweep (whose output it spends) if the ledger lost that too.
+   */
   const burnSettled = Effect.gen(function*() {
+    const sweep = yield* readLeg(orderId, "sweep")
+    if (sweep !== undefined) yield* ensureLedgerSent(sweep)
     const leg = yield* readLeg(orderId, "burn")
     return leg === undefined ? true : (yield* ensureLedgerSent(leg)) >= 1
   })

@@ -54,10 +54,14 @@ export const readLeg = (orderId: string, leg: LegName) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND leg = ${leg}`, (r) => r[0]))
 
-/** Every ledger leg an order recorded. */
+/**
+ * Every ledger leg an order recorded, oldest first: a leg spends an output of the one before it
+ * (a burn its sweep), so one lost with its dependency is sent again after it.
+ */
 export const readLedgerLegs = (orderId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND chain = 'ledger'`)
+    sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND chain = 'ledger'
+      ORDER BY desk_order_legs.recorded_at, desk_order_legs.txid`)
 
 /** Writes a leg; the row already there wins (two owners during a shard move). */
 export const recordLeg = (orderId: string, row: Omit<LegRow, "attempt"> & { readonly attempt?: number }) =>
