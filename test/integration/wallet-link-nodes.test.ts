@@ -35,8 +35,10 @@ const json = async (r: Response) => ({ status: r.status, body: (await r.json()) 
 const manifestAt = async (url: string) => json(await fetch(url, { headers: { accept: "application/json" } }))
 const post = (url: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(json)
-const issueOnA = () =>
-  a!.run(Effect.scoped(Effect.provide(issueDeskLinkToken({ allowRebind: false }), Layer.merge(pgClientLayer(db.url), configLayer(a!.config)))) as Effect.Effect<{ token: string; url: string }, unknown, never>)
+/** Runs inside `node`, with a database client and the node's config beside its services. */
+const inNode = <A, E>(node: RunningNode, effect: Effect.Effect<A, E, any>) =>
+  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
+const issueOnA = () => inNode(a!, issueDeskLinkToken({ allowRebind: false }))
 const sign = (payload: ReturnType<typeof deskPayload>, wallet: TestWallet) => ({ payload, signature: wallet.signJson(payload, "compressed"), address: wallet.addressFor.compressed })
 
 describe("a desk wallet link issued on one node, redeemed on another (no public URL)", () => {
@@ -72,10 +74,7 @@ describe("a desk wallet link issued on one node, redeemed on another (no public 
     const wrongOrigin = await post(`${b.deskUrl}${path}`, sign(deskPayload({ ...fromB.body, from: b.deskUrl }, wallet), wallet))
     expect(wrongOrigin).toMatchObject({ status: 401, body: { error: { code: "invalid_signature", message: expect.stringContaining("'from' differs") } } })
 
-    const rows = await b.run(Effect.scoped(Effect.provide(
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ status: string; base_url: string }>`SELECT status, base_url FROM link_tokens ORDER BY issued_at`),
-      pgClientLayer(db.url)
-    )) as Effect.Effect<ReadonlyArray<{ status: string; base_url: string }>, unknown, never>)
+    const rows = await inNode(b, Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ status: string; base_url: string }>`SELECT status, base_url FROM link_tokens ORDER BY issued_at`))
     expect(rows.map((r) => r.base_url)).toEqual([a0.deskUrl, a0.deskUrl])
     expect(rows.map((r) => r.status).sort()).toEqual(["issued", "used"])
   })

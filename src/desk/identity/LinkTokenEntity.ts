@@ -16,6 +16,7 @@ import {
   consumeLinkToken, countLinkFailure, issuedUrls, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
 } from "../../platform/identity/linkTokens.ts"
 import { replaceMemberKeys } from "../keys/DeskKeyStore.ts"
+import { recordFiring } from "../timerFirings.ts"
 import { deskUrls } from "./urls.ts"
 import { checkEnvelope, type LinkTokenFacts, linkUrl, manifestOf, type VerifiedLink } from "./walletLink.ts"
 
@@ -101,7 +102,12 @@ export const layer = DeskLinkToken.toLayer(Effect.gen(function*() {
 
   return DeskLinkToken.of({
     Mint: ({ payload }) => lifecycle.mint(payload).pipe(metrics.guard),
-    Expire: ({ payload }) => metrics.timerFired(payload.dueAtMs).pipe(Effect.zipRight(lifecycle.expire), metrics.guard),
+    Expire: ({ payload }) =>
+      metrics.timerFired(payload.dueAtMs).pipe(
+        Effect.zipRight(recordFiring("link_expire", tokenHash, payload.dueAtMs)),
+        Effect.zipRight(lifecycle.expire),
+        metrics.guard
+      ),
 
     Redeem: ({ payload }) =>
       Effect.gen(function*() {
