@@ -1,6 +1,6 @@
 // The desk's durable timers record when they were due and when they fired (desk_timer_firings,
 // issue 25): a link token's Expire once, an open order's Tick chain on its 3 s grid, a redelivery
-// counted on the same row, and firings older than a week pruned.
+// counted on the same row, and firings older than a day pruned.
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -80,7 +80,7 @@ describe("desk timer firings", () => {
     for (let i = 1; i < ticks.length; i++) expect(ticks[i]!.due_ms).toBeGreaterThan(ticks[i - 1]!.fired_ms)
   })
 
-  it("counts a redelivery on the timer's row, and prunes firings older than a week", async () => {
+  it("counts a redelivery on the timer's row, and prunes firings older than a day", async () => {
     const due = Date.now() - 1000
     await inNode(recordFiring("link_expire", "redelivered", due))
     await inNode(recordFiring("link_expire", "redelivered", due))

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 // Issue 25's leftovers. (1) When each of the desk's durable timers was due and when it fired
 // (timerFirings.ts): one row per timer (an order's Tick of one due time, a link token's Expire),
 // written by the entity that owns the timer when it fires; a redelivery of the same timer counts
-// in `deliveries` instead of adding a row. Rows older than a week are pruned (fired_at index).
+// in `deliveries` instead of adding a row. Rows older than a day are pruned (fired_at index).
 // (2) The public base URL a link token was issued for (link_tokens, the platform's table shared by
 // the desk's and social's link-token entities): its manifest's `from` and `callback_url` come from
 // it on whichever node serves or redeems the token. NULL for tokens issued before: those take the
