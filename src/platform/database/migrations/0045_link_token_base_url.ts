@@ -7,5 +7,5 @@ import { Effect } from "effect"
 // entity runs on. NULL for tokens issued before: those take the serving node's own URL, as before.
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE link_tokens ADD COLUMN base_url TEXT`
+  yield* sql`ALTER TABLE link_tokens ADD COLUMN IF NOT EXISTS base_url TEXT`
 })
