@@ -16,7 +16,7 @@
 // (5000), BENCH_MD_BATCHES (200 batches, one every BENCH_MD_BATCH_MS = 100 ms, each a trade and
 // level changes), BENCH_MD_PARTS ("rest,sse").
 import { fork } from "node:child_process"
-import { createServer, request } from "node:http"
+import { createServer } from "node:http"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -48,6 +48,8 @@ const parts = (process.env.BENCH_MD_PARTS ?? "rest,sse").split(",")
 const prefix = "/api/public/v1"
 /** The node's own output (logs) of the last run. */
 const nodeLog = join(dirname(fileURLToPath(import.meta.url)), "results", "marketdata.node.log")
+/** The streams' client process (bench/parts/sseClients.ts). */
+export const sseClients = join(dirname(fileURLToPath(import.meta.url)), "parts", "sseClients.ts")
 
 // --- (a) REST from memory against bare node:http ---
 
@@ -129,34 +131,6 @@ const restCases = async (rows: Array<Row>) => {
 
 // --- (b) SSE fan-out ---
 
-/** The client side, in its own process: N streams; per trade event, now − the event's publish time. */
-const clients = (url: string, n: number) => {
-  const delays: Array<number> = []
-  let open = 0
-  for (let i = 0; i < n; i++) {
-    const req = request(url, (res) => {
-      res.setEncoding("utf8")
-      let buf = ""
-      res.on("data", (chunk: string) => {
-        buf += chunk
-        for (let k = buf.indexOf("\n\n"); k >= 0; k = buf.indexOf("\n\n")) {
-          const block = buf.slice(0, k)
-          buf = buf.slice(k + 2)
-          if (block.includes("event: open")) open++
-          const at = block.indexOf("event: trade\ndata: ")
-          if (at >= 0) delays.push(Date.now() - (JSON.parse(block.slice(at + 19)) as { E: number }).E)
-        }
-      })
-    })
-    req.on("error", () => {})
-    req.end()
-  }
-  process.on("message", (m: string) => {
-    if (m === "open?") process.send!({ open })
-    if (m === "done") process.send!({ delays }, () => process.exit(0))
-  })
-}
-
 const fanOut = async (rows: Array<Row>) => {
   const db = await createTestDatabase("benchmdsse")
   const scope = Effect.runSync(Scope.make())
@@ -186,7 +160,7 @@ const fanOut = async (rows: Array<Row>) => {
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${prefix}/stream?symbol=BNCHDUSD`
 
     const before = process.memoryUsage()
-    const child = fork(fileURLToPath(import.meta.url), ["--sse-clients"], { env: { ...process.env, BENCH_MD_URL: url, BENCH_MD_N: String(streamsWanted) }, execArgv: ["--import", "tsx"] })
+    const child = fork(sseClients, [], { env: { ...process.env, BENCH_SSE_URL: url, BENCH_SSE_N: String(streamsWanted) }, execArgv: ["--import", "tsx"] })
     const ask = <A>(m: string) => new Promise<A>((resolve) => child.once("message", (r) => resolve(r as A)) && child.send(m))
     for (let i = 0; ; i++) {
       const { open } = await ask<{ open: number }>("open?")
@@ -240,8 +214,4 @@ export const run = async (): Promise<void> => {
   if (parts.includes("sse")) await fanOut(sse)
   printTable(`SSE fan-out: publish to receipt of each trade event, a batch every ${batchMs} ms (goal: p99 < 100 ms)`, sse)
   writeResults("marketdata", { cpus: cpus().length, batchMs, rest, sse })
-}
-
-if (process.argv.includes("--sse-clients") && process.argv[1] === fileURLToPath(import.meta.url)) {
-  clients(process.env.BENCH_MD_URL!, Number(process.env.BENCH_MD_N))
 }
