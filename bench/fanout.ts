@@ -22,6 +22,7 @@ import { cpus, loadavg } from "node:os"
 import { createTestDatabase } from "../harness/db.ts"
 import { sseClients } from "./marketdata.ts"
 import { driveLoad } from "./parts/orderLoad.ts"
+import type { fanoutFigures } from "../src/exchange/marketdata/sse.ts"
 import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
 const streamsWanted = envInt("BENCH_FANOUT_STREAMS", 5_000)
@@ -34,6 +35,8 @@ const extraNodeVars = JSON.parse(process.env.BENCH_FANOUT_NODE_VARS ?? "{}") as 
 const depth = 4
 /** After the window, how long the clients may still take to read what was published in it. */
 const tailMs = 1_500
+
+type FanoutFigures = typeof fanoutFigures
 
 interface ClientFigures {
   readonly delays: Array<number>
@@ -87,12 +90,13 @@ export const run = async (): Promise<void> => {
       let cpu0 = 0, wall0 = 0
       let gen0 = process.cpuUsage()
       let machine0 = machineCpu()
-      let end: { nodeMs: number; genMs: number; machineMs: number; wallMs: number; loop: { utilizationPct: number; lagP99Ms: number }; load: string } | undefined
+      let end: { nodeMs: number; genMs: number; machineMs: number; wallMs: number; loop: { utilizationPct: number; lagP99Ms: number }; fan: FanoutFigures; load: string } | undefined
       const load = await driveLoad({
         url: new URL(node.baseUrl), users, symbolOf: () => symbol, crossPct, depth, warmupMs, durationMs,
         window: {
           open: async () => {
             await ipc("loop", { reset: true })
+            await ipc("fanout", { reset: true })
             streams?.reset()
             cpu0 = treeCpuMs(node.pid)
             gen0 = process.cpuUsage()
@@ -103,7 +107,7 @@ export const run = async (): Promise<void> => {
             const gen = process.cpuUsage(gen0)
             end = {
               nodeMs: treeCpuMs(node.pid) - cpu0, genMs: (gen.user + gen.system) / 1000, machineMs: machineCpu().busyMs - machine0.busyMs,
-              wallMs: Date.now() - wall0, loop: await ipc("loop", { reset: true }), load: loadavg().map((l) => l.toFixed(2)).join(" ")
+              wallMs: Date.now() - wall0, loop: await ipc("loop", { reset: true }), fan: await ipc("fanout", { reset: true }), load: loadavg().map((l) => l.toFixed(2)).join(" ")
             }
           }
         }
@@ -129,6 +133,10 @@ export const run = async (): Promise<void> => {
         "p99 ms": open === 0 ? "" : pct(delays, 0.99),
         "max ms": open === 0 ? "" : delays[delays.length - 1] ?? NaN,
         "node cores": round(e.nodeMs / e.wallMs),
+        "fan-out cores": round(e.fan.cpuMs / e.wallMs, 3),
+        "writes/stream/s": open === 0 ? "" : round(e.fan.writes / open / s, 1),
+        "µs/write": e.fan.writes === 0 ? "" : round((e.fan.cpuMs * 1000) / e.fan.writes, 2),
+        "turns/round": e.fan.rounds === 0 ? "" : round(e.fan.slices / e.fan.rounds, 1),
         "node ms/trade": round(e.nodeMs / Math.max(1, trades)),
         "loop util %": e.loop.utilizationPct,
         "lag p99 ms": e.loop.lagP99Ms,
@@ -137,7 +145,7 @@ export const run = async (): Promise<void> => {
         "machine cores": round(e.machineMs / e.wallMs),
         "load avg": e.load
       })
-      detail.push({ streams: open, errors: Object.fromEntries(load.errors), clientBytes: got?.bytes, clientEvents: got?.events })
+      detail.push({ streams: open, errors: Object.fromEntries(load.errors), clientBytes: got?.bytes, clientEvents: got?.events, fanout: e.fan })
       streams = undefined
     }
     printTable(`SSE fan-out on a working node: ${clients} order clients on ${symbol} (${crossPct}% crossing), publish to each stream's receipt of a trade event (goal: p99 < 100 ms at 5,000 streams, >= 100 trades/s)`, rows)

@@ -1,10 +1,13 @@
-// `npm run bench -- marketdata`: (a) GET depth?limit=100 and ticker/price through a real node
-// process (the fast lane, from the node's in-memory copy) against a bare node:http server
-// answering the same bytes, same run, same load generator as `bench -- http`; (b) SSE fan-out: a
+// `npm run bench -- marketdata`: (a) every read the edge keeps (ping, time, depth?limit=100,
+// ticker/price for one market and for all, bookTicker) through a running node as `npm start` runs
+// it (cluster/main.ts: the node layer, all three listeners; the fast lane, from the node's
+// in-memory copy) against a bare node:http server answering the same bytes, same run, same load
+// generator as `bench -- http`, the load average with each row; (b) SSE fan-out on its own: a
 // node-side MarketData service (real, on this machine's Postgres) publishing a trading market's
 // batches to BENCH_MD_STREAMS open streams (real sockets, opened by a child process so the
 // clients do not share the server's CPU), the delay from a batch's publish to each client's
-// receipt of its trade event (p50/p99), and the server's memory per open stream. Writes
+// receipt of its trade event (p50/p99), and the server's memory per open stream (the same on a
+// node that takes orders meanwhile: `bench -- fanout`). Writes
 // bench/results/marketdata.json. Timing is reported, never asserted.
 //
 // Setup of (a): a node starts once on a fresh database (the demo world lists SHRDDUSD), stops;
@@ -18,7 +21,7 @@
 import { fork } from "node:child_process"
 import { createServer } from "node:http"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { cpus, tmpdir } from "node:os"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
@@ -90,27 +93,33 @@ const restCases = async (rows: Array<Row>) => {
       await node.dispose()
     })
     const depthPath = `${prefix}/depth?symbol=SHRDDUSD&limit=100`
-    const pricePath = `${prefix}/ticker/price?symbol=SHRDDUSD`
     for (let i = 0; ; i++) {
       const d = (await (await fetch(`${node.baseUrl}${depthPath}`)).json()) as { bids: Array<unknown>; asks: Array<unknown> }
       if (d.bids.length === 100 && d.asks.length === 100) break
       if (i === 600) throw new Error("the node's depth never reached 100 levels a side")
       await new Promise((r) => setTimeout(r, 100))
     }
-    // The bare server answers exactly our bytes, keyed by path (startBare probes /time).
-    const spec: BareSpec = {
-      [`${prefix}/time`]: await capture(node.baseUrl, `${prefix}/time`, {}, true),
-      [`${prefix}/depth`]: await capture(node.baseUrl, depthPath, {}, false),
-      [`${prefix}/ticker/price`]: await capture(node.baseUrl, pricePath, {}, false)
-    }
+    // Every read the edge answers from memory and keeps (ping, time; depth and the tickers until
+    // the market's sequence moves), as a client asks for them.
+    const cases = [
+      ["GET ping", `${prefix}/ping`],
+      ["GET time", `${prefix}/time`],
+      ["GET depth?limit=100", depthPath],
+      ["GET ticker/price?symbol=", `${prefix}/ticker/price?symbol=SHRDDUSD`],
+      ["GET ticker/price (all)", `${prefix}/ticker/price`],
+      ["GET ticker/bookTicker?symbol=", `${prefix}/ticker/bookTicker?symbol=SHRDDUSD`]
+    ] as const
+    // The bare server answers exactly our bytes, keyed by path and query (startBare probes /time).
+    const spec: BareSpec = {}
+    for (const [, path] of cases) spec[path] = await capture(node.baseUrl, path, {}, path === `${prefix}/time`)
     const bare = await startBare(spec)
     stops.push(() => new Promise<void>((resolve) => {
       if (bare.child.exitCode !== null) return resolve()
       bare.child.once("exit", () => resolve())
       bare.child.kill("SIGTERM")
     }))
-    for (const path of [depthPath, pricePath]) await sameBytes(node.baseUrl, bare.baseUrl, path, {})
-    for (const [endpoint, path] of [["GET depth?limit=100", depthPath], ["GET ticker/price", pricePath]] as const) {
+    for (const [, path] of cases) await sameBytes(node.baseUrl, bare.baseUrl, path, {})
+    for (const [endpoint, path] of cases) {
       const target = { baseUrl: node.baseUrl, pid: node.pid, next: () => ({ path, headers: {} }) }
       const ours = await load(target)
       const theirs = await load({ ...target, baseUrl: bare.baseUrl, pid: bare.pid })
@@ -119,7 +128,8 @@ const restCases = async (rows: Array<Row>) => {
           endpoint, server, requests: m.requests, errors: m.errors, "req/s": Math.round(m.rps),
           "p50 ms": Number(m.p50Ms.toFixed(2)), "p99 ms": Number(m.p99Ms.toFixed(2)), "CPU µs/req": Math.round(m.cpuUsPerRequest),
           "req/s ours/bare": server === "shardline" ? Number((ours.rps / theirs.rps).toFixed(3)) : "",
-          "CPU bare/ours": server === "shardline" ? Number((theirs.cpuUsPerRequest / ours.cpuUsPerRequest).toFixed(3)) : ""
+          "CPU bare/ours": server === "shardline" ? Number((theirs.cpuUsPerRequest / ours.cpuUsPerRequest).toFixed(3)) : "",
+          "load avg": loadavg().map((l) => l.toFixed(2)).join(" ")
         })
       }
     }

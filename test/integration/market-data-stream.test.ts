@@ -16,7 +16,7 @@ import { defaultBookConfig, OrderBook } from "../../src/exchange/book.ts"
 import { nullSink } from "../../src/exchange/events.ts"
 import { marketDataView } from "../../src/exchange/http/MarketDataHandlers.ts"
 import * as MarketData from "../../src/exchange/marketdata/MarketData.ts"
-import { makeStreams, SSE_FANOUT_SLICE } from "../../src/exchange/marketdata/sse.ts"
+import { makeStreams } from "../../src/exchange/marketdata/sse.ts"
 import type { TradeRec } from "../../src/exchange/market/MarketState.ts"
 import { globalId } from "../../src/exchange/markets/ids.ts"
 import * as MarketRegistry from "../../src/exchange/markets/MarketRegistry.ts"
@@ -63,7 +63,8 @@ beforeAll(async () => {
       takerOrderId: globalId(market.id, 2), buyerUser: 1, sellerUser: 2, buyerIsMaker: false, timeMs: Date.now() }
   })))
   short = makeStreams(data, marketDataView(registry, data), { heartbeatMs: 100, lifetimeMs: 1_500, bufferBytes })
-  streams = makeStreams(data, marketDataView(registry, data), { heartbeatMs: 100, lifetimeMs: 600_000, bufferBytes })
+  // sliceMs 0: a fan-out round yields every 100 connections, so a test sees a round under way.
+  streams = makeStreams(data, marketDataView(registry, data), { heartbeatMs: 100, lifetimeMs: 600_000, bufferBytes, sliceMs: 0 })
   server = createServer((req, res) => (req.url?.startsWith("/short") ? short : streams).route(req, res, (req.url ?? "").split("?")[1] ?? "", {}))
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
   port = (server.address() as { port: number }).port
@@ -200,7 +201,7 @@ describe("the fan-out", () => {
   })
 
   it("a delta told while a round is under way reaches every connection once, in order", async () => {
-    const n = 2 * SSE_FANOUT_SLICE + 10
+    const n = 1_010
     const conns = Array.from({ length: n }, () => recorded("symbol=TSTDUSD&streams=depth"))
     try {
       for (const c of conns) c.writes.length = 0
@@ -213,7 +214,7 @@ describe("the fan-out", () => {
       expect(first).toBeLessThan(n)
       level(5_004)
       publishNow()
-      await turns(10)
+      for (let i = 0; i < 500 && conns.some((c) => idsOf(c.text(), "depth").length < 2); i++) await turns(1)
       const ids = conns.map((c) => idsOf(c.text(), "depth"))
       const expected = ids[0]!
       expect(expected).toHaveLength(2)

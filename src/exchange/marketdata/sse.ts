@@ -31,6 +31,8 @@ export interface StreamOptions {
   readonly heartbeatMs: number
   readonly lifetimeMs: number
   readonly bufferBytes: number
+  /** A fan-out round's time per turn (SSE_FANOUT_SLICE_MS); 0: SLICE_CHECK_EVERY connections a turn. */
+  readonly sliceMs?: number
 }
 
 export const defaultStreamOptions: StreamOptions = { heartbeatMs: SSE_HEARTBEAT_MS, lifetimeMs: SSE_LIFETIME_MS, bufferBytes: SSE_CLIENT_BUFFER_BYTES }
@@ -47,9 +49,23 @@ export const event = (name: string, id: number, data: unknown): string => `id: $
 const levels = (m: Market, ls: Levels) => ls.map(([p, q]) => [formatPrice(m.compiled, p), formatUnits(q, m.compiled.step, ASSET_DECIMALS)])
 
 
-/** Connections written per slice of a fan-out round: between slices the event loop serves other
- * work (orders, reads), so thousands of streams never hold it for one long write loop. */
-export const SSE_FANOUT_SLICE = 500
+/** How long one turn of a fan-out round may write before it yields: between slices the event loop
+ * serves other work (orders, reads), so thousands of streams never hold it for one long write loop. */
+export const SSE_FANOUT_SLICE_MS = 8
+/** Connections written between two looks at the clock. */
+const SLICE_CHECK_EVERY = 100
+
+/** What the fan-out did in this process, for benchmarks (bench/fanout.ts reads it through the bench node). */
+export const fanoutFigures = {
+  /** Rounds (one write per connection that had something to get). */
+  rounds: 0,
+  /** Turns the rounds took (a round yields after SSE_FANOUT_SLICE_MS). */
+  slices: 0,
+  writes: 0,
+  bytes: 0,
+  /** Process CPU over the slices, ms. */
+  cpuMs: 0
+}
 
 const DEPTH = 1, TRADE = 2, TICKER = 4
 const maskOf = (streams: ReadonlySet<StreamName>) =>
@@ -151,24 +167,34 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
     return b
   }
 
+  const sliceMs = options.sliceMs ?? SSE_FANOUT_SLICE_MS
   const startRound = (g: Group) => {
     g.round = [...g.conns]
     g.at = 0
     g.grew = false
+    fanoutFigures.rounds++
     step(g)
   }
   const step = (g: Group) => {
     const round = g.round
     if (round === undefined) return
+    const cpu0 = process.cpuUsage()
+    const started = performance.now()
     const top = g.pending.length === 0 ? 0 : g.pending[g.pending.length - 1]!.seq
     const now = Date.now()
-    const end = Math.min(round.length, g.at + SSE_FANOUT_SLICE)
-    for (; g.at < end; g.at++) {
+    for (let k = 1; g.at < round.length; g.at++, k++) {
+      if (k % SLICE_CHECK_EVERY === 0 && performance.now() - started >= sliceMs) break
       const c = round[g.at]!
       if (!c.live || c.seen >= top) continue
-      c.write(bytesFor(g, c.seen, c.mask), now)
+      const bytes = bytesFor(g, c.seen, c.mask)
+      c.write(bytes, now)
       c.seen = top
+      fanoutFigures.writes++
+      fanoutFigures.bytes += bytes.length
     }
+    fanoutFigures.slices++
+    const cpu = process.cpuUsage(cpu0)
+    fanoutFigures.cpuMs += (cpu.user + cpu.system) / 1000
     if (g.at < round.length) {
       setImmediate(() => step(g))
       return
