@@ -15,7 +15,9 @@
 // authorization, open orders, a trade); the node starts again and its Market entity rebuilds the
 // book from them, so depth has 100 levels a side and the ticker a last price.
 //
-// Knobs: BENCH_HTTP_CONCURRENCY/DURATION_MS/WARMUP_MS (as `bench -- http`), BENCH_MD_STREAMS
+// Knobs: BENCH_HTTP_CONCURRENCY/DURATION_MS/WARMUP_MS (as `bench -- http`), BENCH_MD_NODE_WARMUP_MS
+// (8000: every route read in turn before the measured cases), BENCH_MD_COLD=0 (skip the
+// ticker/price case measured right after the node starts), BENCH_MD_STREAMS
 // (5000), BENCH_MD_BATCHES (200 batches, one every BENCH_MD_BATCH_MS = 100 ms, each a trade and
 // level changes), BENCH_MD_PARTS ("rest,sse").
 import { fork } from "node:child_process"
@@ -41,9 +43,14 @@ import { configLayer } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
 import { capture, load, nodeVars, sameBytes, startBare, type BareSpec } from "./http.ts"
+import { load as loadWith } from "./parts/httpLoad.ts"
 import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
 const streamsWanted = envInt("BENCH_MD_STREAMS", 5_000)
+/** Reads of every route before the measured cases (see restCases). */
+const nodeWarmupMs = envInt("BENCH_MD_NODE_WARMUP_MS", 8_000)
+/** BENCH_MD_COLD=0 skips the case measured right after the node starts. */
+const coldCase = process.env.BENCH_MD_COLD !== "0"
 const batches = envInt("BENCH_MD_BATCHES", 200)
 const batchMs = envInt("BENCH_MD_BATCH_MS", 100)
 /** Which parts run: "rest", "sse" or both (default). */
@@ -56,7 +63,7 @@ export const sseClients = join(dirname(fileURLToPath(import.meta.url)), "parts",
 
 // --- (a) REST from memory against bare node:http ---
 
-const seedBook = async (db: Awaited<ReturnType<typeof createTestDatabase>>) => {
+export const seedBook = async (db: Awaited<ReturnType<typeof createTestDatabase>>) => {
   const [m] = await db.query<{ id: number }>(`SELECT id FROM markets WHERE symbol = 'SHRDDUSD'`)
   const marketId = Number(m!.id)
   const [u] = await db.query<{ id: string }>(`INSERT INTO users DEFAULT VALUES RETURNING id::text`)
@@ -119,13 +126,13 @@ const restCases = async (rows: Array<Row>) => {
       bare.child.kill("SIGTERM")
     }))
     for (const [, path] of cases) await sameBytes(node.baseUrl, bare.baseUrl, path, {})
-    for (const [endpoint, path] of cases) {
+    const measure = async (endpoint: string, path: string, phase: string) => {
       const target = { baseUrl: node.baseUrl, pid: node.pid, next: () => ({ path, headers: {} }) }
       const ours = await load(target)
       const theirs = await load({ ...target, baseUrl: bare.baseUrl, pid: bare.pid })
       for (const [server, m] of [["shardline", ours], ["bare node:http", theirs]] as const) {
         rows.push({
-          endpoint, server, requests: m.requests, errors: m.errors, "req/s": Math.round(m.rps),
+          endpoint, phase, server, requests: m.requests, errors: m.errors, "req/s": Math.round(m.rps),
           "p50 ms": Number(m.p50Ms.toFixed(2)), "p99 ms": Number(m.p99Ms.toFixed(2)), "CPU µs/req": Math.round(m.cpuUsPerRequest),
           "req/s ours/bare": server === "shardline" ? Number((ours.rps / theirs.rps).toFixed(3)) : "",
           "CPU bare/ours": server === "shardline" ? Number((theirs.cpuUsPerRequest / ours.cpuUsPerRequest).toFixed(3)) : "",
@@ -133,6 +140,17 @@ const restCases = async (rows: Array<Row>) => {
         })
       }
     }
+    // A node that has just started answers its first few thousand requests slowly (its code is
+    // not optimised yet): a harness that measures one route first, at once, charges that route
+    // with it. Shown once, on ticker/price; then every route is read in turn for nodeWarmupMs
+    // before the measured cases, as a user meets a node that has been running.
+    if (coldCase) await measure("GET ticker/price?symbol=", `${prefix}/ticker/price?symbol=SHRDDUSD`, "right after start")
+    const warm = await loadWith({ baseUrl: node.baseUrl, pid: node.pid, next: (() => {
+      let i = 0
+      return () => ({ path: cases[i++ % cases.length]![1], headers: {} })
+    })() }, { concurrency: 16, durationMs: nodeWarmupMs, warmupMs: 0 })
+    console.log(`node warm-up: ${warm.requests} reads over ${nodeWarmupMs} ms, ${Math.round(warm.cpuUsPerRequest)} µs of node CPU per read`)
+    for (const [endpoint, path] of cases) await measure(endpoint, path, "warm")
   } finally {
     for (const stop of stops.reverse()) await stop()
     await db.drop()

@@ -63,8 +63,8 @@ beforeAll(async () => {
       takerOrderId: globalId(market.id, 2), buyerUser: 1, sellerUser: 2, buyerIsMaker: false, timeMs: Date.now() }
   })))
   short = makeStreams(data, marketDataView(registry, data), { heartbeatMs: 100, lifetimeMs: 1_500, bufferBytes })
-  // sliceMs 0: a fan-out round yields every 100 connections, so a test sees a round under way.
-  streams = makeStreams(data, marketDataView(registry, data), { heartbeatMs: 100, lifetimeMs: 600_000, bufferBytes, sliceMs: 0 })
+  // A fan-out round yields every 100 connections here, so a test sees a round under way.
+  streams = makeStreams(data, marketDataView(registry, data), { heartbeatMs: 100, lifetimeMs: 600_000, bufferBytes, slice: 100 })
   server = createServer((req, res) => (req.url?.startsWith("/short") ? short : streams).route(req, res, (req.url ?? "").split("?")[1] ?? "", {}))
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
   port = (server.address() as { port: number }).port
