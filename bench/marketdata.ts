@@ -15,7 +15,8 @@
 // authorization, open orders, a trade); the node starts again and its Market entity rebuilds the
 // book from them, so depth has 100 levels a side and the ticker a last price.
 //
-// Knobs: BENCH_HTTP_CONCURRENCY/DURATION_MS/WARMUP_MS (as `bench -- http`), BENCH_MD_NODE_WARMUP_MS
+// Knobs: BENCH_HTTP_CONCURRENCY/DURATION_MS/WARMUP_MS (as `bench -- http`; the duration is split
+// into BENCH_MD_ROUNDS = 3 turns of ours then bare, so both meet the box's load alike), BENCH_MD_NODE_WARMUP_MS
 // (8000: every route read in turn before the measured cases), BENCH_MD_COLD=0 (skip the
 // ticker/price case measured right after the node starts), BENCH_MD_STREAMS
 // (5000), BENCH_MD_BATCHES (200 batches, one every BENCH_MD_BATCH_MS = 100 ms, each a trade and
@@ -42,11 +43,16 @@ import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
 import { configLayer } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
-import { capture, load, nodeVars, sameBytes, startBare, type BareSpec } from "./http.ts"
-import { load as loadWith } from "./parts/httpLoad.ts"
+import { capture, nodeVars, sameBytes, startBare, type BareSpec } from "./http.ts"
+import { load as loadWith, type Measured } from "./parts/httpLoad.ts"
 import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
 const streamsWanted = envInt("BENCH_MD_STREAMS", 5_000)
+const concurrency = envInt("BENCH_HTTP_CONCURRENCY", 16)
+const durationMs = envInt("BENCH_HTTP_DURATION_MS", 5_000)
+const warmupMs = envInt("BENCH_HTTP_WARMUP_MS", 1_000)
+/** Turns of ours then bare per case (BENCH_MD_ROUNDS), each durationMs / rounds long. */
+const rounds = envInt("BENCH_MD_ROUNDS", 3)
 /** Reads of every route before the measured cases (see restCases). */
 const nodeWarmupMs = envInt("BENCH_MD_NODE_WARMUP_MS", 8_000)
 /** BENCH_MD_COLD=0 skips the case measured right after the node starts. */
@@ -76,6 +82,18 @@ export const seedBook = async (db: Awaited<ReturnType<typeof createTestDatabase>
     FROM generate_series(1, 200) AS n`, [marketId, u!.id])
   await db.query(`INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id, buyer_user, seller_user, buyer_is_maker, time_ms)
     VALUES ($1::bigint * ${MARKET_SHIFT} + 1, $1, 10050, 100, 100500000, 0, 0, $2, $2, false, $3)`, [marketId, u!.id, Date.now()])
+}
+
+/** Rounds of one case: requests and CPU summed, the percentiles the median round's. */
+const combined = (ms: ReadonlyArray<Measured>): Measured => {
+  const requests = ms.reduce((a, m) => a + m.requests, 0)
+  const seconds = ms.reduce((a, m) => a + m.requests / m.rps, 0)
+  const cpuUs = ms.reduce((a, m) => a + m.cpuUsPerRequest * m.requests, 0)
+  const median = (f: (m: Measured) => number) => [...ms].map(f).sort((a, b) => a - b)[Math.floor(ms.length / 2)]!
+  return {
+    requests, errors: ms.reduce((a, m) => a + m.errors, 0), rps: requests / seconds, p50Ms: median((m) => m.p50Ms), p99Ms: median((m) => m.p99Ms),
+    cpuUsPerRequest: cpuUs / requests, bytesPerSec: ms.reduce((a, m) => a + m.bytesPerSec, 0) / ms.length
+  }
 }
 
 const restCases = async (rows: Array<Row>) => {
@@ -128,8 +146,15 @@ const restCases = async (rows: Array<Row>) => {
     for (const [, path] of cases) await sameBytes(node.baseUrl, bare.baseUrl, path, {})
     const measure = async (endpoint: string, path: string, phase: string) => {
       const target = { baseUrl: node.baseUrl, pid: node.pid, next: () => ({ path, headers: {} }) }
-      const ours = await load(target)
-      const theirs = await load({ ...target, baseUrl: bare.baseUrl, pid: bare.pid })
+      // Ours and bare in turns of durationMs / rounds each, so both meet the shared box's load alike.
+      const ourRounds: Array<Measured> = []
+      const bareRounds: Array<Measured> = []
+      for (let r = 0; r < rounds; r++) {
+        ourRounds.push(await loadWith(target, { concurrency, durationMs: Math.ceil(durationMs / rounds), warmupMs: r === 0 ? warmupMs : 200 }))
+        bareRounds.push(await loadWith({ ...target, baseUrl: bare.baseUrl, pid: bare.pid }, { concurrency, durationMs: Math.ceil(durationMs / rounds), warmupMs: r === 0 ? warmupMs : 200 }))
+      }
+      const ours = combined(ourRounds)
+      const theirs = combined(bareRounds)
       for (const [server, m] of [["shardline", ours], ["bare node:http", theirs]] as const) {
         rows.push({
           endpoint, phase, server, requests: m.requests, errors: m.errors, "req/s": Math.round(m.rps),
@@ -148,7 +173,7 @@ const restCases = async (rows: Array<Row>) => {
     const warm = await loadWith({ baseUrl: node.baseUrl, pid: node.pid, next: (() => {
       let i = 0
       return () => ({ path: cases[i++ % cases.length]![1], headers: {} })
-    })() }, { concurrency: 16, durationMs: nodeWarmupMs, warmupMs: 0 })
+    })() }, { concurrency, durationMs: nodeWarmupMs, warmupMs: 0 })
     console.log(`node warm-up: ${warm.requests} reads over ${nodeWarmupMs} ms, ${Math.round(warm.cpuUsPerRequest)} µs of node CPU per read`)
     for (const [endpoint, path] of cases) await measure(endpoint, path, "warm")
   } finally {
