@@ -28,6 +28,21 @@ const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 /** An attestation may come this much after its slot before the gap counts (a scan of every vault, a busy node). */
 const ATTESTATION_SLACK_MS = 10_000
 
+type LitecoindTx = { readonly confirmations?: number; readonly blockhash?: string } | { readonly error: string }
+
+/** A paid order's deposit as litecoind sees it (undefined for deposits on an EVM chain). */
+export const depositOnLitecoind = (world: World, o: { readonly kind: string; readonly asset: string; readonly depositTxid?: string | undefined }): Promise<LitecoindTx | undefined> =>
+  o.depositTxid === undefined || o.kind === "mint" || (o.kind === "wrap" && o.asset === "ETH") ? Promise.resolve(undefined)
+    : world.litecoind.rpc<{ confirmations?: number; blockhash?: string }>("getrawtransaction", o.depositTxid, true).catch((e: unknown) => ({ error: String(e).slice(0, 120) }))
+
+/**
+ * The customer's send gone from the best chain and the mempool (a reorg dropped it and its inputs
+ * with it: litecoind knows it not at all, or only in a block off the best chain, 0 confirmations):
+ * the desk rightly still waits for a deposit. Not the desk's; counted apart, and not waited for.
+ */
+export const goneForGood = (tx: LitecoindTx | undefined): boolean =>
+  tx !== undefined && ("error" in tx ? /No such mempool or blockchain transaction/.test(tx.error) : (tx.confirmations ?? 0) === 0 && tx.blockhash !== undefined)
+
 export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun, history: History, windows: ReadonlyArray<Window>, runStartEpochMs: number): Promise<{ violations: Array<Violation>; counts: Record<string, number | string> }> => {
   const v: Array<Violation> = []
   const add = (rule: string, detail: string, subject?: string) => v.push({ rule, detail, history: subject === undefined ? [] : history.about(subject) })
@@ -58,16 +73,9 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
     if (row.status === "awaiting_deposit" && deposit !== undefined && !deposit.valid) { invalidDeposits.push(`${o.shortRef}: ${deposit.reason ?? "invalid"}`); continue }
     if (row.status !== "released" && row.status !== "refunded") {
       // Where the deposit stands on its chain: a deposit never confirmed is the customer's; one in the best chain the desk did not act on is the desk's.
-      const tx = o.depositTxid === undefined || o.kind === "mint" || (o.kind === "wrap" && o.asset === "ETH") ? undefined
-        : await world.litecoind.rpc<{ confirmations?: number; blockhash?: string }>("getrawtransaction", o.depositTxid, true).catch((e: unknown) => ({ error: String(e).slice(0, 120) }))
+      const tx = await depositOnLitecoind(world, o)
       const where = deposit !== undefined ? `in the ledger at height ${deposit.height}, ${deposit.valid ? "valid" : `invalid: ${deposit.reason}`}` : "not in the final ledger by our index"
-      // The customer's send gone from the best chain and the mempool (a reorg dropped it and its
-      // inputs with it: litecoind knows it not at all, or only in a block off the best chain, 0
-      // confirmations): the desk rightly still waits for a deposit. Not the desk's; counted apart.
-      const goneForGood = deposit === undefined && tx !== undefined && ("error" in tx
-        ? /No such mempool or blockchain transaction/.test(tx.error)
-        : (tx.confirmations ?? 0) === 0 && tx.blockhash !== undefined)
-      if (goneForGood && (row.status === "awaiting_deposit" || row.status === "expired")) {
+      if (deposit === undefined && goneForGood(tx) && (row.status === "awaiting_deposit" || row.status === "expired")) {
         depositsLost++
         continue
       }
@@ -152,7 +160,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
 
   // The attestation series, as the database holds it.
   const points = (await world.query<{ seq: string; attested_at: Date; payload: string; payload_hash: string; prev_hash: string | null; signature: string; ed25519_signature: string; request_id: string | null }>(
-    `SELECT seq::text, attested_at, payload, payload_hash, prev_hash, signature, ed25519_signature, request_id FROM desk_attestations ORDER BY seq`))
+    `SELECT seq::text, attested_at, payload, payload_hash, prev_hash, signature, ed25519_signature, request_id FROM desk_attestations ORDER BY desk_attestations.seq`))
   const series: Array<AttestationPoint> = points.map((p) => ({
     seq: Number(p.seq), attestedAt: p.attested_at.toISOString(), payload: JSON.parse(p.payload), payload_hash: p.payload_hash,
     previousPayloadHash: p.prev_hash, signature: p.signature, ed25519Signature: p.ed25519_signature

@@ -15,7 +15,7 @@ import { makeRng } from "./rng.ts"
 import { describeFault, makeSchedule } from "./schedule.ts"
 import { faultWindows } from "./windows.ts"
 import { checkSocial } from "./socialChecker.ts"
-import { checkDesk } from "./deskChecker.ts"
+import { checkDesk, depositOnLitecoind, goneForGood } from "./deskChecker.ts"
 import { runDeskCustomer, runVisitor, setUpDesk, type DeskRun } from "./deskWorkload.ts"
 import { runMember, setUpSocial, type SocialRun } from "./socialWorkload.ts"
 import { startWorld, type World } from "./world.ts"
@@ -98,13 +98,23 @@ try {
   // Settle: every node back, every leg final, every expired grant swept and its key gone.
   for (const slot of world.nodes) if (slot.current === undefined || !slot.current.isRunning()) await world.startNode(slot.index)
   const paid = () => deskRun.orders.filter((o) => o.depositTxid !== undefined).map((o) => o.id)
+  /** Paid orders still waiting whose deposit a reorg dropped for good: nothing will end them, so the settle does not wait. */
+  const lostDeposits = new Set<string>()
+  const waitingOnLostDeposits = async (ids: ReadonlyArray<string>) => {
+    for (const id of ids) {
+      const o = deskRun.orders.find((x) => x.id === id)
+      if (o !== undefined && !lostDeposits.has(id) && goneForGood(await depositOnLitecoind(world, o))) lostDeposits.add(id)
+    }
+  }
   await pollFor("the system to settle (legs final, expired grants swept, owed stamps sent, paid desk orders ended)", SETTLE_MS_MAX, async () => {
     const [legs] = await world.query<{ open: number }>(`SELECT count(*)::int AS open FROM settlement_legs WHERE status <> 'final'`)
     const due = ex.traders.filter((t) => t.expiresAtMs < Date.now()).map((t) => t.grantId)
     const [keys] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM authorization_keys WHERE grant_id = ANY($1)`, [due])
     const [stamps] = await world.query<{ n: number }>(`SELECT (SELECT count(*) FROM social_stamping_pending) + (SELECT count(*) FROM social_owed_stamps WHERE txid IS NULL) AS n`)
-    const [deskOpen] = await world.query<{ n: number }>(`SELECT count(*)::int AS n FROM desk_orders WHERE id = ANY($1::uuid[]) AND status NOT IN ('released', 'refunded', 'expired', 'failed')`, [paid()])
-    return legs!.open === 0 && keys!.n === 0 && Number(stamps!.n) === 0 && deskOpen!.n === 0 ? true : undefined
+    const deskOpen = await world.query<{ id: string; status: string }>(`SELECT id::text, status FROM desk_orders WHERE id = ANY($1::uuid[]) AND status NOT IN ('released', 'refunded', 'expired', 'failed')`, [paid()])
+    await waitingOnLostDeposits(deskOpen.filter((r) => r.status === "awaiting_deposit").map((r) => r.id))
+    const deskOwed = deskOpen.filter((r) => !lostDeposits.has(r.id)).length
+    return legs!.open === 0 && keys!.n === 0 && Number(stamps!.n) === 0 && deskOwed === 0 ? true : undefined
   }, 2_000).catch((e) => log(`settle: ${String(e)} (the checker reports what is still owed)`))
   // What was broadcast last (an expired grant's sweep is sent just before its key goes, which ends
   // the settle) is mined before the miner stops and the checker reads the chain.

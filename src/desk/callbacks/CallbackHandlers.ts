@@ -43,7 +43,7 @@ export const CallbackHandlers = HttpApiBuilder.group(DeskApi, "callbacks", (hand
     const config = yield* DeskConfig
     const recent = (keyId: string) =>
       sql<Row>`SELECT event_id::text, order_id::text, event_type, url, outcome, http_status, error, duration_ms, attempted_at
-        FROM desk_callback_deliveries WHERE key_id = ${keyId} ORDER BY attempted_at DESC, event_id LIMIT 100`
+        FROM desk_callback_deliveries WHERE key_id = ${keyId} ORDER BY attempted_at DESC, desk_callback_deliveries.event_id LIMIT 100`
     return handlers
       .handle("deliveries", () =>
         Effect.gen(function*() {

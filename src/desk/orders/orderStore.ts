@@ -93,7 +93,7 @@ export const orderTrail = (orderIds: ReadonlyArray<string>) =>
       ? Effect.succeed({ events: [] as ReadonlyArray<OrderEventRow>, legs: [] as ReadonlyArray<OrderLegRow> })
       : Effect.all({
         events: sql<OrderEventRow>`SELECT order_id::text AS order_id, source, event, body, at FROM desk_order_events
-          WHERE order_id IN ${sql.in([...orderIds])} ORDER BY id`,
+          WHERE order_id IN ${sql.in([...orderIds])} ORDER BY desk_order_events.id`,
         legs: sql<OrderLegRow>`SELECT order_id::text AS order_id, leg, chain, txid, recorded_at FROM desk_order_legs
           WHERE order_id IN ${sql.in([...orderIds])} ORDER BY recorded_at, leg`
       }))

@@ -7,12 +7,12 @@ import { Effect } from "effect"
 export const userOfAddress = (address: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const found = yield* sql<{ user_id: string }>`SELECT user_id::text FROM user_addresses WHERE address = ${address} ORDER BY user_id LIMIT 1`
+    const found = yield* sql<{ user_id: string }>`SELECT user_id::text FROM user_addresses WHERE address = ${address} ORDER BY user_addresses.user_id LIMIT 1`
     if (found[0] !== undefined) return Number(found[0].user_id)
     return yield* Effect.gen(function*() {
       // Serialised per address, so two first sign-ins at once make one user.
       yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`user_address:${address}`}))`
-      const again = yield* sql<{ user_id: string }>`SELECT user_id::text FROM user_addresses WHERE address = ${address} ORDER BY user_id LIMIT 1`
+      const again = yield* sql<{ user_id: string }>`SELECT user_id::text FROM user_addresses WHERE address = ${address} ORDER BY user_addresses.user_id LIMIT 1`
       if (again[0] !== undefined) return Number(again[0].user_id)
       const userId = Number((yield* sql<{ id: string }>`INSERT INTO users DEFAULT VALUES RETURNING id`)[0]!.id)
       yield* sql`INSERT INTO user_addresses (user_id, address) VALUES (${userId}, ${address})`

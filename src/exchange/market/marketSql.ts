@@ -162,8 +162,8 @@ export const lockGrants = (
 export const payToAddresses = (userIds: ReadonlyArray<number>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ user_id: string; address: string }>`SELECT DISTINCT ON (user_id) user_id::text, address
-      FROM user_addresses WHERE user_id = ANY(${userIds.map(String)}::bigint[]) ORDER BY user_id, created_at, address`
+    const rows = yield* sql<{ user_id: string; address: string }>`SELECT DISTINCT ON (user_addresses.user_id) user_id::text, address
+      FROM user_addresses WHERE user_id = ANY(${userIds.map(String)}::bigint[]) ORDER BY user_addresses.user_id, created_at, address`
     return new Map(rows.map((r) => [Number(r.user_id), r.address]))
   })
 

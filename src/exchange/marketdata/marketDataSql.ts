@@ -62,8 +62,8 @@ export const loadSeries = (marketId: number) =>
     // One index range per interval (the primary key), however long the history.
     const rows = yield* sql<KlineRowDb>`SELECT ${klineColumns(sql)} FROM unnest(${[...INTERVALS]}::text[]) AS iv(name)
       CROSS JOIN LATERAL (SELECT * FROM market_klines WHERE market_id = ${marketId} AND interval = iv.name
-        ORDER BY open_time DESC LIMIT ${KLINES_IN_MEMORY}) k
-      ORDER BY interval, open_time`
+        ORDER BY market_klines.open_time DESC LIMIT ${KLINES_IN_MEMORY}) k
+      ORDER BY k.interval, k.open_time`
     const series = new Map<Interval, Series>(INTERVALS.map((iv) => [iv, newSeries()]))
     for (const r of rows) series.get(r.interval)!.klines.push(klineOf(r))
     // A full window may have older candles in Postgres: reads that reach past it go there.
@@ -76,9 +76,9 @@ export const klinePage = (marketId: number, iv: Interval, start: number, end: nu
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<KlineRowDb>`SELECT ${klineColumns(sql)} FROM market_klines
-      WHERE market_id = ${marketId} AND interval = ${iv} AND open_time BETWEEN ${start} AND ${end} ORDER BY open_time LIMIT 1000`
+      WHERE market_id = ${marketId} AND interval = ${iv} AND open_time BETWEEN ${start} AND ${end} ORDER BY market_klines.open_time LIMIT 1000`
     const before = yield* sql<KlineRowDb>`SELECT ${klineColumns(sql)} FROM market_klines
-      WHERE market_id = ${marketId} AND interval = ${iv} AND open_time < ${start} ORDER BY open_time DESC LIMIT 1`
+      WHERE market_id = ${marketId} AND interval = ${iv} AND open_time < ${start} ORDER BY market_klines.open_time DESC LIMIT 1`
     return { stored: rows.map(klineOf), before: before[0] === undefined ? undefined : klineOf(before[0]) }
   })
 
@@ -109,7 +109,7 @@ const tradeColumns = (sql: SqlClient.SqlClient) =>
 export const recentTrades = (marketId: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<TradeRowDb>`SELECT ${tradeColumns(sql)} FROM trades WHERE market_id = ${marketId} ORDER BY trade_id DESC LIMIT ${RECENT_TRADES}`
+    const rows = yield* sql<TradeRowDb>`SELECT ${tradeColumns(sql)} FROM trades WHERE market_id = ${marketId} ORDER BY trades.trade_id DESC LIMIT ${RECENT_TRADES}`
     return [...rows].reverse().map(tradeOf)
   })
 
@@ -118,7 +118,7 @@ export const tradesAfter = (marketId: number, afterId: number, max: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<TradeRowDb>`SELECT ${tradeColumns(sql)} FROM (
-        SELECT * FROM trades WHERE market_id = ${marketId} AND trade_id > ${afterId} ORDER BY trade_id DESC LIMIT ${max}) t ORDER BY trade_id`
+        SELECT * FROM trades WHERE market_id = ${marketId} AND trade_id > ${afterId} ORDER BY trades.trade_id DESC LIMIT ${max}) t ORDER BY t.trade_id`
     return rows.map(tradeOf)
   })
 

@@ -40,7 +40,7 @@ export const orderByClientId = (userId: number, marketId: number, clientOrderId:
 export const openOrders = (userId: number, marketId: number | undefined) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<OrderRow>`SELECT ${orderCols(sql)} FROM orders WHERE user_id = ${userId} AND status IN ('NEW', 'PARTIALLY_FILLED')
-      ${marketId === undefined ? sql`` : sql`AND market_id = ${marketId}`} ORDER BY order_id LIMIT ${openOrdersMax}`)
+      ${marketId === undefined ? sql`` : sql`AND market_id = ${marketId}`} ORDER BY orders.order_id LIMIT ${openOrdersMax}`)
 
 export interface Window {
   readonly fromId?: number | undefined
@@ -57,7 +57,7 @@ export const allOrders = (userId: number, marketId: number | undefined, w: Windo
     const end = w.endTime === undefined ? sql`` : sql`AND created_ms <= ${w.endTime}`
     const oldestFirst = w.fromId !== undefined || w.startTime !== undefined
     return sql<OrderRow>`SELECT * FROM (SELECT ${orderCols(sql)} FROM orders WHERE user_id = ${userId} ${market} ${from} ${start} ${end}
-      ORDER BY order_id ${oldestFirst ? sql`ASC` : sql`DESC`} LIMIT ${w.limit}) o ORDER BY order_id`
+      ORDER BY orders.order_id ${oldestFirst ? sql`ASC` : sql`DESC`} LIMIT ${w.limit}) o ORDER BY o.order_id::bigint`
   })
 
 export interface TradeRow {
@@ -97,12 +97,13 @@ export const myTrades = (userId: number, marketId: number | undefined, orderId: 
     const oldestFirst = w.fromId !== undefined || w.startTime !== undefined
     const cols = sql`trade_id::text, market_id, price_ticks::text, qty_lots::text, quote_qty::text, maker_order_id::text,
       taker_order_id::text, buyer_user::text, buyer_is_maker, time_ms::text`
-    const trades = yield* sql<TradeRow>`SELECT * FROM (
+    // The ids are text here (`trade_id::text`): every ORDER BY casts back, or "9" sorts above "10".
+    const trades = yield* sql<TradeRow>`SELECT * FROM (SELECT * FROM (
         SELECT ${cols} FROM trades WHERE buyer_user = ${userId} ${market} ${order} ${from} ${start} ${end}
         UNION ALL
         SELECT ${cols} FROM trades WHERE seller_user = ${userId} ${market} ${order} ${from} ${start} ${end}
-        ORDER BY trade_id ${oldestFirst ? sql`ASC` : sql`DESC`} LIMIT ${w.limit}) t ORDER BY trade_id`
+        ) u ORDER BY u.trade_id::bigint ${oldestFirst ? sql`ASC` : sql`DESC`} LIMIT ${w.limit}) t ORDER BY t.trade_id::bigint`
     const legs = trades.length === 0 ? [] : yield* sql<LegRow>`SELECT trade_id::text, leg, asset, amount::text, from_address, to_address, txid,
-        confirmations, status FROM settlement_legs WHERE trade_id = ANY(${trades.map((t) => t.trade_id)}::bigint[]) ORDER BY trade_id, leg`
+        confirmations, status FROM settlement_legs WHERE trade_id = ANY(${trades.map((t) => t.trade_id)}::bigint[]) ORDER BY settlement_legs.trade_id, leg`
     return { trades, legs }
   })
