@@ -5,7 +5,10 @@
 // market), or a fresh depth snapshot when they are gone. A comment every SSE_HEARTBEAT_MS keeps
 // proxies from closing a quiet stream; at SSE_LIFETIME_MS the server sends `close` and ends it (the
 // spec's 10 minutes). A client that does not read is cut off with an `error` event once more than
-// SSE_CLIENT_BUFFER_BYTES wait in its socket, so it never costs more memory than that.
+// SSE_CLIENT_BUFFER_BYTES wait in its socket, so it never costs more memory than that. The fan-out
+// (issue 22.5): one subscription per market, each delta rendered once, one buffer per connection per
+// write shared by every connection with the same events, deltas coalesced while a round is under way
+// (see Group below).
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { statusOf } from "../../../schemas/exchange/errors.ts"
 import { StreamParams } from "../../../schemas/exchange/marketData.ts"
@@ -187,8 +190,9 @@ export const makeStreams = (data: MarketDataShape, view: MarketDataView, options
       const c = round[g.at]!
       if (!c.live || c.seen >= top) continue
       const bytes = bytesFor(g, c.seen, c.mask)
-      c.write(bytes, now)
       c.seen = top
+      if (bytes.length === 0) continue
+      c.write(bytes, now)
       fanoutFigures.writes++
       fanoutFigures.bytes += bytes.length
     }
