@@ -168,7 +168,8 @@ const turns = async (n: number) => {
 const idsOf = (text: string, name: string) => [...text.matchAll(new RegExp(`id: (\\d+)\nevent: ${name}\n`, "g"))].map((m) => Number(m[1]))
 
 describe("the fan-out", () => {
-  let order = 100_000
+  // Above every id the slow-client test can place (at most 1,000 rounds of 1,000).
+  let order = 1_000_000_000
   const level = (price: number) => book.place({ id: ++order, owner: "f", side: "BUY", price, qty: 1 })
 
   it("writes a turn's deltas to a connection as one buffer, the same for every connection that chose the same events, one ticker after them", async () => {
