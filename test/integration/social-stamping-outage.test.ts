@@ -186,6 +186,37 @@ describe("publishing while the ledger is unreachable", () => {
     expect((await db.query("SELECT 1 FROM social_stamps WHERE post_id = $1 AND tag = 'R'", [postId])).length).toBe(1)
   }, 120_000)
 
+  it("a comment whose Change met a database failure is answered, to a retry with the same key, once the database is back", async () => {
+    // A persisted request's reply is kept under its key: a database failure kept as the Change's
+    // reply answered every retry with the same Idempotency-Key 503 for ever (chaos seed 3, a
+    // Postgres restart). It is a defect now: the entity runs the Change again (refuseOrRetry.ts).
+    const post = await publish({ body: "comment on me while the database fails" }, aliceSession)
+    expect(post.status).toBe(201)
+    const postId = post.body.postId as string
+    const key = "comment-database-down"
+    const comment = () =>
+      fetch(`${node.socialUrl}/api/social/posts/${postId}/comments`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${bobSession}`, "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ body: "written across a database failure" }),
+        signal: AbortSignal.timeout(8_000)
+      }).then(json, () => ({ status: 0, body: "no answer within 8 s" }))
+    await db.query("ALTER TABLE social_comments RENAME TO social_comments_away")
+    let first: { status: number; body: unknown }
+    try {
+      first = await comment()
+    } finally {
+      await db.query("ALTER TABLE social_comments_away RENAME TO social_comments")
+    }
+    expect(first.status === 0 || first.status >= 500, JSON.stringify(first)).toBe(true)
+    const answered = await waitFor("the comment answered to a retry with the same key", 60_000, async () => {
+      const r = await comment()
+      return r.status === 201 ? r : undefined
+    }, 1_000)
+    expect(answered.body).toMatchObject({ postId })
+    expect((await db.query("SELECT 1 FROM social_comments WHERE post_id = $1", [postId])).length).toBe(1)
+  }, 120_000)
+
   it("releases a key whose first attempt was refused before anything was written", async () => {
     await db.query("UPDATE social_accounts SET balance_base = 100 WHERE address = $1", [bob.address])
     const key = "bob-topup-then-retry"

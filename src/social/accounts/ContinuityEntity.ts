@@ -17,6 +17,7 @@ import { ContentStore } from "../content/ContentStore.ts"
 import { stamp } from "../posts/Stamper.ts"
 import { accountKey, type AccountRow, findAccount } from "./Accounts.ts"
 import { completeSuccession, identityTaken } from "./Succession.ts"
+import { refuseOrRetry } from "../../platform/entity/refuseOrRetry.ts"
 
 const metrics = entityMetrics("Continuity")
 
@@ -93,7 +94,7 @@ export const layer = Continuity.toLayer(Effect.gen(function*() {
         yield* sql`UPDATE social_continuity SET started_txid = ${g.txid} WHERE account = ${accountAddress}`
         yield* self.Complete(new CompleteCountdown({ account: accountAddress, startedAtMs, dueAtMs: completesAtMs }), { discard: true })
         return viewOf(Option.getOrThrow(yield* row))
-      }).pipe(Effect.mapError(asRefusal), metrics.guard),
+      }).pipe(refuseOrRetry(asRefusal), metrics.guard),
 
     Cancel: () =>
       Effect.gen(function*() {
@@ -103,7 +104,7 @@ export const layer = Continuity.toLayer(Effect.gen(function*() {
         }
         yield* sql`UPDATE social_continuity SET state = 'cancelled' WHERE account = ${accountAddress} AND state = 'counting'`
         return viewOf(Option.getOrThrow(yield* row))
-      }).pipe(Effect.mapError(asRefusal), metrics.guard),
+      }).pipe(refuseOrRetry(asRefusal), metrics.guard),
 
     Complete: ({ payload }) =>
       Effect.gen(function*() {

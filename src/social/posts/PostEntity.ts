@@ -23,6 +23,7 @@ import { memberSigns } from "../accounts/signing.ts"
 import { forgetServed } from "../content/served.ts"
 import { blockedByPost, blockPost, liftBlock } from "../content/blocked.ts"
 import { lookupCache } from "../http/LookupCache.ts"
+import { refuseOrRetry } from "../../platform/entity/refuseOrRetry.ts"
 
 /** This node's caches of the post (lookup answers, served CIDs) are dropped after a change. */
 const forgetCached = (post: PostRow) => Effect.sync(() => {
@@ -96,7 +97,7 @@ export const layer = Post.toLayer(Effect.gen(function*() {
           if (Number(done.post.timer_n) === 0) yield* schedule(done.post)
           return done.receipt
         }))
-      }).pipe(Effect.mapError(asRefusal), metrics.guard),
+      }).pipe(refuseOrRetry(asRefusal), metrics.guard),
 
     Change: ({ payload }) =>
       Effect.gen(function*() {
@@ -163,7 +164,7 @@ export const layer = Post.toLayer(Effect.gen(function*() {
         yield* forgetCached(post)
         const s = yield* payNow(owedId)
         return yield* reply(Option.getOrThrow(yield* findPost(postId)), s)
-      }).pipe(Effect.mapError(asRefusal), metrics.guard),
+      }).pipe(refuseOrRetry(asRefusal), metrics.guard),
 
     // An operator lifts this post's block of one CID (`social moderate --lift`): the bytes may be
     // served and posted again; the post itself stays pulled. Again after it ended: its time, none new.
@@ -178,7 +179,7 @@ export const layer = Post.toLayer(Effect.gen(function*() {
         }
         const [was] = yield* sql<{ lifted_at: Date | null }>`SELECT lifted_at FROM social_blocked_cids WHERE post_id = ${postId} AND cid = ${payload.cid}`
         return { postId, cid: payload.cid, liftedAt: was?.lifted_at?.toISOString() ?? null }
-      }).pipe(Effect.mapError(asRefusal), metrics.guard),
+      }).pipe(refuseOrRetry(asRefusal), metrics.guard),
 
     FinishStamps: ({ payload }) =>
       Effect.gen(function*() {

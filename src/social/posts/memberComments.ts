@@ -17,6 +17,7 @@ import { commentManifest, commentStamps } from "./Comments.ts"
 import { bodyCharsMax } from "./Composer.ts"
 import { postKeyFromXpub } from "./psbt.ts"
 import { accountOf, asRefusal, loadPost, openRequest, refuse, requestById, unsignedRows, viewOf } from "./signatureRequests.ts"
+import { refuseOrRetry } from "../../platform/entity/refuseOrRetry.ts"
 
 export const commentUnsigned = (c: CommentUnsigned, deadline: (requestId: string, dueAtMs: number) => Effect.Effect<void>) =>
   Effect.gen(function*() {
@@ -47,4 +48,4 @@ export const commentUnsigned = (c: CommentUnsigned, deadline: (requestId: string
       commentStamps({ bodyCid, manifestCid }), { chargedBase: price, comment: { index, address: key.address, derivationPath, bodyCid } })
     yield* deadline(c.requestId, Date.parse(view.expiresAt))
     return view
-  }).pipe(Effect.mapError(asRefusal))
+  }).pipe(refuseOrRetry(asRefusal))

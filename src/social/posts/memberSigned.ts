@@ -23,6 +23,7 @@ import { postKeyFromXpub } from "./psbt.ts"
 import { type Action, accountOf, asRefusal, loadPost, type MemberAccount, openRequest, refuse, requestById, unsignedRows, viewOf } from "./signatureRequests.ts"
 import { expireSignatures, submitSignatures } from "./signedStamps.ts"
 import { commentUnsigned } from "./memberComments.ts"
+import { refuseOrRetry } from "../../platform/entity/refuseOrRetry.ts"
 
 /** Indexes skipped at most when a short id is already taken (as Composer.ts). */
 const SHORT_ID_ATTEMPTS = 8
@@ -87,7 +88,7 @@ export const publishUnsigned = (p: PublishUnsigned, deadline: (requestId: string
     yield* deadline(row.id, new Date(row.created_at).getTime() + config.socialSignatureWindowMs)
     const account = yield* accountOf(row.author)
     return yield* openRequest(row, account, row.id, messageKey, "publish", requiredStamps(row))
-  }).pipe(Effect.mapError(asRefusal))
+  }).pipe(refuseOrRetry(asRefusal))
 
 /** T, R or M for a member-signed post: charged (R) and built for signing; takes effect once signed. */
 export const changeUnsigned = (c: ChangeUnsigned, deadline: (requestId: string, dueAtMs: number) => Effect.Effect<void>) =>
@@ -115,7 +116,7 @@ export const changeUnsigned = (c: ChangeUnsigned, deadline: (requestId: string, 
     }
     yield* deadline(c.requestId, Date.parse(view.expiresAt))
     return view
-  }).pipe(Effect.mapError(asRefusal))
+  }).pipe(refuseOrRetry(asRefusal))
 
 /** What the Post entity lends the member-signed handlers: its own timer and what follows a change. */
 export interface MemberSignedContext {
@@ -137,7 +138,7 @@ export const memberSignedHandlers = (ctx: MemberSignedContext) => ({
       if (done.unsent !== undefined) yield* ctx.later(done.unsent)
       if (done.changed) yield* ctx.afterChange(yield* loadPost(payload.postId), done.action)
       return done.reply
-    }).pipe(Effect.mapError(asRefusal)),
+    }).pipe(refuseOrRetry(asRefusal)),
   SignatureDeadline: ({ payload }: { readonly payload: SignatureDeadline }) =>
     Effect.gen(function*() {
       if (yield* expireSignatures(payload)) yield* Effect.flatMap(findPost(payload.postId), Option.match({

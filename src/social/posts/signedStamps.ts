@@ -12,6 +12,7 @@ import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { isClosed, renewed } from "./hosting.ts"
 import { outpointOf, signedTransactionOf, verifySignedStamp } from "./psbt.ts"
 import { type Action, accountOf, asRefusal, lastRequest, loadPost, refuse, type RequestRow, requestById, type UnsignedRow, unsignedRows } from "./signatureRequests.ts"
+import { refuseOrRetry } from "../../platform/entity/refuseOrRetry.ts"
 
 /** Sends recorded stamps (the funding first: a lost parent goes back before its children). */
 const broadcastAll = (fundingHex: string, hexes: ReadonlyArray<string>) =>
@@ -176,7 +177,7 @@ export const submitSignatures = (s: SubmitSignatures) =>
       reply: signedView(after, Option.getOrThrow(yield* requestById(request.id)), yield* unsignedRows(request.id), sent),
       changed: true, action: request.action, unsent: Either.isLeft(sent) ? sent.left : undefined
     }
-  }).pipe(Effect.mapError(asRefusal))
+  }).pipe(refuseOrRetry(asRefusal))
 
 /**
  * The end of a signature window. An action still unsigned lapses: a publish ends `unsigned` (never
