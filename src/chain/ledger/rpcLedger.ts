@@ -13,6 +13,7 @@ import { encodeAddress, validateLedgerAddress } from "../address.ts"
 import { broadcastSpan } from "../broadcastSpan.ts"
 import { ledgerParams, type UtxoChainParams } from "../params.ts"
 import { bytesHex, ownerScript, parseTx, displayHex } from "./internal/scripts.ts"
+import { knownParsed } from "../parsedTx.ts"
 import {
   checkHeight,
   checkMine,
@@ -205,11 +206,15 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
   const transport = (f: RpcFailure) => new LedgerRpcError({ method: f.method, message: f.code === undefined ? f.message : `${f.message} (${f.code})` })
   const invalid = (field: string, message: string) => new LedgerInvalidInput({ field, message })
 
-  const localTxid = (hex: string) =>
-    Either.match(parseTx(hex), {
+  // A transaction this process built (a leg) is known with its txid: no second parse and hash.
+  const localTxid = (hex: string) => {
+    const known = knownParsed(hex)
+    if (known !== undefined) return Effect.succeed(known.txid)
+    return Either.match(parseTx(hex), {
       onLeft: (e) => Effect.fail(invalid("hex", e.message)),
       onRight: (tx) => Effect.succeed(tx.getId())
     })
+  }
 
   // One call, not getblockcount + getbestblockhash: a block found between two calls would pair a
   // height with another block's hash.
