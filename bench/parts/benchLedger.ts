@@ -99,7 +99,8 @@ export const openLedger = async (name: LedgerName, cpuOf: (pid: number) => numbe
   const issue = (n: string) => one(async () => (await ready()).issue(n))
   return {
     name, blockMs, pid: ltc.pid,
-    nodeVars: { SHARDLINE_LEDGER_RPC_URL: url, SHARDLINE_LEDGER_BLOCK_MS: String(blockMs) },
+    // The node's other devnets (EVM, BTC, LTC) on the same clock as in a devnet run.
+    nodeVars: { SHARDLINE_LEDGER_RPC_URL: url, SHARDLINE_LEDGER_BLOCK_MS: String(blockMs), SHARDLINE_DEVNET_BLOCK_MS: String(blockMs) },
     attach: (_ipc, d) => void (db = d),
     quote: async () => (quote ??= { code: devnetDollar.code, property: await issue("Bench DUSD") }),
     // A managed property: its supply is what the issuer grants (each send below), no faucet stock.
