@@ -15,7 +15,8 @@
 //
 // Setup (what test/integration/exchange-trading.test.ts does, at scale): one node
 // (bench/parts/orderNode.ts: `npm start`'s layer plus an IPC channel for devnet setup), one Omni
-// property per market issued from the node's ledger devnet faucet, quoted in DUSD; each client is
+// property per market issued from the node's ledger devnet faucet (with BENCH_LEDGER=litecoind: by an
+// issuer on litecoind, DUSD too), quoted in DUSD; each client is
 // a user with its own key and an authorization on both assets of its market (granted through the
 // Authorization entity, as `authorizations grant` does), funded on chain from the faucet; a maker
 // user per market rests one large order on each side at the touch (bid 99.00, ask 100.00).
@@ -34,7 +35,11 @@
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the last mix's window, summarised and kept
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_PROCESSES (1: the node's runner processes, SHARDLINE_PROCESSES;
 // above 1 each process runs its own devnet, funded alike), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
-// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards). Timing is reported,
+// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards), BENCH_LEDGER (devnet: the
+// node's in-process ledger devnet, the default; litecoind: a litecoind -regtest outside the node, set up
+// as an operator would, bench/parts/benchLedger.ts; the results then go to orders-litecoind.json and the
+// litecoind process's CPU is reported beside the node's), BENCH_BLOCK_MS (1000: a block on either
+// ledger every so often, and the node's other devnets on the same clock). Timing is reported,
 // never asserted.
 import { type ChildProcess, execFile, fork } from "node:child_process"
 import { randomUUID } from "node:crypto"
