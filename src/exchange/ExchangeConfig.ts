@@ -23,7 +23,7 @@ export class ExchangeConfig extends Context.Tag("shardline/ExchangeConfig")<Exch
 
 export const defaults: ExchangeConfigShape = {
   httpPort: 8080,
-  httpSignedLane: false,
+  httpSignedLane: true,
   rateLimitKeyWeightPerMin: 1200,
   rateLimitIpWeightPerMin: 1200,
   settlementFinalDepth: 6,

@@ -53,6 +53,11 @@ export const deskWebhookEvents = Metric.counter("shardline_desk_webhook_events_t
   description: "Partner webhook events recorded by the desk, by partner"
 })
 
+/** Desk ledger legs found Omni-invalid at final depth (an operator looks; never made again by themselves). */
+export const deskLedgerLegsInvalid = Metric.counter("shardline_desk_ledger_legs_invalid_total", {
+  description: "Desk ledger legs (sweep, burn, refund, grant) in a block at final depth that our Omni indexer holds invalid, by leg"
+})
+
 // Supervision and the cluster as ops watch it (issue 26): set by entity/EntityMetrics.ts and ops/NodeReporter.ts.
 export const entityMessages = Metric.counter("shardline_entity_messages_total", {
   description: "Messages handled by entities, by type",

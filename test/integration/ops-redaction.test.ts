@@ -1,6 +1,7 @@
 // What /ops tells (issue 27, point 12). With no SHARDLINE_OPS_TOKEN configured (the loopback
 // default) anyone on the host may read /ops, so it leaves out partner webhook order references and
 // the fee sponsor's address and balance; a node with a token shows its holder the full view.
+import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
@@ -8,6 +9,7 @@ import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
 import { createDeskKey } from "../support/services.ts"
 import { eventually } from "../support/chainsOps.ts"
+import { idOnShardOf, shardsSettled } from "../support/shards.ts"
 
 let db: TestDatabase
 let open: RunningNode
@@ -18,26 +20,30 @@ const shortRef = "TX-OPS12345"
 
 beforeAll(async () => {
   db = await createTestDatabase("opsredact")
-  // Two nodes in one event loop: the second one's start can hold the loop past the first one's
-  // 1 s shard-lock refresh, after which (a cluster recovery gap, docs/operations.md "The signed
-  // lane") the first could not reach its peer, and a webhook sent while both ran hung on a loaded
-  // machine. This test is about what /ops shows, not failover: slower lock timings, and the
-  // webhook sent while the first node is alone (it owns every shard), before the second starts.
-  const locks = { SHARDLINE_SHARD_LOCK_REFRESH_MS: "5000", SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "20000" }
-  open = await startNode(db.url, { SHARDLINE_WEBHOOK_SECRET_PARTNER_A: secretA, ...locks })
+  // Two nodes on one database are a cluster, so they run the socket topology: two `single` nodes
+  // split the shards but cannot reach each other's entities, and this webhook hung whenever its
+  // order's shard fell to the second node (issue 22; docs/operations.md, "Two nodes on one
+  // database"). Default lock timings, both nodes up, and the order placed on the second node's
+  // shards, so the webhook's PartnerEvent crosses from the node that takes it to its peer.
+  const cluster = { SHARDLINE_TOPOLOGY: "socket", SHARDLINE_DEVNET_PER_NODE: "true" }
+  open = await startNode(db.url, { ...cluster, SHARDLINE_WEBHOOK_SECRET_PARTNER_A: secretA })
+  guarded = await startNode(db.url, { ...cluster, SHARDLINE_OPS_TOKEN: token })
+  await eventually(() => shardsSettled([open, guarded]), 60_000)
+  const orderId = await idOnShardOf(guarded, Array.from({ length: 64 }, () => randomUUID()))
+  expect(orderId).toBeDefined()
   const key = await createDeskKey(db.url, { scopes: ["cashout"] })
-  await db.query(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
+  await db.query(`INSERT INTO desk_orders (id, short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
       deposit_address, required_confirmations, expires_at)
-    SELECT $2, member_id, id, 'cashout', 'awaiting_deposit', 'DUSD', 'base', 100000000, 300000, 99700, 'Tdeposit', 1, now() + interval '1 hour'
-    FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex')`, [key.apiKey, shortRef])
+    SELECT $3, $2, member_id, id, 'cashout', 'awaiting_deposit', 'DUSD', 'base', 100000000, 300000, 99700, 'Tdeposit', 1, now() + interval '1 hour'
+    FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex')`, [key.apiKey, shortRef, orderId])
   const hook = await fetch(`${open.deskUrl}/api/public/v1/webhooks/partner-a`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${secretA}` },
-    body: JSON.stringify({ event: "payout_confirmed", order_id: shortRef })
+    body: JSON.stringify({ event: "payout_confirmed", order_id: shortRef }),
+    signal: AbortSignal.timeout(20_000)
   })
   expect(hook.status).toBe(200)
-  guarded = await startNode(db.url, { SHARDLINE_OPS_TOKEN: token, ...locks })
-}, 120_000)
+}, 180_000)
 afterAll(async () => {
   await open?.stop()
   await guarded?.stop()

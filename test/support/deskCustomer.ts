@@ -15,6 +15,8 @@ import { runWithDb } from "./services.ts"
 
 export interface DeskCustomer {
   readonly address: string
+  /** Its key, for a transaction the wallet would not make (a double spend of its token). */
+  readonly privateKey: Uint8Array
   /** Sends `base` units of the token to `to` (mined); the txid. */
   readonly send: (to: string, base: bigint) => Promise<string>
 }
@@ -45,6 +47,7 @@ export const deskCustomer = async (node: RunningNode, databaseUrl: string, code:
   const w = await wallet
   return {
     address: key.address,
+    privateKey: key.privateKey,
     send: (to, amount) => node.run(mined(w.omni({ type: "simpleSend", property, amount }, to)))
   }
 }

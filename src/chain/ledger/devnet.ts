@@ -93,6 +93,12 @@ export interface DevnetFaults {
   readonly clearFaults: Effect.Effect<void>
   /** Replaces the top blocks (see ReorgRequest); indexers following the chain must roll back. */
   readonly reorg: (request: ReorgRequest) => Effect.Effect<ReorgOutcome, LedgerInvalidInput>
+  /**
+   * Mines one block of exactly these mempool transactions in this order (bitcoind's
+   * `generateblock` with a list): an adversarial miner. Refused when one is not in the mempool or
+   * spends what is neither unspent nor made earlier in the block. The block's hash.
+   */
+  readonly mineBlock: (txids: ReadonlyArray<string>, toAddress?: string) => Effect.Effect<string, LedgerInvalidInput>
   /** Delayed and dropped broadcasts so far, newest last. */
   readonly deliveries: Effect.Effect<ReadonlyArray<Delivery>>
 }
@@ -226,6 +232,13 @@ export const makeUtxoDevnet = (options: DevnetOptions = {}): UtxoDevnetHandle =>
         if (!Number.isInteger(blocks) || blocks < 0 || blocks > ledgerLimits.mineBlocksMax) return yield* Effect.fail(invalid("blocks", `must be an integer in 0..${ledgerLimits.mineBlocksMax}`))
         const script = yield* scriptOf("toAddress", request.toAddress)
         return chain.reorg(depth, blocks, request.orphanedTxs ?? "mempool", request.includeMempool ?? false, script)
+      }),
+    mineBlock: (txids, toAddress) =>
+      Effect.gen(function* () {
+        if (txids.length > chain.options.blockTxMax) return yield* Effect.fail(invalid("txids", `at most ${chain.options.blockTxMax} per block`))
+        const script = yield* scriptOf("toAddress", toAddress)
+        const mined = chain.mineExact(txids, script)
+        return mined.ok ? mined.hash : yield* Effect.fail(invalid("txids", mined.reason))
       }),
     deliveries: Effect.sync(() => [...deliveries])
   }

@@ -9,7 +9,7 @@
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Transaction } from "bitcoinjs-lib"
-import { Effect, Either } from "effect"
+import { Effect, Either, Metric } from "effect"
 import { AdvanceOrder, type CreateOrder, DeskOrderEntity, OrderCreated, type PartnerEvent, TickOrder } from "../../../schemas/desk/orders.ts"
 import { unavailable } from "../../../schemas/desk/errors.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
@@ -22,6 +22,7 @@ import type { CoinChain } from "../../chain/params.ts"
 import { addressScript } from "../../chain/txBuilder.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
+import { deskLedgerLegsInvalid } from "../../platform/Metrics.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
 import { deskIssuerWallet, systemWallet } from "../../platform/ledger/SystemWallet.ts"
@@ -32,7 +33,7 @@ import { DeskWallets } from "../wallets/DeskWallets.ts"
 import { hotVaultTopUp } from "../wallets/hotVaultTopUp.ts"
 import { CoinFaucets } from "../../platform/ledger/CoinFaucets.ts"
 import { type DeskOrder, type DeskOrderAction, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
-import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, ledgerOmniLeg, readLedgerLegs, readLeg } from "./legs.ts"
+import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, type LegRow, legStanding, ledgerOmniLeg, readLedgerLegs, readLeg } from "./legs.ts"
 import { followRefund, refundLeg } from "./refundLegs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
@@ -213,17 +214,25 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
       return yield* apply(row, [{ _tag: "DepositSighting", deposit, nowMs }, { _tag: "Tick", nowMs }])
     })
 
-  /** The token goes back to the issuer (sweep), and once the ledger has it the issuer revokes it (burn). */
+  /** The deposit's txid: what the sweep or the refund of a ledger token spends an output of (legs.ts). */
+  const depositOf = (row: OrderRow) =>
+    row.deposit_txid === null ? Effect.fail(new LegDeferred({ message: `order ${orderId} has no deposit to move` })) : Effect.succeed(row.deposit_txid)
+
+  /**
+   * The token goes back to the issuer (sweep, spending the deposit's output), and once our Omni
+   * indexer has the sweep valid the issuer revokes it (burn, spending the sweep's output).
+   */
   const burn = (row: OrderRow, action: ActionOf<"Burn">) =>
     Effect.gen(function*() {
       const property = yield* propertyOf(row)
       const issuer = yield* systemWallet(deskIssuerWallet)
-      const sweep = yield* ledgerOmniLeg(orderId, "sweep", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, issuer.address)
+      const deposit = yield* depositOf(row)
+      const sweep = yield* ledgerOmniLeg(orderId, "sweep", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, issuer.address, deposit)
       yield* omni.sync
       const swept = yield* omni.tx(sweep)
       if (swept === undefined) return false
       if (!swept.valid) return yield* apply(row, [{ _tag: "LegRefused", reason: `sweep ${sweep} invalid: ${swept.reason ?? "unknown"}` }])
-      const txid = yield* ledgerOmniLeg(orderId, "burn", issuer, { type: "revoke", property, amount: action.amount, memo: row.short_ref }, issuer.address)
+      const txid = yield* ledgerOmniLeg(orderId, "burn", issuer, { type: "revoke", property, amount: action.amount, memo: row.short_ref }, issuer.address, sweep)
       return yield* apply(row, [{ _tag: "BurnRecorded", txid }])
     })
 
@@ -246,8 +255,13 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
       return yield* apply(row, [{ _tag: "PayoutRecorded", txid: hash }])
     })
 
-  /** The burn leg in a block (or there is none): until then a burn the ledger lost is sent again. */
+  /**
+   * The burn leg in a block (or there is none): until then a burn the ledger lost is sent again,
+   * after its sweep (whose output it spends) if the ledger lost that too.
+   */
   const burnSettled = Effect.gen(function*() {
+    const sweep = yield* readLeg(orderId, "sweep")
+    if (sweep !== undefined) yield* ensureLedgerSent(sweep)
     const leg = yield* readLeg(orderId, "burn")
     return leg === undefined ? true : (yield* ensureLedgerSent(leg)) >= 1
   })
@@ -297,7 +311,7 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
           : r._tag === "Refused" ? yield* apply(row, [{ _tag: "LegRefused", reason: r.reason }]) : false
       }
       const property = yield* propertyOf(row)
-      const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "")
+      const txid = yield* ledgerOmniLeg(orderId, "refund", yield* depositKey(row), { type: "simpleSend", property, amount: action.amount }, row.refund_address ?? "", yield* depositOf(row))
       return yield* apply(row, [{ _tag: "RefundRecorded", txid }])
     })
 
@@ -338,11 +352,37 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: advance failed; trying again`, c))
   )
 
-  /** True once every ledger leg of this (settled) order is LEDGER_LEG_FINAL_DEPTH deep; a lost one is sent again. */
-  const ledgerLegsFinal = Effect.gen(function*() {
+  /**
+   * A leg mined Omni-invalid at final depth moved no token. It is not made again by itself: a new
+   * revoke would take tokens another order swept and has yet to burn, and a new sweep or refund
+   * has nothing to move if the deposit's tokens never came. It is logged, counted
+   * (shardline_desk_ledger_legs_invalid_total) and written to the order's trail once
+   * (`leg_invalid`), for an operator (docs/desk-orders.md, "Reorgs").
+   */
+  const legInvalid = (leg: LegRow, status: string, reason: string) =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const first = yield* sql`INSERT INTO desk_order_events (order_id, source, event, body, dedupe_key)
+        VALUES (${orderId}, 'desk', 'leg_invalid', ${JSON.stringify({ status, leg: leg.leg, txid: leg.txid, reason })}::jsonb, ${`leg_invalid:${leg.txid}`})
+        ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`
+      if (first.length > 0) yield* Metric.increment(Metric.tagged(deskLedgerLegsInvalid, "leg", leg.leg))
+      yield* Effect.logWarning(`order ${orderId}: its ${leg.leg} ${leg.txid} is ${LEDGER_LEG_FINAL_DEPTH}+ blocks deep and Omni-invalid (${reason}); not made again: an operator looks`)
+    })
+
+  /**
+   * True once every ledger leg of this (settled) order is LEDGER_LEG_FINAL_DEPTH deep and our Omni
+   * indexer has judged it (legStanding); a lost one is sent again, an invalid one reported (legInvalid).
+   */
+  const ledgerLegsFinal = (status: string) => Effect.gen(function*() {
     let final = true
     for (const leg of yield* readLedgerLegs(orderId)) {
-      if ((yield* ensureLedgerSent(leg)) < LEDGER_LEG_FINAL_DEPTH) final = false
+      const confirmations = yield* ensureLedgerSent(leg)
+      const judged = confirmations < LEDGER_LEG_FINAL_DEPTH ? undefined : yield* omni.current.pipe(
+        Effect.zipRight(Effect.map(omni.tx(leg.txid), (r) => r ?? "forgotten" as const)),
+        Effect.catchTag("OmniViewBehind", () => Effect.succeed(undefined)))
+      const standing = legStanding(confirmations, judged, LEDGER_LEG_FINAL_DEPTH)
+      if (standing._tag === "Pending") final = false
+      if (standing._tag === "Invalid") yield* legInvalid(leg, status, standing.reason)
     }
     return final
   }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`order ${orderId}: its ledger legs not followed now: ${e.message}; trying again`), false)))
@@ -351,7 +391,7 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const scheduleNext = Effect.gen(function*() {
     const row = yield* load
     if (row === undefined) return
-    if (isSettled(row.status) && (yield* ledgerLegsFinal)) return
+    if (isSettled(row.status) && (yield* ledgerLegsFinal(row.status))) return
     if (row.status === "expired" && Date.now() > new Date(row.expires_at).getTime() + LATE_DEPOSIT_WATCH_MS) return
     yield* self.Tick(new TickOrder({ dueAtMs: nextTickAt(Date.now()) }), { discard: true })
   }).pipe(Effect.provide(services), Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: next tick not scheduled`, c)))

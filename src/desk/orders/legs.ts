@@ -5,8 +5,12 @@
 //
 // Ledger legs spend one fresh coin the fee sponsor pays the sending address for that leg alone
 // (its funding is journaled by the sponsor before broadcast), so legs of different orders never
-// compete for coins and the sender (vin[0], Omni's rule) is the address itself.
+// compete for coins and the sender (vin[0], Omni's rule) is the address itself. A leg whose Omni
+// validity depends on an earlier transaction (a sweep or refund on its deposit, a burn on its
+// sweep) also spends that transaction's output to the sender, so no miner can put the leg before
+// it: after a reorg, consensus order is Omni order (docs/desk-orders.md, "Reorgs").
 import { SqlClient } from "@effect/sql"
+import { Transaction } from "bitcoinjs-lib"
 import { Effect, Either, Schema } from "effect"
 import type { Hex } from "viem"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -14,7 +18,8 @@ import type { EvmLedger, SignedEvmTx } from "../../chain/evm/EvmLedger.ts"
 import type { NonceGuard } from "../../chain/evm/nonceGuard.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import type { OmniPayload } from "../../chain/omni/codec.ts"
-import { addressScript, buildOmni } from "../../chain/txBuilder.ts"
+import type { OmniTxRecord } from "../../chain/omni/indexer.ts"
+import { addressScript, buildOmni, type Utxo } from "../../chain/txBuilder.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { legNonceGuard } from "./nonceLock.ts"
 
@@ -49,10 +54,14 @@ export const readLeg = (orderId: string, leg: LegName) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND leg = ${leg}`, (r) => r[0]))
 
-/** Every ledger leg an order recorded. */
+/**
+ * Every ledger leg an order recorded, oldest first: a leg spends an output of the one before it
+ * (a burn its sweep), so one lost with its dependency is sent again after it.
+ */
 export const readLedgerLegs = (orderId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND chain = 'ledger'`)
+    sql<LegRow>`SELECT leg, chain, txid, raw, nonce, attempt FROM desk_order_legs WHERE order_id = ${orderId} AND chain = 'ledger'
+      ORDER BY desk_order_legs.recorded_at, desk_order_legs.txid`)
 
 /** Writes a leg; the row already there wins (two owners during a shard move). */
 export const recordLeg = (orderId: string, row: Omit<LegRow, "attempt"> & { readonly attempt?: number }) =>
@@ -65,19 +74,47 @@ export const recordLeg = (orderId: string, row: Omit<LegRow, "attempt"> & { read
     ))
 
 /**
- * A ledger Omni leg from `key`: recorded (signed) once, then broadcast; sent again when the ledger
- * does not have it. The txid.
+ * The output of `after` (the transaction the leg's Omni validity depends on: the customer's
+ * deposit for a sweep or refund, the sweep for the issuer's burn) paying the leg's sender, as the
+ * leg's second input: the highest such vout, which is the Omni reference output (how a simple
+ * send pays its receiver, at dust). Spending it, the leg cannot be mined before `after`, nor
+ * without it.
  */
-export const ledgerOmniLeg = (orderId: string, leg: LegName, key: { readonly address: string; readonly privateKey: Uint8Array }, payload: OmniPayload, reference: string) =>
+const dependencyInput = (leg: LegName, after: string, sender: string) =>
+  Effect.gen(function*() {
+    const ledger = yield* UtxoLedger
+    const tx = yield* ledger.getTx(after).pipe(Effect.mapError(deferred(`${leg}: its dependency ${after}`)))
+    const script = Either.getOrThrow(addressScript(sender, ledger.params))
+    const outs = Transaction.fromHex(tx.hex).outs
+    let vout = -1
+    outs.forEach((o, i) => { if (Buffer.from(o.script).equals(Buffer.from(script))) vout = i })
+    if (vout < 0) return yield* new LegDeferred({ message: `${leg}: ${after} pays nothing to ${sender}` })
+    return { txid: after, vout, value: BigInt(outs[vout]!.value), script, prevTxHex: tx.hex } satisfies Utxo
+  })
+
+/**
+ * A ledger Omni leg from `key`: recorded (signed) once, then broadcast; sent again when the ledger
+ * does not have it. vin[0] is the sponsor's fresh fee coin (the Omni sender); `after`, when given,
+ * is the txid of the transaction the leg depends on, whose output to the sender is vin[1]. The txid.
+ */
+export const ledgerOmniLeg = (
+  orderId: string,
+  leg: LegName,
+  key: { readonly address: string; readonly privateKey: Uint8Array },
+  payload: OmniPayload,
+  reference: string,
+  after?: string
+) =>
   Effect.gen(function*() {
     const ledger = yield* UtxoLedger
     let row = yield* readLeg(orderId, leg)
     if (row === undefined) {
+      const chained = after === undefined ? [] : [yield* dependencyInput(leg, after, key.address)]
       const sponsor = yield* FeeSponsor
       const funding = yield* sponsor.fund(key.address, 1, LEG_FLOAT_SATS).pipe(Effect.mapError(deferred(`${leg}: fee coin`)))
       const script = Either.getOrThrow(addressScript(key.address, ledger.params))
       const built = buildOmni(ledger.params, {
-        inputs: [{ txid: funding.txid, vout: 0, value: LEG_FLOAT_SATS, script, prevTxHex: funding.hex }],
+        inputs: [{ txid: funding.txid, vout: 0, value: LEG_FLOAT_SATS, script, prevTxHex: funding.hex }, ...chained],
         signer: { privateKey: key.privateKey },
         changeAddress: key.address,
         payload,
@@ -89,6 +126,20 @@ export const ledgerOmniLeg = (orderId: string, leg: LegName, key: { readonly add
     yield* ensureLedgerSent(row)
     return row.txid
   })
+
+/**
+ * Where a settled order's ledger leg stands, from its confirmations and our Omni indexer's
+ * judgement (undefined: the view is behind the ledger; "forgotten": the view is caught up and
+ * no longer keeps it, OmniViewIndexer's txRecordsMax). `Pending` until the leg is `finalDepth`
+ * deep and judged; then `Final` when valid, `Invalid` with the reason when not: a leg in a block
+ * moved no token if it is Omni-invalid (docs/desk-orders.md, "Reorgs"). A forgotten judgement is
+ * `Final`: it was made long ago, and waiting would never bring it back.
+ */
+export type LegStanding = { readonly _tag: "Pending" } | { readonly _tag: "Final" } | { readonly _tag: "Invalid"; readonly reason: string }
+
+export const legStanding = (confirmations: number, judged: OmniTxRecord | "forgotten" | undefined, finalDepth: number): LegStanding =>
+  confirmations < finalDepth || judged === undefined ? { _tag: "Pending" }
+    : judged === "forgotten" || judged.valid ? { _tag: "Final" } : { _tag: "Invalid", reason: judged.reason ?? "no reason given" }
 
 /** Confirmations of a recorded ledger leg; one the ledger lost is sent again (its funding first). */
 export const ensureLedgerSent = (row: LegRow) =>

@@ -114,7 +114,9 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
    */
   const retire = (row: Row, asset: string, userId: number) =>
     Effect.gen(function*() {
-      const retryUntilMs = sweepRetryUntilMs(row.expires_at.getTime(), Date.now(), config.sweepGraceMs)
+      const [sealed] = yield* sql<{ key_enc: string }>`SELECT key_enc FROM authorization_keys WHERE grant_id = ${row.grant_id}`.pipe(Effect.orDie)
+      const horizon = sealed === undefined ? undefined : Either.getOrUndefined(keys.horizonMs(sealed.key_enc))
+      const retryUntilMs = sweepRetryUntilMs(row.expires_at.getTime(), Date.now(), config.sweepGraceMs, horizon)
       let attempt = 0
       yield* sql`UPDATE authorizations SET expires_at = LEAST(expires_at, now()) WHERE grant_id = ${row.grant_id}`.pipe(Effect.orDie)
       yield* Effect.provide(expireInMarkets(row.grant_id, asset, marketBudgetMs(config.sweepGraceMs)), services)

@@ -34,6 +34,9 @@ export const reloadIntervalMsDefault = 10_000
 /** Snapshot attempts of the Omni view before a sweep gives up on a moving tip. */
 const snapshotAttemptsMax = 20
 
+/** Syncs of the Omni view a sweep makes when the ledger's tip moved past it meanwhile. */
+const viewCatchUpTries = 3
+
 /** The Omni view has not caught up with the ledger: a sweep read now could leave tokens behind. */
 export class ViewBehind extends Data.TaggedError("ViewBehind")<{ readonly message: string }> {}
 
@@ -406,8 +409,14 @@ export const makeDelegatedWallet = (
      */
     const remainder = (property: number) =>
       Effect.gen(function*() {
-        const reached = yield* omni.sync
-        const tip = yield* ledger.tip
+        // A block may land between the view's sync and the tip read (1 s blocks on a busy node did,
+        // attempt after attempt, in chaos seed 1): sync again a few times before giving the try up.
+        let reached = yield* omni.sync
+        let tip = yield* ledger.tip
+        for (let i = 0; i < viewCatchUpTries && reached < tip.height; i++) {
+          reached = yield* omni.sync
+          tip = yield* ledger.tip
+        }
         if (reached < tip.height) {
           return yield* new ViewBehind({ message: `the Omni view is at ${reached}, the ledger at ${tip.height}; the sweep waits for it` })
         }

@@ -36,6 +36,8 @@ export interface KeyEpochsShape {
   /** Seals under the key of the epoch `expiresAtMs` falls in; fails if that epoch is already destroyed. */
   readonly seal: (grantId: string, expiresAtMs: number, wif: string) => Effect.Effect<string, K.EpochKeyError>
   readonly open: (grantId: string, sealed: string) => Effect.Effect<string, K.EpochKeyError>
+  /** When the key sealed in `sealed` is destroyed: the end of its epoch (the ratchet runs just after). */
+  readonly horizonMs: (sealed: string) => Either.Either<number, K.EpochKeyError>
 }
 
 export class KeyEpochs extends Context.Tag("shardline/KeyEpochs")<KeyEpochs, KeyEpochsShape>() {}
@@ -208,7 +210,8 @@ export const make = Effect.gen(function*() {
         return Either.map(keyOf(epoch), (key) => K.sealDelegatedKey(key, epoch, masterSubkey, grantId, wif))
       }),
     open: (grantId, sealed) =>
-      Effect.suspend(() => Either.flatMap(Either.flatMap(K.sealedEpoch(sealed), keyOf), (key) => K.openDelegatedKey(key, masterSubkey, grantId, sealed)))
+      Effect.suspend(() => Either.flatMap(Either.flatMap(K.sealedEpoch(sealed), keyOf), (key) => K.openDelegatedKey(key, masterSubkey, grantId, sealed))),
+    horizonMs: (sealed) => Either.map(K.sealedEpoch(sealed), (epoch) => K.epochEndMs(state.periodMs, epoch))
   })
 })
 

@@ -10,11 +10,17 @@ export const sweepMarginMs = 5_000
 export const sweepAttemptsMin = 5
 
 /**
- * Until when (epoch ms) a failed sweep is tried again: the grant's end (its expiry, or now when it
- * is ended early) plus the grace, less the margin.
+ * Until when (epoch ms) a failed sweep is tried again: the sealed key's horizon (the end of the
+ * epoch it is sealed to, when the ratchet destroys it) less the margin; without it, the grant's end
+ * (its expiry, or now when it is ended early) plus the grace, less the margin, which is the
+ * horizon's lower bound. The horizon is up to one epoch later than that bound: an expiry whose
+ * timer fired late (a loaded box, chaos seed 1 in session 16: 15–24 s late with a 10 s grace) has
+ * that much more time to sweep through a ledger outage. A grant ended before its expiry (replaced)
+ * keeps the bound: its key is deleted when its end is done, not at the horizon.
  */
-export const sweepRetryUntilMs = (expiresAtMs: number, nowMs: number, sweepGraceMs: number): number =>
-  Math.min(expiresAtMs, nowMs) + sweepGraceMs - sweepMarginMs
+export const sweepRetryUntilMs = (expiresAtMs: number, nowMs: number, sweepGraceMs: number, keyHorizonMs?: number): number =>
+  keyHorizonMs !== undefined && nowMs >= expiresAtMs ? Math.max(keyHorizonMs, expiresAtMs + sweepGraceMs) - sweepMarginMs
+    : Math.min(expiresAtMs, nowMs) + sweepGraceMs - sweepMarginMs
 
 /** Whether attempt `attempt` (1-based, just failed) is tried again at `nowMs`. */
 export const sweepAgain = (attempt: number, nowMs: number, untilMs: number): boolean =>

@@ -16,7 +16,7 @@ import { RateLimiter } from "../RateLimiter.ts"
 import { ChainMonitor } from "./ChainMonitor.ts"
 import { FeeSponsor } from "../ledger/FeeSponsor.ts"
 import { type NodeStats, shardGroups } from "./OpsView.ts"
-import { giveUp, initialWatch, observe } from "./ShardWatchdog.ts"
+import { giveUp, initialWatch, observe, sharedDatabase } from "./ShardWatchdog.ts"
 
 export const reportIntervalMs = 2000
 /** A report whose statements take longer than this counts as the database being down. */
@@ -129,6 +129,14 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
   const expectedShards = config.shardsPerGroup * shardGroups.length
   shardsTotal.unsafeUpdate(expectedShards, [])
   databasePoolSize.unsafeUpdate(config.poolSize, [])
+  // Logged once when a single node finds it shares its database, and once when it is alone again.
+  let sharing: string | undefined
+  const noteSharing = (liveRunners: number) => Effect.suspend(() => {
+    const now = sharedDatabase(liveRunners)
+    if ((now === undefined) === (sharing === undefined)) return Effect.void
+    sharing = now
+    return now === undefined ? Effect.logInfo("this single node is the only runner on its database again") : Effect.logError(now)
+  })
   const setDatabaseUp = (up: boolean) => Effect.sync(() => databaseUp.unsafeUpdate(up ? 1 : 0, []))
   const report = Effect.gen(function*() {
     const latestChains = yield* chains.latest
@@ -151,6 +159,7 @@ export const layer = Layer.scopedDiscard(Effect.gen(function*() {
       databaseConnections.pipe(Metric.tagged("state", state)).unsafeUpdate(probe.connections[state] ?? 0, [])
     }
     if (lag !== null) followerLag.pipe(Metric.tagged("follower", "omni")).unsafeUpdate(lag, [])
+    if (config.topology === "single") yield* noteSharing(probe.runners.healthy + probe.runners.unhealthy)
     yield* sql`INSERT INTO ops_nodes (node, stats, updated_at) VALUES (${node.name}, ${JSON.stringify(stats)}::jsonb, now())
       ON CONFLICT (node) DO UPDATE SET stats = EXCLUDED.stats, updated_at = now()`
   }).pipe(

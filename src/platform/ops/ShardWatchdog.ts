@@ -23,7 +23,8 @@ export const giveUpExitMs = 15_000
 
 export interface Watch {
   /** The node has held all its shards at least once. Until then it is not watched: a second single
-   * runner on the same database (tests do this) never gets shards, and is no zombie of an outage. */
+   * runner on the same database (tests do this) gets a share of the shards at most, and is no
+   * zombie of an outage. */
   readonly armed: boolean
   /** When the node was first seen short of shards in this stretch; undefined while it holds them all. */
   readonly shortSinceMs: number | undefined
@@ -37,6 +38,19 @@ export const observe = (previous: Watch, owned: number, expected: number, nowMs:
   const since = previous.shortSinceMs ?? nowMs
   return { armed: true, shortSinceMs: since, giveUp: nowMs - since >= limitMs }
 }
+
+/**
+ * A single node is the only runner of its database. Another live runner there (a second `npm
+ * start`, or two in-process nodes of a test) takes a share of the shards, and a message to an
+ * entity on its shards is never delivered: a single node has no runner transport, so the send is
+ * retried forever (issue 22). The line the node logs while that lasts; undefined when it is alone.
+ */
+export const sharedDatabase = (liveRunners: number): string | undefined =>
+  liveRunners <= 1
+    ? undefined
+    : `SHARDLINE_TOPOLOGY=single, but ${liveRunners} runners are live on this database: they split the shards, ` +
+      "and a message to an entity on another runner's shards is never delivered (a single node cannot reach its peers); " +
+      "several nodes on one database need SHARDLINE_TOPOLOGY=socket"
 
 export const initialWatch: Watch = { armed: false, shortSinceMs: undefined, giveUp: false }
 

@@ -224,6 +224,31 @@ describe("devnet fault injection: reorg", () => {
     expect(await run(ledger.broadcast(child.hex))).toBe(child.txid)
   })
 
+  it("mineBlock mines exactly the given transactions in the given order, and refuses a child before its parent", async () => {
+    const { d, ledger, alice, bob } = devnet()
+    const [a, b] = await fund(d, alice, 2)
+    const parent = pay(alice, a!, alice, COIN)
+    const child = ok(buildSend(ledgerParams, {
+      inputs: [{ txid: parent.txid, vout: 0, value: COIN, script: alice.script, prevTxHex: parent.hex }],
+      signer: { privateKey: alice.privateKey }, changeAddress: alice.address, outputs: [{ address: bob.address, value: COIN / 2n }]
+    }))
+    const other = pay(alice, b!, bob)
+    for (const tx of [parent, child, other]) await run(ledger.broadcast(tx.hex))
+    const tip = await run(ledger.tip)
+    // A miner may not put a spend before what it spends, nor a transaction it never saw.
+    expect(await failure(d.faults.mineBlock([child.txid, parent.txid]))).toMatchObject({ _tag: "LedgerInvalidInput", field: "txids" })
+    expect(await failure(d.faults.mineBlock(["00".repeat(32)]))).toMatchObject({ _tag: "LedgerInvalidInput", field: "txids" })
+    expect((await run(ledger.tip)).height).toBe(tip.height)
+    // It may order independent ones as it likes, and leave some out: the independent one first, the child left.
+    const hash = await run(d.faults.mineBlock([other.txid, parent.txid]))
+    const block = await run(ledger.blockAt(tip.height + 1))
+    expect(block.hash).toBe(hash)
+    expect(block.txs.slice(1).map((hex) => Transaction.fromHex(hex).getId())).toEqual([other.txid, parent.txid])
+    expect(await run(d.mempool)).toEqual([child.txid])
+    await run(ledger.mine(1, bob.address))
+    expect((await run(ledger.getTx(child.txid))).confirmations).toBe(1)
+  })
+
   it("refuses a reorg deeper than the chain", async () => {
     const { d } = devnet()
     expect(await failure(d.faults.reorg({ depth: 1 }))).toMatchObject({ _tag: "LedgerInvalidInput", field: "depth" })

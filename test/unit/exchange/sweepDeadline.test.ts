@@ -41,5 +41,26 @@ describe("the sweep's retry horizon", () => {
   it("a grant ended early (EndNow) counts its grace from now, not from its later expiry", () => {
     const now = 1_000_000
     expect(sweepRetryUntilMs(now + 3_600_000, now, graceMs)).toBe(now + graceMs - sweepMarginMs)
+    // Its key's horizon is far off (sealed to expiry + grace): not a reason to try for an hour.
+    expect(sweepRetryUntilMs(now + 3_600_000, now, graceMs, now + 3_600_000 + graceMs + 30_000)).toBe(now + graceMs - sweepMarginMs)
+  })
+
+  it("a late expiry tries until the key's real horizon, the end of its sealing epoch (seed 1, session 16)", () => {
+    // The chaos world's 10 s grace and 30 s epochs; the expiry timer fired 24 s late, into a 7.1 s
+    // ledger refusal. Counting from expiry + grace, the horizon looked past: 5 tries, all refused,
+    // and the key went with 99,986 tokens at the delegated address.
+    const chaosGraceMs = 10_000
+    const periodMs = 30_000
+    const expiry = 3_000_000 - chaosGraceMs + 1_000 // expiry + grace just inside an epoch: the horizon is ~29 s after it
+    const horizon = (Math.floor((expiry + chaosGraceMs) / periodMs) + 1) * periodMs
+    const firedAt = expiry + 24_000
+    const refusedUntil = firedAt + 7_100
+    const before = sweepRetryUntilMs(expiry, firedAt, chaosGraceMs)
+    expect(sweepOutcome(firedAt, before, (t) => t < refusedUntil)).toBeUndefined()
+    const until = sweepRetryUntilMs(expiry, firedAt, chaosGraceMs, horizon)
+    expect(until).toBe(horizon - sweepMarginMs)
+    expect(sweepOutcome(firedAt, until, (t) => t < refusedUntil)).toBeGreaterThanOrEqual(refusedUntil)
+    // Never earlier than the grace's bound, whatever the horizon says.
+    expect(sweepRetryUntilMs(expiry, firedAt, chaosGraceMs, expiry)).toBe(expiry + chaosGraceMs - sweepMarginMs)
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { initialWatch, observe } from "../../../src/platform/ops/ShardWatchdog.ts"
+import { initialWatch, observe, sharedDatabase } from "../../../src/platform/ops/ShardWatchdog.ts"
 
 describe("shard watchdog", () => {
   it("gives up only after holding fewer shards than expected for the whole limit", () => {
@@ -24,5 +24,11 @@ describe("shard watchdog", () => {
     let w = initialWatch
     for (let t = 0; t <= 600_000; t += 2_000) w = observe(w, 0, 300, t, 10_000)
     expect(w).toEqual(initialWatch)
+  })
+
+  it("a single node says so when another runner is live on its database, and is silent alone", () => {
+    expect(sharedDatabase(1)).toBeUndefined()
+    expect(sharedDatabase(0)).toBeUndefined()
+    expect(sharedDatabase(2)).toMatch(/^SHARDLINE_TOPOLOGY=single, but 2 runners are live on this database: .* need SHARDLINE_TOPOLOGY=socket$/)
   })
 })

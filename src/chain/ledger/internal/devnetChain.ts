@@ -302,6 +302,38 @@ export class DevnetChain {
     return hashes
   }
 
+  /**
+   * Mines one block of exactly these mempool transactions, in this order, as bitcoind's
+   * `generateblock` with a transaction list does: a miner may put independent transactions in any
+   * order it likes. Refused (the reason; nothing mined) when one is not in the mempool or spends
+   * an output that is neither unspent before the block nor made earlier in it. The rest of the
+   * mempool stays, less what the block made invalid.
+   */
+  mineExact(txids: ReadonlyArray<string>, coinbaseScript: Uint8Array): { readonly ok: true; readonly hash: string } | { readonly ok: false; readonly reason: string } {
+    const entries: Array<MempoolEntry> = []
+    const made = new Set<string>()
+    const spent = new Set<string>()
+    for (const txid of txids) {
+      const entry = this.mempool.get(txid)
+      if (entry === undefined) return { ok: false, reason: `${txid} is not in the mempool` }
+      for (const i of entry.tx.ins) {
+        const key = outpointKey(displayHex(i.hash), i.index)
+        if (spent.has(key) || (!this.coins.has(key) && !made.has(key))) return { ok: false, reason: `bad-txns-inputs-missingorspent: ${txid} spends ${key}` }
+        spent.add(key)
+      }
+      entry.tx.outs.forEach((o, vout) => { if (!isNullData(o.script)) made.add(outpointKey(txid, vout)) })
+      entries.push(entry)
+    }
+    const chosen = new Set(txids)
+    const rest = [...this.mempool.values()].filter((e) => !chosen.has(e.tx.getId()))
+    this.mempool.clear()
+    this.mempoolSpends.clear()
+    const block = this.makeBlock(coinbaseScript, entries)
+    this.connect(block)
+    for (const e of rest) this.accept(e.hex, false)
+    return { ok: true, hash: block.hash }
+  }
+
   /** Takes the tip block off; its non-coinbase transactions are returned, the UTXO set restored. */
   private disconnectTip(): { hash: string; txs: ReadonlyArray<MempoolEntry> } {
     const block = this.chain.pop()!
