@@ -33,7 +33,7 @@ const accountPath = "/api/public/v1/account"
 /** Headers node:http writes itself; everything else is copied byte for byte. */
 const transportHeaders = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"])
 
-/** What the bare server answers on one path: our captured status, headers and body. */
+/** What the bare server answers on one path (or one path and query): our captured status, headers and body. */
 export interface Canned {
   readonly status: number
   readonly headers: Record<string, string>
@@ -46,7 +46,8 @@ export type BareSpec = Record<string, Canned>
 
 const serveBare = (port: number, spec: BareSpec) => {
   const server = createServer((req, res) => {
-    const canned = spec[(req.url ?? "").split("?")[0]!]
+    // By the whole URL when the spec names it (one path, several queries), else by path.
+    const canned = spec[req.url ?? ""] ?? spec[(req.url ?? "").split("?")[0]!]
     if (!canned) {
       res.writeHead(404).end()
       return

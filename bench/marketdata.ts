@@ -1,10 +1,13 @@
-// `npm run bench -- marketdata`: (a) GET depth?limit=100 and ticker/price through a real node
-// process (the fast lane, from the node's in-memory copy) against a bare node:http server
-// answering the same bytes, same run, same load generator as `bench -- http`; (b) SSE fan-out: a
+// `npm run bench -- marketdata`: (a) every read the edge keeps (ping, time, depth?limit=100,
+// ticker/price for one market and for all, bookTicker) through a running node as `npm start` runs
+// it (cluster/main.ts: the node layer, all three listeners; the fast lane, from the node's
+// in-memory copy) against a bare node:http server answering the same bytes, same run, same load
+// generator as `bench -- http`, the load average with each row; (b) SSE fan-out on its own: a
 // node-side MarketData service (real, on this machine's Postgres) publishing a trading market's
 // batches to BENCH_MD_STREAMS open streams (real sockets, opened by a child process so the
 // clients do not share the server's CPU), the delay from a batch's publish to each client's
-// receipt of its trade event (p50/p99), and the server's memory per open stream. Writes
+// receipt of its trade event (p50/p99), and the server's memory per open stream (the same on a
+// node that takes orders meanwhile: `bench -- fanout`). Writes
 // bench/results/marketdata.json. Timing is reported, never asserted.
 //
 // Setup of (a): a node starts once on a fresh database (the demo world lists SHRDDUSD), stops;
@@ -12,13 +15,16 @@
 // authorization, open orders, a trade); the node starts again and its Market entity rebuilds the
 // book from them, so depth has 100 levels a side and the ticker a last price.
 //
-// Knobs: BENCH_HTTP_CONCURRENCY/DURATION_MS/WARMUP_MS (as `bench -- http`), BENCH_MD_STREAMS
+// Knobs: BENCH_HTTP_CONCURRENCY/DURATION_MS/WARMUP_MS (as `bench -- http`; the duration is split
+// into BENCH_MD_ROUNDS = 3 turns of ours then bare, so both meet the box's load alike), BENCH_MD_NODE_WARMUP_MS
+// (8000: every route read in turn before the measured cases), BENCH_MD_COLD=0 (skip the
+// ticker/price case measured right after the node starts), BENCH_MD_STREAMS
 // (5000), BENCH_MD_BATCHES (200 batches, one every BENCH_MD_BATCH_MS = 100 ms, each a trade and
 // level changes), BENCH_MD_PARTS ("rest,sse").
 import { fork } from "node:child_process"
-import { createServer, request } from "node:http"
+import { createServer } from "node:http"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { cpus, tmpdir } from "node:os"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
@@ -37,10 +43,20 @@ import * as MarketRegistry from "../src/exchange/markets/MarketRegistry.ts"
 import { configLayer } from "../src/config.ts"
 import { databaseLayer } from "../src/platform/database/Database.ts"
 import { migrations } from "../src/migrations.ts"
-import { capture, load, nodeVars, sameBytes, startBare, type BareSpec } from "./http.ts"
+import { capture, nodeVars, sameBytes, startBare, type BareSpec } from "./http.ts"
+import { load as loadWith, type Measured } from "./parts/httpLoad.ts"
 import { envInt, printTable, writeResults, type Row } from "./report.ts"
 
 const streamsWanted = envInt("BENCH_MD_STREAMS", 5_000)
+const concurrency = envInt("BENCH_HTTP_CONCURRENCY", 16)
+const durationMs = envInt("BENCH_HTTP_DURATION_MS", 5_000)
+const warmupMs = envInt("BENCH_HTTP_WARMUP_MS", 1_000)
+/** Turns of ours then bare per case (BENCH_MD_ROUNDS), each durationMs / rounds long. */
+const rounds = envInt("BENCH_MD_ROUNDS", 3)
+/** Reads of every route before the measured cases (see restCases). */
+const nodeWarmupMs = envInt("BENCH_MD_NODE_WARMUP_MS", 8_000)
+/** BENCH_MD_COLD=0 skips the case measured right after the node starts. */
+const coldCase = process.env.BENCH_MD_COLD !== "0"
 const batches = envInt("BENCH_MD_BATCHES", 200)
 const batchMs = envInt("BENCH_MD_BATCH_MS", 100)
 /** Which parts run: "rest", "sse" or both (default). */
@@ -48,10 +64,12 @@ const parts = (process.env.BENCH_MD_PARTS ?? "rest,sse").split(",")
 const prefix = "/api/public/v1"
 /** The node's own output (logs) of the last run. */
 const nodeLog = join(dirname(fileURLToPath(import.meta.url)), "results", "marketdata.node.log")
+/** The streams' client process (bench/parts/sseClients.ts). */
+export const sseClients = join(dirname(fileURLToPath(import.meta.url)), "parts", "sseClients.ts")
 
 // --- (a) REST from memory against bare node:http ---
 
-const seedBook = async (db: Awaited<ReturnType<typeof createTestDatabase>>) => {
+export const seedBook = async (db: Awaited<ReturnType<typeof createTestDatabase>>) => {
   const [m] = await db.query<{ id: number }>(`SELECT id FROM markets WHERE symbol = 'SHRDDUSD'`)
   const marketId = Number(m!.id)
   const [u] = await db.query<{ id: string }>(`INSERT INTO users DEFAULT VALUES RETURNING id::text`)
@@ -64,6 +82,18 @@ const seedBook = async (db: Awaited<ReturnType<typeof createTestDatabase>>) => {
     FROM generate_series(1, 200) AS n`, [marketId, u!.id])
   await db.query(`INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id, buyer_user, seller_user, buyer_is_maker, time_ms)
     VALUES ($1::bigint * ${MARKET_SHIFT} + 1, $1, 10050, 100, 100500000, 0, 0, $2, $2, false, $3)`, [marketId, u!.id, Date.now()])
+}
+
+/** Rounds of one case: requests and CPU summed, the percentiles the median round's. */
+const combined = (ms: ReadonlyArray<Measured>): Measured => {
+  const requests = ms.reduce((a, m) => a + m.requests, 0)
+  const seconds = ms.reduce((a, m) => a + m.requests / m.rps, 0)
+  const cpuUs = ms.reduce((a, m) => a + m.cpuUsPerRequest * m.requests, 0)
+  const median = (f: (m: Measured) => number) => [...ms].map(f).sort((a, b) => a - b)[Math.floor(ms.length / 2)]!
+  return {
+    requests, errors: ms.reduce((a, m) => a + m.errors, 0), rps: requests / seconds, p50Ms: median((m) => m.p50Ms), p99Ms: median((m) => m.p99Ms),
+    cpuUsPerRequest: cpuUs / requests, bytesPerSec: ms.reduce((a, m) => a + m.bytesPerSec, 0) / ms.length
+  }
 }
 
 const restCases = async (rows: Array<Row>) => {
@@ -88,39 +118,64 @@ const restCases = async (rows: Array<Row>) => {
       await node.dispose()
     })
     const depthPath = `${prefix}/depth?symbol=SHRDDUSD&limit=100`
-    const pricePath = `${prefix}/ticker/price?symbol=SHRDDUSD`
     for (let i = 0; ; i++) {
       const d = (await (await fetch(`${node.baseUrl}${depthPath}`)).json()) as { bids: Array<unknown>; asks: Array<unknown> }
       if (d.bids.length === 100 && d.asks.length === 100) break
       if (i === 600) throw new Error("the node's depth never reached 100 levels a side")
       await new Promise((r) => setTimeout(r, 100))
     }
-    // The bare server answers exactly our bytes, keyed by path (startBare probes /time).
-    const spec: BareSpec = {
-      [`${prefix}/time`]: await capture(node.baseUrl, `${prefix}/time`, {}, true),
-      [`${prefix}/depth`]: await capture(node.baseUrl, depthPath, {}, false),
-      [`${prefix}/ticker/price`]: await capture(node.baseUrl, pricePath, {}, false)
-    }
+    // Every read the edge answers from memory and keeps (ping, time; depth and the tickers until
+    // the market's sequence moves), as a client asks for them.
+    const cases = [
+      ["GET ping", `${prefix}/ping`],
+      ["GET time", `${prefix}/time`],
+      ["GET depth?limit=100", depthPath],
+      ["GET ticker/price?symbol=", `${prefix}/ticker/price?symbol=SHRDDUSD`],
+      ["GET ticker/price (all)", `${prefix}/ticker/price`],
+      ["GET ticker/bookTicker?symbol=", `${prefix}/ticker/bookTicker?symbol=SHRDDUSD`]
+    ] as const
+    // The bare server answers exactly our bytes, keyed by path and query (startBare probes /time).
+    const spec: BareSpec = {}
+    for (const [, path] of cases) spec[path] = await capture(node.baseUrl, path, {}, path === `${prefix}/time`)
     const bare = await startBare(spec)
     stops.push(() => new Promise<void>((resolve) => {
       if (bare.child.exitCode !== null) return resolve()
       bare.child.once("exit", () => resolve())
       bare.child.kill("SIGTERM")
     }))
-    for (const path of [depthPath, pricePath]) await sameBytes(node.baseUrl, bare.baseUrl, path, {})
-    for (const [endpoint, path] of [["GET depth?limit=100", depthPath], ["GET ticker/price", pricePath]] as const) {
+    for (const [, path] of cases) await sameBytes(node.baseUrl, bare.baseUrl, path, {})
+    const measure = async (endpoint: string, path: string, phase: string) => {
       const target = { baseUrl: node.baseUrl, pid: node.pid, next: () => ({ path, headers: {} }) }
-      const ours = await load(target)
-      const theirs = await load({ ...target, baseUrl: bare.baseUrl, pid: bare.pid })
+      // Ours and bare in turns of durationMs / rounds each, so both meet the shared box's load alike.
+      const ourRounds: Array<Measured> = []
+      const bareRounds: Array<Measured> = []
+      for (let r = 0; r < rounds; r++) {
+        ourRounds.push(await loadWith(target, { concurrency, durationMs: Math.ceil(durationMs / rounds), warmupMs: r === 0 ? warmupMs : 200 }))
+        bareRounds.push(await loadWith({ ...target, baseUrl: bare.baseUrl, pid: bare.pid }, { concurrency, durationMs: Math.ceil(durationMs / rounds), warmupMs: r === 0 ? warmupMs : 200 }))
+      }
+      const ours = combined(ourRounds)
+      const theirs = combined(bareRounds)
       for (const [server, m] of [["shardline", ours], ["bare node:http", theirs]] as const) {
         rows.push({
-          endpoint, server, requests: m.requests, errors: m.errors, "req/s": Math.round(m.rps),
+          endpoint, phase, server, requests: m.requests, errors: m.errors, "req/s": Math.round(m.rps),
           "p50 ms": Number(m.p50Ms.toFixed(2)), "p99 ms": Number(m.p99Ms.toFixed(2)), "CPU µs/req": Math.round(m.cpuUsPerRequest),
           "req/s ours/bare": server === "shardline" ? Number((ours.rps / theirs.rps).toFixed(3)) : "",
-          "CPU bare/ours": server === "shardline" ? Number((theirs.cpuUsPerRequest / ours.cpuUsPerRequest).toFixed(3)) : ""
+          "CPU bare/ours": server === "shardline" ? Number((theirs.cpuUsPerRequest / ours.cpuUsPerRequest).toFixed(3)) : "",
+          "load avg": loadavg().map((l) => l.toFixed(2)).join(" ")
         })
       }
     }
+    // A node that has just started answers its first few thousand requests slowly (its code is
+    // not optimised yet): a harness that measures one route first, at once, charges that route
+    // with it. Shown once, on ticker/price; then every route is read in turn for nodeWarmupMs
+    // before the measured cases, as a user meets a node that has been running.
+    if (coldCase) await measure("GET ticker/price?symbol=", `${prefix}/ticker/price?symbol=SHRDDUSD`, "right after start")
+    const warm = await loadWith({ baseUrl: node.baseUrl, pid: node.pid, next: (() => {
+      let i = 0
+      return () => ({ path: cases[i++ % cases.length]![1], headers: {} })
+    })() }, { concurrency, durationMs: nodeWarmupMs, warmupMs: 0 })
+    console.log(`node warm-up: ${warm.requests} reads over ${nodeWarmupMs} ms, ${Math.round(warm.cpuUsPerRequest)} µs of node CPU per read`)
+    for (const [endpoint, path] of cases) await measure(endpoint, path, "warm")
   } finally {
     for (const stop of stops.reverse()) await stop()
     await db.drop()
@@ -128,34 +183,6 @@ const restCases = async (rows: Array<Row>) => {
 }
 
 // --- (b) SSE fan-out ---
-
-/** The client side, in its own process: N streams; per trade event, now − the event's publish time. */
-const clients = (url: string, n: number) => {
-  const delays: Array<number> = []
-  let open = 0
-  for (let i = 0; i < n; i++) {
-    const req = request(url, (res) => {
-      res.setEncoding("utf8")
-      let buf = ""
-      res.on("data", (chunk: string) => {
-        buf += chunk
-        for (let k = buf.indexOf("\n\n"); k >= 0; k = buf.indexOf("\n\n")) {
-          const block = buf.slice(0, k)
-          buf = buf.slice(k + 2)
-          if (block.includes("event: open")) open++
-          const at = block.indexOf("event: trade\ndata: ")
-          if (at >= 0) delays.push(Date.now() - (JSON.parse(block.slice(at + 19)) as { E: number }).E)
-        }
-      })
-    })
-    req.on("error", () => {})
-    req.end()
-  }
-  process.on("message", (m: string) => {
-    if (m === "open?") process.send!({ open })
-    if (m === "done") process.send!({ delays }, () => process.exit(0))
-  })
-}
 
 const fanOut = async (rows: Array<Row>) => {
   const db = await createTestDatabase("benchmdsse")
@@ -186,7 +213,7 @@ const fanOut = async (rows: Array<Row>) => {
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${prefix}/stream?symbol=BNCHDUSD`
 
     const before = process.memoryUsage()
-    const child = fork(fileURLToPath(import.meta.url), ["--sse-clients"], { env: { ...process.env, BENCH_MD_URL: url, BENCH_MD_N: String(streamsWanted) }, execArgv: ["--import", "tsx"] })
+    const child = fork(sseClients, [], { env: { ...process.env, BENCH_SSE_URL: url, BENCH_SSE_N: String(streamsWanted) }, execArgv: ["--import", "tsx"] })
     const ask = <A>(m: string) => new Promise<A>((resolve) => child.once("message", (r) => resolve(r as A)) && child.send(m))
     for (let i = 0; ; i++) {
       const { open } = await ask<{ open: number }>("open?")
@@ -240,8 +267,4 @@ export const run = async (): Promise<void> => {
   if (parts.includes("sse")) await fanOut(sse)
   printTable(`SSE fan-out: publish to receipt of each trade event, a batch every ${batchMs} ms (goal: p99 < 100 ms)`, sse)
   writeResults("marketdata", { cpus: cpus().length, batchMs, rest, sse })
-}
-
-if (process.argv.includes("--sse-clients") && process.argv[1] === fileURLToPath(import.meta.url)) {
-  clients(process.env.BENCH_MD_URL!, Number(process.env.BENCH_MD_N))
 }

@@ -5,6 +5,10 @@
 // Chains: one litecoind -regtest and one anvil for every node (harness/sharedChains.ts), unless
 // SHARDLINE_LEDGER_RPC_URL and SHARDLINE_EVM_RPC_URLS name chains already, or --devnets asks for
 // a devnet per node; when they cannot start, each node runs its own devnets and a line says why.
+// Public URLs: SHARDLINE_DESK_PUBLIC_URL / SHARDLINE_SOCIAL_PUBLIC_URL, when set, go to every node
+// (one URL for the cluster, as behind a load balancer); otherwise each node's are its own ports. A
+// wallet link then names the node that made it (the token records that URL), and any node serves
+// and redeems it.
 import { spawn, type ChildProcess } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -143,6 +147,10 @@ const shutdown = async (reason: string, exitCode: number) => {
   process.exit(exitCode)
 }
 
+const publicUrls = [process.env.SHARDLINE_DESK_PUBLIC_URL, process.env.SHARDLINE_SOCIAL_PUBLIC_URL]
+console.error(publicUrls.every((u) => u === undefined || u === "")
+  ? "public URLs: each node's own ports (wallet links name the node that made them and work on any node; set SHARDLINE_DESK_PUBLIC_URL and SHARDLINE_SOCIAL_PUBLIC_URL for one URL behind a load balancer)"
+  : `public URLs: desk ${publicUrls[0] || "each node's own port"}, social ${publicUrls[1] || "each node's own port"}, the same on every node`)
 for (let i = 0; i < count; i++) startNode(i, 0)
 // A fresh shared ledger: the fee sponsor (its wallet made by the first node) gets its first coin.
 if (shared !== undefined && url !== undefined) {

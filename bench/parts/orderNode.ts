@@ -8,7 +8,8 @@
 // Protocol: the parent sends { id, op, ...args }; the child answers { id, ok: true, result } or
 // { id, ok: false, error }. Ops: issue {name, whole}, fund {sends: [{to, property, sats}]},
 // batches {reset?: boolean}, loop {reset?: boolean} (event loop utilization and delay since the
-// last reset), profileStart, profileStop {file} (a .cpuprofile of this process,
+// last reset), fanout {reset?: boolean} (the SSE fan-out's rounds, writes and CPU since the last
+// reset: marketdata/sse.ts fanoutFigures), profileStart, profileStop {file} (a .cpuprofile of this process,
 // from the inspector, so it covers only the window the bench chooses).
 import { NodeRuntime } from "@effect/platform-node"
 import cluster, { type Worker } from "node:cluster"
@@ -22,6 +23,7 @@ import { readyMessage, stopMessage } from "../../src/platform/NodeMain.ts"
 import { faucetOmniSend, issueFaucetProperty } from "../../harness/faucetOmni.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
 import { type BatchFigures, marketInstrumentation } from "../../src/exchange/market/MarketEntity.ts"
+import { fanoutFigures } from "../../src/exchange/marketdata/sse.ts"
 import { nodeConfig } from "../../src/config.ts"
 import { exitOnConfigError } from "../../src/platform/Config.ts"
 
@@ -135,6 +137,11 @@ const main = Effect.gen(function*() {
       }
       case "loop": {
         return loopFigures(msg["reset"] === true)
+      }
+      case "fanout": {
+        const copy = { ...fanoutFigures }
+        if (msg["reset"] === true) Object.assign(fanoutFigures, { rounds: 0, slices: 0, writes: 0, bytes: 0, cpuMs: 0 })
+        return copy
       }
       case "profileStart":
         session = new Session()

@@ -5,6 +5,7 @@ import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { omniChainIndex } from "../omniChainIndex.ts"
 import type { Entry, History } from "./history.ts"
 import type { BookSample, ExchangeWorld } from "./exchangeWorkload.ts"
+import { distribution, latenessSplit } from "./timerRules.ts"
 import { inWindow, type Window } from "./windows.ts"
 import type { World } from "./world.ts"
 
@@ -29,12 +30,6 @@ const outOfShape = (e: Entry) => {
   const exchange = b !== null && typeof b === "object" && typeof b.code === "number" && typeof b.msg === "string"
   const other = b !== null && typeof b === "object" && typeof b.error?.code === "string" && typeof b.error?.message === "string"
   return !(exchange || other)
-}
-
-export const percentile = (xs: ReadonlyArray<number>, p: number): number => {
-  if (xs.length === 0) return 0
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!
 }
 
 export const checkRun = async (world: World, ex: ExchangeWorld, history: History, book: ReadonlyArray<BookSample>, windows: ReadonlyArray<Window>, runStartEpochMs: number): Promise<Checked> => {
@@ -136,12 +131,7 @@ export const checkRun = async (world: World, ex: ExchangeWorld, history: History
   // Durable timers: every authorization's expiry fired once (above) and how late, inside and outside fault windows.
   const fired = await world.query<{ grant_id: string; due_ms: string; at_ms: string }>(
     `SELECT grant_id, (extract(epoch FROM due_at) * 1000)::bigint::text AS due_ms, (extract(epoch FROM at) * 1000)::bigint::text AS at_ms FROM authorization_events WHERE kind = 'expired' AND grant_id = ANY($1)`, [expiredGrants])
-  const lateIn: Array<number> = []
-  const lateOut: Array<number> = []
-  for (const f of fired) {
-    const late = Number(f.at_ms) - Number(f.due_ms)
-    ;(inWindow(windows, Number(f.due_ms) - runStartEpochMs) ? lateIn : lateOut).push(late)
-  }
+  const late = latenessSplit(fired.map((f) => ({ dueMs: Number(f.due_ms), firedMs: Number(f.at_ms) })), windows, runStartEpochMs)
   // What the refusals were (a definite answer is allowed; the summary shows why, e.g. a grant that ended).
   const refusals = new Map<string, number>()
   for (const e of history.entries) {
@@ -163,8 +153,8 @@ export const checkRun = async (world: World, ex: ExchangeWorld, history: History
       "grants expired": expiredGrants.length,
       "5xx (all inside fault windows)": history.entries.filter(is5xx).length,
       "book samples": book.length,
-      "expiry timer lateness outside faults, ms (p50/p99/max)": `${percentile(lateOut, 50)}/${percentile(lateOut, 99)}/${Math.max(0, ...lateOut)} (n=${lateOut.length})`,
-      "expiry timer lateness inside faults, ms (p50/p99/max)": `${percentile(lateIn, 50)}/${percentile(lateIn, 99)}/${Math.max(0, ...lateIn)} (n=${lateIn.length})`
+      "expiry timer lateness outside faults, ms (p50/p99/max)": distribution(late.outside),
+      "expiry timer lateness inside faults, ms (p50/p99/max)": distribution(late.inside)
     }
   }
 }

@@ -8,7 +8,11 @@
 //   grants are what the desk's released orders pay;
 // - every attestation: reserves ≥ supply (the dollar pool and each wrapped token), the series a
 //   valid hash chain (verifySeries: hashes, chain links, Ed25519), no gap beyond the interval
-//   outside fault windows; the Attestor's tick lateness, split inside/outside fault windows.
+//   outside fault windows; the Attestor's tick lateness, split inside/outside fault windows;
+// - the desk's other durable timers (desk_timer_firings): each order Tick and link token Expire
+//   fired once (no redelivery outside fault windows; every expired token's Expire fired, for its
+//   expiry), no order's Tick chain quiet beyond its tick outside fault windows, and how late they
+//   fired, inside and outside fault windows.
 import { Effect } from "effect"
 import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
@@ -17,16 +21,20 @@ import { type AttestationPoint, verifySeries } from "../../src/desk/attestation/
 import { urlWithCredentials } from "../litecoind.ts"
 import { omniChainIndex } from "../omniChainIndex.ts"
 import type { Violation } from "./checker.ts"
-import { percentile } from "./checker.ts"
 import { DESK_TOKENS, type DeskRun, type DeskWorld } from "./deskWorkload.ts"
 import { attestationGaps, reservesShort } from "./deskRules.ts"
+import { distribution, type Firing, latenessSplit, linkExpiryProblems, percentile, redeliveredOutsideFaults, tickChainGaps } from "./timerRules.ts"
 import type { History } from "./history.ts"
-import { inWindow, type Window } from "./windows.ts"
+import type { Window } from "./windows.ts"
 import { attestationIntervalMs, type World } from "./world.ts"
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 /** An attestation may come this much after its slot before the gap counts (a scan of every vault, a busy node). */
 const ATTESTATION_SLACK_MS = 10_000
+/** An order's Tick chain may be quiet this long outside fault windows (its 3 s tick behind a slow advance on a loaded box). */
+const TICK_CHAIN_QUIET_MS = 30_000
+/** A link token expired this long before the check must have had its Expire fire (the timer's poll, a busy node). */
+const LINK_EXPIRE_GRACE_MS = 30_000
 
 type LitecoindTx = { readonly confirmations?: number; readonly blockhash?: string } | { readonly error: string }
 
@@ -184,15 +192,11 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
   // The Attestor's durable timer: a tick's attestation is due at its slot (a whole multiple of the
   // interval); how late it was written, inside and outside fault windows (on-demand ones, with a
   // request id, and a start's catch-up are not ticks: a catch-up shows as lateness up to one interval).
-  const lateIn: Array<number> = []
-  const lateOut: Array<number> = []
-  for (const p of points) {
-    if (p.request_id !== null) continue
-    const at = p.attested_at.getTime()
-    if (at < runStartEpochMs) continue
-    const late = at - Math.floor(at / attestationIntervalMs) * attestationIntervalMs
-    ;(inWindow(windows, at - late - runStartEpochMs) ? lateIn : lateOut).push(late)
-  }
+  const ticked = points.filter((p) => p.request_id === null).map((p) => p.attested_at.getTime())
+  const attestorLate = latenessSplit(ticked.map((at) => ({ dueMs: Math.floor(at / attestationIntervalMs) * attestationIntervalMs, firedMs: at })), windows, runStartEpochMs)
+
+  // The desk's other durable timers: every order Tick and link token Expire as it fired.
+  const timers = await checkDeskTimers(world, windows, runStartEpochMs, add)
   const desks = rows.length
   // What the desk and the sign-in listeners refused, one line per code with its first message (a definite answer is allowed; this says why).
   const refusals = new Map<string, { n: number; message: string }>()
@@ -221,8 +225,63 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       "sign-ins completed / restarted": `${deskRun.stats.signIns} / ${deskRun.stats.signInRestarts}`,
       "wallet links / rewards reads": `${deskRun.stats.links} / ${deskRun.stats.rewardsReads}`,
       attestations: `${series.length} (${times.length} in the run; gap p50/max ${percentile(gaps, 50)}/${Math.max(0, ...gaps)} ms)`,
-      "attestor tick lateness outside faults, ms (p50/p99/max)": `${percentile(lateOut, 50)}/${percentile(lateOut, 99)}/${Math.max(0, ...lateOut)} (n=${lateOut.length})`,
-      "attestor tick lateness inside faults, ms (p50/p99/max)": `${percentile(lateIn, 50)}/${percentile(lateIn, 99)}/${Math.max(0, ...lateIn)} (n=${lateIn.length})`
+      "attestor tick lateness outside faults, ms (p50/p99/max)": distribution(attestorLate.outside),
+      "attestor tick lateness inside faults, ms (p50/p99/max)": distribution(attestorLate.inside),
+      ...timers
     }
+  }
+}
+
+/**
+ * The desk orders' Tick and the link tokens' Expire, from desk_timer_firings (written by the entity
+ * that owns each timer when it fires): the rules above, and the lateness lines for the summary.
+ */
+const checkDeskTimers = async (
+  world: World, windows: ReadonlyArray<Window>, runStartEpochMs: number,
+  add: (rule: string, detail: string, subject?: string) => void
+): Promise<Record<string, string>> => {
+  const rows = await world.query<{ timer: string; entity_id: string; due_ms: number; fired_ms: number; last_ms: number; deliveries: number }>(
+    `SELECT timer, entity_id, (extract(epoch FROM due_at) * 1000)::float8 AS due_ms, (extract(epoch FROM fired_at) * 1000)::float8 AS fired_ms,
+      (extract(epoch FROM last_fired_at) * 1000)::float8 AS last_ms, deliveries FROM desk_timer_firings`)
+  const checkMs = Date.now()
+  const firingsOf = (timer: string): Array<Firing> => rows.filter((r) => r.timer === timer)
+    .map((r) => ({ entityId: r.entity_id, dueMs: r.due_ms, firedMs: r.fired_ms, lastFiredMs: r.last_ms, deliveries: r.deliveries }))
+  const ticks = firingsOf("order_tick")
+  const expires = firingsOf("link_expire")
+  const orders = await world.query<{ id: string; short_ref: string; status: string; created_ms: number }>(
+    `SELECT id::text, short_ref, status, (extract(epoch FROM created_at) * 1000)::float8 AS created_ms FROM desk_orders`)
+  const refOf = new Map(orders.map((o) => [o.id, o.short_ref]))
+  for (const f of redeliveredOutsideFaults([...ticks, ...expires], windows, runStartEpochMs)) {
+    const what = refOf.has(f.entityId) ? `order ${refOf.get(f.entityId)}'s Tick` : `link token ${f.entityId.slice(0, 12)}…'s Expire`
+    add("every desk timer fired once", `${what} due ${new Date(f.dueMs).toISOString()}: delivered ${f.deliveries} times, the last at ${((f.lastFiredMs - runStartEpochMs) / 1000).toFixed(1)} s, outside fault windows`, refOf.get(f.entityId))
+  }
+  const tokens = await world.query<{ token_hash: string; expires_ms: number }>(
+    `SELECT token_hash, (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms FROM link_tokens WHERE service = 'desk'`)
+  for (const p of linkExpiryProblems(tokens.map((t) => ({ id: t.token_hash, expiresMs: t.expires_ms })), expires, { checkMs, graceMs: LINK_EXPIRE_GRACE_MS })) {
+    add("every link token's Expire fired once", `link token ${p.id.slice(0, 12)}…: ${p.problem}`)
+  }
+  const ticksOf = new Map<string, Array<Firing>>()
+  for (const t of ticks) ticksOf.set(t.entityId, [...(ticksOf.get(t.entityId) ?? []), t])
+  let quietest = 0
+  for (const o of orders) {
+    const open = o.status !== "released" && o.status !== "refunded" && o.status !== "failed"
+    const gaps = tickChainGaps({ createdMs: o.created_ms, open }, ticksOf.get(o.id) ?? [], { checkMs, allowedMs: 0, windows, runStartMs: runStartEpochMs })
+    for (const g of gaps) {
+      quietest = Math.max(quietest, g.quietMs)
+      if (g.quietMs <= TICK_CHAIN_QUIET_MS) continue
+      add("an order's Tick chain is never quiet beyond its tick outside faults", `order ${o.short_ref} (${o.status}): no tick from ${(g.fromMs / 1000).toFixed(1)} s to ${(g.toMs / 1000).toFixed(1)} s, ${g.quietMs} ms of it outside fault windows (${TICK_CHAIN_QUIET_MS} ms allowed)`, o.short_ref)
+    }
+  }
+  const tickLate = latenessSplit(ticks, windows, runStartEpochMs)
+  const expireLate = latenessSplit(expires, windows, runStartEpochMs)
+  const redelivered = [...ticks, ...expires].filter((f) => f.deliveries > 1).length
+  return {
+    "desk order ticks fired / orders ticking / redelivered (all timers)": `${ticks.length} / ${ticksOf.size} / ${redelivered}`,
+    "desk order tick lateness outside faults, ms (p50/p99/max)": distribution(tickLate.outside),
+    "desk order tick lateness inside faults, ms (p50/p99/max)": distribution(tickLate.inside),
+    "desk order tick chain: longest quiet stretch outside faults, ms": String(quietest),
+    "link token expiries fired / tokens": `${expires.length} / ${tokens.length}`,
+    "link token expiry lateness outside faults, ms (p50/p99/max)": distribution(expireLate.outside),
+    "link token expiry lateness inside faults, ms (p50/p99/max)": distribution(expireLate.inside)
   }
 }

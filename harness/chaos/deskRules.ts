@@ -1,6 +1,6 @@
 // The desk checker's pure rules (deskChecker.ts reads the state; these judge it), kept apart so a
 // unit test holds them to their edges: exact decimal amounts, reserves against supply in one
-// attestation's payload, and gaps in the attestation series outside fault windows.
+// attestation's payload, and gaps (in the attestation series, in an order's Tick chain) outside fault windows.
 import type { Window } from "./windows.ts"
 
 /** "12.5" → 1250000000n at 8 decimals, exactly (no float); more fraction digits than `decimals` are cut. */
@@ -39,19 +39,26 @@ const coveredMs = (fromMs: number, toMs: number, windows: ReadonlyArray<Window>)
   windows.reduce((n, w) => n + Math.max(0, Math.min(toMs, w.toMs) - Math.max(fromMs, w.fromMs)), 0)
 
 /**
+ * The gaps between consecutive `edges` (epoch ms, in order) whose fault-free part is longer than
+ * `allowedMs`; `clockZeroMs` is the epoch of the windows' run clock (the run's start).
+ */
+export const quietGaps = (edges: ReadonlyArray<number>, o: { readonly clockZeroMs: number; readonly allowedMs: number; readonly windows: ReadonlyArray<Window> }): ReadonlyArray<Gap> => {
+  const out: Array<Gap> = []
+  for (let i = 1; i < edges.length; i++) {
+    const fromMs = edges[i - 1]! - o.clockZeroMs
+    const toMs = edges[i]! - o.clockZeroMs
+    const quietMs = toMs - fromMs - coveredMs(fromMs, toMs, o.windows)
+    if (quietMs > o.allowedMs) out.push({ fromMs, toMs, quietMs })
+  }
+  return out
+}
+
+/**
  * Every gap in an attestation series over the run (`times`: epoch ms; the run from `runStartMs`
  * to `runEndMs`, its start and end counting as edges) whose fault-free part is longer than
  * `allowedMs`: a fault excuses the time it covers (windows on the run clock), not the whole gap.
  */
 export const attestationGaps = (times: ReadonlyArray<number>, o: { readonly runStartMs: number; readonly runEndMs: number; readonly allowedMs: number; readonly windows: ReadonlyArray<Window> }): ReadonlyArray<Gap> => {
   const inRun = times.filter((t) => t >= o.runStartMs && t <= o.runEndMs).sort((a, b) => a - b)
-  const edges = [o.runStartMs, ...inRun, o.runEndMs]
-  const out: Array<Gap> = []
-  for (let i = 1; i < edges.length; i++) {
-    const fromMs = edges[i - 1]! - o.runStartMs
-    const toMs = edges[i]! - o.runStartMs
-    const quietMs = toMs - fromMs - coveredMs(fromMs, toMs, o.windows)
-    if (quietMs > o.allowedMs) out.push({ fromMs, toMs, quietMs })
-  }
-  return out
+  return quietGaps([o.runStartMs, ...inRun, o.runEndMs], { clockZeroMs: o.runStartMs, allowedMs: o.allowedMs, windows: o.windows })
 }

@@ -11,7 +11,13 @@ export class MintLinkToken extends Schema.Class<MintLinkToken>("LinkToken/Mint")
   challengeId: Schema.String,
   allowRebind: Schema.Boolean,
   issuedAtMs: Schema.Number,
-  expiresAtMs: Schema.Number
+  expiresAtMs: Schema.Number,
+  /**
+   * The listener's public base URL the token's link was made with (its QR's URL). The manifest's
+   * `from` and `callback_url` come from it on every node, so any node can serve and redeem a link
+   * any node issued. Absent in Mints stored before it existed: the serving node's own URL then.
+   */
+  base: Schema.optional(Schema.String)
 }) {
   [PrimaryKey.symbol]() {
     return `mint:${this.challengeId}`

@@ -154,6 +154,38 @@ describe("publishing while the ledger is unreachable", () => {
     expect(await chargesFor(postId)).toBe(1)
   }, 120_000)
 
+  it("a recorded stamp the ledger never got, with its owed row paid and no timer left, is sent again by the sweep", async () => {
+    // The state a node killed between a stamp's record and its broadcast leaves when the redelivered
+    // Change finds its owed row paid (chaos seed 2: an XM "unknown to the chain" at the end): the
+    // row is written, the ledger does not know it, nothing is pending and no FinishStamps is left.
+    const post = await publish({ body: "its renewal stamp will not go out" }, aliceSession)
+    expect(post.status).toBe(201)
+    const postId = post.body.postId as string
+    await proxy.down()
+    const renewal = await send(`/api/social/posts/${postId}/renew`, {}, aliceSession, "renewal-unsent")
+    expect(renewal.status, JSON.stringify(renewal.body)).toBe(200)
+    const recorded = await waitFor("the renewal's R recorded", 20_000, async () =>
+      (await db.query<{ txid: string }>("SELECT txid FROM social_stamps WHERE post_id = $1 AND tag = 'R'", [postId]))[0])
+    const timers = async () => (await db.query(
+      "DELETE FROM cluster_messages WHERE entity_type = 'Post' AND entity_id = $1 AND tag = 'FinishStamps' AND NOT processed RETURNING 1", [postId])).length
+    let quietSince = Date.now()
+    await waitFor("no FinishStamps timer left", 30_000, async () => {
+      if ((await timers()) > 0) quietSince = Date.now()
+      return Date.now() - quietSince > 2_500 ? true : undefined
+    }, 100)
+    await db.query("DELETE FROM social_stamping_pending WHERE post_id = $1", [postId])
+    expect((await db.query<{ txid: string | null }>("SELECT txid FROM social_owed_stamps WHERE post_id = $1 AND tag = 'R'", [postId]))[0]?.txid).toBe(recorded.txid)
+    // Older than the minute a broadcast is given; the ledger is back and has never seen it.
+    await db.query("UPDATE social_stamps SET created_at = now() - interval '2 minutes' WHERE txid = $1", [recorded.txid])
+    await proxy.up()
+    await expect(litecoind.rpc("getrawtransaction", recorded.txid)).rejects.toThrow()
+    await waitFor("the recorded R on the ledger, sent again by the sweep", 40_000, async () =>
+      (await litecoind.rpc<string>("getrawtransaction", recorded.txid).catch(() => undefined)) !== undefined ? true : undefined, 300)
+    expect((await onChain(recorded.txid)).tag).toBe("R")
+    // Sent with its recorded bytes, not made again.
+    expect((await db.query("SELECT 1 FROM social_stamps WHERE post_id = $1 AND tag = 'R'", [postId])).length).toBe(1)
+  }, 120_000)
+
   it("releases a key whose first attempt was refused before anything was written", async () => {
     await db.query("UPDATE social_accounts SET balance_base = 100 WHERE address = $1", [bob.address])
     const key = "bob-topup-then-retry"

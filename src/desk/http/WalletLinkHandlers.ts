@@ -9,7 +9,7 @@ import { BadRequest, Conflict, Forbidden, Gone, NotFound, Unauthorized, unavaila
 import { DeskLinkToken, RedeemDeskLink } from "../../../schemas/desk/identity.ts"
 import { DeskMember } from "../../../schemas/desk/security.ts"
 import { DeskConfig } from "../DeskConfig.ts"
-import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
+import { issuedUrls, isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { factsOf } from "../identity/LinkTokenEntity.ts"
 import { rewardTokens } from "../identity/rewardTokens.ts"
 import { rewardsBalance } from "../identity/rewards.ts"
@@ -57,7 +57,8 @@ export const WalletLinkHandlers = HttpApiBuilder.group(DeskApi, "walletLink", (h
           if (state !== "usable" || Option.isNone(row)) {
             return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))
           }
-          const manifest = manifestOf(factsOf(row.value), { from: urls.origin, callbackUrl: linkUrl(urls.base, urlParams.token) })
+          const issued = issuedUrls(row.value, urls)
+          const manifest = manifestOf(factsOf(row.value), { from: issued.origin, callbackUrl: linkUrl(issued.base, urlParams.token) })
           const headers = { "cache-control": "no-store", vary: "accept" }
           if (wantsJson(request)) return HttpServerResponse.unsafeJson(manifest, { headers })
           const page = manifestPage(manifest, yield* qrSvg(manifest.callback_url))

@@ -13,9 +13,10 @@ import type { WalletLinked } from "../../../schemas/desk/walletLink.ts"
 import { sha256Hex } from "../../crypto/token.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import {
-  consumeLinkToken, countLinkFailure, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
+  consumeLinkToken, countLinkFailure, issuedUrls, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
 } from "../../platform/identity/linkTokens.ts"
 import { replaceMemberKeys } from "../keys/DeskKeyStore.ts"
+import { recordFiring } from "../timerFirings.ts"
 import { deskUrls } from "./urls.ts"
 import { checkEnvelope, type LinkTokenFacts, linkUrl, manifestOf, type VerifiedLink } from "./walletLink.ts"
 
@@ -101,15 +102,21 @@ export const layer = DeskLinkToken.toLayer(Effect.gen(function*() {
 
   return DeskLinkToken.of({
     Mint: ({ payload }) => lifecycle.mint(payload).pipe(metrics.guard),
-    Expire: ({ payload }) => metrics.timerFired(payload.dueAtMs).pipe(Effect.zipRight(lifecycle.expire), metrics.guard),
+    Expire: ({ payload }) =>
+      metrics.timerFired(payload.dueAtMs).pipe(
+        Effect.zipRight(recordFiring("link_expire", tokenHash, payload.dueAtMs)),
+        Effect.zipRight(lifecycle.expire),
+        metrics.guard
+      ),
 
     Redeem: ({ payload }) =>
       Effect.gen(function*() {
         const row = yield* usableLinkToken(tokenHash, "desk")
-        const base = urls.base
+        // The URLs the token was issued for, whichever node served its manifest and whichever runs this entity.
+        const { base, origin } = issuedUrls(row, urls)
         // A claimed URL that is not this token's link leaves the manifest's callback_url unmatched: 401.
         const claimed = callbackUrlOf(base, tokenHash, payload.envelope.payload.callback_url)
-        const manifest = manifestOf(factsOf(row), { from: urls.origin, callbackUrl: claimed ?? linkUrl(base, "<this token>") })
+        const manifest = manifestOf(factsOf(row), { from: origin, callbackUrl: claimed ?? linkUrl(base, "<this token>") })
         const checked = checkEnvelope(payload.envelope, manifest, Date.now())
         const result = Either.isLeft(checked) ? Effect.fail(checked.left) : link(row, checked.right)
         const done = yield* result.pipe(Effect.tapError((e) => e._tag === "LinkRefused" ? countLinkFailure(tokenHash)(e) : Effect.void))

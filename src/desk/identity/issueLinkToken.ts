@@ -41,7 +41,7 @@ export const issueDeskLinkToken = (options: { readonly memberId?: string | undef
     }
     const t = freshLinkToken()
     const client = (yield* DeskLinkToken.client)(t.tokenHash)
-    yield* client.Mint(new MintLinkToken({ subject: memberId, challengeId: t.challengeId, allowRebind: options.allowRebind, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs }), { discard: true })
+    yield* client.Mint(new MintLinkToken({ subject: memberId, challengeId: t.challengeId, allowRebind: options.allowRebind, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs, base: linkBase }), { discard: true })
     yield* awaitLinkTokenRecorded(t.tokenHash)
     return { token: t.token, url: linkUrl(linkBase, t.token), memberId, expiresAt: new Date(t.expiresAtMs).toISOString(), challengeId: t.challengeId } satisfies IssuedLinkToken
   })

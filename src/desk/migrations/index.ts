@@ -11,6 +11,7 @@ import m0025 from "./0025_desk_order_idempotency.ts"
 import m0033 from "./0033_desk_wallet_token_samples.ts"
 import m0034 from "./0034_desk_attestation_requests.ts"
 import m0036 from "./0036_desk_member_accounts.ts"
+import m0044 from "./0044_desk_timer_firings.ts"
 
 export const migrations: Migrations = {
   "0017_desk_ledger": m0017,
@@ -20,5 +21,7 @@ export const migrations: Migrations = {
   "0025_desk_order_idempotency": m0025,
   "0033_desk_wallet_token_samples": m0033,
   "0034_desk_attestation_requests": m0034,
-  "0036_desk_member_accounts": m0036
+  "0036_desk_member_accounts": m0036,
+  // desk_timer_firings, and link_tokens.base_url (the platform's table: see the migration).
+  "0044_desk_timer_firings": m0044
 }

@@ -39,6 +39,7 @@ import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderS
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
 import { createOrder } from "./createOrder.ts"
 import { recordPartnerEvent } from "./partnerEvents.ts"
+import { recordFiring } from "../timerFirings.ts"
 import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
 import { decimal, milestoneMessage } from "./orderView.ts"
 import { orderDecimalsOf } from "./orderDecimals.ts"
@@ -424,7 +425,13 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
   return DeskOrderEntity.of({
     Create: ({ payload }) => create(payload).pipe(metrics.guard),
     Watch: () => Effect.zipRight(advance, scheduleNext).pipe(metrics.guard),
-    Tick: ({ payload }) => metrics.timerFired(payload.dueAtMs).pipe(Effect.zipRight(advance), Effect.zipRight(scheduleNext), metrics.guard),
+    Tick: ({ payload }) =>
+      metrics.timerFired(payload.dueAtMs).pipe(
+        Effect.zipRight(recordFiring("order_tick", orderId, payload.dueAtMs).pipe(Effect.provide(services))),
+        Effect.zipRight(advance),
+        Effect.zipRight(scheduleNext),
+        metrics.guard
+      ),
     Advance: (_: { readonly payload: AdvanceOrder }) => advance.pipe(metrics.guard),
     PartnerEvent: ({ payload }) => partnerEvent(payload).pipe(metrics.guard)
   })

@@ -53,7 +53,7 @@ export interface MarketDataShape {
   readonly since: (marketId: number, seq: number) => ReadonlyArray<Delta> | undefined
   /** Candle history from Postgres, for reads older than memory. */
   readonly klinePage: (marketId: number, iv: Interval, start: number, end: number) => Effect.Effect<{ readonly stored: ReadonlyArray<Kline>; readonly before: Kline | undefined }>
-  /** Connections subscribed now, over every market (ops, tests). */
+  /** Subscriptions now, over every market (the stream route holds one per market with open streams; tests). */
   readonly listeners: () => number
   /** Whether this node publishes the market now (its Market entity runs here). */
   readonly owns: (marketId: number) => boolean

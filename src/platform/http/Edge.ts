@@ -37,7 +37,7 @@ const gzipBytesMin = 1024
 
 const jsonType = "application/json"
 
-const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string>) => {
+const send = (res: ServerResponse, status: number, body: string | Buffer, headers: Record<string, string>) => {
   res.writeHead(status, { "content-type": jsonType, "content-length": String(Buffer.byteLength(body)), ...headers })
   res.end(body)
 }
@@ -291,9 +291,10 @@ export const makeFront = (options: EdgeOptions) => {
       const render = edge.fast.get(path)
       const out = render === undefined ? undefined : render(q < 0 ? "" : url.slice(q + 1))
       if (out !== undefined) {
-        const status = typeof out === "string" || !("status" in out) ? 200 : out.status
-        const extra = typeof out !== "string" && "headers" in out ? out.headers : {}
-        send(res, status, typeof out === "string" ? out : out.body, { ...headers, ...extra })
+        const bare = typeof out === "string" || Buffer.isBuffer(out)
+        const status = bare || !("status" in out) ? 200 : out.status
+        const extra = !bare && "headers" in out ? out.headers : {}
+        send(res, status, bare ? out : out.body, { ...headers, ...extra })
         done(status)
         return true
       }

@@ -44,10 +44,11 @@ export interface ErrorReplies {
 
 /** A GET answered in node:http, before Effect: the body comes from the same pure function and
  * schema as the Effect handler of that route, so both paths give the same bytes. Given the query
- * string (without "?"): a 200 body, a 200 body with headers of its own (the desk's CORS and
- * Cache-Control), a refusal in the service's shape, or undefined to leave the request to the
- * Effect app (an answer that needs I/O, or a body not built yet or too old). */
-export type FastRender = (query: string) => string | Reply | { readonly body: string; readonly headers: Record<string, string> } | undefined
+ * string (without "?"): a 200 body (JSON text, or its UTF-8 bytes when the route keeps an answer
+ * for many requests: encoded once, written as they are), a 200 body with headers of its own (the
+ * desk's CORS and Cache-Control), a refusal in the service's shape, or undefined to leave the
+ * request to the Effect app (an answer that needs I/O, or a body not built yet or too old). */
+export type FastRender = (query: string) => string | Buffer | Reply | { readonly body: string; readonly headers: Record<string, string> } | undefined
 
 /** A GET whose answer is a long-lived stream (SSE), served by node:http on its own whatever the
  * fast-lane setting: it owns the response from here on. */

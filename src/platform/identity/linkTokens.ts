@@ -29,6 +29,8 @@ export interface LinkTokenRow {
   readonly expires_at: Date
   readonly failures: number
   readonly status: LinkTokenStatus
+  /** The public base URL the token was issued for (NULL: issued before it was recorded). */
+  readonly base_url: string | null
 }
 
 /** The link for a wallet app on the same device (the sign-in's scheme, `link` instead of `login`). */
@@ -61,19 +63,28 @@ export const insertLinkToken = (row: {
   readonly allowRebind: boolean
   readonly issuedAtMs: number
   readonly expiresAtMs: number
+  readonly base?: string | undefined
 }) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO link_tokens (token_hash, service, subject, challenge_id, allow_rebind, issued_at, expires_at)
+    sql`INSERT INTO link_tokens (token_hash, service, subject, challenge_id, allow_rebind, issued_at, expires_at, base_url)
       VALUES (${row.tokenHash}, ${row.service}, ${row.subject}, ${row.challengeId}, ${row.allowRebind},
-        ${new Date(row.issuedAtMs)}, ${new Date(row.expiresAtMs)})
+        ${new Date(row.issuedAtMs)}, ${new Date(row.expiresAtMs)}, ${row.base ?? null})
       ON CONFLICT (token_hash) DO NOTHING`)
 
 export const readLinkToken = (tokenHash: string, service: LinkService) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<LinkTokenRow>`SELECT token_hash, service, subject, challenge_id, allow_rebind, issued_at, expires_at, failures, status
+    sql<LinkTokenRow>`SELECT token_hash, service, subject, challenge_id, allow_rebind, issued_at, expires_at, failures, status, base_url
       FROM link_tokens WHERE token_hash = ${tokenHash} AND service = ${service}`.pipe(
       Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map((r) => ({ ...r, issued_at: new Date(r.issued_at), expires_at: new Date(r.expires_at) }))))
     ))
+
+/**
+ * The public base URL and origin a token's manifest names, on any node: the ones it was issued
+ * for, so a wallet's signature over that `from` verifies wherever the token's entity runs, and a
+ * signature made for another origin does not. A token recorded without one takes this node's (`own`).
+ */
+export const issuedUrls = (row: LinkTokenRow, own: { readonly base: string; readonly origin: string }): { readonly base: string; readonly origin: string } =>
+  row.base_url === null ? own : { base: row.base_url, origin: new URL(row.base_url).origin }
 
 /** Usable, or why not (an unknown token reads as used: nothing tells a guesser it never existed). */
 export const linkTokenState = (row: Option.Option<LinkTokenRow>, nowMs: number): "usable" | "used" | "expired" => {

@@ -7,7 +7,7 @@ import type { LinkRefused } from "../../../schemas/common/linkToken.ts"
 import { SocialApi } from "../../../schemas/social/api.ts"
 import { BadRequest, Conflict, Forbidden, Gone, Unauthorized, unavailable } from "../../../schemas/social/errors.ts"
 import { RedeemSocialLink, SocialLinkToken } from "../../../schemas/social/identity.ts"
-import { isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
+import { issuedUrls, isLinkTokenShaped, linkTokenGoneBody, linkTokenId, linkTokenState, readLinkToken } from "../../platform/identity/linkTokens.ts"
 import { socialFactsOf } from "../identity/SocialLinkTokenEntity.ts"
 import { socialUrls } from "../identity/urls.ts"
 import { makeSignInFlow } from "../../platform/signin/flow.ts"
@@ -84,11 +84,12 @@ export const SocialLinkHandlers = HttpApiBuilder.group(SocialApi, "walletLink", 
           if (state !== "usable" || Option.isNone(row)) {
             return yield* Effect.fail(linkTokenGoneBody(state === "expired" ? "expired" : "used"))
           }
-          const manifest = socialManifestOf(socialFactsOf(row.value, urls.origin), urls.base)
+          const issued = issuedUrls(row.value, urls)
+          const manifest = socialManifestOf(socialFactsOf(row.value, issued.origin), issued.base)
           // Wallets and programs (no Accept, */*, JSON) get the manifest; a browser the page to scan.
           const headers = { "cache-control": "no-store", vary: "Accept" }
           if (!prefersHtml(request.headers["accept"])) return HttpServerResponse.unsafeJson(manifest, { headers })
-          const url = `${socialLinkUrl(urls.base)}?token=${urlParams.token}`
+          const url = `${socialLinkUrl(issued.base)}?token=${urlParams.token}`
           return HttpServerResponse.html(socialLinkPage(manifest, url, yield* qrSvg(url))).pipe(HttpServerResponse.setHeaders({
             ...headers, "content-security-policy": publicPageCsp(false), "x-content-type-options": "nosniff", "referrer-policy": "no-referrer"
           }))

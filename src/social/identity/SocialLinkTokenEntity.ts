@@ -11,7 +11,7 @@ import { ExpireLinkToken, LinkRefused } from "../../../schemas/common/linkToken.
 import { SocialLinkToken } from "../../../schemas/social/identity.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import {
-  consumeLinkToken, countLinkFailure, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
+  consumeLinkToken, countLinkFailure, issuedUrls, type LinkTokenRow, linkTokenGone, linkTokenLifecycle, usableLinkToken
 } from "../../platform/identity/linkTokens.ts"
 import { socialUrls } from "./urls.ts"
 import { checkSocialEnvelope, postingAddress, type SocialLinkFacts } from "./walletLink.ts"
@@ -41,7 +41,7 @@ export const layer = SocialLinkToken.toLayer(Effect.gen(function*() {
     Redeem: ({ payload }) =>
       Effect.gen(function*() {
         const row = yield* usableLinkToken(tokenHash, "social")
-        const checked = checkSocialEnvelope(payload.envelope, socialFactsOf(row, urls.origin))
+        const checked = checkSocialEnvelope(payload.envelope, socialFactsOf(row, issuedUrls(row, urls).origin))
         const envelope = payload.envelope
         const link = Either.isLeft(checked) ? Effect.fail(checked.left) : Effect.gen(function*() {
           const elsewhere = yield* sql`SELECT 1 FROM social_accounts WHERE xpub = ${checked.right.xpub} AND address <> ${envelope.identity_address}`

@@ -20,7 +20,7 @@ export const issueSocialLinkToken = (account: string, base?: string) =>
     if (found.length === 0) return yield* new SocialLinkTokenRefused({ message: `no social account ${account.slice(0, 60)}` })
     const t = freshLinkToken()
     const client = (yield* SocialLinkToken.client)(t.tokenHash)
-    yield* client.Mint(new MintLinkToken({ subject: account, challengeId: t.challengeId, allowRebind: false, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs }), { discard: true })
+    yield* client.Mint(new MintLinkToken({ subject: account, challengeId: t.challengeId, allowRebind: false, issuedAtMs: t.issuedAtMs, expiresAtMs: t.expiresAtMs, base: linkBase }), { discard: true })
     yield* awaitLinkTokenRecorded(t.tokenHash)
     return { token: t.token, challengeId: t.challengeId, url: `${socialLinkUrl(linkBase)}?token=${t.token}`, expiresAt: new Date(t.expiresAtMs).toISOString() }
   })

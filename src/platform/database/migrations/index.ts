@@ -14,6 +14,7 @@ import m0007 from "./0007_desk_social_auth.ts"
 import m0014 from "./0014_wallet_identity.ts"
 import m0031 from "./0031_web_sessions.ts"
 import m0042 from "./0042_node_listeners.ts"
+import m0045 from "./0045_link_token_base_url.ts"
 
 export const migrations: Migrations = {
   "0003_platform": m0003,
@@ -24,5 +25,7 @@ export const migrations: Migrations = {
   // Wallet sign-in sessions of every listener (platform/signin): one table, a service column.
   "0031_web_sessions": m0031,
   // Each running node's listeners and their public URLs (platform/http/NodeListeners.ts), read by the CLI.
-  "0042_node_listeners": m0042
+  "0042_node_listeners": m0042,
+  // The public base URL a wallet-link token was issued for (link_tokens.base_url).
+  "0045_link_token_base_url": m0045
 }

@@ -1,0 +1,101 @@
+// The desk's durable timers record when they were due and when they fired (desk_timer_firings,
+// issue 25): a link token's Expire once, an open order's Tick chain on its 3 s grid, a redelivery
+// counted on the same row, and firings older than a day pruned.
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
+import { MintLinkToken } from "../../schemas/common/linkToken.ts"
+import { DeskLinkToken } from "../../schemas/desk/identity.ts"
+import { DeskOrderEntity, WatchOrder } from "../../schemas/desk/orders.ts"
+import { configLayer } from "../../src/config.ts"
+import { ORDER_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
+import { firingsKeptMs, pruneFirings, recordFiring } from "../../src/desk/timerFirings.ts"
+import { linkTokenId, newChallengeId, newLinkToken } from "../../src/platform/identity/linkTokens.ts"
+import { startNode, type RunningNode } from "../support/node.ts"
+import { pgClientLayer } from "../support/pg.ts"
+import { createDeskKey } from "../support/services.ts"
+
+let db: TestDatabase
+let node: RunningNode
+
+beforeAll(async () => {
+  db = await createTestDatabase("desktimers")
+  node = await startNode(db.url, { SHARDLINE_MESSAGE_POLL_MS: "200" })
+}, 90_000)
+afterAll(async () => {
+  await node?.stop()
+  await db?.drop()
+})
+
+const inNode = <A, E>(effect: Effect.Effect<A, E, any>) =>
+  node.run(Effect.scoped(Effect.provide(effect, Layer.merge(pgClientLayer(db.url), configLayer(node.config)))) as Effect.Effect<A, E, never>)
+
+interface FiringRow {
+  readonly due_ms: number
+  readonly fired_ms: number
+  readonly last_ms: number
+  readonly deliveries: number
+}
+const firingsOf = (timer: string, entityId: string) =>
+  db.query<FiringRow>(`SELECT (extract(epoch FROM due_at) * 1000)::float8 AS due_ms, (extract(epoch FROM fired_at) * 1000)::float8 AS fired_ms,
+      (extract(epoch FROM last_fired_at) * 1000)::float8 AS last_ms, deliveries
+    FROM desk_timer_firings WHERE timer = $1 AND entity_id = $2 ORDER BY due_at`, [timer, entityId])
+
+describe("desk timer firings", () => {
+  it("a link token's Expire records its due time and when it fired, once", async () => {
+    const token = newLinkToken()
+    const tokenHash = linkTokenId(token)
+    const now = Date.now()
+    const [member] = await db.query<{ id: string }>("INSERT INTO desk_members DEFAULT VALUES RETURNING id")
+    const dueAtMs = now + 1500
+    await node.run(Effect.flatMap(DeskLinkToken.client, (c) => c(tokenHash).Mint(new MintLinkToken({
+      subject: member!.id, challengeId: newChallengeId(), allowRebind: false, issuedAtMs: now, expiresAtMs: dueAtMs
+    }))))
+    await expect.poll(async () => (await firingsOf("link_expire", tokenHash)).length, { timeout: 15_000, interval: 200 }).toBe(1)
+    const [f] = await firingsOf("link_expire", tokenHash)
+    expect(f!.due_ms).toBe(dueAtMs)
+    expect(f!.fired_ms).toBeGreaterThanOrEqual(dueAtMs)
+    expect(f!.fired_ms - dueAtMs).toBeLessThan(10_000)
+    expect(f!.deliveries).toBe(1)
+    await expect.poll(async () => (await db.query<{ status: string }>("SELECT status FROM link_tokens WHERE token_hash = $1", [tokenHash]))[0]?.status,
+      { timeout: 5_000, interval: 200 }).toBe("expired")
+  })
+
+  it("an open order's Tick chain records each tick on its grid", async () => {
+    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
+    const [order] = await db.query<{ id: string }>(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
+        deposit_address, required_confirmations, expires_at)
+      SELECT 'TX-TIMERS01', member_id, id, 'cashout', 'awaiting_deposit', 'DUSD', 'base', 100000000, 300000, 99700, 'Tdeposit', 1, now() + interval '1 hour'
+      FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex') RETURNING id::text`, [key.apiKey])
+    await node.run(Effect.flatMap(DeskOrderEntity.client, (c) => c(order!.id).Watch(new WatchOrder())))
+    await expect.poll(async () => (await firingsOf("order_tick", order!.id)).length, { timeout: 30_000, interval: 500 }).toBeGreaterThanOrEqual(3)
+    const ticks = await firingsOf("order_tick", order!.id)
+    for (const t of ticks) {
+      expect(t.due_ms % ORDER_TICK_MS).toBe(0)
+      expect(t.fired_ms).toBeGreaterThanOrEqual(t.due_ms)
+      expect(t.deliveries).toBe(1)
+    }
+    // A chain: each tick schedules the next one on the grid after it fired.
+    for (let i = 1; i < ticks.length; i++) expect(ticks[i]!.due_ms).toBeGreaterThan(ticks[i - 1]!.fired_ms)
+  })
+
+  it("counts a redelivery on the timer's row, and prunes firings older than a day", async () => {
+    const due = Date.now() - 1000
+    await inNode(recordFiring("link_expire", "redelivered", due))
+    await inNode(recordFiring("link_expire", "redelivered", due))
+    const [row] = await firingsOf("link_expire", "redelivered")
+    expect(row!.deliveries).toBe(2)
+    expect(row!.last_ms).toBeGreaterThanOrEqual(row!.fired_ms)
+
+    const old = new Date(Date.now() - firingsKeptMs - 60_000)
+    await db.query(`INSERT INTO desk_timer_firings (timer, entity_id, due_at, fired_at, last_fired_at)
+      SELECT 'order_tick', 'old', $1::timestamptz - make_interval(secs => g * 3), $1::timestamptz - make_interval(secs => g * 3), $1 FROM generate_series(0, 5999) g`, [old])
+    const pruned = await inNode(pruneFirings())
+    expect(pruned).toBe(6000)
+    expect(await firingsOf("order_tick", "old")).toEqual([])
+    expect(await firingsOf("link_expire", "redelivered")).toHaveLength(1)
+    const [{ n }] = await inNode(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM desk_timer_firings WHERE timer = 'order_tick' AND entity_id <> 'old'`)) as [{ n: number }]
+    expect(n).toBeGreaterThan(0)
+  })
+})
