@@ -15,7 +15,8 @@
 //
 // Setup (what test/integration/exchange-trading.test.ts does, at scale): one node
 // (bench/parts/orderNode.ts: `npm start`'s layer plus an IPC channel for devnet setup), one Omni
-// property per market issued from the node's ledger devnet faucet, quoted in DUSD; each client is
+// property per market issued from the node's ledger devnet faucet (with BENCH_LEDGER=litecoind: by an
+// issuer on litecoind, DUSD too), quoted in DUSD; each client is
 // a user with its own key and an authorization on both assets of its market (granted through the
 // Authorization entity, as `authorizations grant` does), funded on chain from the faucet; a maker
 // user per market rests one large order on each side at the touch (bid 99.00, ask 100.00).
@@ -34,7 +35,11 @@
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the last mix's window, summarised and kept
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_PROCESSES (1: the node's runner processes, SHARDLINE_PROCESSES;
 // above 1 each process runs its own devnet, funded alike), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
-// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards). Timing is reported,
+// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards), BENCH_LEDGER (devnet: the
+// node's in-process ledger devnet, the default; litecoind: a litecoind -regtest outside the node, set up
+// as an operator would, bench/parts/benchLedger.ts; the results then go to orders-litecoind.json and the
+// litecoind process's CPU is reported beside the node's), BENCH_BLOCK_MS (1000: a block on either
+// ledger every so often, and the node's other devnets on the same clock). Timing is reported,
 // never asserted.
 import { type ChildProcess, execFile, fork } from "node:child_process"
 import { randomUUID } from "node:crypto"
@@ -46,7 +51,6 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Effect, Layer } from "effect"
 import { Authorization, Grant } from "../schemas/exchange/authorization.ts"
-import { devnetDollar } from "../src/chain/ledger/devnetFaucet.ts"
 import { entityIdOf } from "../src/exchange/authorization/policy.ts"
 import { MARKET_SHIFT } from "../src/exchange/markets/ids.ts"
 import { configLayer } from "../src/config.ts"
@@ -58,6 +62,7 @@ import { randomLedgerKey } from "../harness/walletServices.ts"
 import { adminUrl, createTestDatabase, type TestDatabase } from "../harness/db.ts"
 import { createKey } from "../harness/keys.ts"
 import { spawnNode, type NodeProcess } from "../harness/nodeProcess.ts"
+import { type BenchLedger, type LedgerName, ledgersFromEnv, openLedger } from "./parts/benchLedger.ts"
 import { clusterRoundTrip } from "./parts/clusterRoundTrip.ts"
 import { type CpuProfile, summarise } from "./parts/cpuProfile.ts"
 import type { FundSend } from "./parts/orderNode.ts"
@@ -90,7 +95,6 @@ const extraNodeVars = JSON.parse(process.env.BENCH_ORDERS_NODE_VARS ?? "{}") as 
 /** Runner processes of the node (SHARDLINE_PROCESSES); above 1 each runs its own devnet (orderNode.ts). */
 const nodeProcesses = envInt("BENCH_ORDERS_PROCESSES", 1)
 
-const quote = { code: devnetDollar.code, property: devnetDollar.propertyId }
 /** Whole tokens: supply issued per base asset, and what each user's delegated addresses get. */
 const baseSupplyWhole = 100_000_000n
 const userBaseWhole = 100_000n
@@ -247,7 +251,7 @@ const pgbenchCeiling = async (): Promise<Array<Row>> => {
  * 90% final in block 100, 10% still recorded), as a market has after a few minutes at the goal
  * rate. What grows with history (sums and scans over legs) shows up in the measured window.
  */
-const historySql = (marketId: number, m: MarketSetup, trades: number) => trades === 0 ? "" : `
+const historySql = (marketId: number, m: MarketSetup, quote: { code: string; property: number }, trades: number) => trades === 0 ? "" : `
   INSERT INTO trades (trade_id, market_id, price_ticks, qty_lots, quote_qty, maker_order_id, taker_order_id, buyer_user, seller_user, buyer_is_maker, time_ms)
     SELECT ${marketId} * ${MARKET_SHIFT}::bigint + g, ${marketId}, 10000, 5, 500000000, 1, 2, 1, 2, true, 0 FROM generate_series(1, ${trades}) g;
   INSERT INTO settlement_legs (trade_id, leg, asset, property_id, amount, grant_id, from_address, to_address, status, block_height)
@@ -268,11 +272,15 @@ export interface World {
   readonly marketOfClient: (i: number) => MarketSetup
   readonly grants: number
   readonly setupMs: number
+  /** The ledger the node settles on (BENCH_LEDGER); stopped by whoever stops the node. */
+  readonly ledger: BenchLedger
 }
 
 /** Starts the node on `db` and sets up the markets and users the load needs (see the header). */
-export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, string> = extraNodeVars): Promise<World> => {
+export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, string> = extraNodeVars, ledgerName: LedgerName = ledgersFromEnv()[0]!): Promise<World> => {
+  const ledger = await openLedger(ledgerName, procCpuMs)
   const node = await spawnNode({
+    ...ledger.nodeVars,
     SHARDLINE_TOPOLOGY: "single",
     SHARDLINE_DATABASE_URL: db.url,
     SHARDLINE_MASTER_KEY: testMasterKey,
@@ -280,16 +288,21 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
     SHARDLINE_RATE_LIMIT_IP_WEIGHT: "1000000000",
     ...(nodeProcesses > 1 ? { SHARDLINE_PROCESSES: String(nodeProcesses), SHARDLINE_DEVNET_PER_NODE: "true" } : {}),
     ...nodeVars
-  }, { script: join(here, "parts", "orderNode.ts"), ipc: true, startTimeoutMs: 300_000 * nodeProcesses })
+  }, { script: join(here, "parts", "orderNode.ts"), ipc: true, startTimeoutMs: 300_000 * nodeProcesses }).catch(async (e: unknown) => {
+    await ledger.stop()
+    throw e
+  })
   try {
     const ipc = ipcOf(node.child)
+    ledger.attach(ipc, db)
     const t0 = Date.now()
+    const quote = await ledger.quote()
 
     // Markets: BXA/DUSD, BXB/DUSD, ... (one Omni property per base, issued from the faucet).
     const markets: Array<MarketSetup> = []
     for (let i = 0; i < marketCount; i++) {
       const base = `BX${String.fromCharCode(65 + i)}`
-      const baseProperty = await ipc<number>("issue", { name: `Bench ${base}`, whole: String(baseSupplyWhole) })
+      const baseProperty = await ledger.issue(`Bench ${base}`, baseSupplyWhole)
       markets.push({ symbol: `${base}${quote.code}`, base, baseProperty })
     }
     await db.query(`INSERT INTO exchange_assets (code, property_id, decimals) VALUES ($1, $2, 8) ON CONFLICT DO NOTHING`, [quote.code, quote.property])
@@ -302,7 +315,7 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
       await db.query(`BEGIN;
         INSERT INTO markets (id, symbol, base, quote, tick_size, step_size, min_price, max_price, min_qty, max_qty, min_notional, max_notional)
           VALUES (${marketId}, '${m.symbol}', '${m.base}', '${quote.code}', '0.01', '0.01', '0.01', '100000', '0.01', '1000000', '1', '0');
-        ${historySql(marketId, m, historyTrades)}
+        ${historySql(marketId, m, quote, historyTrades)}
         SELECT pg_notify('shardline_markets', '${m.symbol}');
         COMMIT`)
     }
@@ -335,7 +348,7 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
         { to: delegated.get(`${u.userId}:${quote.code}`)!, property: quote.property, sats: sats(isMaker(u) ? makerQuoteWhole : userQuoteWhole) }
       ]
     })
-    await ipc<number>("fund", { sends })
+    await ledger.fund(sends)
     await untilFunded(node.baseUrl, [...users, ...makers], (u) => [marketOfUser.get(u.userId)!.base, quote.code])
 
     const url = new URL(node.baseUrl)
@@ -347,9 +360,12 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
       }
     }
     setupAgent.destroy()
-    return { node, ipc, markets, users, marketOfClient, grants: grants.length, setupMs: Date.now() - t0 }
+    // From here blocks come on a timer, as the devnet's clock makes them (BENCH_BLOCK_MS).
+    ledger.startMining()
+    return { node, ipc, markets, users, marketOfClient, grants: grants.length, setupMs: Date.now() - t0, ledger }
   } catch (e) {
     await stopNode(node)
+    await ledger.stop()
     throw e
   }
 }
@@ -407,6 +423,8 @@ interface Target {
   readonly db: TestDatabase
   /** Its Postgres backends, by application_name (LIKE). */
   readonly pgApplication: string
+  /** A ledger process outside it (litecoind), whose CPU is reported beside it. */
+  readonly ledgerPid?: number
 }
 
 interface WindowFigures {
@@ -422,6 +440,7 @@ interface WindowFigures {
   readonly loop: LoopFigures
   readonly loadAverage: string
   readonly commits: number
+  readonly ledgerCpuMs: number
 }
 
 const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
@@ -429,7 +448,8 @@ const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice
 const measureWindow = async (target: Target, users: ReadonlyArray<User>, symbolOf: (i: number) => string, mixPct: number, hooks: { open?: () => Promise<void>; close?: () => Promise<void> } = {}): Promise<WindowFigures> => {
   const xacts = async () => Number((await target.db.query<{ c: string }>(`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = current_database()`))[0]!.c)
   let pgPids: Array<number> = []
-  let cpu0 = 0, pg0 = 0, xact0 = 0, wallStart = 0
+  let cpu0 = 0, pg0 = 0, xact0 = 0, wallStart = 0, ledger0 = 0
+  const ledgerCpu = () => target.ledgerPid === undefined ? 0 : procCpuMs(target.ledgerPid)
   let loadGen0 = process.cpuUsage()
   let machine0 = machineCpu()
   let end: Omit<WindowFigures, "load" | "seconds" | "wallStart"> | undefined
@@ -443,18 +463,20 @@ const measureWindow = async (target: Target, users: ReadonlyArray<User>, symbolO
         pg0 = pgPids.reduce((a, p) => a + procCpuMs(p), 0)
         xact0 = await xacts()
         cpu0 = treeCpuMs(target.pid)
+        ledger0 = ledgerCpu()
         loadGen0 = process.cpuUsage()
         machine0 = machineCpu()
         wallStart = Date.now()
       },
       close: async () => {
         const cpuMs = treeCpuMs(target.pid) - cpu0
+        const ledgerCpuMs = ledgerCpu() - ledger0
         const pgCpuMs = pgPids.reduce((a, p) => a + procCpuMs(p), 0) - pg0
         const used = process.cpuUsage(loadGen0)
         const machineBusyMs = machineCpu().busyMs - machine0.busyMs
         const wallEnd = Date.now()
         const loop = await target.ipc<LoopFigures>("loop", { reset: true })
-        end = { cpuMs, pgCpuMs, pgBackends: pgPids.length, loadGenCpuMs: (used.user + used.system) / 1000, machineBusyMs, wallEnd, loop, loadAverage: loadAverage(), commits: (await xacts()) - xact0 }
+        end = { cpuMs, pgCpuMs, pgBackends: pgPids.length, loadGenCpuMs: (used.user + used.system) / 1000, machineBusyMs, wallEnd, loop, loadAverage: loadAverage(), commits: (await xacts()) - xact0, ledgerCpuMs }
         await hooks.close?.()
       }
     }
@@ -504,10 +526,12 @@ export const run = async (): Promise<void> => {
   const db = await createTestDatabase("benchorders")
   const refDb = await createTestDatabase("benchorderref")
   let node: NodeProcess | undefined
+  let ledger: BenchLedger | undefined
   let reference: Reference | undefined
   try {
     const world = await setupWorld(db)
     node = world.node
+    ledger = world.ledger
     const { ipc, users, marketOfClient, setupMs } = world
     const url = new URL(node.baseUrl)
     const symbolOf = (i: number) => marketOfClient(i).symbol
@@ -517,9 +541,9 @@ export const run = async (): Promise<void> => {
     const idleCpu0 = treeCpuMs(node.pid)
     await new Promise((r) => setTimeout(r, 3_000))
     const idleCoresUsed = (treeCpuMs(node.pid) - idleCpu0) / 3_000
-    console.log(`orders bench: setup ${(setupMs / 1000).toFixed(1)} s (${marketCount} markets, ${clients} users + ${marketCount} makers, ${world.grants} grants funded on the devnet); mixes ${mixes.map(mixName).join(", ")}`)
+    console.log(`orders bench: ledger ${world.ledger.name} (a block every ${world.ledger.blockMs} ms); setup ${(setupMs / 1000).toFixed(1)} s (${marketCount} markets, ${clients} users + ${marketCount} makers, ${world.grants} grants funded on the ${world.ledger.name}); mixes ${mixes.map(mixName).join(", ")}`)
 
-    const nodeTarget: Target = { name: "shardline node", url, pid: node.pid, ipc, db, pgApplication: "shardline:%" }
+    const nodeTarget: Target = { name: "shardline node", url, pid: node.pid, ipc, db, pgApplication: "shardline:%", ...(world.ledger.pid === undefined ? {} : { ledgerPid: world.ledger.pid }) }
     const refTarget: Target = { name: "reference", url: reference.url, pid: reference.pid, ipc: reference.ipc, db: refDb, pgApplication: "bench:reference" }
     const headlines: Array<Row> = []
     const ratios: Array<Row> = []
@@ -567,10 +591,12 @@ export const run = async (): Promise<void> => {
     const logLines = node.output().split("\n")
     const warnings = logLines.filter((l) => / (WARN|ERROR) \(/.test(l)).length
     node = undefined
+    await ledger.stop()
+    ledger = undefined
     const roundTrip = splitMs > 0 ? await clusterRoundTrip(clients, Math.min(splitMs, 3_000)) : []
     const pgbench = await pgbenchCeiling()
 
-    console.log(`\norders bench: ${clients} clients, ${warmupMs} ms warmup + ${durationMs} ms measured per target and mix; depth ${depth}; ${historyTrades} trades of history per market`)
+    console.log(`\norders bench (ledger: ${world.ledger.name}, a block every ${world.ledger.blockMs} ms): ${clients} clients, ${warmupMs} ms warmup + ${durationMs} ms measured per target and mix; depth ${depth}; ${historyTrades} trades of history per market`)
     printTable("Shardline and the least-work reference, same client, one after the other (CPU: the process + its Postgres backends, per acknowledged order)", headlines)
     printTable("Ratios (goals: rest+cancel orders/s ≥ 0.5 with p99 < 50 ms; 20% cross ≥ 0.33 with p99 < 100 ms, ≤ 1 ms CPU per order)", ratios)
     for (const pm of perMix) {
@@ -595,14 +621,16 @@ export const run = async (): Promise<void> => {
       console.log(`\nprofile: ${profileFile} (open in Chrome DevTools or speedscope)`)
     }
     // A run with more than one process writes beside the one-process figures, not over them.
-    writeResults(nodeProcesses > 1 ? `orders-p${nodeProcesses}` : "orders", {
-      processes: nodeProcesses, clients, markets: marketCount, warmupMs, durationMs, depth, historyTrades, cpus: cpus().length, loadAverageAtEnd: loadAverage(),
+    const ledgerName = world.ledger.name
+    writeResults(`orders${ledgerName === "devnet" ? "" : `-${ledgerName}`}${nodeProcesses > 1 ? `-p${nodeProcesses}` : ""}`, {
+      ledger: ledgerName, blockMs: world.ledger.blockMs, processes: nodeProcesses, clients, markets: marketCount, warmupMs, durationMs, depth, historyTrades, cpus: cpus().length, loadAverageAtEnd: loadAverage(),
       comparison: headlines, ratios, mixes: perMix, split, clusterRoundTrip: roundTrip, pgbench,
       profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction }
     })
   } finally {
     if (reference !== undefined) await reference.stop()
     if (node !== undefined) await stopNode(node)
+    if (ledger !== undefined) await ledger.stop()
     if (keepDb) console.log(`kept databases ${db.name}, ${refDb.name} (BENCH_ORDERS_KEEP_DB)`)
     else {
       await db.drop()
@@ -646,6 +674,7 @@ const nodeDetail = (w: WindowFigures, extras: NodeExtras, idleCoresUsed: number)
   const per = (ms: number, n: number) => Math.round((ms * 1000) / n)
   const cpu: Array<Row> = [
     { process: "node (HTTP + entities)", "CPU ms": Math.round(w.cpuMs), "cores used": round(w.cpuMs / durationMs), "µs per order": per(w.cpuMs, orders), "µs per request": per(w.cpuMs, requests), "µs per trade": extras.legs.trades > 0 ? per(w.cpuMs, extras.legs.trades) : "" },
+    ...(w.ledgerCpuMs > 0 ? [{ process: "litecoind (the ledger, outside the node)", "CPU ms": Math.round(w.ledgerCpuMs), "cores used": round(w.ledgerCpuMs / durationMs), "µs per order": per(w.ledgerCpuMs, orders), "µs per request": per(w.ledgerCpuMs, requests), "µs per trade": extras.legs.trades > 0 ? per(w.ledgerCpuMs, extras.legs.trades) : "" }] : []),
     { process: "node at rest before the load (3 s)", "CPU ms": Math.round(idleCoresUsed * durationMs), "cores used": round(idleCoresUsed), "µs per order": "", "µs per request": "", "µs per trade": "" },
     { process: `postgres backends of the node (${w.pgBackends})`, "CPU ms": Math.round(w.pgCpuMs), "cores used": round(w.pgCpuMs / durationMs), "µs per order": per(w.pgCpuMs, orders), "µs per request": per(w.pgCpuMs, requests), "µs per trade": "" },
     { process: "load generator (this process)", "CPU ms": Math.round(w.loadGenCpuMs), "cores used": round(w.loadGenCpuMs / durationMs), "µs per order": per(w.loadGenCpuMs, orders), "µs per request": per(w.loadGenCpuMs, requests), "µs per trade": "" },

@@ -37,6 +37,7 @@ import {
   type BuildError
 } from "./buildErrors.ts"
 import { encodeOmniPayload, OMNI_MARKER, type OmniPayload } from "./omni/codec.ts"
+import { parsedTx, rememberParsed } from "./parsedTx.ts"
 import type { UtxoChainParams } from "./params.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -160,19 +161,8 @@ const opReturn = (data: Uint8Array, params: UtxoChainParams): Either.Either<Out,
   return Either.right({ script: payments.embed({ data: [data] }).output!, value: 0n })
 }
 
-/** Previous transactions parsed and hashed, by their hex (bounded): a wallet's legs chain on each other's change, so each is a previous transaction of the next one. */
-const prevParsedMax = 1_024
-const prevParsed = new Map<string, { readonly tx: Transaction; readonly txid: string }>()
-const parsePrev = (hex: string): { readonly tx: Transaction; readonly txid: string } => {
-  let p = prevParsed.get(hex)
-  if (p === undefined) {
-    const tx = Transaction.fromHex(hex) // throws on bad bytes: nothing is kept
-    p = { tx, txid: tx.getId() }
-    if (prevParsed.size >= prevParsedMax) prevParsed.delete(prevParsed.keys().next().value!)
-    prevParsed.set(hex, p)
-  }
-  return p
-}
+/** Previous transactions parsed and hashed once (src/chain/parsedTx.ts): a wallet's legs chain on each other's change, so each is a previous transaction of the next one, and the builder remembers what it signs. */
+const parsePrev = parsedTx
 
 const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Either.Either<void, BuildError> => {
   if (inputs.length === 0) return fail(new NoInputs())
@@ -298,7 +288,10 @@ const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, 
   // The placeholder is the longest low-R scriptSig, so the real size can only be smaller. A breach
   // is a bug in the estimate, not a user error: its own variant, FeeInvariantBroken.
   if (BigInt(vsize) * rate > fee) return fail(new FeeInvariantBroken({ fee, vsize, feeRate: rate }))
-  return Either.right({ hex: tx.right.toHex(), txid: tx.right.getId(), fee, vsize })
+  const hex = tx.right.toHex()
+  // The next leg of this wallet spends its change: its parse of these bytes is a lookup.
+  const { txid } = rememberParsed(hex, tx.right, tx.right.getId())
+  return Either.right({ hex, txid, fee, vsize })
 }
 
 const paymentOutputs = (params: UtxoChainParams, outputs: ReadonlyArray<Payment>): Either.Either<Out[], BuildError> => {

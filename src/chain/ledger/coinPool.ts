@@ -15,6 +15,7 @@
 // ancestors, so a payer stays under a limit it is given.
 import { Transaction } from "bitcoinjs-lib"
 import type { UtxoChainParams } from "../params.ts"
+import { parsedTx } from "../parsedTx.ts"
 import type { Utxo } from "../txBuilder.ts"
 import { spendable, type LedgerUtxo } from "./UtxoLedger.ts"
 
@@ -53,9 +54,10 @@ interface Parsed {
   readonly tx: Transaction
 }
 
+/** Parsed and hashed once per bytes (src/chain/parsedTx.ts): a leg we just built is a lookup. */
 const parse = (hex: string): Parsed => {
-  const tx = Transaction.fromHex(hex)
-  return { txid: tx.getId(), hex, tx }
+  const { tx, txid } = parsedTx(hex)
+  return { txid, hex, tx }
 }
 
 /** Outputs of `p` paying `script`, as coins `ancestors` deep. */

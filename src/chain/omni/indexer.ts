@@ -8,6 +8,7 @@ import { Transaction } from "bitcoinjs-lib"
 import { Data, Either } from "effect"
 import { encodeAddress } from "../address.ts"
 import type { UtxoChainParams } from "../params.ts"
+import { knownParsed } from "../parsedTx.ts"
 import { AMOUNT_MAX, classCPayloadOf, decodeOmniPayload, type Ecosystem, type OmniPayload } from "./codec.ts"
 
 export interface IndexerBlock {
@@ -174,20 +175,26 @@ export class OmniIndexer {
     if (this.tipBlock !== undefined && block.height !== this.tipBlock.height + 1) {
       return fail(`block ${block.hash} is at height ${block.height}; the next block must be at ${this.tipBlock.height + 1}`)
     }
-    const txs: Transaction[] = []
+    // Each transaction parsed and hashed once (a leg this process built is already both).
+    const txs: Array<{ readonly tx: Transaction; readonly txid: string }> = []
     for (const [i, hex] of block.txs.entries()) {
       try {
-        txs.push(Transaction.fromHex(hex))
+        const known = knownParsed(hex)
+        if (known !== undefined) txs.push(known)
+        else {
+          const tx = Transaction.fromHex(hex)
+          txs.push({ tx, txid: tx.getId() })
+        }
       } catch (e) {
         return fail(`block ${block.height} tx ${i} does not parse: ${e instanceof Error ? e.message : String(e)}`)
       }
     }
     this.undo = []
     const records: OmniTxRecord[] = []
-    txs.forEach((tx, index) => {
-      const record = this.applyTx(tx, index, block)
+    txs.forEach(({ tx, txid }, index) => {
+      const record = this.applyTx(tx, txid, index, block)
       if (record !== undefined) records.push(record)
-      this.trackOutputs(tx)
+      this.trackOutputs(tx, txid)
     })
     this.window.push({ height: block.height, hash: block.hash, undo: this.undo, records })
     // Older blocks can no longer be rolled back: their journals go, bounding memory.
@@ -259,8 +266,7 @@ export class OmniIndexer {
     else this.nextId.set(u.ecosystem, u.prev)
   }
 
-  private trackOutputs(tx: Transaction): void {
-    const txid = tx.getId()
+  private trackOutputs(tx: Transaction, txid: string): void {
     if (!tx.isCoinbase()) for (const input of tx.ins) this.setOutput(outpointKey(Buffer.from(input.hash).reverse().toString("hex"), input.index), undefined)
     tx.outs.forEach((o, vout) => {
       // OP_RETURN outputs are unspendable; keeping them would only grow the map.
@@ -275,11 +281,11 @@ export class OmniIndexer {
     return this.outputs.get(outpointKey(txid, vout)) ?? this.resolvePrevout(txid, vout)
   }
 
-  private applyTx(tx: Transaction, index: number, block: IndexerBlock): OmniTxRecord | undefined {
+  private applyTx(tx: Transaction, txid: string, index: number, block: IndexerBlock): OmniTxRecord | undefined {
     if (tx.isCoinbase()) return undefined
     const payloadBytes = tx.outs.map((o) => classCPayloadOf(o.script)).find((p) => p !== undefined)
     if (payloadBytes === undefined) return undefined
-    const base = { txid: tx.getId(), height: block.height, blockHash: block.hash, index }
+    const base = { txid, height: block.height, blockHash: block.hash, index }
     const invalid = (reason: string, extra: Partial<OmniTxRecord> = {}): OmniTxRecord => ({ ...base, ...extra, valid: false, reason })
 
     // Sender: vin[0]'s prevout. Omni Core also refuses the tx when any input is not P2PKH/P2SH.

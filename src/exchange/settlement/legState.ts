@@ -93,8 +93,28 @@ export interface BlockFacts {
   readonly tipHeight: number
   /** Block hash at each height the legs sit at (as the ledger has it now). */
   readonly hashAt: ReadonlyMap<number, string>
-  /** Transactions of the blocks read since the last sweep: where each was mined. */
+  /**
+   * Transactions of the blocks read since the last sweep, by their bytes (hex, as the ledger's
+   * blocks list them): where each was mined. Keyed by bytes, not txid, so no transaction of a block
+   * is parsed or hashed: a leg is a legacy (non-witness) transaction, whose txid is the hash of
+   * exactly its bytes, so it is in a block if and only if its stored bytes are.
+   */
   readonly minedIn: ReadonlyMap<string, { readonly height: number; readonly hash: string }>
+}
+
+/** The facts a page of the ledger's blocks gives (hashes by height, transactions by their bytes). */
+export const factsOfBlocks = (
+  tipHeight: number,
+  blocks: ReadonlyArray<{ readonly height: number; readonly hash: string; readonly txs: ReadonlyArray<string> }>
+): { readonly tipHeight: number; readonly hashAt: Map<number, string>; readonly minedIn: Map<string, { readonly height: number; readonly hash: string }> } => {
+  const hashAt = new Map<number, string>()
+  const minedIn = new Map<string, { readonly height: number; readonly hash: string }>()
+  for (const b of blocks) {
+    hashAt.set(b.height, b.hash)
+    const at = { height: b.height, hash: b.hash }
+    for (const hex of b.txs) minedIn.set(hex, at)
+  }
+  return { tipHeight, hashAt, minedIn }
 }
 
 /**
@@ -128,7 +148,7 @@ export const sweepStep = (leg: OpenLeg, facts: BlockFacts, timing: SweepTiming):
     if (now === leg.blockHash) return mined(leg.blockHeight, leg.blockHash)
     return { _tag: "look" } // its block is gone (or unknown): where is it now?
   }
-  const found = facts.minedIn.get(leg.txid)
+  const found = facts.minedIn.get(leg.txHex)
   if (found !== undefined) return mined(found.height, found.hash)
   if (leg.status === "signed") return leg.ageMs >= signedGraceMs ? { _tag: "look" } : { _tag: "wait" } // its broadcast was never recorded
   return leg.ageMs >= timing.staleMs ? { _tag: "look" } : { _tag: "wait" }

@@ -14,7 +14,7 @@ import { expectedBlockMs } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { type LegRow, makeLegLedger } from "./legLedger.ts"
-import { afterSighting, type BlockFacts, type LegUpdate, type OpenLeg, type Sighting, sweepStep, type SweepTiming } from "./legState.ts"
+import { afterSighting, type BlockFacts, factsOfBlocks, type LegUpdate, type OpenLeg, type Sighting, sweepStep, type SweepTiming } from "./legState.ts"
 
 /** Blocks read per sweep at most (a node far behind catches up over several sweeps; lookups cover the rest). */
 const blocksPerSweepMax = 50
@@ -68,17 +68,9 @@ export const makeLegSweep = (marketId: number, label: string) =>
     /** The blocks since the last sweep (transaction → where it was mined) and the hashes at the legs' heights. */
     const blockFacts = (legs: ReadonlyArray<OpenLeg>, tipHeight: number) =>
       Effect.gen(function*() {
-        const minedIn = new Map<string, { height: number; hash: string }>()
-        const hashAt = new Map<number, string>()
         // First sweep: nothing was read before; legs not in a block are looked up once they are stale.
         const from = Math.max(nextHeight ?? tipHeight + 1, tipHeight - blocksPerSweepMax + 1)
-        if (from <= tipHeight) {
-          const page = yield* ledger.blocks(from, tipHeight - from + 1)
-          for (const b of page.blocks) {
-            hashAt.set(b.height, b.hash)
-            for (const txid of b.txs) minedIn.set(txid, { height: b.height, hash: b.hash })
-          }
-        }
+        const { hashAt, minedIn } = factsOfBlocks(tipHeight, from <= tipHeight ? (yield* ledger.blocks(from, tipHeight - from + 1)).blocks : [])
         for (const h of new Set(legs.flatMap((l) => (l.blockHeight === null ? [] : [l.blockHeight])))) {
           if (hashAt.has(h) || h > tipHeight) continue
           hashAt.set(h, (yield* ledger.blockAt(h)).hash)

@@ -1,7 +1,11 @@
 // A settlement leg's next row and its Settlement's next check, from what the ledger and the Omni
 // indexer said (src/exchange/settlement/legState.ts).
-import { describe, expect, it } from "vitest"
-import { afterSighting, type BlockFacts, checkSlackMs, nextCheckInMs, type OpenLeg, signedGraceMs, sweepStep } from "../../../src/exchange/settlement/legState.ts"
+import { afterEach, describe, expect, it } from "vitest"
+import { makeUtxoDevnet, type UtxoDevnetHandle } from "../../../src/chain/ledger/devnet.ts"
+import { spendable } from "../../../src/chain/ledger/UtxoLedger.ts"
+import { buildSend } from "../../../src/chain/txBuilder.ts"
+import { afterSighting, type BlockFacts, checkSlackMs, factsOfBlocks, nextCheckInMs, type OpenLeg, signedGraceMs, sweepStep } from "../../../src/exchange/settlement/legState.ts"
+import { ok, run, testWallet } from "../../support/utxoLedgerContract.ts"
 
 const inBlock = (confirmations: number, omni: { valid: true } | { valid: false; reason: string } | undefined) =>
   ({ _tag: "InBlock", confirmations, blockHeight: 200, blockHash: "ab".repeat(32), omni }) as const
@@ -52,7 +56,7 @@ describe("sweepStep: a market's legs followed once per block (issue 22.3)", () =
   const facts: BlockFacts = {
     tipHeight: 105,
     hashAt: new Map([[100, hash("1")], [104, hash("4")], [105, hash("5")]]),
-    minedIn: new Map([[hash("b"), { height: 104, hash: hash("4") }]])
+    minedIn: new Map([["01bb", { height: 104, hash: hash("4") }]])
   }
   const timing = { staleMs: 21_000, signAfterMs: 11_000 }
 
@@ -60,8 +64,33 @@ describe("sweepStep: a market's legs followed once per block (issue 22.3)", () =
     expect(sweepStep(leg({ status: "confirmed", confirmations: 3, blockHeight: 100, blockHash: hash("1") }), facts, timing))
       .toEqual({ _tag: "mined", confirmations: 6, blockHeight: 100, blockHash: hash("1") })
   })
-  it("a sent leg found in a new block's transactions is mined there", () => {
-    expect(sweepStep(leg({ txid: hash("b") }), facts, timing)).toEqual({ _tag: "mined", confirmations: 2, blockHeight: 104, blockHash: hash("4") })
+  it("a sent leg found in a new block's transactions (by its bytes) is mined there", () => {
+    expect(sweepStep(leg({ txHex: "01bb", txid: hash("b") }), facts, timing)).toEqual({ _tag: "mined", confirmations: 2, blockHeight: 104, blockHash: hash("4") })
+  })
+
+  const open: Array<UtxoDevnetHandle> = []
+  afterEach(() => { for (const d of open.splice(0)) d.close() })
+  it("a leg the ledger mined is found in the facts of the ledger's own blocks page, with no lookup", async () => {
+    // Before the fix the sweep keyed the page's transactions (hex, as UtxoLedger's blocks list
+    // them) and looked legs up by txid: no leg was ever found, so every one was looked up on its
+    // own (getrawtransaction + getblockheader on litecoind) once stale.
+    const d = makeUtxoDevnet()
+    open.push(d)
+    const alice = testWallet(0x11, d.ledger)
+    const bob = testWallet(0x22, d.ledger)
+    await run(d.ledger.mine(d.ledger.params.coinbaseMaturity + 1, alice.address))
+    const [coin] = spendable(await run(d.ledger.listUnspent([alice.address])), d.ledger.params)
+    const tx = ok(buildSend(d.ledger.params, { inputs: [coin!], signer: { privateKey: alice.privateKey }, changeAddress: alice.address, outputs: [{ address: bob.address, value: 100_000n }] }))
+    await run(d.ledger.broadcast(tx.hex))
+    const [hash1] = await run(d.ledger.mine(1, bob.address))
+    const tip = await run(d.ledger.tip)
+    const page = await run(d.ledger.blocks(tip.height, 1))
+    const pageFacts = factsOfBlocks(tip.height, page.blocks)
+    expect(pageFacts.hashAt.get(tip.height)).toBe(hash1)
+    expect(sweepStep(leg({ txHex: tx.hex, txid: tx.txid, ageMs: 60_000 }), pageFacts, timing))
+      .toEqual({ _tag: "mined", confirmations: 1, blockHeight: tip.height, blockHash: hash1 })
+    // A leg not in the page, sent long ago, is still looked up on its own.
+    expect(sweepStep(leg({ txHex: "01cc", txid: hash("c"), ageMs: 60_000 }), pageFacts, timing)).toEqual({ _tag: "look" })
   })
   it("a leg whose block is no longer at its height is looked up on its own (a reorg)", () => {
     expect(sweepStep(leg({ status: "confirmed", confirmations: 2, blockHeight: 104, blockHash: hash("9") }), facts, timing)).toEqual({ _tag: "look" })
