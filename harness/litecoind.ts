@@ -32,6 +32,9 @@ export const startLitecoind = async (binary = "litecoind", options: { readonly d
   const child: ChildProcess = spawn(binary, [
     "-regtest", `-datadir=${dir}`, "-rpcuser=u", "-rpcpassword=p", `-rpcport=${rpcport}`, `-port=${port}`,
     "-listen=0", "-txindex=1", "-fallbackfee=0.0001", "-server=1", "-printtoconsole=0",
+    // Several nodes, their followers and a workload share one RPC server: the default queue of 16
+    // answered HTTP 503 "Work queue depth exceeded" in loaded chaos runs (session 16).
+    "-rpcworkqueue=256", "-rpcthreads=8",
     // MWEB would activate at height 431 and break block templates; keep it off (5-field form).
     "-vbparams=mweb:-2:-2:0:0"
   ], { stdio: "ignore" })
