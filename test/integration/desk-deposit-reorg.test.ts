@@ -57,6 +57,27 @@ afterAll(async () => {
   await db?.drop()
 })
 
+/** A cash-out of 10 SUSD paid, released (USDC paid, burned), with its deposit, sweep and burn txids. */
+const releasedCashout = async () => {
+  const key = await createDeskKey(db.url, { scopes: ["cashout"] })
+  const customer = await deskCustomer(node, db.url, "SUSD", 1_000_000_000n)
+  await mine(node, 3)
+  const property = await runWithDb(db.url, Effect.map(findToken("SUSD"), (t) => t!.propertyId!))
+  const order = (await call("POST", "/cashout/orders", key.apiKey, { amount: 10, chain: "base", payoutAddress: payout })).body
+  const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
+  const depositTxid = await customer.send(order.depositAddress, 1_000_000_000n)
+  await until(async () => {
+    const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
+    if (r.body.status === "released") return r.body
+    await node.run(hot.mine(1))
+    await mine(node)
+    return undefined
+  }, 60_000, "the order released", 300)
+  const sweep = await legTxid(order.id, "sweep")
+  const burn = await legTxid(order.id, "burn")
+  return { key, customer, property, order, depositTxid, sweep, burn }
+}
+
 describe("a desk deposit after a reorg", () => {
   it("is seen when the reorg puts it at or below the height the order was created at", { timeout: 120_000 }, async () => {
     const key = await createDeskKey(db.url, { scopes: ["cashout"] })
@@ -95,22 +116,7 @@ describe("a desk deposit after a reorg", () => {
   // also spends an output of what it depends on, so consensus order is Omni order. Here the
   // adversarial miner mines the burn as early as consensus lets it and the deposit as late.
   it("a reorg's miner cannot mine a cash-out's burn or sweep before what it depends on", { timeout: 120_000 }, async () => {
-    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
-    const customer = await deskCustomer(node, db.url, "SUSD", 1_000_000_000n)
-    await mine(node, 3)
-    const property = await runWithDb(db.url, Effect.map(findToken("SUSD"), (t) => t!.propertyId!))
-    const order = (await call("POST", "/cashout/orders", key.apiKey, { amount: 10, chain: "base", payoutAddress: payout })).body
-    const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
-    const depositTxid = await customer.send(order.depositAddress, 1_000_000_000n)
-    await until(async () => {
-      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
-      if (r.body.status === "released") return r.body
-      await node.run(hot.mine(1))
-      await mine(node)
-      return undefined
-    }, 60_000, "the order released", 300)
-    const sweep = await legTxid(order.id, "sweep")
-    const burn = await legTxid(order.id, "burn")
+    const { key, property, order, depositTxid, sweep, burn } = await releasedCashout()
     const supply = await omniOf((v) => Effect.map(v.property(property), (p) => p?.totalTokens))
 
     const mempool = await reorgFrom(depositTxid)
@@ -197,22 +203,7 @@ describe("a desk deposit after a reorg", () => {
   // order's follow of its ledger legs asks our Omni indexer too: each such leg is reported once
   // (log, metric, `leg_invalid` in the order's trail), and never made again by itself.
   it("a settled cash-out's legs mined Omni-invalid at final depth are reported, not counted as done", { timeout: 120_000 }, async () => {
-    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
-    const customer = await deskCustomer(node, db.url, "SUSD", 1_000_000_000n)
-    await mine(node, 3)
-    const property = await runWithDb(db.url, Effect.map(findToken("SUSD"), (t) => t!.propertyId!))
-    const order = (await call("POST", "/cashout/orders", key.apiKey, { amount: 10, chain: "base", payoutAddress: payout })).body
-    const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
-    const depositTxid = await customer.send(order.depositAddress, 1_000_000_000n)
-    await until(async () => {
-      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
-      if (r.body.status === "released") return r.body
-      await node.run(hot.mine(1))
-      await mine(node)
-      return undefined
-    }, 60_000, "the order released", 300)
-    const sweep = await legTxid(order.id, "sweep")
-    const burn = await legTxid(order.id, "burn")
+    const { customer, property, order, depositTxid, sweep, burn } = await releasedCashout()
     const invalidBefore = await node.run(Metric.value(Metric.tagged(deskLedgerLegsInvalid, "leg", "burn")))
 
     await reorgFrom(depositTxid)

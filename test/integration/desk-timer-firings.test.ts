@@ -13,7 +13,7 @@ import { ORDER_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
 import { firingsKeptMs, pruneFirings, recordFiring } from "../../src/desk/timerFirings.ts"
 import { linkTokenId, newChallengeId, newLinkToken } from "../../src/platform/identity/linkTokens.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
-import { pgClientLayer } from "../support/pg.ts"
+import { pgClientLayer, withTableRenamed } from "../support/pg.ts"
 import { createDeskKey } from "../support/services.ts"
 
 let db: TestDatabase
@@ -60,6 +60,24 @@ describe("desk timer firings", () => {
     expect(f!.deliveries).toBe(1)
     await expect.poll(async () => (await db.query<{ status: string }>("SELECT status FROM link_tokens WHERE token_hash = $1", [tokenHash]))[0]?.status,
       { timeout: 5_000, interval: 200 }).toBe("expired")
+  })
+
+  it("an order's Tick chain survives a database failure while a tick schedules the next", async () => {
+    // Chaos seed 8 (session 16): a tick ran while Postgres restarted, its next tick was not
+    // scheduled, the failure was only logged, and the order never ticked again. The tick now
+    // tries again until the database answers. Here desk_orders is away for 4 s: every tick in
+    // that window fails to read the order, and the chain must go on once it is back.
+    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
+    const [order] = await db.query<{ id: string }>(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
+        deposit_address, required_confirmations, expires_at)
+      SELECT 'TX-TIMERS02', member_id, id, 'cashout', 'awaiting_deposit', 'DUSD', 'base', 100000000, 300000, 99700, 'Tdeposit2', 1, now() + interval '1 hour'
+      FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex') RETURNING id::text`, [key.apiKey])
+    await node.run(Effect.flatMap(DeskOrderEntity.client, (c) => c(order!.id).Watch(new WatchOrder())))
+    await expect.poll(async () => (await firingsOf("order_tick", order!.id)).length, { timeout: 30_000, interval: 300 }).toBeGreaterThanOrEqual(1)
+    await withTableRenamed(db, "desk_orders", () => new Promise((r) => setTimeout(r, 2 * ORDER_TICK_MS - 2_000)))
+    const back = Date.now()
+    await expect.poll(async () => (await firingsOf("order_tick", order!.id)).filter((t) => t.fired_ms > back).length,
+      { timeout: 30_000, interval: 500 }).toBeGreaterThanOrEqual(2)
   })
 
   it("an open order's Tick chain records each tick on its grid", async () => {

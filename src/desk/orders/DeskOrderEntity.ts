@@ -9,7 +9,7 @@
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { Transaction } from "bitcoinjs-lib"
-import { Effect, Either, Metric } from "effect"
+import { Effect, Either, Metric, Schedule } from "effect"
 import { AdvanceOrder, type CreateOrder, DeskOrderEntity, OrderCreated, type PartnerEvent, TickOrder } from "../../../schemas/desk/orders.ts"
 import { unavailable } from "../../../schemas/desk/errors.ts"
 import { EvmLedgers } from "../../chain/evm/EvmLedger.ts"
@@ -51,6 +51,8 @@ const metrics = entityMetrics("DeskOrder")
 export const ORDER_TICK_MS = 3_000
 /** An expired order keeps watching for a late deposit (to refund it) this long, then only polls look. */
 export const LATE_DEPOSIT_WATCH_MS = 24 * 3600_000
+/** How long a next tick that could not be scheduled is tried again before the entity restarts. */
+const SCHEDULE_RETRY_FOR = "10 minutes"
 /** Blocks one look scans for the deposit at most. */
 const SCAN_BLOCKS_MAX = 500
 /**
@@ -395,7 +397,16 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
     if (isSettled(row.status) && (yield* ledgerLegsFinal(row.status))) return
     if (row.status === "expired" && Date.now() > new Date(row.expires_at).getTime() + LATE_DEPOSIT_WATCH_MS) return
     yield* self.Tick(new TickOrder({ dueAtMs: nextTickAt(Date.now()) }), { discard: true })
-  }).pipe(Effect.provide(services), Effect.catchAllCause((c) => Effect.logWarning(`order ${orderId}: next tick not scheduled`, c)))
+  }).pipe(
+    Effect.provide(services),
+    // The chain is the order's only clock: a tick whose next one was not scheduled (the database
+    // restarting) left the order where it was for good (chaos seed 8, session 16: a wrap stuck at
+    // deposit_seen with its deposit 356 blocks deep). Tried again until the database answers; past
+    // SCHEDULE_RETRY_FOR it is a defect, and the entity's restart schedules from its activation.
+    Effect.tapErrorCause((c) => Effect.logWarning(`order ${orderId}: next tick not scheduled yet; trying again`, c)),
+    Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")), Schedule.upTo(SCHEDULE_RETRY_FOR))),
+    Effect.orDie
+  )
 
   // An order whose timer chain was lost (a restore from backup) starts ticking again; the tick's key dedups.
   yield* scheduleNext
