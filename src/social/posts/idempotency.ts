@@ -73,8 +73,10 @@ export const underKey = <A, E, R>(p: KeyedPublish, publish: Effect.Effect<A, E, 
   Effect.gen(function*() {
     const key = p.idempotencyKey
     if (key === undefined) return yield* publish
-    const claim = yield* Effect.mapError(claimPostId(p.author, key, publishFingerprint(p), p.postId), (e) =>
-      new PostRefused({ code: "unavailable", message: `the Idempotency-Key could not be claimed: ${e.message}` }))
+    // A database failure here stays a SqlError: the entity makes it a defect and runs the publish
+    // again (refuseOrRetry.ts). As a PostRefused "unavailable" it was kept as the Publish's reply,
+    // and a retry under the key (whose claim had committed) was answered 503 for ever (chaos seed 8).
+    const claim = yield* claimPostId(p.author, key, publishFingerprint(p), p.postId)
     if (claim._tag === "Mismatch") return yield* new PostRefused({ code: "idempotency_key_reused", message: "This Idempotency-Key was used for another request." })
     if (claim.postId !== p.postId) return yield* new PostRefused({ code: "idempotency_key_claimed", message: claim.postId })
     // A definite refusal (nothing written) frees the key; an unknown outcome keeps it: a retry names this post.

@@ -129,7 +129,7 @@ export interface MemberSignedContext {
 
 /** The Post entity's member-signed messages (schemas/social/post.ts). */
 export const memberSignedHandlers = (ctx: MemberSignedContext) => ({
-  PublishUnsigned: ({ payload }: { readonly payload: PublishUnsigned }) => underKey(payload, publishUnsigned(payload, ctx.deadline)),
+  PublishUnsigned: ({ payload }: { readonly payload: PublishUnsigned }) => underKey(payload, publishUnsigned(payload, ctx.deadline)).pipe(refuseOrRetry(asRefusal)),
   ChangeUnsigned: ({ payload }: { readonly payload: ChangeUnsigned }) => changeUnsigned(payload, ctx.deadline),
   CommentUnsigned: ({ payload }: { readonly payload: CommentUnsigned }) => commentUnsigned(payload, ctx.deadline),
   SubmitSignatures: ({ payload }: { readonly payload: SubmitSignatures }) =>
