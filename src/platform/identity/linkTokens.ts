@@ -83,8 +83,11 @@ export const readLinkToken = (tokenHash: string, service: LinkService) =>
  * for, so a wallet's signature over that `from` verifies wherever the token's entity runs, and a
  * signature made for another origin does not. A token recorded without one takes this node's (`own`).
  */
-export const issuedUrls = (row: LinkTokenRow, own: { readonly base: string; readonly origin: string }): { readonly base: string; readonly origin: string } =>
-  row.base_url === null ? own : { base: row.base_url, origin: new URL(row.base_url).origin }
+export const issuedUrls = (row: LinkTokenRow, own: { readonly base: string; readonly origin: string; readonly configured?: boolean }): { readonly base: string; readonly origin: string } =>
+  // A public URL the operator set is the cluster's one address (the same on every node): it wins
+  // over what the issuer recorded (an issuer without the setting, such as a client process,
+  // records its own default address). Without it, the recorded one makes links work across nodes.
+  own.configured === true || row.base_url === null ? { base: own.base, origin: own.origin } : { base: row.base_url, origin: new URL(row.base_url).origin }
 
 /** Usable, or why not (an unknown token reads as used: nothing tells a guesser it never existed). */
 export const linkTokenState = (row: Option.Option<LinkTokenRow>, nowMs: number): "usable" | "used" | "expired" => {
