@@ -81,7 +81,7 @@ const stream = (node: RunningNode, query: string, lastEventId?: string) => {
     req.on("error", reject)
   })
   req.end()
-  const until = async (pred: (e: SseEvent) => boolean, ms = 5_000) => {
+  const until = async (pred: (e: SseEvent) => boolean, ms = 20_000) => {
     const deadline = Date.now() + ms
     for (;;) {
       const hit = events.find(pred)
