@@ -20,8 +20,13 @@ const path = "/api/public/v1/wallet-link"
 
 beforeAll(async () => {
   db = await createTestDatabase("wlnodes2")
-  // Slower lock timings: two nodes in one event loop (see ops-redaction.test.ts); A leaves cleanly.
-  const vars = { SHARDLINE_MESSAGE_POLL_MS: "200", SHARDLINE_SHARD_LOCK_REFRESH_MS: "2000", SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "8000" }
+  // Two nodes on one database are a cluster: the socket topology (two `single` nodes have no
+  // transport between them, and a message to the other's shards waits for ever: ops-redaction.test.ts).
+  // Slower lock timings: two nodes in one event loop; A leaves cleanly.
+  const vars = {
+    SHARDLINE_TOPOLOGY: "socket", SHARDLINE_DEVNET_PER_NODE: "true",
+    SHARDLINE_MESSAGE_POLL_MS: "200", SHARDLINE_SHARD_LOCK_REFRESH_MS: "2000", SHARDLINE_SHARD_LOCK_EXPIRATION_MS: "8000"
+  }
   a = await startNode(db.url, vars)
   b = await startNode(db.url, vars)
 }, 180_000)
