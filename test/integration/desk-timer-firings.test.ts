@@ -42,6 +42,17 @@ const firingsOf = (timer: string, entityId: string) =>
       (extract(epoch FROM last_fired_at) * 1000)::float8 AS last_ms, deliveries
     FROM desk_timer_firings WHERE timer = $1 AND entity_id = $2 ORDER BY due_at`, [timer, entityId])
 
+/** An open cash-out waiting for its deposit, written as its entity would, and its entity told to watch it (its Tick chain starts). */
+const watchedOpenOrder = async (shortRef: string, depositAddress: string) => {
+  const key = await createDeskKey(db.url, { scopes: ["cashout"] })
+  const [order] = await db.query<{ id: string }>(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
+      deposit_address, required_confirmations, expires_at)
+    SELECT $2, member_id, id, 'cashout', 'awaiting_deposit', 'DUSD', 'base', 100000000, 300000, 99700, $3, 1, now() + interval '1 hour'
+    FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex') RETURNING id::text`, [key.apiKey, shortRef, depositAddress])
+  await node.run(Effect.flatMap(DeskOrderEntity.client, (c) => c(order!.id).Watch(new WatchOrder())))
+  return order!
+}
+
 describe("desk timer firings", () => {
   it("a link token's Expire records its due time and when it fired, once", async () => {
     const token = newLinkToken()
@@ -67,12 +78,7 @@ describe("desk timer firings", () => {
     // scheduled, the failure was only logged, and the order never ticked again. The tick now
     // tries again until the database answers. Here desk_orders is away for 4 s: every tick in
     // that window fails to read the order, and the chain must go on once it is back.
-    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
-    const [order] = await db.query<{ id: string }>(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
-        deposit_address, required_confirmations, expires_at)
-      SELECT 'TX-TIMERS02', member_id, id, 'cashout', 'awaiting_deposit', 'DUSD', 'base', 100000000, 300000, 99700, 'Tdeposit2', 1, now() + interval '1 hour'
-      FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex') RETURNING id::text`, [key.apiKey])
-    await node.run(Effect.flatMap(DeskOrderEntity.client, (c) => c(order!.id).Watch(new WatchOrder())))
+    const order = await watchedOpenOrder("TX-TIMERS02", "Tdeposit2")
     await expect.poll(async () => (await firingsOf("order_tick", order!.id)).length, { timeout: 30_000, interval: 300 }).toBeGreaterThanOrEqual(1)
     await withTableRenamed(db, "desk_orders", () => new Promise((r) => setTimeout(r, 2 * ORDER_TICK_MS - 2_000)))
     const back = Date.now()
@@ -81,12 +87,7 @@ describe("desk timer firings", () => {
   })
 
   it("an open order's Tick chain records each tick on its grid", async () => {
-    const key = await createDeskKey(db.url, { scopes: ["cashout"] })
-    const [order] = await db.query<{ id: string }>(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
-        deposit_address, required_confirmations, expires_at)
-      SELECT 'TX-TIMERS01', member_id, id, 'cashout', 'awaiting_deposit', 'DUSD', 'base', 100000000, 300000, 99700, 'Tdeposit', 1, now() + interval '1 hour'
-      FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex') RETURNING id::text`, [key.apiKey])
-    await node.run(Effect.flatMap(DeskOrderEntity.client, (c) => c(order!.id).Watch(new WatchOrder())))
+    const order = await watchedOpenOrder("TX-TIMERS01", "Tdeposit")
     await expect.poll(async () => (await firingsOf("order_tick", order!.id)).length, { timeout: 30_000, interval: 500 }).toBeGreaterThanOrEqual(3)
     const ticks = await firingsOf("order_tick", order!.id)
     for (const t of ticks) {
