@@ -57,6 +57,18 @@ afterAll(async () => {
   await db?.drop()
 })
 
+/** Mines both chains until the cash-out is released (its USDC payout and its burn confirmed). */
+const untilReleased = async (orderId: string, apiKey: string) => {
+  const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
+  await until(async () => {
+    const r = await call("GET", `/cashout/orders/${orderId}`, apiKey)
+    if (r.body.status === "released") return r.body
+    await node.run(hot.mine(1))
+    await mine(node)
+    return undefined
+  }, 60_000, "the order released", 300)
+}
+
 /** A cash-out of 10 SUSD paid, released (USDC paid, burned), with its deposit, sweep and burn txids. */
 const releasedCashout = async () => {
   const key = await createDeskKey(db.url, { scopes: ["cashout"] })
@@ -64,15 +76,8 @@ const releasedCashout = async () => {
   await mine(node, 3)
   const property = await runWithDb(db.url, Effect.map(findToken("SUSD"), (t) => t!.propertyId!))
   const order = (await call("POST", "/cashout/orders", key.apiKey, { amount: 10, chain: "base", payoutAddress: payout })).body
-  const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
   const depositTxid = await customer.send(order.depositAddress, 1_000_000_000n)
-  await until(async () => {
-    const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
-    if (r.body.status === "released") return r.body
-    await node.run(hot.mine(1))
-    await mine(node)
-    return undefined
-  }, 60_000, "the order released", 300)
+  await untilReleased(order.id, key.apiKey)
   const sweep = await legTxid(order.id, "sweep")
   const burn = await legTxid(order.id, "burn")
   return { key, customer, property, order, depositTxid, sweep, burn }
@@ -182,14 +187,7 @@ describe("a desk deposit after a reorg", () => {
     const gone = (txid: string) => node.run(Effect.flatMap(UtxoLedger, (l) => l.getTx(txid).pipe(Effect.as(false), Effect.catchTag("LedgerTxNotFound", () => Effect.succeed(true)))))
     expect([await gone(sweep), await gone(burn)]).toEqual([true, true])
 
-    const hot = await node.run(Effect.flatMap(EvmLedgers, (e) => e.get("base")))
-    await until(async () => {
-      const r = await call("GET", `/cashout/orders/${order.id}`, key.apiKey)
-      if (r.body.status === "released") return r.body
-      await node.run(hot.mine(1))
-      await mine(node)
-      return undefined
-    }, 60_000, "the order released", 300)
+    await untilReleased(order.id, key.apiKey)
     await mine(node, LEDGER_LEG_FINAL_DEPTH)
     const [swept, burned] = [await ledgerTx(sweep), await ledgerTx(burn)]
     expect(swept.blockHeight!).toBeLessThanOrEqual(burned.blockHeight!)
