@@ -77,6 +77,16 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
     if (Date.now() > deadline) throw new Error(`node did not start within ${startWaitMs / 1000} s`)
     await new Promise((r) => setTimeout(r, 100))
   }
+  // Listening is not started: the node's layers build concurrently, and some finish after the
+  // listeners answer (the key epochs wait up to 10 s for a running node to hand its chain over).
+  // A test that stops another node now would leave this one to fail that wait and exit, so the
+  // node is started once its whole layer is built.
+  for (;;) {
+    if (Effect.runSync(Deferred.isDone(built))) break
+    if (fiber.unsafePoll() !== null) throw new Error(`node exited during start: ${JSON.stringify(fiber.unsafePoll())}`)
+    if (Date.now() > deadline) throw new Error(`node did not finish starting within ${startWaitMs / 1000} s`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
   return {
     baseUrl,
     deskUrl: `http://127.0.0.1:${config.deskHttpPort}`,
