@@ -41,9 +41,24 @@ export const migrate = (migrations: Migrations) => Effect.gen(function*() {
     // its tables exist before any process builds the real layer. (Not the runner storage: building
     // and releasing it here broke the embedded default's shard acquisition; not investigated further.)
     yield* Layer.build(SqlMessageStorage.layer.pipe(Layer.provide(ShardingConfig.layerDefaults))).pipe(Effect.scoped)
+    // The runner storage's table, likewise: a CLI call's storage client and a starting node both
+    // ran its CREATE TABLE IF NOT EXISTS and one failed with `type "cluster_runners" already
+    // exists`. Its statement as SqlRunnerStorage (@effect/cluster 0.60) writes it for Postgres,
+    // run here under the lock, so the layer's own later CREATE finds the table and does nothing.
+    yield* conn.executeRaw(clusterRunnersDdl, [])
     return applied
   }))
 })
+
+/** SqlRunnerStorage's Postgres DDL for its runners table, verbatim (see `migrate`). */
+const clusterRunnersDdl = `CREATE TABLE IF NOT EXISTS cluster_runners (
+  machine_id SERIAL PRIMARY KEY,
+  address VARCHAR(255) NOT NULL,
+  runner TEXT NOT NULL,
+  healthy BOOLEAN NOT NULL DEFAULT TRUE,
+  last_heartbeat TIMESTAMP NOT NULL DEFAULT NOW(),
+  UNIQUE(address)
+)`
 
 /** Resolves the database URL: the configured server, or the embedded one under dataDir. */
 export const databaseUrl = Effect.gen(function*() {
