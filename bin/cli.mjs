@@ -104,10 +104,37 @@ const build = async () => {
   renameSync(tmp, currentFile)
   for (const other of readdirSync(distDir)) {
     const path = join(distDir, other)
-    if (other === id || other === "current" || !statSync(path).isDirectory()) continue
+    if (other === id || other === "current" || other === "build.lock" || !statSync(path).isDirectory()) continue
     if (Date.now() - mtime(path) > OLD_BUILD_MAX_AGE_MS) rmSync(path, { recursive: true, force: true })
   }
   return { dir }
+}
+
+/** A build that outlives this is taken for a crashed builder's and its lock is broken. */
+const BUILD_LOCK_STALE_MS = 5 * 60 * 1000
+const lockDir = join(distDir, "build.lock")
+
+/**
+ * Runs `f` holding the build lock (a directory: mkdir is atomic). CLIs started side by side on a
+ * stale bundle used to build it each and rename in turn, so `current` moved under a CLI that had
+ * just been built (a suite run in a fresh clone saw it); now one builds and the others wait for it.
+ */
+const underBuildLock = async (f) => {
+  for (;;) {
+    try {
+      mkdirSync(lockDir)
+      break
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e
+      if (Date.now() - mtime(lockDir) > BUILD_LOCK_STALE_MS) rmSync(lockDir, { recursive: true, force: true })
+      else await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  try {
+    return await f()
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true })
+  }
 }
 
 /** Builds if needed; returns the directory of the build to run. */
@@ -115,7 +142,11 @@ const ensureBuilt = async () => {
   const current = readCurrent()
   if (!isStale(current)) return current.dir
   mkdirSync(distDir, { recursive: true })
-  return (await build()).dir
+  return underBuildLock(async () => {
+    // Another CLI may have built while this one waited for the lock.
+    const now = readCurrent()
+    return isStale(now) ? (await build()).dir : now.dir
+  })
 }
 
 const dir = await ensureBuilt()

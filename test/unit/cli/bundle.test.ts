@@ -2,7 +2,7 @@
 // bundle must never be stale: touching a source file it was built from makes the next run
 // rebuild, and the command still answers correctly from the new build.
 import { execFile } from "node:child_process"
-import { readFileSync, utimesSync } from "node:fs"
+import { readdirSync, readFileSync, utimesSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
@@ -31,5 +31,15 @@ describe("the CLI bundle", () => {
     const after = await cli([])
     expect(after.code).toBe(2)
     expect(current()).not.toBe(first)
+  }, 120_000)
+
+  it("is built once when CLIs start side by side on a stale bundle (the others wait and run that build)", async () => {
+    const now = new Date()
+    utimesSync(join(root, "src", "cli", "args.ts"), now, now)
+    const runs = await Promise.all([cli([]), cli([]), cli([]), cli([])])
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2])
+    const builtSince = readdirSync(join(root, "dist", "cli")).filter((d) => /^\d+-\d+$/.test(d) && Number(d.split("-")[0]) >= now.getTime())
+    expect(builtSince).toHaveLength(1)
+    expect(current()).toBe(builtSince[0])
   }, 120_000)
 })
