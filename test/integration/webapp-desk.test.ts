@@ -157,7 +157,8 @@ describe("token desk web app", () => {
     // Revoked from the page: gone from the list, refused by the partner API.
     await page.locator(`[data-key="${orderKeyId}"]`).getByRole("button", { name: /^Revoke/ }).click()
     await page.getByText("The key was revoked on every node.").waitFor()
-    expect(await page.locator(`[data-key="${orderKeyId}"]`).count()).toBe(0)
+    // The notice comes as the revoke is answered; the list is read again after it.
+    await expect.poll(() => page.locator(`[data-key="${orderKeyId}"]`).count(), { timeout: 10_000 }).toBe(0)
     expect((await fetch(`${node.deskUrl}${v1}/key`, { headers: { "x-api-key": orderKey } })).status).toBe(401)
     expect(errors).toEqual([])
     await context.close()
