@@ -80,4 +80,30 @@ describe("stamp funding", () => {
     })
     await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, fundedDevnet))))
   }, 120_000)
+
+  // Chaos seed 6: a post's C, P and CHV1P each on the chain twice. Two runs of the post's publish
+  // overlapped (an uninterruptible Post request going on on a node that had lost its shard in a
+  // database cut, and the same request on the shard's new owner); each read "no C yet" before the
+  // other recorded one. A required stamp is now made once per address, tag and CID, checked under
+  // the address's lock.
+  it("a required stamp asked for twice at once is made once; both callers get it", async () => {
+    const scenario = Effect.gen(function*() {
+      const ledger = yield* UtxoLedger
+      const sql = yield* SqlClient.SqlClient
+      const key = randomLedgerKey()
+      const cid = "bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy"
+      const ask = (tag: "C" | "P") => stamp({ address: key.address, privateKey: key.privateKey, account: key.address, assetId: "ABCDEF", postId: null, tag, cid, once: true })
+      const [a, b, c] = yield* Effect.all([ask("C"), ask("C"), ask("P")], { concurrency: "unbounded" })
+      expect(a.txid).toBe(b.txid)
+      expect(c.txid).not.toBe(a.txid)
+      const rows = yield* sql<{ tag: string }>`SELECT tag FROM social_stamps WHERE address = ${key.address} ORDER BY seq`
+      expect(rows.map((r) => r.tag).sort()).toEqual(["C", "P"])
+      // Asked again later: the recorded one, nothing new.
+      expect((yield* ask("C")).txid).toBe(a.txid)
+      yield* ledger.mine(1, key.address)
+      expect((yield* ledger.getTx(a.txid)).confirmations).toBe(1)
+      expect((yield* ledger.getTx(c.txid)).confirmations).toBe(1)
+    })
+    await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, fundedDevnet))))
+  }, 120_000)
 })

@@ -84,7 +84,11 @@ export const stampPost = (post: PostRow, account: AccountRow, tag: StampTag, cid
     // A member-signed post (xpub only): the service signs only a moderator's D, from its own address.
     if (memberSigns(account) && tag === "D") return yield* moderationStamp(post, account, cid, owedId)
     const key = yield* accountKey(account, post.post_index)
-    return yield* stamp({ address: post.address, privateKey: key.privateKey, account: account.address, assetId: account.asset_id, postId: post.id, tag, cid, ...(owedId === undefined ? {} : { owedId }) })
+    // An owed stamp is made once by its owed row; a required one once per tag and CID (Stamper.ts).
+    return yield* stamp({
+      address: post.address, privateKey: key.privateKey, account: account.address, assetId: account.asset_id, postId: post.id, tag, cid,
+      ...(owedId === undefined ? { once: true } : { owedId })
+    })
   })
 
 /** Sends whichever required stamp is missing; returns all of the post's stamps. */

@@ -35,6 +35,15 @@ export interface StampRequest {
    * transaction that records the stamp; a row already paid makes no second stamp (null answer).
    */
   readonly owedId?: string
+  /**
+   * A stamp the address makes once for its tag and CID (a post's required C, P and CHV1P, from the
+   * post's own address): if one is recorded when the lock is taken, it is the answer and no other
+   * is made. Two runs of one post's publish can overlap: a Post request is uninterruptible, so a
+   * node that lost its shard in a database cut goes on while the shard's new owner runs the same
+   * request again; both read "no C yet" before either had recorded one, and the post was stamped
+   * twice (chaos seed 6).
+   */
+  readonly once?: boolean
 }
 
 export interface Stamp {
@@ -80,6 +89,11 @@ export const stamp = (req: StampRequest) =>
 
     const build = (funded: { readonly txid: string; readonly tx_hex: string } | undefined) => Effect.gen(function*() {
       yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`social-stamp:${req.address}`}))`
+      if (req.once === true) {
+        const [made] = yield* sql<{ txid: string; op_return: string; seq: number }>`SELECT txid, op_return, seq FROM social_stamps
+          WHERE address = ${req.address} AND tag = ${req.tag} AND cid = ${req.cid} ORDER BY seq LIMIT 1`
+        if (made !== undefined) return { txid: made.txid, hex: undefined, opReturn: made.op_return, seq: made.seq }
+      }
       if (req.owedId !== undefined) {
         const [owed] = yield* sql<{ txid: string | null }>`SELECT txid FROM social_owed_stamps WHERE id = ${req.owedId} FOR UPDATE`
         if (owed?.txid != null) return yield* new StampFailed({ message: "already_paid" })
@@ -119,9 +133,12 @@ export const stamp = (req: StampRequest) =>
     const first = yield* build(undefined)
     const signed = first ?? (yield* Effect.flatMap(sponsor.fund(req.address, 1, stampFloatSats), (funding) => build({ txid: funding.txid, tx_hex: funding.hex })))
     if (signed === undefined) return yield* new StampFailed({ message: "stamp: no coin to build on after funding" })
+    // Made already (`once`): whoever recorded it sends it; a lost one is sent again by StampCompletion.ts.
+    if (signed.hex === undefined) return { txid: signed.txid, opReturn: signed.opReturn, seq: signed.seq } satisfies Stamp
+    const hex = signed.hex
 
     /** Sends the stamp; when a parent is missing, the address's earlier stamps (and the sponsor's fundings) go again first. */
-    const send = ledger.broadcast(signed.hex).pipe(
+    const send = ledger.broadcast(hex).pipe(
       Effect.catchTag("LedgerTxRejected", (e) =>
         e.code !== "missing-inputs" ? Effect.fail(e) : Effect.gen(function*() {
           yield* sponsor.repair
@@ -129,7 +146,7 @@ export const stamp = (req: StampRequest) =>
             if (row.txid === signed.txid) break
             yield* ledger.broadcast(row.tx_hex).pipe(Effect.ignore)
           }
-          return yield* ledger.broadcast(signed.hex)
+          return yield* ledger.broadcast(hex)
         })),
       Effect.catchTag("LedgerTxRejected", (e) => (e.code === "already-known" ? Effect.succeed(signed.txid) : Effect.fail(e)))
     )
