@@ -32,9 +32,17 @@ const main = Effect.gen(function*() {
   yield* Effect.logInfo(`starting ${nodeName(config)}: http://${config.httpHost}:${config.httpPort}/api/public/v1 (docs at /api-docs)`).pipe(
     Effect.provide(Telemetry.logLayer(config.telemetry))
   )
+  // A start that never ends exits 1 for the process manager (chaos seed 10: a node whose database
+  // was cut 6 s into its start never served, though its runner and shard loop ran on). The
+  // process exits outright: what hangs a start may hang its finalizers too.
+  const deadline = setTimeout(() => {
+    process.stderr.write(`shardline: not started ${config.startDeadlineMs} ms after the process began (SHARDLINE_START_DEADLINE_MS); exiting\n`)
+    process.exit(1)
+  }, Math.max(0, config.startDeadlineMs - process.uptime() * 1000)).unref()
+  const started = Effect.zipRight(announceReady, Effect.sync(() => clearTimeout(deadline)))
   // An embedded database that died and could not be restarted, or a runner that lost its shards
   // for good, stops the node (exit code 1, so a process manager restarts it); finalizers still run.
-  return yield* Layer.launch(nodeLayer(config).pipe(Layer.tap(() => announceReady))).pipe(Effect.raceFirst(databaseLost), Effect.raceFirst(shardsLost.pipe(
+  return yield* Layer.launch(nodeLayer(config).pipe(Layer.tap(() => started))).pipe(Effect.raceFirst(databaseLost), Effect.raceFirst(shardsLost.pipe(
     Effect.tapError(() => Effect.sync(() => setTimeout(() => process.exit(1), giveUpExitMs).unref()))
   )))
 })

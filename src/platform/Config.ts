@@ -56,6 +56,8 @@ export interface AppConfigShape {
   readonly stopDrainMs: number
   /** SIGTERM: from the signal to the process's exit at the latest (then exit 1), ms. */
   readonly stopTimeoutMs: number
+  /** From the process's start to its node built and serving at the latest (then exit 1), ms. */
+  readonly startDeadlineMs: number
   /**
    * Dollar ERC-20 contracts per EVM chain (`SHARDLINE_EVM_TOKEN_CONTRACTS`, legacy `SHARDLINE_DESK_STABLECOINS`):
    * what the desk pays, takes and counts; a chain and symbol not listed is at the devnet's address (tokenContracts.ts).
@@ -147,6 +149,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   shardWatchdogMs: intIn("SHARD_WATCHDOG_MS", 30_000, 5_000, 3_600_000),
   stopDrainMs: intIn("STOP_DRAIN_MS", 10_000, 0, 600_000),
   stopTimeoutMs: intIn("STOP_TIMEOUT_MS", 30_000, 1_000, 3_600_000),
+  startDeadlineMs: intIn("START_DEADLINE_MS", 600_000, 1_000, 86_400_000),
   evmTokenContracts: Config.all([
     Config.option(Config.string(settingName("EVM_TOKEN_CONTRACTS"))),
     Config.option(Config.string(settingName("DESK_STABLECOINS")))
