@@ -155,7 +155,9 @@ export const startWorld = async (o: { readonly nodes: number; readonly log: (lin
       SHARDLINE_ATTESTATION_INTERVAL_MS: String(attestationIntervalMs),
       SHARDLINE_REWARDS_SAMPLE_MS: "5000",
       // A node that lost its shard locks in a database cut exits and is started again (below).
-      SHARDLINE_SHARD_WATCHDOG_MS: "30000"
+      SHARDLINE_SHARD_WATCHDOG_MS: "30000",
+      // A start that hangs exits for the nemesis's restart loop to try again (nemesis.ts).
+      SHARDLINE_START_DEADLINE_MS: "120000"
     }
     // Each node keeps its runner ports for the whole run: peers dial the proxy, the node binds behind it.
     const listenPorts = await Promise.all(nodes.map(() => freePort()))
