@@ -66,26 +66,24 @@ export const startNode = async (databaseUrl: string, vars: Record<string, string
       return 0 // not listening yet
     }
   }
+  // Listening is not started, though: the node's layers build concurrently, and some finish after
+  // the listeners answer (the key epochs wait up to 10 s for a running node to hand its chain
+  // over). A test that stopped another node then left this one to fail that wait and exit, so the
+  // node is started once its whole layer is built too.
+  let listening = false
   for (;;) {
-    const [exchange, desk, social] = await Promise.all([
-      answers(`${baseUrl}/api/public/v1/ping`),
-      answers(`http://127.0.0.1:${config.deskHttpPort}/`),
-      answers(`http://127.0.0.1:${config.socialHttpPort}/`)
-    ])
-    if (exchange === 200 && desk > 0 && social > 0) break
+    if (!listening) {
+      const [exchange, desk, social] = await Promise.all([
+        answers(`${baseUrl}/api/public/v1/ping`),
+        answers(`http://127.0.0.1:${config.deskHttpPort}/`),
+        answers(`http://127.0.0.1:${config.socialHttpPort}/`)
+      ])
+      listening = exchange === 200 && desk > 0 && social > 0
+    }
+    if (listening && Effect.runSync(Deferred.isDone(built))) break
     if (fiber.unsafePoll() !== null) throw new Error(`node exited during start: ${JSON.stringify(fiber.unsafePoll())}`)
-    if (Date.now() > deadline) throw new Error(`node did not start within ${startWaitMs / 1000} s`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  // Listening is not started: the node's layers build concurrently, and some finish after the
-  // listeners answer (the key epochs wait up to 10 s for a running node to hand its chain over).
-  // A test that stops another node now would leave this one to fail that wait and exit, so the
-  // node is started once its whole layer is built.
-  for (;;) {
-    if (Effect.runSync(Deferred.isDone(built))) break
-    if (fiber.unsafePoll() !== null) throw new Error(`node exited during start: ${JSON.stringify(fiber.unsafePoll())}`)
-    if (Date.now() > deadline) throw new Error(`node did not finish starting within ${startWaitMs / 1000} s`)
-    await new Promise((r) => setTimeout(r, 50))
+    if (Date.now() > deadline) throw new Error(`node did not ${listening ? "finish starting" : "start"} within ${startWaitMs / 1000} s`)
+    await new Promise((r) => setTimeout(r, listening ? 50 : 100))
   }
   return {
     baseUrl,

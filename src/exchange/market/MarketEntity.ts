@@ -383,10 +383,9 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     send: (c) => Effect.raceFirst(Effect.flatten(offerCommand(c)), Effect.zipRight(Deferred.await(gone), Effect.fail(new MarketGone())))
   }
   const locals = yield* LocalMarkets
-  yield* Effect.acquireRelease(
-    Effect.sync(() => locals.set(symbol, inbox)),
-    () => Effect.zipRight(Effect.sync(() => { if (locals.get(symbol) === inbox) locals.delete(symbol) }), Deferred.succeed(gone, undefined))
-  )
+  /** This node's callers stop reaching this instance, and those still waiting are told it is gone. */
+  const leave = Effect.zipRight(Effect.sync(() => { if (locals.get(symbol) === inbox) locals.delete(symbol) }), Deferred.succeed(gone, undefined))
+  yield* Effect.acquireRelease(Effect.sync(() => locals.set(symbol, inbox)), () => leave)
 
   // A failed commit ends the entity, and the cluster rebuilds it with its book. The commit loop is
   // a forked fiber, whose defect reaches nobody: in the 30-minute chaos run (session 17) a market
@@ -409,8 +408,7 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     if (Exit.isFailure(exit)) {
       for (const c of batch) yield* Deferred.die(c.done as Deferred.Deferred<unknown, OrderRefused>, new Error("the market's commit failed; nothing of this batch was accepted"))
       yield* Effect.logError(`market ${symbol}: batch failed; restarting the entity`, exit.cause)
-      yield* Effect.sync(() => { if (locals.get(symbol) === inbox) locals.delete(symbol) })
-      yield* Deferred.succeed(gone, undefined)
+      yield* leave
       yield* Deferred.failCause(broken, Cause.die(Cause.squash(exit.cause)))
       return yield* Effect.failCause(exit.cause)
     }
