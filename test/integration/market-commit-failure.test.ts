@@ -2,7 +2,9 @@
 // session 17 had a market whose commit failed in a database cut: its commit loop (a forked fiber)
 // died, nothing told the cluster, and the market stayed active with no loop, taking commands and
 // answering none, for 13 minutes. Here the orders table is renamed away under one order (its
-// batch fails), then put back: the next orders are answered at once.
+// batch fails), then put back: the next orders are answered at once. And the node then stops: the
+// cluster rebuilds a market from an uninterruptible fiber, and the rebuilt market's own fibers
+// (its settlement sweep) inherited that, so a stop waited for them forever (CI, 2026-11-29).
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { signedQuery, type Key } from "../../harness/signed.ts"
@@ -17,8 +19,9 @@ beforeAll(async () => {
   db = await createTestDatabase("mktfail")
   node = await startNode(db.url, { SHARDLINE_RATE_LIMIT_IP_WEIGHT: "100000" })
 }, 120_000)
+let stopped = false
 afterAll(async () => {
-  await node?.stop()
+  if (!stopped) await node?.stop()
   await db?.drop()
 })
 
@@ -43,5 +46,16 @@ describe("a market whose commit fails", () => {
       const r = await buy(id)
       expect(r.body.status ?? r.body.msg, JSON.stringify(r.body)).toBe("NEW")
     }
+  })
+
+  it("and the node with the rebuilt market stops", { timeout: 120_000 }, async () => {
+    // A stop waits at most the entity termination timeout (15 s) for each entity; 60 s is room
+    // for a loaded machine, and a stop that hangs never ends at all.
+    const outcome = await Promise.race([
+      node.stop().then(() => "stopped"),
+      new Promise<string>((r) => setTimeout(() => r("still stopping after 60 s"), 60_000))
+    ])
+    stopped = outcome === "stopped"
+    expect(outcome).toBe("stopped")
   })
 })

@@ -128,6 +128,12 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   yield* Entity.keepAlive(true)
   yield* Effect.logInfo("market active").pipe(Effect.annotateLogs({ symbol, open: loaded.open.length }))
 
+  // The market's own fibers (commit loop, expiry tick, settlement sweep) run interruptibly whatever
+  // the build's region. After a defect the cluster rebuilds the entity from an uninterruptible
+  // fiber (its onDefect restart), and a fork inherits that: CI's run of 2026-11-29 had a rebuilt
+  // market whose sweep went on after the node was told to stop, and the stop waited for it forever.
+  const background = <A, E, R>(loop: Effect.Effect<A, E, R>) => Effect.forkScoped(Effect.interruptible(loop))
+
   const queue = yield* Queue.unbounded<Command>()
   const legs = yield* makeLegSweep(market.id, `market ${symbol}`)
   /** Whether the market may have legs not yet final (the last sweep found some, or a batch traded since). */
@@ -412,14 +418,14 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
       yield* Deferred.failCause(broken, Cause.die(Cause.squash(exit.cause)))
       return yield* Effect.failCause(exit.cause)
     }
-  }).pipe(Effect.forever, Effect.orDie, Effect.forkScoped)
+  }).pipe(Effect.forever, Effect.orDie, background)
 
   // Expiry without traffic: when a grant with open orders is due, an empty batch ends them.
   yield* Effect.gen(function*() {
     if (state.grantsDue(Date.now()).length > 0 && (yield* Queue.size(queue)) === 0) {
       yield* Queue.offer(queue, { _tag: "Tick", done: yield* Deferred.make<void, OrderRefused>() })
     }
-  }).pipe(Effect.repeat(Schedule.spaced(Duration.millis(250))), Effect.forkScoped)
+  }).pipe(Effect.repeat(Schedule.spaced(Duration.millis(250))), background)
 
   // The market's legs, followed once per block: a sweep when the ledger has a new block, and while
   // legs are open at least every sweepIdleMs (an unsigned or lost leg needs a look even with no
@@ -434,7 +440,7 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   }).pipe(
     Effect.catchAllCause((cause) => Effect.logWarning(`market ${symbol}: settlement sweep failed; the next one tries again`, cause)),
     Effect.repeat(Schedule.spaced(Duration.millis(sweepPollMs))),
-    Effect.forkScoped
+    background
   )
 
   return MarketEntitySchema.of({
