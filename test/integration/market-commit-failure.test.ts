@@ -5,12 +5,14 @@
 // batch fails), then put back: the next orders are answered at once. And the node then stops: the
 // cluster rebuilds a market from an uninterruptible fiber, and the rebuilt market's own fibers
 // (its settlement sweep) inherited that, so a stop waited for them forever (CI, 2026-11-29).
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { marketPathCounts } from "../../src/exchange/http/OrderHandlers.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { signedQuery, type Key } from "../../harness/signed.ts"
 import { cli, cliJson } from "../support/cli.ts"
 import { cliEnvOf, startNode, type RunningNode } from "../support/node.ts"
-import { withTableRenamed } from "../support/pg.ts"
+import { within, withTableRenamed } from "../support/pg.ts"
 
 let db: TestDatabase
 let node: RunningNode
@@ -45,6 +47,38 @@ describe("a market whose commit fails", () => {
     for (const id of ["after-1", "after-2", "after-3"]) {
       const r = await buy(id)
       expect(r.body.status ?? r.body.msg, JSON.stringify(r.body)).toBe("NEW")
+    }
+  })
+
+  it("a caller whose order waited in the queue of a market that failed is answered by the rebuilt market", { timeout: 120_000 }, async () => {
+    // The batch before it blocks on a lock held here and is then cancelled in Postgres: that
+    // commit fails, the market leaves, and the order queued behind it (this node's caller, which
+    // reached the queue directly) is told the market is gone and goes to it through the cluster.
+    const t = cliJson<Key>(await cli(["demo", "trader", "--fund", "DUSD:100", "--json"], cliEnvOf(db.url, node)))
+    const buy = (id: string) => order(t, { symbol: "SHRDDUSD", side: "BUY", type: "LIMIT", timeInForce: "GTC", price: "1", quantity: "1", newClientOrderId: id })
+    expect((await buy("warm")).body.status).toBe("NEW")
+    const before = { ...marketPathCounts }
+    const holder = new pg.Client({ connectionString: db.url })
+    await holder.connect()
+    try {
+      await holder.query("BEGIN")
+      await holder.query("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE")
+      const blocked = buy("blocked")
+      let pid: number | undefined
+      await within(20_000, async () => {
+        pid = (await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()"))[0]?.pid
+        return pid !== undefined
+      })
+      const queued = buy("queued")
+      await within(5_000, () => marketPathCounts.direct - before.direct >= 2)
+      await db.query("SELECT pg_cancel_backend($1)", [pid])
+      await holder.query("COMMIT")
+      expect((await blocked).status).toBeGreaterThanOrEqual(500)
+      const answer = await queued
+      expect(answer.body.status ?? answer.body.msg, JSON.stringify(answer.body)).toBe("NEW")
+      expect(marketPathCounts.movedMidCall - before.movedMidCall).toBe(1)
+    } finally {
+      await holder.end()
     }
   })
 

@@ -88,16 +88,18 @@ export const orderActions = Effect.gen(function*() {
    * Batch with this turn's other calls for that market; both answer as a Batch does, which
    * `answered` turns into the single call's value or refusal. A request whose trace is recorded
    * takes the single cluster message instead, as the signed lane steps aside for it: its span tree
-   * then shows the message and the entity's handler (docs/runtime.md, "Tracing").
+   * then shows the message and the entity's handler (docs/runtime.md, "Tracing"). `single` is
+   * made only when taken: a cluster client call builds its address, shard id and request, which
+   * the direct path does not need.
    */
   const toMarket = <A, E, R>(
     symbol: string,
     command: BatchCommand,
     answer: (a: BatchAnswer) => Effect.Effect<A, OrderRefused>,
-    single: Effect.Effect<A, E, R>
+    single: () => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E | OrderRefused | RemoteError, R> =>
     Effect.flatMap(recordedSpan, (span): Effect.Effect<A, E | OrderRefused | RemoteError, R> => {
-      if (span !== undefined) return single
+      if (span !== undefined) return single()
       const inbox = locals.get(symbol)
       if (inbox === undefined) {
         marketPathCounts.cluster++
@@ -107,7 +109,7 @@ export const orderActions = Effect.gen(function*() {
       return Effect.flatMap(inbox.send(command), answer).pipe(
         Effect.catchIf((e): e is MarketGone => e instanceof MarketGone, () => {
           marketPathCounts.movedMidCall++
-          return single
+          return single()
         })
       )
     })
@@ -117,7 +119,7 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
         const place = new Place({ userId: caller.userId, clientOrderId: p.newClientOrderId ?? newClientOrderId(), side: p.side, price: p.price, quantity: p.quantity })
-        const placed = yield* fromEntity(toMarket(market.symbol, { _tag: "Place", place }, answered("Placed", (a): Placed => a.placed), markets(market.symbol).Place(place)))
+        const placed = yield* fromEntity(toMarket(market.symbol, { _tag: "Place", place }, answered("Placed", (a): Placed => a.placed), () => markets(market.symbol).Place(place)))
         return newOrderBody(market, placed, p.newOrderRespType)
       }),
     cancelOrder: (p: CancelOrderParams) =>
@@ -125,7 +127,7 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const ref = yield* marketOfRef(registry, p, -2011)
         const cancel = new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })
-        const order = yield* fromEntity(toMarket(ref.market.symbol, { _tag: "Cancel", cancel }, answered("Canceled", (a): OrderState => a.order), markets(ref.market.symbol).Cancel(cancel)))
+        const order = yield* fromEntity(toMarket(ref.market.symbol, { _tag: "Cancel", cancel }, answered("Canceled", (a): OrderState => a.order), () => markets(ref.market.symbol).Cancel(cancel)))
         return canceledOf(order, p.newClientOrderId ?? newClientOrderId(), Date.now())
       }),
     cancelOpenOrders: (p: CancelOpenOrdersParams) =>
@@ -133,7 +135,7 @@ export const orderActions = Effect.gen(function*() {
         const caller = yield* Caller
         const market = yield* marketOf(registry, p.symbol)
         const cancelAll = new CancelAll({ userId: caller.userId })
-        const orders = yield* fromEntity(toMarket(market.symbol, { _tag: "CancelAll", cancelAll }, answered("CanceledAll", (a): ReadonlyArray<OrderState> => a.orders), markets(market.symbol).CancelAll(cancelAll)))
+        const orders = yield* fromEntity(toMarket(market.symbol, { _tag: "CancelAll", cancelAll }, answered("CanceledAll", (a): ReadonlyArray<OrderState> => a.orders), () => markets(market.symbol).CancelAll(cancelAll)))
         const now = Date.now()
         return orders.map((o) => canceledOf(o, newClientOrderId(), now))
       })
