@@ -54,6 +54,9 @@ describe("a market whose commit fails", () => {
     // The batch before it blocks on a lock held here and is then cancelled in Postgres: that
     // commit fails, the market leaves, and the order queued behind it (this node's caller, which
     // reached the queue directly) is told the market is gone and goes to it through the cluster.
+    // It is also the market's second failure, so its rebuild must first close the instance the
+    // first one built: before that instance's fibers were made interruptible, that close waited
+    // forever and the market never came back (this case timed out).
     const t = cliJson<Key>(await cli(["demo", "trader", "--fund", "DUSD:100", "--json"], cliEnvOf(db.url, node)))
     const buy = (id: string) => order(t, { symbol: "SHRDDUSD", side: "BUY", type: "LIMIT", timeInForce: "GTC", price: "1", quantity: "1", newClientOrderId: id })
     expect((await buy("warm")).body.status).toBe("NEW")
