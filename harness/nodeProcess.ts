@@ -9,8 +9,12 @@ import { freePort, freePortRange } from "./ports.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 
-/** How long a node may take from spawn to answering /ping (tsx compiles on the first start). */
-export const nodeStartTimeoutMs = 45_000
+/**
+ * How long a node may take from spawn to answering /ping (tsx compiles on the first start). 45 s
+ * was too short on a loaded box: in a CI-like run at load 7–9 a failover node logged its runner
+ * listening 13 s after spawn and its listeners had not answered 32 s later.
+ */
+export const nodeStartTimeoutMs = 90_000
 /** Output kept per node; older output is dropped (a node's log during a test is far smaller). */
 const outputLimitChars = 4_000_000
 

@@ -124,7 +124,7 @@ beforeAll(async () => {
   nodes.push(...await Promise.all([spawnNode(vars), spawnNode(vars)]))
   client = ManagedRuntime.make(clientLayer(db.url))
   await client.runPromise(Effect.void)
-}, 120_000)
+}, 240_000)
 
 afterAll(async () => {
   // SHARDLINE_TEST_LOG_DIR=dir keeps each node's output for a post-mortem.
