@@ -33,7 +33,8 @@
 // successive points of the order path, twice in turn, for the node's CPU per request up to each
 // point; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the last mix's window, summarised and kept
-// in bench/results/orders.cpuprofile), BENCH_ORDERS_PROCESSES (1: the node's runner processes, SHARDLINE_PROCESSES;
+// in bench/results/orders.cpuprofile), BENCH_ORDERS_IDLE_PROFILE=1 (one of the node at rest before the load,
+// over BENCH_ORDERS_IDLE_MS, 3000), BENCH_ORDERS_PROCESSES (1: the node's runner processes, SHARDLINE_PROCESSES;
 // above 1 each process runs its own devnet, funded alike), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
 // as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards), BENCH_LEDGER (devnet: the
 // node's in-process ledger devnet, the default; litecoind: a litecoind -regtest outside the node, set up
@@ -88,6 +89,9 @@ const depth = envInt("BENCH_ORDERS_DEPTH", 4)
 const pgbenchSeconds = envInt("BENCH_ORDERS_PGBENCH_SECONDS", 5)
 const pgbenchClients = (process.env.BENCH_ORDERS_PGBENCH_CLIENTS ?? "8,64").split(",").map(Number).filter((n) => n > 0)
 const profile = process.env.BENCH_ORDERS_PROFILE === "1"
+/** BENCH_ORDERS_IDLE_PROFILE=1: a CPU profile of the node at rest (no load), over BENCH_ORDERS_IDLE_MS (3000). */
+const idleProfile = process.env.BENCH_ORDERS_IDLE_PROFILE === "1"
+const idleMs = Number(process.env.BENCH_ORDERS_IDLE_MS ?? 3_000)
 const keepDb = process.env.BENCH_ORDERS_KEEP_DB === "1"
 const historyTrades = envInt("BENCH_ORDERS_HISTORY_TRADES", 100_000, 0)
 const splitMs = envInt("BENCH_ORDERS_SPLIT_MS", 4_000, 0)
@@ -538,9 +542,17 @@ export const run = async (): Promise<void> => {
     reference = await startReference(refDb, users, world.markets)
     // The node's CPU with no load (timers, the devnet clocks, the Omni view's follower, storage polls).
     await new Promise((r) => setTimeout(r, 1_000))
+    const idleFile = join(here, "results", "orders-idle.cpuprofile")
+    if (idleProfile) await ipc("profileStart")
     const idleCpu0 = treeCpuMs(node.pid)
-    await new Promise((r) => setTimeout(r, 3_000))
-    const idleCoresUsed = (treeCpuMs(node.pid) - idleCpu0) / 3_000
+    await new Promise((r) => setTimeout(r, idleMs))
+    const idleCoresUsed = (treeCpuMs(node.pid) - idleCpu0) / idleMs
+    if (idleProfile) {
+      await ipc("profileStop", { file: idleFile })
+      const idle = summarise(JSON.parse(readFileSync(idleFile, "utf8")) as CpuProfile, 30)
+      printTable(`Node CPU profile at rest (self time, ${idle.totalMs} ms sampled over ${idleMs} ms, no load)`, idle.byFunction)
+      console.log(`\nidle profile: ${idleFile}`)
+    }
     console.log(`orders bench: ledger ${world.ledger.name} (a block every ${world.ledger.blockMs} ms); setup ${(setupMs / 1000).toFixed(1)} s (${marketCount} markets, ${clients} users + ${marketCount} makers, ${world.grants} grants funded on the ${world.ledger.name}); mixes ${mixes.map(mixName).join(", ")}`)
 
     const nodeTarget: Target = { name: "shardline node", url, pid: node.pid, ipc, db, pgApplication: "shardline:%", ...(world.ledger.pid === undefined ? {} : { ledgerPid: world.ledger.pid }) }
@@ -675,7 +687,7 @@ const nodeDetail = (w: WindowFigures, extras: NodeExtras, idleCoresUsed: number)
   const cpu: Array<Row> = [
     { process: "node (HTTP + entities)", "CPU ms": Math.round(w.cpuMs), "cores used": round(w.cpuMs / durationMs), "µs per order": per(w.cpuMs, orders), "µs per request": per(w.cpuMs, requests), "µs per trade": extras.legs.trades > 0 ? per(w.cpuMs, extras.legs.trades) : "" },
     ...(w.ledgerCpuMs > 0 ? [{ process: "litecoind (the ledger, outside the node)", "CPU ms": Math.round(w.ledgerCpuMs), "cores used": round(w.ledgerCpuMs / durationMs), "µs per order": per(w.ledgerCpuMs, orders), "µs per request": per(w.ledgerCpuMs, requests), "µs per trade": extras.legs.trades > 0 ? per(w.ledgerCpuMs, extras.legs.trades) : "" }] : []),
-    { process: "node at rest before the load (3 s)", "CPU ms": Math.round(idleCoresUsed * durationMs), "cores used": round(idleCoresUsed), "µs per order": "", "µs per request": "", "µs per trade": "" },
+    { process: `node at rest before the load (${idleMs / 1000} s)`, "CPU ms": Math.round(idleCoresUsed * durationMs), "cores used": round(idleCoresUsed), "µs per order": "", "µs per request": "", "µs per trade": "" },
     { process: `postgres backends of the node (${w.pgBackends})`, "CPU ms": Math.round(w.pgCpuMs), "cores used": round(w.pgCpuMs / durationMs), "µs per order": per(w.pgCpuMs, orders), "µs per request": per(w.pgCpuMs, requests), "µs per trade": "" },
     { process: "load generator (this process)", "CPU ms": Math.round(w.loadGenCpuMs), "cores used": round(w.loadGenCpuMs / durationMs), "µs per order": per(w.loadGenCpuMs, orders), "µs per request": per(w.loadGenCpuMs, requests), "µs per trade": "" },
     { process: `whole machine (${cpus().length} cores)`, "CPU ms": Math.round(w.machineBusyMs), "cores used": round(w.machineBusyMs / durationMs), "µs per order": per(w.machineBusyMs, orders), "µs per request": per(w.machineBusyMs, requests), "µs per trade": "" }
