@@ -37,8 +37,10 @@ const shardsTotal = 300
 const users = 20
 const assets = ["BTC", "ETH", "LTC"] as const
 const grantsTotal = users * assets.length
-const firstDueMs = 5_000
-const lastDueMs = 15_000
+// The first grant is due 12 s after the grants are sent: at load 7-8 (a CI-like run beside a
+// bench) the 60 grants took more than 5 s to be acknowledged, and five had expired before the kill.
+const firstDueMs = 12_000
+const lastDueMs = 22_000
 const grantAckTimeoutMs = 30_000
 /**
  * The shipped defaults are under test (health check 1 s, lock refresh 1 s, lock expiry 4 s).
@@ -253,7 +255,7 @@ describe("three runner processes", () => {
       count(*) FILTER (WHERE NOT processed)::int AS pending FROM cluster_messages WHERE tag = 'Expire'`)
     expect(timers).toEqual({ done: grantsTotal, pending: 0 })
     expect(failoverMs).toBeLessThanOrEqual(failoverMaxMs)
-  }, 90_000)
+  }, 120_000)
 
   it("SIGTERM drains a node cleanly: exit 0, no defects logged, the last node takes all 300 shards and its timers", async () => {
     expect(survivors).toHaveLength(2)
