@@ -141,6 +141,10 @@ try {
   for (const e of history.entries) perService.set(serviceOf(e.op), (perService.get(serviceOf(e.op)) ?? 0) + 1)
   log(`  requests per service (sign-ins counted with their listener; desk includes its customers' deposit sends): ${[...perService].map(([k, n]) => `${k} ${n}`).join(", ")}`)
   log(`violations: ${checked.violations.length}`)
+  // Only the first 20 are printed whole; the count per rule says what the rest are.
+  const byRule = new Map<string, number>()
+  for (const v of checked.violations) byRule.set(v.rule, (byRule.get(v.rule) ?? 0) + 1)
+  if (byRule.size > 0) log(`violations by rule: ${[...byRule].sort((a, b) => b[1] - a[1]).map(([rule, n]) => `${rule} ×${n}`).join("; ")}`)
   for (const viol of checked.violations.slice(0, 20)) {
     log(`\nVIOLATION [${viol.rule}] ${viol.detail}`)
     log(`  seed ${seed}; schedule up to it: ${applied.map((a) => `${(a.startedAtMs / 1000).toFixed(1)} s ${describeFault(a.fault)}`).join("; ")}`)
