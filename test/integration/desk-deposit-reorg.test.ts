@@ -8,7 +8,7 @@
 // the ledger reorged to T − 1, the deposit mined at T; the order sees it, burns and pays.
 import { Transaction } from "bitcoinjs-lib"
 import { Context, Effect, Either, Metric } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import { EvmLedgers } from "../../src/chain/evm/EvmLedger.ts"
 import { UtxoDevnet } from "../../src/chain/ledger/devnet.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
@@ -88,8 +88,9 @@ describe("a desk deposit after a reorg", () => {
   it("is seen when the reorg puts it at or below the height the order was created at", { timeout: 120_000 }, async () => {
     // The ledger's clock is stopped for this case: it checks exact heights around the reorg, and a
     // block the clock mined between the order and the read made 139 against 140 (CI, 2026-11-29).
-    // The case mines what it needs.
+    // The case mines what it needs; the clock runs again after it, whatever its outcome.
     await node.run(Effect.flatMap(UtxoDevnet, (d) => d.stopClock))
+    onTestFinished(() => node.run(Effect.flatMap(UtxoDevnet, (d) => d.startClock(node.config.devnetBlockMs, devnetFaucet(d.ledger).address))))
     const key = await createDeskKey(db.url, { scopes: ["cashout"] })
     const customer = await deskCustomer(node, db.url, "SUSD", 1_000_000_000n)
     await mine(node, 3)
@@ -117,7 +118,6 @@ describe("a desk deposit after a reorg", () => {
       return undefined
     }, 60_000, "the order released", 300)
     expect(done).toMatchObject({ depositTxid, amountReceived: "10", payoutAmount: "9.99" })
-    await node.run(Effect.flatMap(UtxoDevnet, (d) => d.startClock(node.config.devnetBlockMs, devnetFaucet(d.ledger).address)))
   })
   // Chaos seed 1 (3 minutes): a cash-out's deposit, its sweep and its burn were all in the two
   // blocks a reorg (invalidateblock) took, released and its USDC paid. Back in the mempool nothing

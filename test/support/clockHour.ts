@@ -3,11 +3,11 @@
 // crosses the hour: CI's run of 2026-11-29 started the desk transparency file at 18:59 and failed
 // on seq 3. Tests that count call this first: it returns at once unless the next top of the hour
 // is closer than `marginMs`, and then waits until just past it.
+import { HOUR_MS } from "../../src/desk/attestation/attestation.ts"
 
 /** Milliseconds to wait so that `marginMs` of wall time passes before the next top of the hour. */
 export const waitBeforeHour = (nowMs: number, marginMs: number, pastMs = 5_000): number => {
-  const hour = 3_600_000
-  const next = Math.ceil((nowMs + 1) / hour) * hour
+  const next = Math.ceil((nowMs + 1) / HOUR_MS) * HOUR_MS
   return next - nowMs < marginMs ? next - nowMs + pastMs : 0
 }
 

@@ -364,27 +364,44 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         : Deferred.succeed(cmd.done, { order: orderState(market, rec), fills: [], duplicate: true })
     })
 
+  /** Into the queue, with the span of the request it serves when that trace is recorded. */
+  const push = (command: Queued) => Effect.flatMap(recordedSpan, (span) => Queue.offer(queue, { ...command, span }))
+
   /** Queues a command; its answer once its batch has committed. */
   const offer = <A>(make: (done: Done<A>) => Queued) =>
     Effect.gen(function*() {
       const done = yield* Deferred.make<A, OrderRefused | MarketGone>()
-      yield* Queue.offer(queue, { ...make(done), span: yield* recordedSpan })
+      yield* push(make(done))
       return Deferred.await(done)
     })
   /** An entity handler's command: only the inbox's are told MarketGone (the cluster resends a handler's request itself). */
   const enqueue = <A>(make: (done: Done<A>) => Queued) =>
     Effect.catchTag(Effect.flatten(offer(make)), "MarketGone", (e) => Effect.die(e))
 
-  /** Queues one command of a Batch or of this node's own callers; its answer, a refusal included, once its batch has committed. */
-  const offerCommand = (c: BatchCommand): Effect.Effect<Effect.Effect<BatchAnswer, MarketGone>> =>
-    Effect.map(
-      c._tag === "Place"
-        ? Effect.map(offer<Placed>((done) => ({ _tag: "Place", input: c.place, done })), Effect.map((placed): BatchAnswer => ({ _tag: "Placed", placed })))
-        : c._tag === "Cancel"
-        ? Effect.map(offer<OrderState>((done) => cancelCommand(c.cancel, done)), Effect.map((order): BatchAnswer => ({ _tag: "Canceled", order })))
-        : Effect.map(offer<ReadonlyArray<OrderState>>((done) => ({ _tag: "CancelAll", userId: c.cancelAll.userId, done })), Effect.map((orders): BatchAnswer => ({ _tag: "CanceledAll", orders }))),
+  /** A Batch's command as the queue takes it, answering into `done`. */
+  const queuedOf = (c: BatchCommand, done: Done<unknown>): Queued =>
+    c._tag === "Place"
+      ? { _tag: "Place", input: c.place, done: done as Done<Placed> }
+      : c._tag === "Cancel"
+      ? cancelCommand(c.cancel, done as Done<OrderState>)
+      : { _tag: "CancelAll", userId: c.cancelAll.userId, done: done as Done<ReadonlyArray<OrderState>> }
+  /** The answer `done` gets, as a Batch answers it (a refusal is an answer). */
+  const batchAnswer = (c: BatchCommand, done: Done<unknown>): Effect.Effect<BatchAnswer, MarketGone> =>
+    Deferred.await(done).pipe(
+      Effect.map((value): BatchAnswer =>
+        c._tag === "Place" ? { _tag: "Placed", placed: value as Placed }
+        : c._tag === "Cancel" ? { _tag: "Canceled", order: value as OrderState }
+        : { _tag: "CanceledAll", orders: value as ReadonlyArray<OrderState> }),
       Effect.catchTag("OrderRefused", (e) => Effect.succeed<BatchAnswer>({ _tag: "Refused", code: e.code, msg: e.msg }))
     )
+
+  /** Queues one command of a Batch from another node; its answer, a refusal included, once its batch has committed. */
+  const offerCommand = (c: BatchCommand): Effect.Effect<Effect.Effect<BatchAnswer, MarketGone>> =>
+    Effect.gen(function*() {
+      const done = yield* Deferred.make<unknown, OrderRefused | MarketGone>()
+      yield* push(queuedOf(c, done))
+      return batchAnswer(c, done)
+    })
 
   /** A Batch from another node: every command queued at once (so they share a transaction), each answered on its own. */
   const batch = (commands: ReadonlyArray<BatchCommand>) =>
@@ -405,22 +422,7 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         if (left) return goneExit
         const done = Deferred.unsafeMake<unknown, OrderRefused | MarketGone>(FiberId.none)
         waiting.add(done)
-        const command: Queued = c._tag === "Place"
-          ? { _tag: "Place", input: c.place, done: done as Done<Placed> }
-          : c._tag === "Cancel"
-          ? cancelCommand(c.cancel, done as Done<OrderState>)
-          : { _tag: "CancelAll", userId: c.cancelAll.userId, done: done as Done<ReadonlyArray<OrderState>> }
-        return Effect.zipRight(
-          Effect.flatMap(recordedSpan, (span) => Queue.offer(queue, { ...command, span })),
-          Deferred.await(done).pipe(
-            Effect.map((value): BatchAnswer =>
-              c._tag === "Place" ? { _tag: "Placed", placed: value as Placed }
-              : c._tag === "Cancel" ? { _tag: "Canceled", order: value as OrderState }
-              : { _tag: "CanceledAll", orders: value as ReadonlyArray<OrderState> }),
-            Effect.catchTag("OrderRefused", (e) => Effect.succeed<BatchAnswer>({ _tag: "Refused", code: e.code, msg: e.msg })),
-            Effect.ensuring(Effect.sync(() => waiting.delete(done)))
-          )
-        )
+        return Effect.zipRight(push(queuedOf(c, done)), Effect.ensuring(batchAnswer(c, done), Effect.sync(() => waiting.delete(done))))
       })
   }
   const locals = yield* LocalMarkets
