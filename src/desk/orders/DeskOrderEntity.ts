@@ -38,6 +38,7 @@ import { followRefund, refundLeg } from "./refundLegs.ts"
 import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
 import { createOrder } from "./createOrder.ts"
+import { lookForDeposit, newCursor } from "./depositScan.ts"
 import { recordPartnerEvent } from "./partnerEvents.ts"
 import { recordFiring } from "../timerFirings.ts"
 import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
@@ -53,8 +54,6 @@ export const ORDER_TICK_MS = 3_000
 export const LATE_DEPOSIT_WATCH_MS = 24 * 3600_000
 /** How long a next tick that could not be scheduled is tried again before the entity restarts. */
 const SCHEDULE_RETRY_FOR = "10 minutes"
-/** Blocks one look scans for the deposit at most. */
-const SCAN_BLOCKS_MAX = 500
 /**
  * The deposit scan starts this many blocks below the height its order was made at: a reorg that
  * shortens the chain mines the next blocks (and a deposit sent meanwhile) at or below that height.
@@ -104,31 +103,21 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.flatMap(findToken(row.asset), (t) =>
       t?.propertyId == null ? Effect.fail(new LegDeferred({ message: `token ${row.asset} has no Omni property` })) : Effect.succeed(t.propertyId))
 
+  // What this activation has read of the deposit's chain (depositScan.ts): a look reads only new blocks.
+  const depositCursor = newCursor()
+
   /**
-   * The first transaction paying `address` on `chain` from DEPOSIT_REORG_MARGIN blocks below the
-   * order's starting height (at most SCAN_BLOCKS_MAX blocks a look) that `accept` takes, with its confirmations; the active chain
-   * is read afresh each look, so a deposit reorged away is no longer seen.
+   * The first transaction paying the order's deposit address on `chain` from DEPOSIT_REORG_MARGIN
+   * blocks below the order's starting height that `accept` takes, with its confirmations
+   * (depositScan.ts). `complete` is false while this activation has yet to read up to the tip.
    */
   const scanDeposit = <E, R>(
     chain: UtxoLedgerShape,
     row: OrderRow,
     accept: (tx: Transaction, paid: bigint) => Effect.Effect<bigint | undefined, E, R>
   ) =>
-    Effect.gen(function*() {
-      const tip = yield* chain.tip
-      const target = Buffer.from(Either.getOrThrow(addressScript(row.deposit_address, chain.params)))
-      const start = depositScanStart(row.deposit_from_height ?? tip.height)
-      for (let h = start; h <= Math.min(tip.height, start + SCAN_BLOCKS_MAX - 1); h++) {
-        for (const hex of (yield* chain.blockAt(h)).txs) {
-          const tx = Transaction.fromHex(hex)
-          const paid = tx.outs.filter((o) => target.equals(Buffer.from(o.script))).reduce((n, o) => n + BigInt(o.value), 0n)
-          if (paid === 0n) continue
-          const amount = yield* accept(tx, paid)
-          if (amount !== undefined) return { txid: tx.getId(), amount, confirmations: tip.height - h + 1 }
-        }
-      }
-      return undefined
-    })
+    lookForDeposit(chain, depositCursor, (tipHeight) => depositScanStart(row.deposit_from_height ?? tipHeight),
+      Buffer.from(Either.getOrThrow(addressScript(row.deposit_address, chain.params))), accept)
 
   /** The first valid Omni send of the order's token to its ledger deposit address (its dust output marks it). */
   const sightDeposit = (row: OrderRow, property: number) =>
@@ -203,18 +192,25 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
 
   type ActionOf<T extends DeskOrderAction["_tag"]> = Extract<DeskOrderAction, { _tag: T }>
 
-  /** Looks for the deposit on the chain it is paid on, and lets the clock run (expiry). */
+  /** An EVM chain's answer to a look: its scans read up to the head every time. */
+  const wholeLook = <A>(found: A | undefined) => ({ complete: true, found })
+
+  /**
+   * Looks for the deposit on the chain it is paid on, and lets the clock run (expiry). A look that
+   * has not read up to the tip yet (a fresh activation far behind) says nothing of the deposit.
+   */
   const watch = (row: OrderRow) =>
     Effect.gen(function*() {
       const nowMs = Date.now()
-      const deposit = row.kind === "mint"
-        ? yield* sightEvmDeposit(row)
+      const look = row.kind === "mint"
+        ? wholeLook(yield* sightEvmDeposit(row))
         : row.kind === "wrap" && row.chain === "ethereum"
-        ? yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, ethCursor)
+        ? wholeLook(yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, ethCursor))
         : row.kind === "wrap"
         ? yield* sightCoinDeposit(row)
         : yield* sightDeposit(row, yield* propertyOf(row))
-      return yield* apply(row, [{ _tag: "DepositSighting", deposit, nowMs }, { _tag: "Tick", nowMs }])
+      const tick: DeskOrderEvent = { _tag: "Tick", nowMs }
+      return yield* apply(row, look.complete || look.found !== undefined ? [{ _tag: "DepositSighting", deposit: look.found, nowMs }, tick] : [tick])
     })
 
   /** The deposit's txid: what the sweep or the refund of a ledger token spends an output of (legs.ts). */
