@@ -18,6 +18,7 @@ import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
 import { type AttestationPoint, verifySeries } from "../../src/desk/attestation/attestation.ts"
+import { EXPIRED_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
 import { urlWithCredentials } from "../litecoind.ts"
 import { omniChainIndex } from "../omniChainIndex.ts"
 import type { Violation } from "./checker.ts"
@@ -33,6 +34,8 @@ const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 const ATTESTATION_SLACK_MS = 10_000
 /** An order's Tick chain may be quiet this long outside fault windows (its 3 s tick behind a slow advance on a loaded box). */
 const TICK_CHAIN_QUIET_MS = 30_000
+/** An expired order ticks every EXPIRED_TICK_MS: its chain may be quiet that much longer. */
+const EXPIRED_TICK_CHAIN_QUIET_MS = TICK_CHAIN_QUIET_MS + EXPIRED_TICK_MS
 /** A link token expired this long before the check must have had its Expire fire (the timer's poll, a busy node). */
 const LINK_EXPIRE_GRACE_MS = 30_000
 
@@ -266,10 +269,11 @@ const checkDeskTimers = async (
   for (const o of orders) {
     const open = o.status !== "released" && o.status !== "refunded" && o.status !== "failed"
     const gaps = tickChainGaps({ createdMs: o.created_ms, open }, ticksOf.get(o.id) ?? [], { checkMs, allowedMs: 0, windows, runStartMs: runStartEpochMs })
+    const allowedMs = o.status === "expired" ? EXPIRED_TICK_CHAIN_QUIET_MS : TICK_CHAIN_QUIET_MS
     for (const g of gaps) {
       quietest = Math.max(quietest, g.quietMs)
-      if (g.quietMs <= TICK_CHAIN_QUIET_MS) continue
-      add("an order's Tick chain is never quiet beyond its tick outside faults", `order ${o.short_ref} (${o.status}): no tick from ${(g.fromMs / 1000).toFixed(1)} s to ${(g.toMs / 1000).toFixed(1)} s, ${g.quietMs} ms of it outside fault windows (${TICK_CHAIN_QUIET_MS} ms allowed)`, o.short_ref)
+      if (g.quietMs <= allowedMs) continue
+      add("an order's Tick chain is never quiet beyond its tick outside faults", `order ${o.short_ref} (${o.status}): no tick from ${(g.fromMs / 1000).toFixed(1)} s to ${(g.toMs / 1000).toFixed(1)} s, ${g.quietMs} ms of it outside fault windows (${allowedMs} ms allowed)`, o.short_ref)
     }
   }
   const tickLate = latenessSplit(ticks, windows, runStartEpochMs)

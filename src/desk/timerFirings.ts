@@ -4,8 +4,8 @@
 // cluster stored the reply) adds to `deliveries` and moves `last_fired_at`, so "fired once" is
 // `deliveries = 1`. What reads it: the chaos checker (lateness inside and outside fault windows).
 // Rows are kept a day (`firingsKeptMs`); each node prunes older ones every 10 minutes, in batches.
-// Volume: an open order ticks every 3 s, 1,200 rows an hour, and an expired one keeps ticking for
-// a day (LATE_DEPOSIT_WATCH_MS), so the table holds at most about 28,800 rows per order ticking.
+// Volume: an open order ticks every 3 s, 1,200 rows an hour; an expired one ticks every 30 s for a
+// day (EXPIRED_TICK_MS, LATE_DEPOSIT_WATCH_MS), 2,880 rows.
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Duration, Effect, Layer, Schedule } from "effect"
 

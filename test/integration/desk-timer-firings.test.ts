@@ -9,7 +9,7 @@ import { MintLinkToken } from "../../schemas/common/linkToken.ts"
 import { DeskLinkToken } from "../../schemas/desk/identity.ts"
 import { DeskOrderEntity, WatchOrder } from "../../schemas/desk/orders.ts"
 import { configLayer } from "../../src/config.ts"
-import { ORDER_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
+import { EXPIRED_TICK_MS, ORDER_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
 import { firingsKeptMs, pruneFirings, recordFiring } from "../../src/desk/timerFirings.ts"
 import { linkTokenId, newChallengeId, newLinkToken } from "../../src/platform/identity/linkTokens.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -43,12 +43,12 @@ const firingsOf = (timer: string, entityId: string) =>
     FROM desk_timer_firings WHERE timer = $1 AND entity_id = $2 ORDER BY due_at`, [timer, entityId])
 
 /** An open cash-out waiting for its deposit, written as its entity would, and its entity told to watch it (its Tick chain starts). */
-const watchedOpenOrder = async (shortRef: string, depositAddress: string) => {
+const watchedOpenOrder = async (shortRef: string, depositAddress: string, status = "awaiting_deposit", expiresIn = "1 hour") => {
   const key = await createDeskKey(db.url, { scopes: ["cashout"] })
   const [order] = await db.query<{ id: string }>(`INSERT INTO desk_orders (short_ref, member_id, key_id, kind, status, asset, chain, amount, fee, payout,
       deposit_address, required_confirmations, expires_at)
-    SELECT $2, member_id, id, 'cashout', 'awaiting_deposit', 'DUSD', 'base', 100000000, 300000, 99700, $3, 1, now() + interval '1 hour'
-    FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex') RETURNING id::text`, [key.apiKey, shortRef, depositAddress])
+    SELECT $2, member_id, id, 'cashout', $4, 'DUSD', 'base', 100000000, 300000, 99700, $3, 1, now() + $5::interval
+    FROM desk_api_keys WHERE key_hash = encode(sha256($1::bytea), 'hex') RETURNING id::text`, [key.apiKey, shortRef, depositAddress, status, expiresIn])
   await node.run(Effect.flatMap(DeskOrderEntity.client, (c) => c(order!.id).Watch(new WatchOrder())))
   return order!
 }
@@ -97,6 +97,18 @@ describe("desk timer firings", () => {
     }
     // A chain: each tick schedules the next one on the grid after it fired.
     for (let i = 1; i < ticks.length; i++) expect(ticks[i]!.due_ms).toBeGreaterThan(ticks[i - 1]!.fired_ms)
+  })
+
+  it("an expired order watching for a late deposit ticks on the slower EXPIRED_TICK_MS grid", { timeout: 90_000 }, async () => {
+    // Every order a customer abandons watches for a day; at the open order's 3 s that was 28,800
+    // stored timer messages each. One expired a minute ago must tick on the 30 s grid.
+    const order = await watchedOpenOrder("TX-TIMERS03", "Tdeposit3", "expired", "-1 minute")
+    await expect.poll(async () => (await firingsOf("order_tick", order.id)).length, { timeout: EXPIRED_TICK_MS + 15_000, interval: 500 }).toBeGreaterThanOrEqual(1)
+    // At 3 s the chain would have ticked three more times by now.
+    await new Promise((r) => setTimeout(r, 3 * ORDER_TICK_MS + 1_000))
+    const ticks = await firingsOf("order_tick", order.id)
+    expect(ticks).toHaveLength(1)
+    expect(ticks[0]!.due_ms % EXPIRED_TICK_MS).toBe(0)
   })
 
   it("counts a redelivery on the timer's row, and prunes firings older than a day", async () => {
