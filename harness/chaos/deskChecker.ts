@@ -14,6 +14,7 @@
 //   expiry), no order's Tick chain quiet beyond its tick outside fault windows, and how late they
 //   fired, inside and outside fault windows.
 import { Effect } from "effect"
+import type { EvmLedger, TransferLog } from "../../src/chain/evm/EvmLedger.ts"
 import { syncOnce } from "../../src/chain/ledger/follower.ts"
 import { makeRpcLedger } from "../../src/chain/ledger/rpcLedger.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../src/chain/params.ts"
@@ -30,6 +31,22 @@ import type { Window } from "./windows.ts"
 import { attestationIntervalMs, type World } from "./world.ts"
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
+
+/**
+ * Every transfer of `token` to `to` from block 0 to the head, page by page: one `transfers` call
+ * reads at most the ledger's `scanBlocksMax` blocks (a 30-minute run's base chain passes 2,000,
+ * and the payouts above them read as missing).
+ */
+const allTransfers = async (ledger: EvmLedger, token: string, to: string) => {
+  const head = await run(ledger.blockNumber)
+  const logs: Array<TransferLog> = []
+  for (let from = 0n; from <= head;) {
+    const page = await run(ledger.transfers(token, from, head, { to: [to] }))
+    logs.push(...page.logs)
+    from = page.nextBlock
+  }
+  return logs
+}
 /** An attestation may come this much after its slot before the gap counts (a scan of every vault, a busy node). */
 const ATTESTATION_SLACK_MS = 10_000
 /** An order's Tick chain may be quiet this long outside fault windows (its 3 s tick behind a slow advance on a loaded box). */
@@ -111,8 +128,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       else if (BigInt((grants[0]!.payload as { amount: bigint }).amount) !== want || grants[0]!.reference !== o.payoutAddress) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: grant of ${(grants[0]!.payload as { amount: bigint }).amount} to ${grants[0]!.reference}, order pays ${want} to ${o.payoutAddress}`, o.shortRef)
       else paidOut++
     } else if (o.kind === "cashout" || o.kind === "redeem") {
-      const head = await run(desk.base.blockNumber)
-      const transfers = await run(desk.base.transfers(world.usdc, 0n, head, { to: [row.payout_address!] }))
+      const transfers = { logs: await allTransfers(desk.base, world.usdc, row.payout_address!) }
       const want = BigInt(row.payout)
       const got = transfers.logs.reduce((s, l) => s + l.value, 0n)
       if (transfers.logs.length !== 1 || transfers.logs[0]!.txHash !== payout[0]?.txid || got !== want) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: ${transfers.logs.length} USDC transfers to ${row.payout_address} (${got} of ${want}), payout leg ${payout[0]?.txid ?? "none"}`, o.shortRef)

@@ -39,6 +39,7 @@ import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderS
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
 import { createOrder } from "./createOrder.ts"
 import { lookForDeposit, newCursor } from "./depositScan.ts"
+import { type EvmDepositCursor, sightTokenDeposit } from "./evmDepositScan.ts"
 import { recordPartnerEvent } from "./partnerEvents.ts"
 import { recordFiring } from "../timerFirings.ts"
 import { evmNativePayoutLeg, sightEthDeposit } from "./ethWrap.ts"
@@ -95,7 +96,8 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const tokenDecimals = yield* TokenDecimals
   const config = yield* AppConfig
   const faucets = yield* CoinFaucets
-  // An ETH wrap's scan cursor, for this activation (ethWrap.ts).
+  // An ETH wrap's scan cursor, for this activation (ethWrap.ts), and a mint's (evmDepositScan.ts).
+  const evmDepositCursor: EvmDepositCursor = { clearedTo: undefined }
   const ethCursor = { clearedTo: undefined as bigint | undefined }
   // Hot-vault top-ups where a chain has a faucet (a devnet), one per coin chain for this activation (each pays at most once a block).
   const topUps = new Map(coins.chains.map((c) => [c, hotVaultTopUp(faucets, c, coins.get(c))] as const))
@@ -134,16 +136,13 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
           ? rec.payload.amount
           : undefined)))
 
-  /** A mint's stablecoin at its deposit address: the first transfer in, and its confirmations. */
+  /** A mint's stablecoin at its deposit address: the first transfer in, and its confirmations (evmDepositScan.ts). */
   const sightEvmDeposit = (row: OrderRow) =>
     Effect.gen(function*() {
       const l = yield* evm.get(row.chain as EvmChain)
-      const head = yield* l.blockNumber
-      const from = BigInt(depositScanStart(row.deposit_from_height ?? Number(head)))
-      if (head < from) return undefined
-      const scan = yield* l.transfers(tokenContractAddress(config.evmTokenContracts, l, (row.deposit_asset ?? "USDC") as TokenSymbol), from, head, { to: [row.deposit_address] })
-      const first = scan.logs[0]
-      return first === undefined ? undefined : { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }
+      const start = row.deposit_from_height === null ? Number(yield* l.blockNumber) : row.deposit_from_height
+      return yield* sightTokenDeposit(l, tokenContractAddress(config.evmTokenContracts, l, (row.deposit_asset ?? "USDC") as TokenSymbol),
+        row.deposit_address, BigInt(depositScanStart(start)), evmDepositCursor)
     })
 
   /** A wrap's coin at its deposit address (BTC, LTC): what the first transaction paying it pays it. */
@@ -199,7 +198,7 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
 
   type ActionOf<T extends DeskOrderAction["_tag"]> = Extract<DeskOrderAction, { _tag: T }>
 
-  /** An EVM chain's answer to a look: its scans read up to the head every time. */
+  /** An ETH wrap's answer to a look (ethWrap.ts says nothing of how far it read). */
   const wholeLook = <A>(found: A | undefined) => ({ complete: true, found })
 
   /**
@@ -210,7 +209,7 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
     Effect.gen(function*() {
       const nowMs = Date.now()
       const look = row.kind === "mint"
-        ? wholeLook(yield* sightEvmDeposit(row))
+        ? yield* sightEvmDeposit(row)
         : row.kind === "wrap" && row.chain === "ethereum"
         ? wholeLook(yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, ethCursor))
         : row.kind === "wrap"

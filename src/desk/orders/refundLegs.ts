@@ -40,14 +40,28 @@ const waiting: RefundStep = { _tag: "Waiting" }
 const orderKey = (wallets: DeskWalletsShape, row: OrderRow, chain: EvmChain | CoinChain) =>
   Effect.map(wallets.depositAddress({ chain, purpose: "order", owner: row.id, memberId: row.member_id }), (d) => wallets.depositKey(chain, d.index))
 
+/**
+ * The block the order's deposit is mined in, asked of the chain by its hash: a refund reads only
+ * that block for the deposit's sender. (Reading from the order's start read at most one
+ * `transfers` page, 2,000 blocks, so a late deposit's sender was never found; and an ETH wrap read
+ * every block since the order, one request each.)
+ */
+const depositBlock = (l: EvmLedger, row: OrderRow) =>
+  Effect.gen(function*() {
+    if (row.deposit_txid === null) return yield* new LegDeferred({ message: "refund: the order has no deposit" })
+    const status = yield* l.txStatus(row.deposit_txid).pipe(
+      Effect.catchTags({ EvmTxNotFound: () => Effect.succeed(undefined), EvmTxFailed: () => Effect.succeed(undefined) }))
+    if (status === undefined || status.kind !== "mined") return yield* new LegDeferred({ message: `refund: deposit ${row.deposit_txid} is not in a block` })
+    return status.blockNumber
+  })
+
 /** `from` of the mint's deposit transfer (its Transfer log to the order's address). */
 const depositSender = (l: EvmLedger, token: Address, row: OrderRow) =>
   Effect.gen(function*() {
-    const head = yield* l.blockNumber
-    const from = BigInt((row.deposit_from_height ?? 0) + 1)
-    const scan = yield* l.transfers(token, from, head, { to: [row.deposit_address] })
+    const block = yield* depositBlock(l, row)
+    const scan = yield* l.transfers(token, block, block, { to: [row.deposit_address] })
     const log = scan.logs.find((x) => x.txHash.toLowerCase() === row.deposit_txid?.toLowerCase())
-    if (log === undefined) return yield* new LegDeferred({ message: `refund: deposit ${row.deposit_txid} not found in blocks ${scan.fromBlock}..${scan.toBlock}` })
+    if (log === undefined) return yield* new LegDeferred({ message: `refund: deposit ${row.deposit_txid} not found in block ${block}` })
     return log.from
   })
 
@@ -142,16 +156,16 @@ export interface RefundChains {
   readonly config: AppConfigShape
 }
 
-/** `from` of an ETH wrap's deposit transaction (found again by reading the blocks after the order was made). */
+/** `from` of an ETH wrap's deposit transaction (read again from the deposit's block). */
 const nativeDepositSender = (l: EvmLedger, row: OrderRow) =>
   Effect.gen(function*() {
-    const head = yield* l.blockNumber
-    const from = BigInt((row.deposit_from_height ?? 0) + 1)
-    const { transfers } = yield* l.nativeTransfers(from, head, [row.deposit_address])
+    const block = yield* depositBlock(l, row)
+    const { transfers } = yield* l.nativeTransfers(block, block, [row.deposit_address])
     const t = transfers.find((x) => x.txHash.toLowerCase() === row.deposit_txid?.toLowerCase())
-    if (t === undefined) return yield* new LegDeferred({ message: `refund: deposit ${row.deposit_txid} not found from block ${from}` })
+    if (t === undefined) return yield* new LegDeferred({ message: `refund: deposit ${row.deposit_txid} not found in block ${block}` })
     return t.from
   })
+
 
 /**
  * An ETH wrap's refund: the deposit's wei back from the order's own address (it pays its own gas:
