@@ -12,6 +12,7 @@ import * as LinkTokenEntity from "./identity/LinkTokenEntity.ts"
 import * as LinkedWalletEntity from "./identity/LinkedWalletEntity.ts"
 import * as DeskKeys from "./keys/DeskKeys.ts"
 import * as DeskOrderEntity from "./orders/DeskOrderEntity.ts"
+import * as TickRearm from "./orders/tickRearm.ts"
 import * as TimerFirings from "./timerFirings.ts"
 import * as ReserveScanner from "./reserves/ReserveScanner.ts"
 import * as DevnetBacking from "./tokens/devnetBacking.ts"
@@ -27,7 +28,7 @@ const services = Layer.mergeAll(DeskKeys.layer, Transparency.layer).pipe(
 
 export const layer = Layer.mergeAll(
   listener, DeskOrderEntity.layer, LinkedWalletEntity.layer, LinkTokenEntity.layer, AttestorEntity.layer, AttestorEntity.layerKick,
-  AttestationMonitor.layer, TimerFirings.pruneLayer
+  AttestationMonitor.layer, TimerFirings.pruneLayer, TickRearm.rearmLayer
 ).pipe(Layer.provideMerge(services))
 
 export const devnetBacking = DevnetBacking.layer.pipe(Layer.provide(DeskWallets.layer))

@@ -10,6 +10,7 @@ import { DeskLinkToken } from "../../schemas/desk/identity.ts"
 import { DeskOrderEntity, WatchOrder } from "../../schemas/desk/orders.ts"
 import { configLayer } from "../../src/config.ts"
 import { EXPIRED_TICK_MS, ORDER_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
+import { OPEN_QUIET_MS } from "../../src/desk/orders/tickRearm.ts"
 import { firingsKeptMs, pruneFirings, recordFiring } from "../../src/desk/timerFirings.ts"
 import { linkTokenId, newChallengeId, newLinkToken } from "../../src/platform/identity/linkTokens.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -109,6 +110,24 @@ describe("desk timer firings", () => {
     const ticks = await firingsOf("order_tick", order.id)
     expect(ticks).toHaveLength(1)
     expect(ticks[0]!.due_ms % EXPIRED_TICK_MS).toBe(0)
+  })
+
+  it("a Tick chain that was lost starts again: the re-arm sweep sends Advance, which schedules the next tick", { timeout: 120_000 }, async () => {
+    // Chaos seed 7 (session 19): a cash-out's chain went quiet for 22 minutes. Here the chain is
+    // cut by hand: every pending Tick of the order is deleted until none has fired for longer
+    // than OPEN_QUIET_MS would allow; the sweep (tickRearm.ts) must start it again.
+    const order = await watchedOpenOrder("TX-TIMERS04", "Tdeposit4")
+    await expect.poll(async () => (await firingsOf("order_tick", order.id)).length, { timeout: 30_000, interval: 300 }).toBeGreaterThanOrEqual(1)
+    const lastFired = async () => Math.max(...(await firingsOf("order_tick", order.id)).map((f) => f.fired_ms))
+    while (Date.now() - (await lastFired()) < 2 * ORDER_TICK_MS + 1_000) {
+      await db.query("DELETE FROM cluster_messages WHERE entity_id = $1 AND tag = 'Tick' AND processed = false", [order.id])
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const cut = await lastFired()
+    await expect.poll(async () => (await lastFired()) > cut, { timeout: OPEN_QUIET_MS + 60_000, interval: 500 }).toBe(true)
+    // Then it goes on by itself.
+    const resumed = await lastFired()
+    await expect.poll(async () => (await lastFired()) > resumed, { timeout: 20_000, interval: 500 }).toBe(true)
   })
 
   it("counts a redelivery on the timer's row, and prunes firings older than a day", async () => {

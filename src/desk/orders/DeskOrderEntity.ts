@@ -445,7 +445,10 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
         Effect.zipRight(scheduleNext),
         metrics.guard
       ),
-    Advance: (_: { readonly payload: AdvanceOrder }) => advance.pipe(metrics.guard),
+    // A poll's (or the re-arm sweep's, tickRearm.ts) look also schedules the next tick: a chain that
+    // was lost starts again. Bounded, unlike a tick's: the caller waits for this answer.
+    Advance: (_: { readonly payload: AdvanceOrder }) =>
+      Effect.zipRight(advance, scheduleNext.pipe(Effect.timeout("5 seconds"), Effect.catchAllCause(() => Effect.void))).pipe(metrics.guard),
     PartnerEvent: ({ payload }) => partnerEvent(payload).pipe(metrics.guard)
   })
 }), { maxIdleTime: "1 minute", concurrency: 1 })
