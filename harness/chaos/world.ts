@@ -19,7 +19,7 @@ import { startLitecoind, urlWithCredentials, type Litecoind } from "../litecoind
 import { spawnNode, type NodeProcess } from "../nodeProcess.ts"
 import { freePort } from "../ports.ts"
 import { pollFor } from "../omniIssuer.ts"
-import { type SwitchableProxy, startProxyProcess } from "../proxyProcess.ts"
+import { startTcpProxy, type TcpProxy } from "../tcpProxy.ts"
 
 export interface ChaosNode {
   readonly index: number
@@ -33,10 +33,10 @@ export interface World {
   /** The database as the campaign's own clients reach it: directly, never through the cut proxy. */
   readonly directUrl: string
   readonly query: <R = Record<string, unknown>>(text: string, params?: ReadonlyArray<unknown>) => Promise<Array<R>>
-  readonly dbProxy: SwitchableProxy
+  readonly dbProxy: TcpProxy
   readonly litecoind: Litecoind
   readonly ledgerUrl: string
-  readonly ledgerProxy: SwitchableProxy
+  readonly ledgerProxy: TcpProxy
   /** The EVM chain `base` (chain id 8453): USDC cash-outs, mints and redeems. */
   readonly anvil: Anvil
   /** The EVM chain `ethereum` (chain id 1): ETH wraps and unwraps (the desk's ETH lives on ethereum only). */
@@ -46,7 +46,7 @@ export interface World {
   /** anvil's default accounts 1..: the desk customers' own EVM wallets, ETH on both chains and USDC on base. */
   readonly evmCustomerKeys: ReadonlyArray<`0x${string}`>
   /** Per node: the port its peers dial, forwarding to the port it binds (cut to partition it). */
-  readonly runnerProxies: ReadonlyArray<SwitchableProxy>
+  readonly runnerProxies: ReadonlyArray<TcpProxy>
   readonly nodes: ReadonlyArray<ChaosNode>
   readonly dataDir: string
   /** Nodes answering now (a killed one is missing until it is back). */
@@ -101,20 +101,13 @@ export const startWorld = async (o: { readonly nodes: number; readonly log: (lin
     pool.on("error", () => undefined)
     started.push(() => pool.end())
     const query = async <R,>(text: string, params?: ReadonlyArray<unknown>) => (await pool.query(text, params as Array<unknown>)).rows as Array<R>
+    const dbProxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(directUrl).port) })
+    started.push(dbProxy.down)
     const litecoind = await startLitecoind()
     started.push(litecoind.stop)
     const ltcUrl = urlWithCredentials(litecoind)
-    // Each node keeps its runner ports for the whole run: peers dial the proxy, the node binds behind it.
-    const listenPorts = await Promise.all(nodes.map(() => freePort()))
-    // Every forwarder the nemesis switches, in a process of its own (proxyProcess.ts): the database,
-    // the ledger, then each node's runner port.
-    const proxyProcess = await startProxyProcess([
-      { host: "127.0.0.1", port: Number(new URL(directUrl).port) },
-      { host: "127.0.0.1", port: Number(new URL(litecoind.url).port) },
-      ...listenPorts.map((port) => ({ host: "127.0.0.1", port }))
-    ])
-    started.push(proxyProcess.stop)
-    const [dbProxy, ledgerProxy, ...runnerProxies] = proxyProcess.proxies as [SwitchableProxy, SwitchableProxy, ...Array<SwitchableProxy>]
+    const ledgerProxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(litecoind.url).port) })
+    started.push(ledgerProxy.down)
     const ledgerUrl = withPort(ltcUrl, ledgerProxy.port)
     const anvil = await startAnvil({ chainId: anvilChainId })
     started.push(anvil.stop)
@@ -166,6 +159,10 @@ export const startWorld = async (o: { readonly nodes: number; readonly log: (lin
       // A start that hangs exits for the nemesis's restart loop to try again (nemesis.ts).
       SHARDLINE_START_DEADLINE_MS: "120000"
     }
+    // Each node keeps its runner ports for the whole run: peers dial the proxy, the node binds behind it.
+    const listenPorts = await Promise.all(nodes.map(() => freePort()))
+    const runnerProxies = await Promise.all(listenPorts.map((p) => startTcpProxy({ host: "127.0.0.1", port: p })))
+    for (const p of runnerProxies) started.push(p.down)
     const startNode = async (i: number): Promise<NodeProcess> => {
       const slot = nodes[i]!
       const node = await spawnNode({ ...vars, SHARDLINE_RUNNER_PORT: String(runnerProxies[i]!.port), SHARDLINE_RUNNER_LISTEN_PORT: String(listenPorts[i]!) }, { startTimeoutMs: 300_000 })
