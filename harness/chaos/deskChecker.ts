@@ -128,10 +128,10 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
       else if (BigInt((grants[0]!.payload as { amount: bigint }).amount) !== want || grants[0]!.reference !== o.payoutAddress) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: grant of ${(grants[0]!.payload as { amount: bigint }).amount} to ${grants[0]!.reference}, order pays ${want} to ${o.payoutAddress}`, o.shortRef)
       else paidOut++
     } else if (o.kind === "cashout" || o.kind === "redeem") {
-      const transfers = { logs: await allTransfers(desk.base, world.usdc, row.payout_address!) }
+      const logs = await allTransfers(desk.base, world.usdc, row.payout_address!)
       const want = BigInt(row.payout)
-      const got = transfers.logs.reduce((s, l) => s + l.value, 0n)
-      if (transfers.logs.length !== 1 || transfers.logs[0]!.txHash !== payout[0]?.txid || got !== want) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: ${transfers.logs.length} USDC transfers to ${row.payout_address} (${got} of ${want}), payout leg ${payout[0]?.txid ?? "none"}`, o.shortRef)
+      const got = logs.reduce((s, l) => s + l.value, 0n)
+      if (logs.length !== 1 || logs[0]!.txHash !== payout[0]?.txid || got !== want) add("every desk payout on chain exactly once", `${o.kind} ${o.shortRef}: ${logs.length} USDC transfers to ${row.payout_address} (${got} of ${want}), payout leg ${payout[0]?.txid ?? "none"}`, o.shortRef)
       else paidOut++
     } else if (o.asset === "LTC") {
       const utxos = await run(ltc.listUnspent([row.payout_address!]))

@@ -96,9 +96,8 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const tokenDecimals = yield* TokenDecimals
   const config = yield* AppConfig
   const faucets = yield* CoinFaucets
-  // An ETH wrap's scan cursor, for this activation (ethWrap.ts), and a mint's (evmDepositScan.ts).
+  // What this activation has cleared of an EVM chain for the deposit: a mint's look or an ETH wrap's (evmDepositScan.ts).
   const evmDepositCursor: EvmDepositCursor = { clearedTo: undefined }
-  const ethCursor = { clearedTo: undefined as bigint | undefined }
   // Hot-vault top-ups where a chain has a faucet (a devnet), one per coin chain for this activation (each pays at most once a block).
   const topUps = new Map(coins.chains.map((c) => [c, hotVaultTopUp(faucets, c, coins.get(c))] as const))
   const refundChains = { evm, coins, wallets, config }
@@ -211,7 +210,7 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
       const look = row.kind === "mint"
         ? yield* sightEvmDeposit(row)
         : row.kind === "wrap" && row.chain === "ethereum"
-        ? wholeLook(yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, ethCursor))
+        ? wholeLook(yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, evmDepositCursor))
         : row.kind === "wrap"
         ? yield* sightCoinDeposit(row)
         : yield* sightDeposit(row, yield* propertyOf(row))

@@ -65,9 +65,10 @@ export const stepBack = (cursor: DepositCursor): void => {
 
 /** Adds a block read on top of the cursor: its hash, and what in it pays `target`. */
 export const pushBlock = (cursor: DepositCursor, block: { readonly height: number; readonly hash: string; readonly txs: ReadonlyArray<string> }, target: Buffer): void => {
+  const targetHex = target.toString("hex")
   for (const hex of block.txs) {
     // A cheap look first: most transactions do not carry the script at all.
-    if (!hex.includes(target.toString("hex"))) continue
+    if (!hex.includes(targetHex)) continue
     const tx = Transaction.fromHex(hex)
     const paid = tx.outs.filter((o) => target.equals(Buffer.from(o.script))).reduce((n, o) => n + BigInt(o.value), 0n)
     if (paid > 0n) cursor.candidates.push({ tx, txid: tx.getId(), paid, height: block.height })
@@ -81,7 +82,7 @@ export const pushBlock = (cursor: DepositCursor, block: { readonly height: numbe
 export const topIsStale = (cursor: DepositCursor, tip: { readonly height: number; readonly hash: string }): boolean =>
   cursor.top >= cursor.start && (cursor.top > tip.height || (cursor.top === tip.height && cursor.hashes.get(cursor.top) !== tip.hash))
 
-/** A block read above the cursor that does not link to its top: the top was reorged away. */
+/** A block read above the cursor links to its top (if not, the top was reorged away). */
 export const linksOnTop = (cursor: DepositCursor, block: { readonly prevHash: string }): boolean =>
   cursor.top < cursor.start || cursor.hashes.get(cursor.top) === block.prevHash
 

@@ -6,6 +6,7 @@
 // followed and re-sent by `ensureEvmSent`.
 import { Effect } from "effect"
 import type { EvmLedger } from "../../chain/evm/EvmLedger.ts"
+import { clearFinal, type EvmDepositCursor } from "./evmDepositScan.ts"
 import { evmLegOnce } from "./legs.ts"
 
 /** An ETH unwrap's payout: native ETH from the hot wallet, made once (legs.ts `evmLegOnce`). The hash. */
@@ -14,20 +15,9 @@ export const evmNativePayoutLeg = (orderId: string, ledger: EvmLedger, to: strin
 
 /** Blocks one look reads at most (each block is read whole on a real node). */
 const SCAN_BLOCKS_MAX = 500n
-/** Blocks this deep under the head are taken as final: read once, never again (ethereum reorgs are far shallower). */
-const FINAL_DEPTH = 64n
-
-/**
- * Where a look at one order's address starts reading: blocks up to `clearedTo` were read, paid
- * nothing, and are final. Kept by the order's entity while it is active, so a look reads only
- * the blocks it has not cleared (a re-activation starts again from the order's height).
- */
-export interface EthScanCursor {
-  clearedTo: bigint | undefined
-}
 
 /** The first native payment to the order's address after `fromBlock`, with its confirmations; undefined if none yet. */
-export const sightEthDeposit = (ledger: EvmLedger, address: string, fromBlock: number, cursor: EthScanCursor) =>
+export const sightEthDeposit = (ledger: EvmLedger, address: string, fromBlock: number, cursor: EvmDepositCursor) =>
   Effect.gen(function*() {
     const head = yield* ledger.blockNumber
     const from = cursor.clearedTo === undefined ? BigInt(fromBlock + 1) : cursor.clearedTo + 1n
@@ -36,8 +26,7 @@ export const sightEthDeposit = (ledger: EvmLedger, address: string, fromBlock: n
     const { transfers } = yield* ledger.nativeTransfers(from, last, [address])
     const first = transfers[0]
     if (first === undefined) {
-      const final = head - FINAL_DEPTH
-      if (final >= from) cursor.clearedTo = last < final ? last : final
+      clearFinal(cursor, from, last, head)
       return undefined
     }
     return { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 }

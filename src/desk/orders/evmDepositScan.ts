@@ -13,12 +13,19 @@ import type { DepositLook } from "./depositScan.ts"
 
 /** Pages one look reads at most (each one eth_getLogs of up to `scanBlocksMax` blocks). */
 export const PAGES_PER_LOOK = 5
-/** Blocks this deep under the head are taken as final: read once, never again. */
+/** Blocks this deep under the head are taken as final: read once, never again (EVM reorgs are far shallower). */
 export const FINAL_DEPTH = 64n
 
-/** What one activation has cleared: blocks up to `clearedTo` are final and paid nothing. */
+/** What one activation has cleared: blocks up to `clearedTo` are final and paid nothing (a mint's look and an ETH wrap's, ethWrap.ts). */
 export interface EvmDepositCursor {
   clearedTo: bigint | undefined
+}
+
+/** After reading `from..readTo` and finding nothing: the final part of it is cleared (never moves back). */
+export const clearFinal = (cursor: EvmDepositCursor, from: bigint, readTo: bigint, head: bigint): void => {
+  const final = head - FINAL_DEPTH
+  const cleared = readTo < final ? readTo : final
+  if (cleared >= from && (cursor.clearedTo === undefined || cleared > cursor.clearedTo)) cursor.clearedTo = cleared
 }
 
 export const sightTokenDeposit = (
@@ -40,9 +47,7 @@ export const sightTokenDeposit = (
       if (first !== undefined) {
         return { complete: true, found: { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 } }
       }
-      const final = head - FINAL_DEPTH
-      const cleared = scan.toBlock < final ? scan.toBlock : final
-      if (cleared >= from && (cursor.clearedTo === undefined || cleared > cursor.clearedTo)) cursor.clearedTo = cleared
+      clearFinal(cursor, from, scan.toBlock, head)
       if (scan.toBlock >= head) return { complete: true, found: undefined }
       from = scan.nextBlock
     }

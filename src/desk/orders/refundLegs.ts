@@ -166,7 +166,6 @@ const nativeDepositSender = (l: EvmLedger, row: OrderRow) =>
     return t.from
   })
 
-
 /**
  * An ETH wrap's refund: the deposit's wei back from the order's own address (it pays its own gas:
  * what it received is ETH) to the refund address, else the deposit's sender. The gas is taken
