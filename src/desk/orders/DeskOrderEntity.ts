@@ -197,9 +197,6 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
 
   type ActionOf<T extends DeskOrderAction["_tag"]> = Extract<DeskOrderAction, { _tag: T }>
 
-  /** An ETH wrap's answer to a look (ethWrap.ts says nothing of how far it read). */
-  const wholeLook = <A>(found: A | undefined) => ({ complete: true, found })
-
   /**
    * Looks for the deposit on the chain it is paid on, and lets the clock run (expiry). A look that
    * has not read up to the tip yet (a fresh activation far behind) says nothing of the deposit.
@@ -210,7 +207,7 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
       const look = row.kind === "mint"
         ? yield* sightEvmDeposit(row)
         : row.kind === "wrap" && row.chain === "ethereum"
-        ? wholeLook(yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, evmDepositCursor))
+        ? yield* sightEthDeposit(yield* evm.get("ethereum"), row.deposit_address, row.deposit_from_height ?? 0, evmDepositCursor)
         : row.kind === "wrap"
         ? yield* sightCoinDeposit(row)
         : yield* sightDeposit(row, yield* propertyOf(row))

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest"
 import { makeDevnetLedger } from "../../../src/chain/evm/devnet.ts"
 import { deployDevnetTokens, devnetTokenAddress } from "../../../src/chain/evm/devnetTokens.ts"
 import type { EvmLedger } from "../../../src/chain/evm/EvmLedger.ts"
+import { sightEthDeposit } from "../../../src/desk/orders/ethWrap.ts"
 import { FINAL_DEPTH, PAGES_PER_LOOK, sightTokenDeposit, type EvmDepositCursor } from "../../../src/desk/orders/evmDepositScan.ts"
 
 const key = Redacted.make("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
@@ -69,5 +70,22 @@ describe("a mint's deposit look", () => {
     }))
     expect(r.look).toEqual({ complete: true, found: undefined })
     expect(r.cleared).toBe(r.head - FINAL_DEPTH)
+  })
+
+  it("an ETH wrap's look that stopped short of the head is incomplete, and the next one finds the deposit further up", async () => {
+    // Before: the look read 500 blocks and answered as if it had read to the tip, so an expired
+    // wrap far behind took "nothing paid" and a deposit above its first 500 blocks was never seen.
+    const r = await withLedger((ledger) => Effect.gen(function*() {
+      const from = yield* ledger.blockNumber
+      yield* ledger.mine(600)
+      const hash = yield* ledger.nativeTransfer(deposit, 1_000n, () => Effect.void)
+      const cursor: EvmDepositCursor = { clearedTo: undefined }
+      const first = yield* sightEthDeposit(ledger, deposit, Number(from), cursor)
+      const second = yield* sightEthDeposit(ledger, deposit, Number(from), cursor)
+      return { hash, first, second, cleared: cursor.clearedTo, from }
+    }))
+    expect(r.first).toEqual({ complete: false, found: undefined })
+    expect(r.cleared).toBe(r.from + 500n)
+    expect(r.second).toEqual({ complete: true, found: { txid: r.hash, amount: 1_000n, confirmations: 1 } })
   })
 })
