@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import type { EvmInvalidInput, EvmLedger, EvmRpcError } from "../../chain/evm/EvmLedger.ts"
 import type { DepositLook } from "./depositScan.ts"
-import { clearFinal, type EvmDepositCursor } from "./evmDepositScan.ts"
+import { clearFinal, type EvmDepositCursor, sighted } from "./evmDepositScan.ts"
 import { evmLegOnce } from "./legs.ts"
 
 /** An ETH unwrap's payout: native ETH from the hot wallet, made once (legs.ts `evmLegOnce`). The hash. */
@@ -36,9 +36,7 @@ export const sightEthDeposit = (
     const last = head < from + SCAN_BLOCKS_MAX - 1n ? head : from + SCAN_BLOCKS_MAX - 1n
     const { nextBlock, transfers } = yield* ledger.nativeTransfers(from, last, [address])
     const first = transfers[0]
-    if (first !== undefined) {
-      return { complete: true, found: { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 } }
-    }
+    if (first !== undefined) return sighted(head, first)
     const readTo = nextBlock - 1n
     clearFinal(cursor, from, readTo, head)
     return { complete: readTo >= head, found: undefined }

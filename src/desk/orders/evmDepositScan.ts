@@ -28,6 +28,10 @@ export const clearFinal = (cursor: EvmDepositCursor, from: bigint, readTo: bigin
   if (cleared >= from && (cursor.clearedTo === undefined || cleared > cursor.clearedTo)) cursor.clearedTo = cleared
 }
 
+/** A transfer to the deposit address seen with the chain at `head`: the look's answer. */
+export const sighted = (head: bigint, t: { readonly txHash: string; readonly value: bigint; readonly blockNumber: bigint }): DepositLook<bigint> =>
+  ({ complete: true, found: { txid: t.txHash, amount: t.value, confirmations: Number(head - t.blockNumber) + 1 } })
+
 export const sightTokenDeposit = (
   ledger: Pick<EvmLedger, "blockNumber" | "transfers">,
   token: string,
@@ -44,9 +48,7 @@ export const sightTokenDeposit = (
     for (let page = 0; page < PAGES_PER_LOOK || from > head - FINAL_DEPTH; page++) {
       const scan = yield* ledger.transfers(token, from, head, { to: [address] })
       const first = scan.logs[0]
-      if (first !== undefined) {
-        return { complete: true, found: { txid: first.txHash, amount: first.value, confirmations: Number(head - first.blockNumber) + 1 } }
-      }
+      if (first !== undefined) return sighted(head, first)
       clearFinal(cursor, from, scan.toBlock, head)
       if (scan.toBlock >= head) return { complete: true, found: undefined }
       from = scan.nextBlock
