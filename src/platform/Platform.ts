@@ -18,6 +18,7 @@ import * as OpsFeed from "./ops/OpsFeed.ts"
 import * as RateLimiter from "./RateLimiter.ts"
 import * as SecretBox from "./SecretBox.ts"
 import * as SignInChallengeEntity from "./signin/SignInChallengeEntity.ts"
+import * as StaleReads from "./entity/staleReads.ts"
 import * as WebSessions from "./signin/WebSessions.ts"
 import * as TokenDecimals from "../chain/evm/TokenDecimals.ts"
 
@@ -37,4 +38,4 @@ export const services = Layer.mergeAll(OpsFeed.layer, WebSessions.layer, RateLim
 )
 
 /** The platform's own entities and background work. */
-export const entities = Layer.mergeAll(DevnetEntity.layer, SignInChallengeEntity.layer, NodeReporter.layer)
+export const entities = Layer.mergeAll(DevnetEntity.layer, SignInChallengeEntity.layer, NodeReporter.layer, StaleReads.layer)
