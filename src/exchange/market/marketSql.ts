@@ -4,6 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { localId } from "../markets/ids.ts"
+import { clientKey } from "../orders/clientKey.ts"
 import { decimalToSats } from "./amounts.ts"
 import type { Changes, Counters, GrantView, OrderRec, Status } from "./MarketState.ts"
 
@@ -80,19 +81,23 @@ export const orderByClientId = (marketId: number, userId: number, clientOrderId:
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<OrderRow>`SELECT ${orderColumns(sql)} FROM orders o LEFT JOIN authorizations a ON a.grant_id = o.grant_id
-      WHERE o.market_id = ${marketId} AND o.user_id = ${userId} AND o.client_order_id = ${clientOrderId}`
+      WHERE o.client_key = ${clientKey(marketId, userId, clientOrderId)}`
     return rows[0] === undefined ? undefined : toRec(rows[0])
   })
+
+/**
+ * The statement of `existingClientIds`: by the stored key (migration 0046), which one index serves
+ * even on a fresh table's statistics (test/integration/orders-client-key.test.ts reads its plan).
+ */
+export const clientIdsProbe = (sql: SqlClient.SqlClient, marketId: number, pairs: ReadonlyArray<readonly [number, string]>) =>
+  sql<{ user_id: string; client_order_id: string }>`SELECT o.user_id::text, o.client_order_id FROM orders o
+    WHERE o.client_key = ANY(${pairs.map((p) => clientKey(marketId, p[0], p[1]))}::text[])`
 
 /** Which of these (user, client order id) pairs already have an order in the market. */
 export const existingClientIds = (marketId: number, pairs: ReadonlyArray<readonly [number, string]>) =>
   Effect.gen(function*() {
     if (pairs.length === 0) return new Set<string>()
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ user_id: string; client_order_id: string }>`SELECT o.user_id::text, o.client_order_id FROM orders o
-      JOIN unnest(${pairs.map((p) => String(p[0]))}::bigint[], ${pairs.map((p) => p[1])}::text[]) AS k(u, c)
-        ON o.user_id = k.u AND o.client_order_id = k.c
-      WHERE o.market_id = ${marketId}`
+    const rows = yield* clientIdsProbe(yield* SqlClient.SqlClient, marketId, pairs)
     return new Set(rows.map((r) => `${r.user_id}\u0000${r.client_order_id}`))
   })
 

@@ -14,6 +14,7 @@ import m0012 from "./0012_settlement_txid_unique.ts"
 import m0016 from "./0016_market_data.ts"
 import m0037 from "./0037_key_destroyed_at.ts"
 import m0043 from "./0043_grant_leg_totals.ts"
+import m0046 from "./0046_orders_client_key.ts"
 
 export const migrations: Migrations = {
   "0001_accounts": m0001,
@@ -25,5 +26,7 @@ export const migrations: Migrations = {
   "0012_settlement_txid_unique": m0012,
   "0016_market_data": m0016,
   "0037_key_destroyed_at": m0037,
-  "0043_grant_leg_totals": m0043
+  "0043_grant_leg_totals": m0043,
+  // orders.client_key: the place idempotency key probed by one index, whatever the statistics.
+  "0046_orders_client_key": m0046
 }

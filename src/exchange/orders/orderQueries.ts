@@ -4,6 +4,7 @@
 // window, else the most recent `limit`; results oldest first.
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { clientKey } from "./clientKey.ts"
 
 export const limitDefault = 500
 export const limitMax = 1000
@@ -33,7 +34,7 @@ export const orderById = (userId: number, orderId: number) =>
 
 export const orderByClientId = (userId: number, marketId: number, clientOrderId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<OrderRow>`SELECT ${orderCols(sql)} FROM orders WHERE market_id = ${marketId} AND user_id = ${userId} AND client_order_id = ${clientOrderId}`.pipe(
+    sql<OrderRow>`SELECT ${orderCols(sql)} FROM orders WHERE client_key = ${clientKey(marketId, userId, clientOrderId)}`.pipe(
       Effect.map((r) => r[0])
     ))
 
