@@ -186,7 +186,14 @@ export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCust
     for (let attempt = 1; attempt <= 20; attempt++) {
       try {
         const txid = o.kind === "mint" ? await run(onBase.erc20Transfer(world.usdc, depositAddress, unitsOf(amount, 6)))
-          : o.kind === "wrap" && o.asset === "LTC" ? await world.litecoind.rpc<string>("sendtoaddress", depositAddress, Number(amount))
+          // From the customer's own key and coins, as a wallet outside the node would. litecoind's
+          // own wallet (`sendtoaddress`) does not survive the nemesis's reorgs: sending small
+          // amounts with a block every two sends and a 1-3 block `invalidateblock` every 37 sends,
+          // its balance went 140.9 → 48.0 → 0 LTC by the third reorg. Then every LTC deposit of
+          // the run failed "Insufficient funds" and its orders stayed open, ticking, to their
+          // expiry (chaos seed 7's 30-minute runs on bedf40e and 9d5ee78: 76 sends failed, 79
+          // orders awaiting a deposit, the desk's ticks minutes late).
+          : o.kind === "wrap" && o.asset === "LTC" ? await run(tokenWallet.pay(depositAddress, unitsOf(amount, 8)))
           : o.kind === "wrap" ? await run(onEthereum.nativeTransfer(depositAddress, unitsOf(amount, 18)))
           : await run(tokenWallet.omni({ type: "simpleSend", property: desk.properties[(o.kind === "unwrap" ? `w${o.asset}` : o.asset) as (typeof DESK_TOKENS)[number]], amount: unitsOf(amount, TOKEN_DECIMALS) }, depositAddress))
         outcome = { kind: "answer", status: 200, body: { txid } }
