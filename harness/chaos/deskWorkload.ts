@@ -164,6 +164,8 @@ const freshLtcAddress = (): string => Either.getOrThrow(p2pkhAddressOfPubkey(ECP
 export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCustomer, deskRun: DeskRun, history: History, rng: Rng, clock: () => number, stopAtMs: number) => {
   const ledger = makeRpcLedger({ url: urlWithCredentials(world.litecoind), params: ledgerParams, nodeParams: litecoinRegtestParams })
   const tokenWallet = makeKeyWallet(ledger, c.ledgerKey.privateKey)
+  // The same key and coins seen as LTC (litecoind's own address format) for LTC wrap deposits.
+  const ltcWallet = makeKeyWallet(makeRpcLedger({ url: urlWithCredentials(world.litecoind), params: litecoinRegtestParams, nodeParams: litecoinRegtestParams }), c.ledgerKey.privateKey)
   const onBase = await run(makeViemLedger({ chain: "base", rpcUrl: world.anvil.url, hotWalletKey: Redacted.make(c.evmKey), devRpc: "anvil" }))
   const onEthereum = await run(makeViemLedger({ chain: "ethereum", rpcUrl: world.anvilEth.url, hotWalletKey: Redacted.make(c.evmKey), devRpc: "anvil" }))
   const myEvm = privateKeyToAccount(c.evmKey).address
@@ -193,7 +195,7 @@ export const runDeskCustomer = async (world: World, desk: DeskWorld, c: DeskCust
           // the run failed "Insufficient funds" and its orders stayed open, ticking, to their
           // expiry (chaos seed 7's 30-minute runs on bedf40e and 9d5ee78: 76 sends failed, 79
           // orders awaiting a deposit, the desk's ticks minutes late).
-          : o.kind === "wrap" && o.asset === "LTC" ? await run(tokenWallet.pay(depositAddress, unitsOf(amount, 8)))
+          : o.kind === "wrap" && o.asset === "LTC" ? await run(ltcWallet.pay(depositAddress, unitsOf(amount, 8)))
           : o.kind === "wrap" ? await run(onEthereum.nativeTransfer(depositAddress, unitsOf(amount, 18)))
           : await run(tokenWallet.omni({ type: "simpleSend", property: desk.properties[(o.kind === "unwrap" ? `w${o.asset}` : o.asset) as (typeof DESK_TOKENS)[number]], amount: unitsOf(amount, TOKEN_DECIMALS) }, depositAddress))
         outcome = { kind: "answer", status: 200, body: { txid } }
