@@ -29,6 +29,7 @@ import { make as secretBox } from "../../src/platform/SecretBox.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { createKey } from "../../harness/keys.ts"
 import { startNode, testMasterKey, type RunningNode } from "../support/node.ts"
+import { withTableRenamed } from "../support/pg.ts"
 import { fundOmni, issueProperty, mine, nativeBalance, newAddress, omniBalance, until } from "../support/omniWorld.ts"
 
 const FINAL_DEPTH = 3
@@ -300,6 +301,34 @@ describe("settlement", () => {
     expect(await omniBalance(node, buyer.own, tok)).toBe(7n * COIN)
     expect(await nativeBalance(node, leaving.delegated)).toBe(0n)
   }, 60_000)
+
+  it("a leg unsigned at expiry for want of a fee coin is signed once the sponsor can pay, not failed", async () => {
+    // Chaos seed 1 (session 21): a grant expired while the ledger refused connections; its base
+    // leg had no fee coin, and the expiry failed it at once, leaving the buyer unpaid for good.
+    // Here the sponsor cannot pay (its table is away) from the grant to a few seconds past its
+    // expiry: the grant gets no fee coin, the leg cannot be built, and the expiry must keep trying
+    // while the key opens.
+    let leaving: Party | undefined
+    let tradeId = ""
+    const expiresAt = Date.now() + 8_000
+    await withTableRenamed(db, "fee_sponsor_txs", async () => {
+      leaving = await party("TOK", expiresAt)
+      await fundOmni(node, leaving.delegated, tok, 5n * COIN)
+      tradeId = await recordTrade(leaving, buyer, 2n * COIN, 1n * COIN)
+      await new Promise((r) => setTimeout(r, Math.max(0, expiresAt + 4_000 - Date.now())))
+      // Expired, and its leg still waits unsigned (not failed).
+      const [base] = (await legs(tradeId)).filter((l) => l.leg === "base")
+      expect(base).toMatchObject({ status: "recorded", txid: null })
+    })
+    const [base] = (await untilLegs(tradeId, (rows) => rows.some((r) => r.leg === "base" && r.txid !== null), "the base leg signed after the sponsor came back"))
+      .filter((l) => l.leg === "base")
+    expect(base!.status).not.toBe("failed")
+    await until(async () => ((await db.query(`SELECT 1 FROM authorization_sweeps WHERE grant_id = $1`, [leaving!.grantId])).length > 0 ? true : undefined), 30_000, "the sweep")
+    await until(async () => ((await db.query(`SELECT 1 FROM authorization_keys WHERE grant_id = $1`, [leaving!.grantId])).length === 0 ? true : undefined), 30_000, "the key deleted")
+    await settle(tradeId)
+    expect((await legs(tradeId)).find((l) => l.leg === "base")!.status).toBe("final")
+    expect(await omniBalance(node, leaving!.own, tok)).toBe(3n * COIN)
+  }, 90_000)
 
   it("a replaced grant is swept before its key goes", async () => {
     const own = newAddress()
