@@ -2,7 +2,7 @@
 // issue 25): a link token's Expire once, an open order's Tick chain on its 3 s grid, a redelivery
 // counted on the same row, and firings older than a day pruned.
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { MintLinkToken } from "../../schemas/common/linkToken.ts"
@@ -10,7 +10,7 @@ import { DeskLinkToken } from "../../schemas/desk/identity.ts"
 import { DeskOrderEntity, WatchOrder } from "../../schemas/desk/orders.ts"
 import { configLayer } from "../../src/config.ts"
 import { EXPIRED_TICK_MS, ORDER_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
-import { OPEN_QUIET_MS } from "../../src/desk/orders/tickRearm.ts"
+import { OPEN_QUIET_MS, quietOrders, REARM_EVERY } from "../../src/desk/orders/tickRearm.ts"
 import { firingsKeptMs, pruneFirings, recordFiring } from "../../src/desk/timerFirings.ts"
 import { linkTokenId, newChallengeId, newLinkToken } from "../../src/platform/identity/linkTokens.ts"
 import { startNode, type RunningNode } from "../support/node.ts"
@@ -128,6 +128,30 @@ describe("desk timer firings", () => {
     // Then it goes on by itself.
     const resumed = await lastFired()
     await expect.poll(async () => (await lastFired()) > resumed, { timeout: 20_000, interval: 500 }).toBe(true)
+  })
+
+  it("a chain that ends on purpose says so, and the re-arm sweep restarts a settled order's chain that did not", { timeout: 120_000 }, async () => {
+    // Chaos seed 7 (session 20): a released wrap following its ledger legs went 522 s without a
+    // tick, and the sweep looked only at open and expired orders. Now it looks at every order whose
+    // chain has not ended on purpose (desk_orders.ticks_done_at).
+    const ticksDone = async (id: string) =>
+      (await db.query<{ done: boolean }>("SELECT ticks_done_at IS NOT NULL AS done FROM desk_orders WHERE id = $1", [id]))[0]?.done
+    // An expired order past its late-deposit watch, and a released one with no ledger legs: their
+    // chains end at the first look, and say so.
+    const watchOver = await watchedOpenOrder("TX-TIMERS05", "Tdeposit5", "expired", "-25 hours")
+    const released = await watchedOpenOrder("TX-TIMERS06", "Tdeposit6", "released")
+    await expect.poll(async () => [await ticksDone(watchOver.id), await ticksDone(released.id)], { timeout: 15_000, interval: 300 }).toEqual([true, true])
+    expect(await firingsOf("order_tick", watchOver.id)).toEqual([])
+    expect(await inNode(quietOrders)).not.toContain(released.id)
+
+    // A released order whose chain was lost before it ended (no Watch, no tick, changed a minute ago).
+    const lost = await watchedOpenOrder("TX-TIMERS07", "Tdeposit7", "released")
+    await expect.poll(() => ticksDone(lost.id), { timeout: 15_000, interval: 300 }).toBe(true)
+    await db.query("UPDATE desk_orders SET ticks_done_at = NULL, updated_at = now() - interval '1 minute' WHERE id = $1", [lost.id])
+    await db.query("DELETE FROM desk_timer_firings WHERE entity_id = $1", [lost.id])
+    expect(await inNode(quietOrders)).toContain(lost.id)
+    // The node's own sweep sends it Advance; its look finds the legs final and ends the chain.
+    await expect.poll(() => ticksDone(lost.id), { timeout: 2 * Duration.toMillis(REARM_EVERY) + 15_000, interval: 500 }).toBe(true)
   })
 
   it("counts a redelivery on the timer's row, and prunes firings older than a day", async () => {

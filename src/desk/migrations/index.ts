@@ -12,6 +12,7 @@ import m0033 from "./0033_desk_wallet_token_samples.ts"
 import m0034 from "./0034_desk_attestation_requests.ts"
 import m0036 from "./0036_desk_member_accounts.ts"
 import m0044 from "./0044_desk_timer_firings.ts"
+import m0047 from "./0047_desk_order_ticks_done.ts"
 
 export const migrations: Migrations = {
   "0017_desk_ledger": m0017,
@@ -23,5 +24,7 @@ export const migrations: Migrations = {
   "0034_desk_attestation_requests": m0034,
   "0036_desk_member_accounts": m0036,
   // desk_timer_firings, and link_tokens.base_url (the platform's table: see the migration).
-  "0044_desk_timer_firings": m0044
+  "0044_desk_timer_firings": m0044,
+  // desk_orders.ticks_done_at: the re-arm sweep covers every chain not ended on purpose.
+  "0047_desk_order_ticks_done": m0047
 }

@@ -35,7 +35,7 @@ import { CoinFaucets } from "../../platform/ledger/CoinFaucets.ts"
 import { type DeskOrder, type DeskOrderAction, type DeskOrderEvent, isSettled, type Milestone, nextAction, step } from "./deskOrderState.ts"
 import { ensureEvmSent, ensureLedgerSent, evmPayoutLeg, LegDeferred, type LegRow, legStanding, ledgerOmniLeg, readLedgerLegs, readLeg } from "./legs.ts"
 import { followRefund, refundLeg } from "./refundLegs.ts"
-import { machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
+import { endTicks, machineOf, type OrderRow, readOrder, txidOf, writeStep } from "./orderStore.ts"
 import { coinPayoutLeg, ensureCoinSent } from "./coinPayout.ts"
 import { createOrder } from "./createOrder.ts"
 import { lookForDeposit, newCursor } from "./depositScan.ts"
@@ -388,12 +388,16 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
     return final
   }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`order ${orderId}: its ledger legs not followed now: ${e.message}; trying again`), false)))
 
-  /** Schedules the next tick while the order is open (and an expired one for a day), or its ledger legs are not final yet. */
+  /**
+   * Schedules the next tick while the order is open (and an expired one for a day), or its ledger legs
+   * are not final yet; otherwise records that the chain ended (the re-arm sweep restarts any other).
+   */
   const scheduleNext = Effect.gen(function*() {
     const row = yield* load
     if (row === undefined) return
-    if (isSettled(row.status) && (yield* ledgerLegsFinal(row.status))) return
-    if (row.status === "expired" && Date.now() > new Date(row.expires_at).getTime() + LATE_DEPOSIT_WATCH_MS) return
+    const ended = (isSettled(row.status) && (yield* ledgerLegsFinal(row.status))) ||
+      (row.status === "expired" && Date.now() > new Date(row.expires_at).getTime() + LATE_DEPOSIT_WATCH_MS)
+    if (ended) return yield* endTicks(orderId)
     yield* self.Tick(new TickOrder({ dueAtMs: nextTickAt(Date.now(), row.status === "expired" ? EXPIRED_TICK_MS : ORDER_TICK_MS) }), { discard: true })
   }).pipe(
     Effect.provide(services),

@@ -139,6 +139,10 @@ export const writeStep = (id: string, from: DeskOrderStatus, o: DeskOrder, miles
       return true
     }).pipe(sql.withTransaction))
 
+/** The order's Tick chain ended on purpose (tickRearm.ts leaves it alone from now on). */
+export const endTicks = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE desk_orders SET ticks_done_at = now() WHERE id = ${id} AND ticks_done_at IS NULL`)
+
 /** The txid a milestone is about. */
 export const txidOf = (o: DeskOrder, m: Milestone): string =>
   m === "burned" ? o.burnTxid ?? "" : m === "payout_sent" ? o.payoutTxid ?? "" : m === "refund_sent" ? o.refundTxid ?? "" : o.deposit?.txid ?? ""
