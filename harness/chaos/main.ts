@@ -14,6 +14,7 @@ import { runNemesis, type AppliedFault } from "./nemesis.ts"
 import { makeRng } from "./rng.ts"
 import { describeFault, makeSchedule } from "./schedule.ts"
 import { faultWindows } from "./windows.ts"
+import { digestLines, digestLogs } from "./logDigest.ts"
 import { checkSocial } from "./socialChecker.ts"
 import { checkDesk, depositOnLitecoind, goneForGood } from "./deskChecker.ts"
 import { runDeskCustomer, runVisitor, setUpDesk, type DeskRun } from "./deskWorkload.ts"
@@ -150,7 +151,14 @@ try {
     log(`  seed ${seed}; schedule up to it: ${applied.map((a) => `${(a.startedAtMs / 1000).toFixed(1)} s ${describeFault(a.fault)}`).join("; ")}`)
     for (const e of viol.history.slice(0, 12)) log(`  ${(e.atMs / 1000).toFixed(1)} s ${e.client} ${e.op} ${e.node} ${JSON.stringify(e.params)} → ${JSON.stringify(e.outcome).slice(0, 300)}`)
   }
-  if (checked.violations.length > 0) log(`\nnode logs: ${keepNodeLogs(world, seed)}`)
+  if (checked.violations.length > 0) {
+    log(`\nnode logs: ${keepNodeLogs(world, seed)}`)
+    // CI keeps only the tail of this output and not the folder above: the nodes' warnings and errors, folded, close it.
+    const logs = world.nodes.flatMap((slot) => slot.lives.map((n) => ({ node: `node${slot.index + 1}/${n.pid}`, text: n.output() })))
+    log(`node warnings and errors (run clock; numbers and ids folded):`)
+    for (const line of digestLines(digestLogs(logs, t0), 30)) log(line)
+    log(`violations by rule (again): ${[...byRule].sort((a, b) => b[1] - a[1]).map(([rule, n]) => `${rule} ×${n}`).join("; ")}`)
+  }
   exit = checked.violations.length === 0 ? 0 : 1
 } catch (e) {
   log(`chaos run failed (seed ${seed}): ${e instanceof Error ? e.stack ?? e.message : String(e)}`)
