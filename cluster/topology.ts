@@ -8,15 +8,19 @@ import { RpcSerialization } from "@effect/rpc"
 import { Layer } from "effect"
 import type { AppConfigShape } from "../src/platform/Config.ts"
 import { shardingConfig } from "../src/platform/ShardingSettings.ts"
+import * as LockSessions from "../src/platform/database/lockSessions.ts"
 
 export { shardingConfig, storageClient } from "../src/platform/ShardingSettings.ts"
+
+/** Runner storage whose shard-lock connection is closed, never pooled, when it is replaced (lockSessions.ts). */
+const runnerStorage = Layer.orDie(SqlRunnerStorage.layer).pipe(Layer.provide(LockSessions.layer))
 
 /** Embedded: one process owns every shard; SQL message and runner storage (as SingleRunner.layer). */
 export const single = (config: AppConfigShape) =>
   Sharding.layer.pipe(
     Layer.provideMerge(Runners.layerNoop),
     Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provide([Layer.orDie(SqlRunnerStorage.layer), RunnerHealth.layerNoop]),
+    Layer.provide([runnerStorage, RunnerHealth.layerNoop]),
     Layer.provide(ShardingConfig.layer(shardingConfig(config, true)))
   )
 
@@ -26,7 +30,7 @@ export const socket = (config: AppConfigShape) =>
   Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]).pipe(
     Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))),
     Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provide(runnerStorage),
     Layer.provide(ShardingConfig.layer(shardingConfig(config, true))),
     Layer.provide(RpcSerialization.layerMsgPack)
   )

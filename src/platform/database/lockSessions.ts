@@ -1,0 +1,67 @@
+// The shard-lock connection never goes back to the pool. @effect/cluster 0.60's SqlRunnerStorage
+// holds every shard of the runner as a session advisory lock on one reserved connection. When a
+// lock operation misses its deadline (1 s with our defaults: an event-loop or database stall) it
+// rebuilds that connection: the old one's finalizer runs `pg_advisory_unlock_all()` under the same
+// 1 s deadline, and an interrupted statement is cancelled with `pg_cancel_backend` (sql-pg's
+// cancel). When the unlock misses its deadline too, or the cancel lands on it, the session still
+// holds the locks, and sql-pg's `reserve` releases it into the pool as a healthy connection. From
+// then on an ordinary pooled session owns those shards: no runner can take them, its own runner
+// included, until the pool happens to close that connection (idle for 10 s, which a busy node's
+// LIFO pool may never allow). Chaos seed 1 in CI (session 21's stop): a desk order's Tick, the
+// attestor and two posts stalled for 220 s after a partition, with their ticks delivered again
+// only when it ended.
+//
+// So the runner storage gets the node's own client with one change: `reserve` draws from a pool of
+// its own whose connections are used once (`maxUses: 1`). A released lock connection is closed,
+// never reused, and Postgres drops a closed session's advisory locks with it. Everything else the
+// runner storage runs (its runners table, shard-less statements) still uses the node's pool.
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import pg from "pg"
+
+/** Connections the lock pool may hold at once: the lock connection and one being replaced. */
+export const lockPoolMax = 2
+
+/** The node's client, with `reserve` taken from `lock` (a client whose connections close on release). */
+export const withLockSessions = (main: SqlClient.SqlClient, lock: SqlClient.SqlClient): SqlClient.SqlClient =>
+  new Proxy(main, {
+    get: (target, property, receiver) => (property === "reserve" ? lock.reserve : Reflect.get(target, property, receiver))
+  })
+
+/** A pg pool for lock sessions only: same server and application name as the node's, every connection closed when released. */
+const lockPool = (config: PgClient.PgClient["config"]) =>
+  Effect.acquireRelease(
+    Effect.sync(() =>
+      new pg.Pool({
+        connectionString: config.url === undefined ? undefined : Redacted.value(config.url),
+        host: config.host,
+        port: config.port,
+        database: config.database,
+        user: config.username,
+        password: config.password === undefined ? undefined : Redacted.value(config.password),
+        ssl: config.ssl,
+        application_name: config.applicationName ?? "@effect/sql-pg",
+        max: lockPoolMax,
+        maxUses: 1
+      })
+    ),
+    (pool) => Effect.promise(() => pool.end().catch(() => undefined))
+  )
+
+/**
+ * SqlClient for SqlRunnerStorage: the node's PgClient, its `reserve` from the lock pool. Provide
+ * it to SqlRunnerStorage.layer only; the rest of the node keeps the plain client.
+ */
+export const layer: Layer.Layer<SqlClient.SqlClient, never, PgClient.PgClient> = Layer.scoped(
+  SqlClient.SqlClient,
+  Effect.gen(function*() {
+    const main = yield* PgClient.PgClient
+    const lock = yield* PgClient.fromPool({ acquire: lockPool(main.config), applicationName: main.config.applicationName, transformJson: false }).pipe(
+      Effect.provide(Reactivity.layer),
+      Effect.orDie
+    )
+    return withLockSessions(main, lock)
+  })
+)
