@@ -3,7 +3,7 @@
 // the digest is what a failed CI run leaves to read: each distinct message (numbers, ids and
 // hashes folded) per node, how often, and its first and last time on the run's clock.
 
-/** One log entry of a node's text output (Effect's logfmt logger: `timestamp=… level=… message=…`). */
+/** One log entry of a node's text output. */
 export interface LogEntry {
   readonly atMs: number
   readonly level: string
@@ -11,9 +11,26 @@ export interface LogEntry {
 }
 
 const entryRe = /timestamp=(\S+) level=(\w+)[^\n]*? message=("(?:[^"\\]|\\.)*"|\S+)/
+/** Effect's pretty logger (the node's default on a terminal and in the harness): `[HH:MM:SS.mmm] LEVEL (#fiber): message`. */
+const prettyRe = /^\[(\d\d):(\d\d):(\d\d)\.(\d{3})\] (\w+) \(#\d+\): (.*)$/
 
-/** The entries of one line, if it is a log line at all. */
-export const parseLogLine = (line: string): LogEntry | undefined => {
+/** The clock time of day `h:m:s.ms` on the day of `nearMs` (the UTC day; the one before or after when that is nearer). */
+const timeOfDayNear = (nearMs: number, h: number, m: number, s: number, ms: number): number => {
+  const day = new Date(nearMs)
+  const at = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), h, m, s, ms)
+  const dayMs = 86_400_000
+  return at - nearMs > dayMs / 2 ? at - dayMs : nearMs - at > dayMs / 2 ? at + dayMs : at
+}
+
+/**
+ * The entry of one line, if it is a log line at all: logfmt (`timestamp=… level=… message=…`) or
+ * the pretty format, whose time of day is placed on the day of `nearMs` (the run's start).
+ */
+export const parseLogLine = (line: string, nearMs: number = Date.now()): LogEntry | undefined => {
+  const p = prettyRe.exec(line)
+  if (p !== null) {
+    return { atMs: timeOfDayNear(nearMs, Number(p[1]), Number(p[2]), Number(p[3]), Number(p[4])), level: p[5]!, message: p[6]! }
+  }
   const m = entryRe.exec(line)
   if (m === null) return undefined
   const atMs = Date.parse(m[1]!)
@@ -53,7 +70,7 @@ export const digestLogs = (logs: ReadonlyArray<{ readonly node: string; readonly
   const rows = new Map<string, { node: string; level: string; message: string; count: number; firstMs: number; lastMs: number }>()
   for (const { node, text } of logs) {
     for (const line of text.split("\n")) {
-      const e = parseLogLine(line)
+      const e = parseLogLine(line, t0)
       if (e === undefined || !(e.level === "WARN" || e.level === "ERROR" || e.level === "FATAL")) continue
       const message = foldMessage(e.message)
       const key = `${node}\u0000${e.level}\u0000${message}`

@@ -15,6 +15,13 @@ describe("chaos log digest", () => {
     expect(parseLogLine("node listening on 8080")).toBeUndefined()
   })
 
+  it("parses the pretty format, its time of day placed on the run's day", () => {
+    expect(parseLogLine("[08:00:12.250] ERROR (#100): Shard lock storage is unhealthy", t0)).toEqual({ atMs: t0 + 12_250, level: "ERROR", message: "Shard lock storage is unhealthy" })
+    // A run started just before midnight: a line just after it is on the next day.
+    const lateT0 = Date.parse("2026-11-30T23:59:50.000Z")
+    expect(parseLogLine("[00:00:05.000] WARN (#7): late", lateT0)?.atMs).toBe(lateT0 + 15_000)
+  })
+
   it("folds ids, hashes, references and numbers so repeats group", () => {
     expect(foldMessage("order 0b1c2d3e-1111-2222-3333-444455556666 (TX-J5EQ1VXF): 12 legs at 0xabcdefabcdefabcdefabcdefabcdef12")).toBe("order <uuid> (TX-<ref>): # legs at <hex>")
   })
