@@ -1,0 +1,168 @@
+// The runner storage as Sharding sees it, patient with a slow database round trip. @effect/cluster
+// 0.60 gives every shard-lock operation exactly the refresh interval (1 s with our defaults) twice
+// over: Sharding times the refresh out and, on a miss, drops every shard and force-interrupts every
+// entity ("Shard lock storage is unhealthy"); SqlRunnerStorage times the same operation out and
+// rebuilds its lock connection, which releases every lock. On a loaded 2-core box a 1.1 s stall is
+// enough (docs/operations.md, "A refresh later than its interval drops every shard"): chaos seed 6
+// had a node do it ten times in two minutes, each time delivering the Ticks its entities were
+// running again.
+//
+// The locks are Postgres session advisory locks: they do not expire, they are lost only with their
+// session, and a lost session fails its next statement at once. So a refresh that is merely slow
+// says nothing new: the locks it asks about are the ones the session held at the last answer. Here
+//   - every storage operation runs detached from its caller: a caller that gives up (Sharding's
+//     own 1 s timeout) no longer interrupts it, and an interrupted lock statement is what made the
+//     storage rebuild its connection;
+//   - a refresh not answered within `answerWithinMs` is answered from what the session is known to
+//     hold (the last answers of refresh and acquire, less what was released since); the real one
+//     goes on, and its answer, or its failure, is what the next refresh sees;
+//   - the storage itself runs with a longer deadline (`storageIntervalMs`), so only a stall that
+//     long rebuilds the connection; its runner list keeps the cluster's own heartbeat expiry.
+// Any failure clears what the session is known to hold and is reported to the next refresh, so a
+// lost session drops the runner's shards as before, one refresh later at most.
+import { Runner, RunnerStorage, ShardingConfig, SqlRunnerStorage } from "@effect/cluster"
+import type { RunnerAddress, ShardId } from "@effect/cluster"
+import { PersistenceError } from "@effect/cluster/ClusterError"
+import { SqlClient } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
+import { type Cause, Duration, Effect, Exit, Fiber, Layer, Option, type Scope } from "effect"
+import * as LockSessions from "./lockSessions.ts"
+
+export interface PatientLocksOptions {
+  /** How long a refresh may take before it is answered from what the session is known to hold. */
+  readonly answerWithinMs: number
+  /** The cluster's heartbeat expiry: a runner whose heartbeat is older has left the ring. */
+  readonly heartbeatExpiryMs: number
+}
+
+/** The shards of `asked` the session holds after a refresh or acquire of `asked` answered `got`. */
+export const afterAnswer = (held: ReadonlySet<string>, asked: ReadonlyArray<string>, got: ReadonlyArray<string>): ReadonlySet<string> => {
+  const next = new Set(held)
+  for (const id of asked) next.delete(id)
+  for (const id of got) next.add(id)
+  return next
+}
+
+/** Wraps a runner storage whose locks live as long as its session (see the file's comment). */
+export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClient.SqlClient, scope: Scope.Scope, options: PatientLocksOptions) =>
+  Effect.sync(() => {
+    let held: ReadonlySet<string> = new Set()
+    let inflight: Fiber.Fiber<Array<ShardId.ShardId>, PersistenceError> | undefined
+    /** A failure of a refresh no caller waited for: the next refresh reports it. */
+    let unreported: Cause.Cause<PersistenceError> | undefined
+
+    /** Runs `op` in the storage's own scope and waits for it; the caller's interruption stops only the wait. */
+    const detached = <A>(op: Effect.Effect<A, PersistenceError>) =>
+      Effect.flatMap(Effect.forkIn(op, scope), (f) => Fiber.join(f))
+
+    /** The refresh now in flight, by identity: a refresh that ends before its fiber is stored does not leave itself behind. */
+    let current: object | undefined
+    const startRefresh = (address: RunnerAddress.RunnerAddress, asked: ReadonlyArray<ShardId.ShardId>) =>
+      Effect.suspend(() => {
+        const token = {}
+        current = token
+        return Effect.forkIn(
+          inner.refresh(address, asked).pipe(
+            Effect.onExit((exit) =>
+              Effect.sync(() => {
+                if (current === token) {
+                  current = undefined
+                  inflight = undefined
+                }
+                if (Exit.isSuccess(exit)) {
+                  held = afterAnswer(held, asked.map(String), exit.value.map(String))
+                } else {
+                  held = new Set()
+                  unreported = exit.cause
+                }
+              })
+            )
+          ),
+          scope
+        ).pipe(Effect.tap((f) => Effect.sync(() => { if (current === token) inflight = f })))
+      })
+
+    const refresh = (address: RunnerAddress.RunnerAddress, shardIds: Iterable<ShardId.ShardId>) =>
+      Effect.suspend(() => {
+        if (unreported !== undefined) {
+          const cause = unreported
+          unreported = undefined
+          return Effect.failCause(cause)
+        }
+        const asked = Array.from(shardIds)
+        return Effect.flatMap(inflight === undefined ? startRefresh(address, asked) : Effect.succeed(inflight), (f) =>
+          Fiber.await(f).pipe(
+            Effect.timeout(Duration.millis(options.answerWithinMs)),
+            Effect.flatMap((exit) => {
+              if (Exit.isFailure(exit)) {
+                // This caller reports it: the next one starts afresh.
+                if (unreported === exit.cause) unreported = undefined
+                return Effect.failCause(exit.cause)
+              }
+              return Effect.succeed(asked.filter((id) => held.has(String(id))))
+            }),
+            // Slow, not failed: the session still holds what it held.
+            Effect.catchTag("TimeoutException", () => Effect.succeed(asked.filter((id) => held.has(String(id)))))
+          ))
+      })
+
+    const service: RunnerStorage.RunnerStorage["Type"] = {
+      ...inner,
+      getRunners: sql<{ runner: string; healthy: boolean }>`SELECT runner, healthy FROM cluster_runners
+          WHERE last_heartbeat > NOW() - make_interval(secs => ${Math.ceil(options.heartbeatExpiryMs / 1000)})`.pipe(
+        Effect.map((rows) => {
+          const out: Array<[Runner.Runner, boolean]> = []
+          for (const r of rows) {
+            const runner = Option.getOrUndefined(Option.liftThrowable(Runner.Runner.decodeSync)(r.runner))
+            if (runner !== undefined) out.push([runner, Boolean(r.healthy)])
+          }
+          return out
+        }),
+        Effect.mapError((cause) => new PersistenceError({ cause }))
+      ),
+      acquire: (address, shardIds) => {
+        const asked = Array.from(shardIds)
+        return detached(inner.acquire(address, asked)).pipe(
+          Effect.tap((got) => Effect.sync(() => { held = afterAnswer(held, [], got.map(String)) })),
+          Effect.tapErrorCause(() => Effect.sync(() => { held = new Set() }))
+        )
+      },
+      refresh,
+      release: (address, shardId) =>
+        detached(inner.release(address, shardId)).pipe(Effect.ensuring(Effect.sync(() => {
+          const next = new Set(held)
+          next.delete(String(shardId))
+          held = next
+        }))),
+      releaseAll: (address) => detached(inner.releaseAll(address)).pipe(Effect.ensuring(Effect.sync(() => { held = new Set() })))
+    }
+    return service
+  })
+
+/** The storage's own lock-operation deadline, as a multiple of the cluster's refresh interval. */
+export const storageDeadlineFactor = 3
+/** A refresh slower than this share of the interval is answered from what the session holds. */
+export const answerWithinShare = 0.5
+
+/**
+ * RunnerStorage for Sharding: SqlRunnerStorage over lock sessions (lockSessions.ts) with a
+ * deadline `storageDeadlineFactor` times the refresh interval, wrapped by `patient`.
+ */
+export const layer = (sharding: ShardingConfig.ShardingConfig["Type"]): Layer.Layer<RunnerStorage.RunnerStorage, never, PgClient.PgClient | SqlClient.SqlClient> => {
+  const intervalMs = Duration.toMillis(sharding.shardLockRefreshInterval)
+  const expiryMs = Duration.toMillis(sharding.shardLockExpiration)
+  const cadenceMs = Math.min(intervalMs, expiryMs / 3)
+  const storageMs = cadenceMs * storageDeadlineFactor
+  const storageConfig = ShardingConfig.layer({
+    ...sharding,
+    shardLockRefreshInterval: Duration.millis(storageMs),
+    shardLockExpiration: Duration.millis(Math.max(expiryMs, storageMs * 3))
+  })
+  const inner = Layer.orDie(SqlRunnerStorage.layer).pipe(Layer.provide(LockSessions.layer), Layer.provide(storageConfig))
+  return Layer.scoped(RunnerStorage.RunnerStorage, Effect.gen(function*() {
+    const storage = yield* RunnerStorage.RunnerStorage
+    const sql = yield* SqlClient.SqlClient
+    const scope = yield* Effect.scope
+    return yield* patient(storage, sql, scope, { answerWithinMs: Math.round(cadenceMs * answerWithinShare), heartbeatExpiryMs: expiryMs })
+  })).pipe(Layer.provide(inner))
+}
