@@ -108,8 +108,9 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
 
     const service: RunnerStorage.RunnerStorage["Type"] = {
       ...inner,
-      getRunners: sql<{ runner: string; healthy: boolean }>`SELECT runner, healthy FROM cluster_runners
-          WHERE last_heartbeat > NOW() - make_interval(secs => ${Math.ceil(options.heartbeatExpiryMs / 1000)})`.pipe(
+      getRunners: Effect.suspend(() =>
+        sql<{ runner: string; healthy: boolean }>`SELECT runner, healthy FROM cluster_runners
+          WHERE last_heartbeat > NOW() - make_interval(secs => ${Math.ceil(options.heartbeatExpiryMs / 1000)})`).pipe(
         Effect.map((rows) => {
           const out: Array<[Runner.Runner, boolean]> = []
           for (const r of rows) {
@@ -120,21 +121,29 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
         }),
         Effect.mapError((cause) => new PersistenceError({ cause }))
       ),
-      acquire: (address, shardIds) => {
-        const asked = Array.from(shardIds)
-        return detached(inner.acquire(address, asked)).pipe(
-          Effect.tap((got) => Effect.sync(() => { held = afterAnswer(held, [], got.map(String)) })),
-          Effect.tapErrorCause(() => Effect.sync(() => { held = new Set() }))
-        )
-      },
+      // The bookkeeping is the operation's own, not its caller's: Sharding giving up on a slow
+      // acquire (its 1 s timeout) must not clear what the session holds while the acquire goes on.
+      acquire: (address, shardIds) =>
+        detached(inner.acquire(address, Array.from(shardIds)).pipe(
+          Effect.onExit((exit) =>
+            Effect.sync(() => {
+              if (Exit.isSuccess(exit)) held = afterAnswer(held, [], exit.value.map(String))
+              else held = new Set()
+            })
+          )
+        )),
       refresh,
+      // A shard being released is no longer counted as held, whatever becomes of the release.
       release: (address, shardId) =>
-        detached(inner.release(address, shardId)).pipe(Effect.ensuring(Effect.sync(() => {
-          const next = new Set(held)
-          next.delete(String(shardId))
-          held = next
-        }))),
-      releaseAll: (address) => detached(inner.releaseAll(address)).pipe(Effect.ensuring(Effect.sync(() => { held = new Set() })))
+        Effect.zipRight(
+          Effect.sync(() => {
+            const next = new Set(held)
+            next.delete(String(shardId))
+            held = next
+          }),
+          detached(inner.release(address, shardId))
+        ),
+      releaseAll: (address) => Effect.zipRight(Effect.sync(() => { held = new Set() }), detached(inner.releaseAll(address)))
     }
     return service
   })

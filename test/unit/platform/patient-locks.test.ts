@@ -1,8 +1,12 @@
 // What a lock session is known to hold after each answer of the runner storage
 // (src/platform/database/patientLocks.ts): a refresh or acquire answers for the shards it asked
 // about, and only for those; what it did not ask about is unchanged.
+import { RunnerAddress, type RunnerStorage, ShardId } from "@effect/cluster"
+import { PersistenceError } from "@effect/cluster/ClusterError"
+import type { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { afterAnswer } from "../../../src/platform/database/patientLocks.ts"
+import { afterAnswer, patient } from "../../../src/platform/database/patientLocks.ts"
 
 describe("patient shard locks: the held set", () => {
   it("a refresh that lost a shard drops it, keeps the others, and leaves unasked shards alone", () => {
@@ -15,5 +19,52 @@ describe("patient shard locks: the held set", () => {
     const next = afterAnswer(held, [], ["default:7"])
     expect([...next].sort()).toEqual(["default:1", "default:7"])
     expect([...held]).toEqual(["default:1"])
+  })
+})
+
+// The wrapper over a storage whose answers take as long as the test says.
+const shard = (n: number) => ShardId.make("default", n)
+const address = RunnerAddress.make("127.0.0.1", 1)
+const slowStorage = (o: { acquireMs: number; refreshMs: number; refreshFails?: () => boolean }) =>
+  ({
+    acquire: (_a: RunnerAddress.RunnerAddress, ids: Iterable<ShardId.ShardId>) => Effect.as(Effect.sleep(o.acquireMs), Array.from(ids)),
+    refresh: (_a: RunnerAddress.RunnerAddress, ids: Iterable<ShardId.ShardId>) =>
+      Effect.flatMap(Effect.sleep(o.refreshMs), () => (o.refreshFails?.() === true ? Effect.fail(new PersistenceError({ cause: "lost" })) : Effect.succeed(Array.from(ids)))),
+    release: () => Effect.void,
+    releaseAll: () => Effect.void
+  }) as unknown as RunnerStorage.RunnerStorage["Type"]
+
+const run = <A, E>(f: (storage: RunnerStorage.RunnerStorage["Type"]) => Effect.Effect<A, E>, inner: RunnerStorage.RunnerStorage["Type"]) =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const storage = yield* patient(inner, undefined as unknown as SqlClient.SqlClient, scope, { answerWithinMs: 50, heartbeatExpiryMs: 4000 })
+    return yield* f(storage)
+  })))
+
+describe("patient shard locks: the wrapper", () => {
+  it("a slow refresh is answered from what the session holds, including an acquire its caller gave up waiting for", async () => {
+    const answer = await run((storage) =>
+      Effect.gen(function*() {
+        // Sharding gives up on the acquire after 30 ms; the acquire goes on and takes the shards.
+        const waited = yield* Effect.timeoutOption(storage.acquire(address, [shard(1), shard(2)]), "30 millis")
+        expect(waited._tag).toBe("None")
+        yield* Effect.sleep("150 millis")
+        return yield* storage.refresh(address, [shard(1), shard(2), shard(3)])
+      }), slowStorage({ acquireMs: 100, refreshMs: 400 }))
+    expect(answer.map(String)).toEqual(["default:1", "default:2"])
+  })
+
+  it("a refresh that fails after it was answered from the held set fails the next refresh, which then holds nothing", async () => {
+    let fail = true
+    const answers = await run((storage) =>
+      Effect.gen(function*() {
+        yield* storage.acquire(address, [shard(1)])
+        const first = yield* storage.refresh(address, [shard(1)])
+        yield* Effect.sleep("200 millis")
+        const second = yield* Effect.either(storage.refresh(address, [shard(1)]))
+        fail = false
+        return { first: first.map(String), second: second._tag }
+      }), slowStorage({ acquireMs: 0, refreshMs: 100, refreshFails: () => fail }))
+    expect(answers).toEqual({ first: ["default:1"], second: "Left" })
   })
 })
