@@ -145,7 +145,8 @@ try {
   // Only the first 20 are printed whole; the count per rule says what the rest are.
   const byRule = new Map<string, number>()
   for (const v of checked.violations) byRule.set(v.rule, (byRule.get(v.rule) ?? 0) + 1)
-  if (byRule.size > 0) log(`violations by rule: ${[...byRule].sort((a, b) => b[1] - a[1]).map(([rule, n]) => `${rule} ×${n}`).join("; ")}`)
+  const byRuleText = [...byRule].sort((a, b) => b[1] - a[1]).map(([rule, n]) => `${rule} ×${n}`).join("; ")
+  if (byRule.size > 0) log(`violations by rule: ${byRuleText}`)
   for (const viol of checked.violations.slice(0, 20)) {
     log(`\nVIOLATION [${viol.rule}] ${viol.detail}`)
     log(`  seed ${seed}; schedule up to it: ${applied.map((a) => `${(a.startedAtMs / 1000).toFixed(1)} s ${describeFault(a.fault)}`).join("; ")}`)
@@ -157,7 +158,7 @@ try {
     const logs = world.nodes.flatMap((slot) => slot.lives.map((n) => ({ node: `node${slot.index + 1}/${n.pid}`, text: n.output() })))
     log(`node warnings and errors (run clock; numbers and ids folded):`)
     for (const line of digestLines(digestLogs(logs, t0), 30)) log(line)
-    log(`violations by rule (again): ${[...byRule].sort((a, b) => b[1] - a[1]).map(([rule, n]) => `${rule} ×${n}`).join("; ")}`)
+    log(`violations by rule (again): ${byRuleText}`)
   }
   exit = checked.violations.length === 0 ? 0 : 1
 } catch (e) {

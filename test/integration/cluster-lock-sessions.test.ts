@@ -13,6 +13,7 @@ import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import * as LockSessions from "../../src/platform/database/lockSessions.ts"
+import { eventually } from "../support/chainsOps.ts"
 
 let db: TestDatabase
 beforeAll(async () => {
@@ -39,16 +40,6 @@ const holders = async (app: string): Promise<ReadonlyArray<Holder>> =>
      WHERE a.application_name = $1 AND a.pid <> pg_backend_pid() GROUP BY a.pid, a.state`,
     [app]
   )).map((r) => ({ pid: Number(r.pid), locks: Number(r.locks), state: r.state }))
-
-const until = async <A>(what: string, f: () => Promise<A | undefined>, ms = 15_000): Promise<A> => {
-  const end = Date.now() + ms
-  for (;;) {
-    const a = await f()
-    if (a !== undefined) return a
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 /** Runs SqlRunnerStorage over a PgClient (its reserve as given) until the test is done with it. */
 const withStorage = async (app: string, lockSessions: boolean, f: (storage: RunnerStorage.RunnerStorage["Type"]) => Promise<void>) => {
@@ -79,7 +70,7 @@ const stallOnce = async (app: string, storage: RunnerStorage.RunnerStorage["Type
   await Effect.runPromise(storage.register(Runner.make({ address, groups: ["default"], weight: 1 }), true))
   const acquired = await Effect.runPromise(storage.acquire(address, shards))
   expect(acquired).toHaveLength(shards.length)
-  const lockHolder = await until("the lock session", async () => (await holders(app)).find((h) => h.locks === shards.length))
+  const lockHolder = await eventually(async () => (await holders(app)).find((h) => h.locks === shards.length), 15_000)
   const stall = new pg.Client({ connectionString: db.url })
   await stall.connect()
   try {
@@ -93,10 +84,10 @@ const stallOnce = async (app: string, storage: RunnerStorage.RunnerStorage["Type
     await stall.end()
   }
   // The storage takes its shards again on a new lock connection.
-  const again = await until("the shards taken again", async () => {
+  const again = await eventually(async () => {
     const got = await Effect.runPromise(Effect.either(storage.acquire(address, shards)))
     return got._tag === "Right" && got.right.length === shards.length ? got.right : undefined
-  })
+  }, 15_000)
   expect(again).toHaveLength(shards.length)
   await new Promise((r) => setTimeout(r, 1_000))
   return { old: lockHolder, after: await holders(app) }

@@ -7,9 +7,9 @@
 // holds the locks, and sql-pg's `reserve` releases it into the pool as a healthy connection. From
 // then on an ordinary pooled session owns those shards: no runner can take them, its own runner
 // included, until the pool happens to close that connection (idle for 10 s, which a busy node's
-// LIFO pool may never allow). Chaos seed 1 in CI (session 21's stop): a desk order's Tick, the
-// attestor and two posts stalled for 220 s after a partition, with their ticks delivered again
-// only when it ended.
+// LIFO pool may never allow). A likely cause of chaos seed 1's failure in CI (session 21's stop: a
+// desk order's Tick, the attestor and two posts stalled for 220 s after a partition), not seen
+// directly; seed 5 stalled the same way with this in (docs/operations.md, session 22).
 //
 // So the runner storage gets the node's own client with one change: `reserve` draws from a pool of
 // its own whose connections are used once (`maxUses: 1`). A released lock connection is closed,

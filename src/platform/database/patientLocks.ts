@@ -16,8 +16,8 @@
 //   - a refresh not answered within `answerWithinMs` is answered from what the session is known to
 //     hold (the last answers of refresh and acquire, less what was released since); the real one
 //     goes on, and its answer, or its failure, is what the next refresh sees;
-//   - the storage itself runs with a longer deadline (`storageIntervalMs`), so only a stall that
-//     long rebuilds the connection; its runner list keeps the cluster's own heartbeat expiry.
+//   - the storage itself runs with a longer deadline (`storageDeadlineFactor` intervals), so only
+//     a stall that long rebuilds the connection; its runner list keeps the cluster's own heartbeat expiry.
 // Any failure clears what the session is known to hold and is reported to the next refresh, so a
 // lost session drops the runner's shards as before, one refresh later at most.
 import { Runner, RunnerStorage, ShardingConfig, SqlRunnerStorage } from "@effect/cluster"
@@ -82,6 +82,9 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
         ).pipe(Effect.tap((f) => Effect.sync(() => { if (current === token) inflight = f })))
       })
 
+    /** The shards of `asked` the session is known to hold. */
+    const heldOf = (asked: ReadonlyArray<ShardId.ShardId>) => asked.filter((id) => held.has(String(id)))
+
     const refresh = (address: RunnerAddress.RunnerAddress, shardIds: Iterable<ShardId.ShardId>) =>
       Effect.suspend(() => {
         if (unreported !== undefined) {
@@ -99,10 +102,10 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
                 if (unreported === exit.cause) unreported = undefined
                 return Effect.failCause(exit.cause)
               }
-              return Effect.succeed(asked.filter((id) => held.has(String(id))))
+              return Effect.succeed(heldOf(asked))
             }),
             // Slow, not failed: the session still holds what it held.
-            Effect.catchTag("TimeoutException", () => Effect.succeed(asked.filter((id) => held.has(String(id)))))
+            Effect.catchTag("TimeoutException", () => Effect.succeed(heldOf(asked)))
           ))
       })
 
@@ -135,14 +138,7 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
       refresh,
       // A shard being released is no longer counted as held, whatever becomes of the release.
       release: (address, shardId) =>
-        Effect.zipRight(
-          Effect.sync(() => {
-            const next = new Set(held)
-            next.delete(String(shardId))
-            held = next
-          }),
-          detached(inner.release(address, shardId))
-        ),
+        Effect.zipRight(Effect.sync(() => { held = afterAnswer(held, [String(shardId)], []) }), detached(inner.release(address, shardId))),
       releaseAll: (address) => Effect.zipRight(Effect.sync(() => { held = new Set() }), detached(inner.releaseAll(address)))
     }
     return service
