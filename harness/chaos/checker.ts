@@ -13,6 +13,8 @@ export interface Violation {
   readonly rule: string
   readonly detail: string
   readonly history: ReadonlyArray<Entry>
+  /** What the cluster's storage holds about it (messageTrail.ts), where that explains more than the history. */
+  readonly trail?: ReadonlyArray<string>
 }
 
 export interface Checked {

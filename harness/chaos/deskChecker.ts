@@ -23,6 +23,7 @@ import { EXPIRED_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
 import { urlWithCredentials } from "../litecoind.ts"
 import { omniChainIndex } from "../omniChainIndex.ts"
 import type { Violation } from "./checker.ts"
+import { messageTrail } from "./messageTrail.ts"
 import { DESK_TOKENS, type DeskRun, type DeskWorld } from "./deskWorkload.ts"
 import { attestationGaps, reservesShort } from "./deskRules.ts"
 import { distribution, type Firing, latenessSplit, linkExpiryProblems, percentile, redeliveredOutsideFaults, tickChainGaps } from "./timerRules.ts"
@@ -73,7 +74,8 @@ export const goneForGood = (tx: LitecoindTx | undefined): boolean =>
 
 export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun, history: History, windows: ReadonlyArray<Window>, runStartEpochMs: number): Promise<{ violations: Array<Violation>; counts: Record<string, number | string> }> => {
   const v: Array<Violation> = []
-  const add = (rule: string, detail: string, subject?: string) => v.push({ rule, detail, history: subject === undefined ? [] : history.about(subject) })
+  const add = (rule: string, detail: string, subject?: string, trail?: ReadonlyArray<string>) =>
+    v.push({ rule, detail, history: subject === undefined ? [] : history.about(subject), ...(trail === undefined ? {} : { trail }) })
   const ledger = makeRpcLedger({ url: urlWithCredentials(world.litecoind), params: ledgerParams, nodeParams: litecoinRegtestParams })
   const ltc = makeRpcLedger({ url: urlWithCredentials(world.litecoind), params: litecoinRegtestParams, nodeParams: litecoinRegtestParams })
   const chain = omniChainIndex()
@@ -257,7 +259,7 @@ export const checkDesk = async (world: World, desk: DeskWorld, deskRun: DeskRun,
  */
 const checkDeskTimers = async (
   world: World, windows: ReadonlyArray<Window>, runStartEpochMs: number,
-  add: (rule: string, detail: string, subject?: string) => void
+  add: (rule: string, detail: string, subject?: string, trail?: ReadonlyArray<string>) => void
 ): Promise<Record<string, string>> => {
   const rows = await world.query<{ timer: string; entity_id: string; due_ms: number; fired_ms: number; last_ms: number; deliveries: number }>(
     `SELECT timer, entity_id, (extract(epoch FROM due_at) * 1000)::float8 AS due_ms, (extract(epoch FROM fired_at) * 1000)::float8 AS fired_ms,
@@ -272,7 +274,8 @@ const checkDeskTimers = async (
   const refOf = new Map(orders.map((o) => [o.id, o.short_ref]))
   for (const f of redeliveredOutsideFaults([...ticks, ...expires], windows, runStartEpochMs)) {
     const what = refOf.has(f.entityId) ? `order ${refOf.get(f.entityId)}'s Tick` : `link token ${f.entityId.slice(0, 12)}…'s Expire`
-    add("every desk timer fired once", `${what} due ${new Date(f.dueMs).toISOString()}: delivered ${f.deliveries} times, the last at ${((f.lastFiredMs - runStartEpochMs) / 1000).toFixed(1)} s, outside fault windows`, refOf.get(f.entityId))
+    add("every desk timer fired once", `${what} due ${new Date(f.dueMs).toISOString()}: delivered ${f.deliveries} times, the last at ${((f.lastFiredMs - runStartEpochMs) / 1000).toFixed(1)} s, outside fault windows`, refOf.get(f.entityId),
+      await messageTrail(world, refOf.has(f.entityId) ? "DeskOrder" : "DeskLinkToken", f.entityId, `${f.dueMs}`, runStartEpochMs).catch((e) => [`(no trail: ${String(e)})`]))
   }
   const tokens = await world.query<{ token_hash: string; expires_ms: number }>(
     `SELECT token_hash, (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms FROM link_tokens WHERE service = 'desk'`)

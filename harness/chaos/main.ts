@@ -151,6 +151,7 @@ try {
     log(`\nVIOLATION [${viol.rule}] ${viol.detail}`)
     log(`  seed ${seed}; schedule up to it: ${applied.map((a) => `${(a.startedAtMs / 1000).toFixed(1)} s ${describeFault(a.fault)}`).join("; ")}`)
     for (const e of viol.history.slice(0, 12)) log(`  ${(e.atMs / 1000).toFixed(1)} s ${e.client} ${e.op} ${e.node} ${JSON.stringify(e.params)} → ${JSON.stringify(e.outcome).slice(0, 300)}`)
+    for (const line of viol.trail ?? []) log(`  storage: ${line}`)
   }
   if (checked.violations.length > 0) {
     log(`\nnode logs: ${keepNodeLogs(world, seed)}`)

@@ -25,11 +25,15 @@ export const pruneBatchMax = 5000
 export const recordFiring = (timer: DeskTimer, entityId: string, dueAtMs: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => {
     const now = new Date()
-    return sql`INSERT INTO desk_timer_firings (timer, entity_id, due_at, fired_at, last_fired_at)
+    return sql<{ deliveries: number }>`INSERT INTO desk_timer_firings (timer, entity_id, due_at, fired_at, last_fired_at)
       VALUES (${timer}, ${entityId}, ${new Date(dueAtMs)}, ${now}, ${now})
-      ON CONFLICT (timer, entity_id, due_at) DO UPDATE SET deliveries = desk_timer_firings.deliveries + 1, last_fired_at = EXCLUDED.last_fired_at`
+      ON CONFLICT (timer, entity_id, due_at) DO UPDATE SET deliveries = desk_timer_firings.deliveries + 1, last_fired_at = EXCLUDED.last_fired_at
+      RETURNING deliveries`
   }).pipe(
-    Effect.asVoid,
+    // A redelivery is named where it happens (which node, when), for whoever reads a chaos run's logs.
+    Effect.flatMap(([row]) => row !== undefined && row.deliveries > 1
+      ? Effect.logWarning(`${timer} of ${entityId} due ${new Date(dueAtMs).toISOString()}: delivered again (${row.deliveries} times)`)
+      : Effect.void),
     Effect.catchAll((e) => Effect.logWarning(`${timer} of ${entityId}: its firing was not recorded: ${e.message}`))
   )
 
