@@ -13,6 +13,7 @@ import * as LedgerRegistry from "./ledger/LedgerRegistry.ts"
 import * as OmniViewIndexer from "./ledger/OmniViewIndexer.ts"
 import { NodeIdentity } from "./NodeIdentity.ts"
 import * as ChainMonitor from "./ops/ChainMonitor.ts"
+import * as LoopStalls from "./ops/loopStalls.ts"
 import * as NodeReporter from "./ops/NodeReporter.ts"
 import * as OpsFeed from "./ops/OpsFeed.ts"
 import * as RateLimiter from "./RateLimiter.ts"
@@ -38,4 +39,4 @@ export const services = Layer.mergeAll(OpsFeed.layer, WebSessions.layer, RateLim
 )
 
 /** The platform's own entities and background work. */
-export const entities = Layer.mergeAll(DevnetEntity.layer, SignInChallengeEntity.layer, NodeReporter.layer, StaleReads.layer)
+export const entities = Layer.mergeAll(DevnetEntity.layer, SignInChallengeEntity.layer, NodeReporter.layer, StaleReads.layer, LoopStalls.layer)

@@ -61,10 +61,11 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
       Effect.suspend(() => {
         const token = {}
         current = token
+        const startedMs = Date.now()
         return Effect.forkIn(
           inner.refresh(address, asked).pipe(
             Effect.onExit((exit) =>
-              Effect.sync(() => {
+              Effect.suspend(() => {
                 if (current === token) {
                   current = undefined
                   inflight = undefined
@@ -75,6 +76,10 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
                   held = new Set()
                   unreported = exit.cause
                 }
+                // What a reader of a lock episode needs: was the storage slow, or did it fail (and why)?
+                const tookMs = Date.now() - startedMs
+                if (Exit.isFailure(exit)) return Effect.logWarning(`shard locks: a refresh failed after ${tookMs} ms; the next refresh reports it`, exit.cause)
+                return tookMs > options.answerWithinMs * 2 ? Effect.logWarning(`shard locks: a refresh took ${tookMs} ms`) : Effect.void
               })
             )
           ),
