@@ -15,6 +15,12 @@
 // its own whose connections are used once (`maxUses: 1`). A released lock connection is closed,
 // never reused, and Postgres drops a closed session's advisory locks with it. Everything else the
 // runner storage runs (its runners table, shard-less statements) still uses the node's pool.
+//
+// Session 23: the pool's two connections could still be lost for good. sql-pg's `reserve` kept no
+// canceller, so a lock connection the storage gave up waiting for (its rebuild runs under a 3 s
+// deadline) was handed to no one when it came, and never released; after two, every lock
+// operation waited for a slot that never came, and the runner held no shard for the rest of the
+// run (chaos seed 5). patches/@effect+sql-pg+0.53.0.patch gives `reserve` its canceller.
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
@@ -23,6 +29,8 @@ import pg from "pg"
 
 /** Connections the lock pool may hold at once: the lock connection and one being replaced. */
 export const lockPoolMax = 2
+/** How long a lock session's connect may take (pg's default is forever). */
+export const lockConnectTimeoutMs = 5_000
 
 /** The node's client, with `reserve` taken from `lock` (a client whose connections close on release). */
 export const withLockSessions = (main: SqlClient.SqlClient, lock: SqlClient.SqlClient): SqlClient.SqlClient =>
@@ -44,7 +52,9 @@ const lockPool = (config: PgClient.PgClient["config"]) =>
         ssl: config.ssl,
         application_name: config.applicationName ?? "@effect/sql-pg",
         max: lockPoolMax,
-        maxUses: 1
+        maxUses: 1,
+        // A connect that hangs gives its slot back: the pool has only two.
+        connectionTimeoutMillis: lockConnectTimeoutMs
       })
     ),
     (pool) => Effect.promise(() => pool.end().catch(() => undefined))
