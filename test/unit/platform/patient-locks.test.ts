@@ -37,7 +37,7 @@ const slowStorage = (o: { acquireMs: number; refreshMs: number; refreshFails?: (
 const run = <A, E>(f: (storage: RunnerStorage.RunnerStorage["Type"]) => Effect.Effect<A, E>, inner: RunnerStorage.RunnerStorage["Type"]) =>
   Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const storage = yield* patient(inner, undefined as unknown as SqlClient.SqlClient, scope, { answerWithinMs: 50, heartbeatExpiryMs: 4000 })
+    const storage = yield* patient(inner, undefined as unknown as SqlClient.SqlClient, scope, { slowRefreshMs: 1000, heartbeatExpiryMs: 4000 })
     return yield* f(storage)
   })))
 
@@ -52,6 +52,32 @@ describe("patient shard locks: the wrapper", () => {
         return yield* storage.refresh(address, [shard(1), shard(2), shard(3)])
       }), slowStorage({ acquireMs: 100, refreshMs: 400 }))
     expect(answer.map(String)).toEqual(["default:1", "default:2"])
+  })
+
+  it("a refresh answers in the same turn of the event loop, however slow the storage (no timer can beat it)", async () => {
+    const answers = await run((storage) =>
+      Effect.gen(function*() {
+        yield* storage.acquire(address, [shard(1), shard(2)])
+        // runSync throws if the effect has to wait for anything asynchronous.
+        const first = Effect.runSync(storage.refresh(address, [shard(1), shard(2), shard(3)]))
+        const second = Effect.runSync(storage.refresh(address, [shard(1)]))
+        return [first.map(String), second.map(String)]
+      }), slowStorage({ acquireMs: 0, refreshMs: 400 }))
+    expect(answers).toEqual([["default:1", "default:2"], ["default:1"]])
+  })
+
+  it("a refresh that lost a shard is seen by the next refresh", async () => {
+    const answers = await run((storage) =>
+      Effect.gen(function*() {
+        yield* storage.acquire(address, [shard(1), shard(2)])
+        yield* storage.refresh(address, [shard(1), shard(2)])
+        yield* Effect.sleep("100 millis")
+        return (yield* storage.refresh(address, [shard(1), shard(2)])).map(String)
+      }), {
+        ...slowStorage({ acquireMs: 0, refreshMs: 10 }),
+        refresh: () => Effect.as(Effect.sleep("10 millis"), [shard(2)])
+      } as unknown as RunnerStorage.RunnerStorage["Type"])
+    expect(answers).toEqual(["default:2"])
   })
 
   it("a refresh that fails after it was answered from the held set fails the next refresh, which then holds nothing", async () => {
