@@ -23,7 +23,7 @@
 // run (chaos seed 5). patches/@effect+sql-pg+0.53.0.patch gives `reserve` its canceller.
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Exit, Layer, Redacted } from "effect"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import pg from "pg"
 
@@ -32,10 +32,10 @@ export const lockPoolMax = 2
 /** How long a lock session's connect may take (pg's default is forever). */
 export const lockConnectTimeoutMs = 5_000
 
-/** The node's client, with `reserve` taken from `lock` (a client whose connections close on release). */
-export const withLockSessions = (main: SqlClient.SqlClient, lock: SqlClient.SqlClient): SqlClient.SqlClient =>
+/** The node's client, with `reserve` taken from the lock pool (whose connections close on release). */
+export const withLockSessions = (main: SqlClient.SqlClient, reserve: SqlClient.SqlClient["reserve"]): SqlClient.SqlClient =>
   new Proxy(main, {
-    get: (target, property, receiver) => (property === "reserve" ? lock.reserve : Reflect.get(target, property, receiver))
+    get: (target, property, receiver) => (property === "reserve" ? reserve : Reflect.get(target, property, receiver))
   })
 
 /** A pg pool for lock sessions only: same server and application name as the node's, every connection closed when released. */
@@ -68,10 +68,29 @@ export const layer: Layer.Layer<SqlClient.SqlClient, never, PgClient.PgClient> =
   SqlClient.SqlClient,
   Effect.gen(function*() {
     const main = yield* PgClient.PgClient
-    const lock = yield* PgClient.fromPool({ acquire: lockPool(main.config), applicationName: main.config.applicationName, transformJson: false }).pipe(
+    let pool: pg.Pool | undefined
+    const acquire = Effect.tap(lockPool(main.config), (p) => Effect.sync(() => { pool = p }))
+    const lock = yield* PgClient.fromPool({ acquire, applicationName: main.config.applicationName, transformJson: false }).pipe(
       Effect.provide(Reactivity.layer),
       Effect.orDie
     )
-    return withLockSessions(main, lock)
+    return withLockSessions(main, logged(lock.reserve, () => pool))
   })
 )
+
+/** A lock session slower than this to open, or one that failed or was given up, is logged with the pool's state. */
+export const slowOpenMs = 1_000
+
+/** What a reader of a lock episode needs: did the lock session open, how long it took, and whether the pool was full. */
+const logged = <A, E, R>(reserve: Effect.Effect<A, E, R>, pool: () => pg.Pool | undefined): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const startedMs = Date.now()
+    return Effect.onExit(reserve, (exit) => {
+      const tookMs = Date.now() - startedMs
+      if (Exit.isSuccess(exit) && tookMs <= slowOpenMs) return Effect.void
+      const p = pool()
+      const state = p === undefined ? "" : `; lock pool: ${p.totalCount} open, ${p.idleCount} idle, ${p.waitingCount} waiting`
+      const outcome = Exit.isSuccess(exit) ? "opened" : Exit.isInterrupted(exit) ? "given up" : "failed"
+      return Effect.logWarning(`shard locks: a lock session ${outcome} after ${tookMs} ms${state}`)
+    })
+  })
