@@ -18,6 +18,8 @@ import { parseId } from "../markets/ids.ts"
 import { recordedSpan } from "../../platform/telemetry/batchSpan.ts"
 import { MarketRegistry, type MarketRegistryShape } from "../markets/MarketRegistry.ts"
 import type { CanceledOrder } from "../../../schemas/exchange/orders.ts"
+import type { Market } from "../markets/marketSpec.ts"
+import type { Checked } from "./decodeErrors.ts"
 import { canceledOf, newOrderBody } from "./orderBodies.ts"
 
 /** Binance's generated client order ids are 22 characters of this kind. */
@@ -45,25 +47,27 @@ const fromEntity = <A, E extends { readonly _tag: string }, R>(effect: Effect.Ef
     })
   )
 
-type Market = NonNullable<ReturnType<MarketRegistryShape["find"]>>
-/** A step's outcome without an Effect, for the callback path and the Effect path alike. */
-type Found<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }
-const fromFound = <A>(f: Found<A>): Effect.Effect<A, ApiError> => (f.ok ? Effect.succeed(f.value) : Effect.fail(f.error))
+const fromChecked = <A>(c: Checked<A>): Effect.Effect<A, ApiError> => (c.ok ? Effect.succeed(c.value) : Effect.fail(c.error))
 
-const findMarket = (registry: MarketRegistryShape, symbol: string): Found<Market> => {
+const findMarket = (registry: MarketRegistryShape, symbol: string): Checked<Market> => {
   const market = registry.find(symbol)
   return market ? { ok: true, value: market } : { ok: false, error: apiError(-1121, "Invalid symbol.") }
 }
 
-export const marketOf = (registry: MarketRegistryShape, symbol: string) => fromFound(findMarket(registry, symbol))
+export const marketOf = (registry: MarketRegistryShape, symbol: string) => fromChecked(findMarket(registry, symbol))
 
 type OrderRef = { readonly symbol?: string | undefined; readonly orderId?: string | undefined; readonly origClientOrderId?: string | undefined }
+interface RefFound {
+  readonly market: Market
+  readonly orderId: number | undefined
+  readonly clientOrderId: string | undefined
+}
 
 /**
  * The market an order reference names: orderId alone (ids are unique across markets), or
  * symbol + origClientOrderId. A symbol that does not match the order's market is unknown order.
  */
-const findRef = (registry: MarketRegistryShape, ref: OrderRef, unknown: ApiErrorCode): Found<{ market: Market; orderId: number | undefined; clientOrderId: string | undefined }> => {
+const findRef = (registry: MarketRegistryShape, ref: OrderRef, unknown: ApiErrorCode): Checked<RefFound> => {
   if (ref.orderId === undefined && ref.origClientOrderId === undefined) return { ok: false, error: apiError(-1102, messages.missing("orderId")) }
   const named = ref.symbol === undefined ? undefined : findMarket(registry, ref.symbol)
   if (named !== undefined && !named.ok) return named
@@ -79,7 +83,7 @@ const findRef = (registry: MarketRegistryShape, ref: OrderRef, unknown: ApiError
   return { ok: true, value: { market: named.value, orderId: undefined, clientOrderId: ref.origClientOrderId } }
 }
 
-export const marketOfRef = (registry: MarketRegistryShape, ref: OrderRef, unknown: ApiErrorCode) => fromFound(findRef(registry, ref, unknown))
+export const marketOfRef = (registry: MarketRegistryShape, ref: OrderRef, unknown: ApiErrorCode) => fromChecked(findRef(registry, ref, unknown))
 
 /**
  * How the signed lane's callback path ends a call: the success body (encoded by the lane), a
@@ -95,8 +99,8 @@ export type DirectEnd =
 export type DirectCall<P> = (caller: SignedCall, p: P, end: (e: DirectEnd) => void) => boolean
 
 /**
- * One order call once its market and command are known: how the market's answer reads (`answer`,
- * its value or its refusal), the single cluster message it takes instead when its trace is
+ * One order call once its market and command are known: the answer it expects from the market
+ * (`tag`, and `value` read from it; a refusal is the other plain answer), the single cluster message it takes instead when its trace is
  * recorded or its market left mid-call (`single`, made only when taken: a cluster client call
  * builds its address, shard id and request, which the direct path does not need), and the
  * response body made from the value.
@@ -172,8 +176,8 @@ export const orderActions = Effect.gen(function*() {
       return { _tag: "Rest", rest: Effect.die(defect) }
     }
   }
-  /** Found refusals end a direct call at once, as they fail the Effect. */
-  const directOf = <P, A, V, B>(find: (p: P) => Found<A>, callOf: (caller: SignedCall, p: P, found: A) => OrderCall<V, B>): DirectCall<P> =>
+  /** A refusal before the market ends a direct call at once, as it fails the Effect. */
+  const directOf = <P, A, V, B>(find: (p: P) => Checked<A>, callOf: (caller: SignedCall, p: P, found: A) => OrderCall<V, B>): DirectCall<P> =>
     (caller, p, end) => {
       const found = find(p)
       if (!found.ok) {
@@ -194,7 +198,7 @@ export const orderActions = Effect.gen(function*() {
       body: (placed) => newOrderBody(market, placed, p.newOrderRespType)
     }
   }
-  const cancelCall = (caller: SignedCall, p: CancelOrderParams, ref: Effect.Effect.Success<ReturnType<typeof marketOfRef>>): OrderCall<OrderState, CanceledOrder> => {
+  const cancelCall = (caller: SignedCall, p: CancelOrderParams, ref: RefFound): OrderCall<OrderState, CanceledOrder> => {
     const cancel = new Cancel({ userId: caller.userId, orderId: ref.orderId, clientOrderId: ref.clientOrderId, onlyIf: restrictionStatus(p.cancelRestrictions) })
     return {
       symbol: ref.market.symbol,
@@ -223,9 +227,9 @@ export const orderActions = Effect.gen(function*() {
   const findCancel = (p: CancelOrderParams) => findRef(registry, p, -2011)
   return {
     newOrder: (p: NewOrderParams) =>
-      Effect.flatMap(Caller, (caller) => Effect.flatMap(fromFound(findPlace(p)), (market) => run(placeCall(caller, p, market)))),
+      Effect.flatMap(Caller, (caller) => Effect.flatMap(fromChecked(findPlace(p)), (market) => run(placeCall(caller, p, market)))),
     cancelOrder: (p: CancelOrderParams) =>
-      Effect.flatMap(Caller, (caller) => Effect.flatMap(fromFound(findCancel(p)), (ref) => run(cancelCall(caller, p, ref)))),
+      Effect.flatMap(Caller, (caller) => Effect.flatMap(fromChecked(findCancel(p)), (ref) => run(cancelCall(caller, p, ref)))),
     cancelOpenOrders: (p: CancelOpenOrdersParams) =>
       Effect.flatMap(Caller, (caller) => Effect.flatMap(marketOf(registry, p.symbol), (market) => run(cancelAllCall(caller, market)))),
     /** POST and DELETE /order for the signed lane's callback path. */
