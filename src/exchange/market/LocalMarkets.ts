@@ -17,7 +17,8 @@ export class MarketGone extends Data.TaggedError("MarketGone")<{}> {}
 
 /**
  * A command's answer, given once: as a Batch answers it (a refusal is an answer) after the commit;
- * MarketGone when the market left before answering; a defect when its batch failed.
+ * MarketGone when the market left before answering; a defect when its batch failed. It is called
+ * in the market's batch loop, so it must not throw.
  */
 export type InboxAnswer = (exit: Exit.Exit<BatchAnswer, MarketGone>) => void
 
