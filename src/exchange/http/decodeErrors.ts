@@ -35,10 +35,13 @@ export const decodeFailure = (issues: ReadonlyArray<ParseResult.ArrayFormatterIs
   return apiError(-1100, messages.illegal(name, legal))
 }
 
+/** A check's outcome without an Effect (the signed lane's steps run outside one): its value, or the API's error. */
+export type Checked<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }
+
 /** Decodes a query with an urlParams schema as HttpApi does; a failure is already the API's error. */
 export const decodeQuery = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknownEither(schema)
-  return (params: QueryRecord): { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError } => {
+  return (params: QueryRecord): Checked<A> => {
     const r = decode(params)
     return r._tag === "Right"
       ? { ok: true, value: r.right }
