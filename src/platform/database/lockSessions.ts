@@ -68,13 +68,13 @@ export const layer: Layer.Layer<SqlClient.SqlClient, never, PgClient.PgClient> =
   SqlClient.SqlClient,
   Effect.gen(function*() {
     const main = yield* PgClient.PgClient
-    let pool: pg.Pool | undefined
-    const acquire = Effect.tap(lockPool(main.config), (p) => Effect.sync(() => { pool = p }))
-    const lock = yield* PgClient.fromPool({ acquire, applicationName: main.config.applicationName, transformJson: false }).pipe(
+    // Ended with this layer's scope (fromPool only takes the pool it is given).
+    const pool = yield* lockPool(main.config)
+    const lock = yield* PgClient.fromPool({ acquire: Effect.succeed(pool), applicationName: main.config.applicationName, transformJson: false }).pipe(
       Effect.provide(Reactivity.layer),
       Effect.orDie
     )
-    return withLockSessions(main, logged(lock.reserve, () => pool))
+    return withLockSessions(main, logged(lock.reserve, pool))
   })
 )
 
@@ -82,14 +82,13 @@ export const layer: Layer.Layer<SqlClient.SqlClient, never, PgClient.PgClient> =
 export const slowOpenMs = 1_000
 
 /** What a reader of a lock episode needs: did the lock session open, how long it took, and whether the pool was full. */
-const logged = <A, E, R>(reserve: Effect.Effect<A, E, R>, pool: () => pg.Pool | undefined): Effect.Effect<A, E, R> =>
+const logged = <A, E, R>(reserve: Effect.Effect<A, E, R>, pool: pg.Pool): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
     const startedMs = Date.now()
     return Effect.onExit(reserve, (exit) => {
       const tookMs = Date.now() - startedMs
       if (Exit.isSuccess(exit) && tookMs <= slowOpenMs) return Effect.void
-      const p = pool()
-      const state = p === undefined ? "" : `; lock pool: ${p.totalCount} open, ${p.idleCount} idle, ${p.waitingCount} waiting`
+      const state = `; lock pool: ${pool.totalCount} open, ${pool.idleCount} idle, ${pool.waitingCount} waiting`
       const outcome = Exit.isSuccess(exit) ? "opened" : Exit.isInterrupted(exit) ? "given up" : "failed"
       return Effect.logWarning(`shard locks: a lock session ${outcome} after ${tookMs} ms${state}`)
     })

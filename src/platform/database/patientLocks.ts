@@ -99,7 +99,7 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
      * stayed locked by a runner that no longer knew it (cluster-lock-stall.test.ts: the second
      * node of two held 3 of its 150 shards for a minute).
      */
-    const heldOf = (asked: ReadonlyArray<ShardId.ShardId>) => {
+    const answerFor = (asked: ReadonlyArray<ShardId.ShardId>) => {
       const askedKeys = new Set(asked.map(String))
       const others: Array<ShardId.ShardId> = []
       for (const key of held) if (!askedKeys.has(key)) others.push(ShardId.ShardId.fromString(key))
@@ -144,7 +144,7 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
         const start = refreshing ? Effect.void : Effect.asVoid(startRefresh(address, asked))
         const now = Effect.zipRight(heartbeat(address), start)
         if (broken !== undefined) return Effect.zipRight(now, Effect.failCause(broken))
-        const answer = heldOf(asked)
+        const answer = answerFor(asked)
         return Effect.as(now, answer)
       })
 

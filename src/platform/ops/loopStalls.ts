@@ -13,7 +13,7 @@ export const SAMPLE_MS = 200
 export const STALL_LOG_MS = 700
 
 const stallSeconds = Metric.counter("shardline_event_loop_stall_seconds_total", {
-  description: "Time the event loop was stalled beyond 700 ms past a 200 ms sample, summed"
+  description: `Time the event loop was stalled beyond ${STALL_LOG_MS} ms past a ${SAMPLE_MS} ms sample, summed`
 })
 
 /** How late a sample due at `dueMs` ran at `nowMs`, if that is a stall to log. */
