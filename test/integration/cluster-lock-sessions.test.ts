@@ -13,6 +13,7 @@ import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import * as LockSessions from "../../src/platform/database/lockSessions.ts"
+import * as UnlockBatches from "../../src/platform/database/unlockBatches.ts"
 import { eventually } from "../support/chainsOps.ts"
 
 let db: TestDatabase
@@ -109,6 +110,37 @@ describe("the runner storage's shard-lock connection", () => {
     await withStorage(app, false, async (storage) => {
       const { old, after } = await stallOnce(app, storage)
       expect(after.find((h) => h.pid === old.pid)?.state).toBe("idle")
+    })
+  }, 60_000)
+
+  it("releases a hundred shards, each released on its own as Sharding does, in a handful of statements", async () => {
+    const app = `locksessions-batch-${process.pid}`
+    const many = Array.from({ length: 150 }, (_, i) => ShardId.make("default", i + 1))
+    await withStorage(app, true, async (storage) => {
+      await Effect.runPromise(storage.register(Runner.make({ address, groups: ["default"], weight: 1 }), true))
+      expect(await Effect.runPromise(storage.acquire(address, many))).toHaveLength(many.length)
+      const before = { ...UnlockBatches.counts }
+      // Sharding releases each shard in a fiber of its own (Sharding.ts, releaseShard).
+      await Effect.runPromise(Effect.forEach(many.slice(0, 100), (id) => storage.release(address, id), { concurrency: "unbounded", discard: true }))
+      const served = UnlockBatches.counts.served - before.served
+      const statements = UnlockBatches.counts.statements - before.statements
+      // Two statements per release, all through the queue; one by one they would be 200 round trips.
+      expect(served).toBe(200)
+      expect(statements).toBeLessThanOrEqual(10)
+      expect((await holders(app)).filter((h) => h.locks > 0).map((h) => h.locks)).toEqual([50])
+      // The released shards are free: another session takes them.
+      const other = new pg.Client({ connectionString: db.url })
+      await other.connect()
+      try {
+        const took = await other.query<{ n: number }>(
+          "SELECT count(*) FILTER (WHERE pg_try_advisory_lock(n))::int AS n FROM generate_series(1000001, 1000100) AS n"
+        )
+        expect(took.rows[0]!.n).toBe(100)
+      } finally {
+        await other.end()
+      }
+      // The storage still answers for the rest.
+      expect(await Effect.runPromise(storage.refresh(address, many.slice(100)))).toHaveLength(50)
     })
   }, 60_000)
 })

@@ -21,11 +21,15 @@
 // deadline) was handed to no one when it came, and never released; after two, every lock
 // operation waited for a slot that never came, and the runner held no shard for the rest of the
 // run (chaos seed 5). patches/@effect+sql-pg+0.53.0.patch gives `reserve` its canceller.
+//
+// Session 24: every statement of a lock session goes through one queue that sends a run of shard
+// releases as one statement (unlockBatches.ts).
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Layer, Redacted } from "effect"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import pg from "pg"
+import * as UnlockBatches from "./unlockBatches.ts"
 
 /** Connections the lock pool may hold at once: the lock connection and one being replaced. */
 export const lockPoolMax = 2
@@ -74,7 +78,9 @@ export const layer: Layer.Layer<SqlClient.SqlClient, never, PgClient.PgClient> =
       Effect.provide(Reactivity.layer),
       Effect.orDie
     )
-    return withLockSessions(main, logged(lock.reserve, pool))
+    const scope = yield* Effect.scope
+    const reserve = Effect.map(logged(lock.reserve, pool), (conn) => UnlockBatches.coalescing(conn, scope))
+    return withLockSessions(main, reserve)
   })
 )
 
