@@ -10,7 +10,7 @@ import { configFrom, testMasterKey } from "../../harness/config.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { configLayer } from "../../src/config.ts"
 import migration0043 from "../../src/exchange/migrations/0043_grant_leg_totals.ts"
-import { lockGrants, writeChanges } from "../../src/exchange/market/marketSql.ts"
+import { lockGrants, readForPlaces, writeChanges } from "../../src/exchange/market/marketSql.ts"
 import { newChanges } from "../../src/exchange/market/MarketState.ts"
 import { databaseLayer } from "../../src/platform/database/Database.ts"
 import { migrations } from "../../src/migrations.ts"
@@ -35,6 +35,14 @@ describe("per-grant running totals", () => {
         VALUES (${userId}, 'DUSD', 'g1', 10, now() + interval '1 hour', 'Tdelegated')`
       const key = { userId, asset: "DUSD", propertyId: 2 }
       const capFree = Effect.map(lockGrants([key], 0, () => Effect.succeed(0n)).pipe(sql.withTransaction), (v) => v.get(`${userId}:DUSD`)!.capFree)
+      /** The batch's own read (readForPlaces: the grants beside the client id probe, one statement, through JSON) sees the same grant. */
+      const sameInBatchRead = Effect.gen(function*() {
+        const alone = yield* lockGrants([key], 0, () => Effect.succeed(0n))
+        const read = yield* readForPlaces(1, [[userId, "no-such-client-id"]], [key], 0, () => Effect.succeed(0n))
+        expect(read.seen.size).toBe(0)
+        expect(read.grants).toEqual(alone)
+        expect(alone.size).toBe(1)
+      }).pipe(sql.withTransaction)
       /** The formula 0043 replaced: cap − every leg of the grant that did not fail. */
       const bySum = Effect.map(sql<{ free: string }>`SELECT (10 * ${COIN.toString()}::numeric - COALESCE(sum(amount), 0))::text AS free
         FROM settlement_legs WHERE grant_id = 'g1' AND status <> 'failed'`, (r) => BigInt(r[0]!.free))
@@ -55,6 +63,7 @@ describe("per-grant running totals", () => {
         .toEqual([{ grant_id: "g1", market_id: 1, recorded: (6n * COIN).toString() }])
       expect(yield* capFree).toBe(7n * COIN)
       expect(yield* capFree).toBe(yield* bySum)
+      yield* sameInBatchRead
 
       // A batch on each market: each adds to its own row, in the statement that records the legs.
       const batch = (marketId: number, tradeId: number, amount: bigint) => {
@@ -69,11 +78,13 @@ describe("per-grant running totals", () => {
         .toEqual([{ market_id: 1, recorded: (13n * COIN / 2n).toString() }, { market_id: 2, recorded: (3n * COIN / 2n).toString() }])
       expect(yield* capFree).toBe(5n * COIN)
       expect(yield* capFree).toBe(yield* bySum)
+      yield* sameInBatchRead
 
       // A leg that fails later (the sweep, the wallet, the expiry mark it) no longer counts.
       yield* sql`UPDATE settlement_legs SET status = 'failed' WHERE trade_id = 2`
       expect(yield* capFree).toBe(7n * COIN)
       expect(yield* capFree).toBe(yield* bySum)
+      yield* sameInBatchRead
     })
     const config = configFrom({ SHARDLINE_DATABASE_URL: db.url, SHARDLINE_MASTER_KEY: testMasterKey })
     const layer = databaseLayer({ applicationName: "test:granttotals", migrations }).pipe(Layer.provide(configLayer(config)))

@@ -245,13 +245,12 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     readonly grants: Effect.Effect.Success<ReturnType<typeof Q.lockGrants>>
   }
 
-  /** Step 1, in the transaction: expire due grants, read taken client ids, pay-to addresses, lock the grants the places spend. */
+  /** Step 1, in the transaction: expire due grants, pay-to addresses, then taken client ids and the grants the places spend (locked) in one statement. */
   const readBatch = (batch: ReadonlyArray<Command>, now: number, changes: BatchWork["changes"]) =>
     Effect.gen(function*() {
       // Orders of grants that are ending stop matching first.
       for (const grantId of state.grantsDue(now)) state.expireGrant(grantId, now, changes)
       const places = batch.filter((c): c is PlaceCmd => c._tag === "Place")
-      const seen = yield* Q.existingClientIds(market.id, places.map((p) => [p.input.userId, p.input.clientOrderId] as const))
       const unknownUsers = [...new Set(places.map((p) => p.input.userId))].filter((u) => !payTo.has(u))
       if (unknownUsers.length > 0) for (const [u, a] of yield* Q.payToAddresses(unknownUsers)) payTo.set(u, a)
       const keys = new Map<string, Q.GrantKey>()
@@ -260,7 +259,8 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         keys.set(`${p.input.userId}:${spent.asset}`, { userId: p.input.userId, asset: spent.asset, propertyId: spent.propertyId })
       }
       const viewHeight = yield* view.height
-      const grants = yield* Q.lockGrants([...keys.values()], viewHeight, view.balance)
+      const pairs = places.map((p) => [p.input.userId, p.input.clientOrderId] as const)
+      const { seen, grants } = yield* Q.readForPlaces(market.id, pairs, [...keys.values()], viewHeight, view.balance)
       return { seen, grants, viewHeight }
     })
 

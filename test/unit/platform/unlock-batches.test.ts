@@ -16,7 +16,7 @@ const fakeSession = (locks: Set<number>, ms: number, fail?: (sql: string) => boo
   const sent: Array<string> = []
   const answer = (sql: string): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
     Effect.flatMap(Effect.sleep(ms), () =>
-      Effect.suspend(() => {
+      Effect.suspend((): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> => {
         sent.push(sql)
         if (fail?.(sql) === true) return Effect.fail(new SqlError({ message: "boom" }))
         const many = /unnest\(ARRAY\[([\d,]+)\]/.exec(sql)
