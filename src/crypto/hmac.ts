@@ -21,6 +21,15 @@ export const constantTimeEqual = (a: Bytes, b: Bytes): boolean => {
   return timingSafeEqual(digestForCompare(a), digestForCompare(b))
 }
 
-/** Checks a hex HMAC-SHA256 (case-insensitive hex) in constant time. */
+const hexDigest = /^[0-9a-fA-F]{64}$/
+
+/**
+ * Checks a hex HMAC-SHA256 (case-insensitive hex) in constant time. The MAC's length is public
+ * (32 bytes), so a presented value of another shape is refused before any comparison, and the two
+ * digests are compared as they are: one HMAC per check instead of three (`constantTimeEqual` MACs
+ * both sides first, for secrets whose length is not public). Every signed API request runs this
+ * (session 24: the three HMACs were 4 % of the node's CPU in the orders bench).
+ */
 export const verifyHmacSha256Hex = (key: Bytes, data: Bytes, expectedHex: string): boolean =>
-  typeof expectedHex === "string" && constantTimeEqual(hmacSha256Hex(key, data), expectedHex.toLowerCase())
+  typeof expectedHex === "string" && hexDigest.test(expectedHex) &&
+  timingSafeEqual(createHmac("sha256", key).update(data).digest(), Buffer.from(expectedHex, "hex"))

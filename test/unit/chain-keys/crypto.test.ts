@@ -131,5 +131,9 @@ describe("HMAC helpers", () => {
     expect(verifyHmacSha256Hex(key, data + " ", mac)).toBe(false)
     expect(verifyHmacSha256Hex("other", data, mac)).toBe(false)
     expect(verifyHmacSha256Hex(key, data, "")).toBe(false)
+    // Not hex, or hex of another length: refused, never thrown.
+    expect(verifyHmacSha256Hex(key, data, `${mac.slice(0, 62)}zz`)).toBe(false)
+    expect(verifyHmacSha256Hex(key, data, `${mac}00`)).toBe(false)
+    expect(verifyHmacSha256Hex(key, data, undefined as unknown as string)).toBe(false)
   })
 })
