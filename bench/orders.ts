@@ -36,7 +36,9 @@
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_IDLE_PROFILE=1 (one of the node at rest before the load,
 // over BENCH_ORDERS_IDLE_MS, 3000), BENCH_ORDERS_PROCESSES (1: the node's runner processes, SHARDLINE_PROCESSES;
 // above 1 each process runs its own devnet, funded alike), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
-// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards), BENCH_LEDGER (devnet: the
+// as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards), BENCH_ORDERS_PG_SOCKET (a
+// directory, e.g. /var/run/postgresql: the node and the reference reach Postgres over its Unix socket there
+// instead of TCP on 127.0.0.1), BENCH_LEDGER (devnet: the
 // node's in-process ledger devnet, the default; litecoind: a litecoind -regtest outside the node, set up
 // as an operator would, bench/parts/benchLedger.ts; the results then go to orders-litecoind.json and the
 // litecoind process's CPU is reported beside the node's), BENCH_BLOCK_MS (1000: a block on either
@@ -93,6 +95,14 @@ const profile = process.env.BENCH_ORDERS_PROFILE === "1"
 const idleProfile = process.env.BENCH_ORDERS_IDLE_PROFILE === "1"
 const idleMs = Number(process.env.BENCH_ORDERS_IDLE_MS ?? 3_000)
 const keepDb = process.env.BENCH_ORDERS_KEEP_DB === "1"
+/** BENCH_ORDERS_PG_SOCKET: Postgres's Unix socket directory, for the node's and the reference's connections. */
+const pgSocket = process.env.BENCH_ORDERS_PG_SOCKET
+/** `url` through the Unix socket in `pgSocket` when it is set (pg reads the directory from `host`). */
+const served = (url: string): string => {
+  if (pgSocket === undefined || pgSocket === "") return url
+  const u = new URL(url)
+  return `postgres://${u.username}${u.password === "" ? "" : `:${u.password}`}@${u.pathname}?host=${encodeURIComponent(pgSocket)}`
+}
 const historyTrades = envInt("BENCH_ORDERS_HISTORY_TRADES", 100_000, 0)
 const splitMs = envInt("BENCH_ORDERS_SPLIT_MS", 4_000, 0)
 const extraNodeVars = JSON.parse(process.env.BENCH_ORDERS_NODE_VARS ?? "{}") as Record<string, string>
@@ -286,7 +296,7 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
   const node = await spawnNode({
     ...ledger.nodeVars,
     SHARDLINE_TOPOLOGY: "single",
-    SHARDLINE_DATABASE_URL: db.url,
+    SHARDLINE_DATABASE_URL: served(db.url),
     SHARDLINE_MASTER_KEY: testMasterKey,
     SHARDLINE_RATE_LIMIT_KEY_WEIGHT: "1000000000",
     SHARDLINE_RATE_LIMIT_IP_WEIGHT: "1000000000",
@@ -392,7 +402,7 @@ interface Reference {
 }
 
 const startReference = async (db: TestDatabase, keys: ReadonlyArray<Key>, markets: ReadonlyArray<MarketSetup>): Promise<Reference> => {
-  const config = { databaseUrl: db.url, keys: keys.map((k) => ({ apiKey: k.apiKey, secretKey: k.secretKey })), markets: markets.map((m) => ({ symbol: m.symbol, makers: makerOrders })) }
+  const config = { databaseUrl: served(db.url), keys: keys.map((k) => ({ apiKey: k.apiKey, secretKey: k.secretKey })), markets: markets.map((m) => ({ symbol: m.symbol, makers: makerOrders })) }
   const child = fork(join(here, "parts", "referenceServer.ts"), [], { execArgv: ["--import", "tsx"], env: { ...process.env, BENCH_REF_CONFIG: JSON.stringify(config) }, stdio: ["ignore", "inherit", "inherit", "ipc"] })
   const port = await new Promise<number>((resolve, reject) => {
     child.on("message", (m: { ready?: number }) => m.ready !== undefined && resolve(m.ready))
