@@ -34,8 +34,40 @@ export interface AccountReadModelShape {
 
 export class AccountReadModel extends Context.Tag("shardline/AccountReadModel")<AccountReadModel, AccountReadModelShape>() {}
 
-/** The channel writers notify with the user id as payload. */
+/** The channel writers notify with the user id (or ids joined by ',') as payload. */
 export const accountChannel = "shardline_accounts"
+
+/**
+ * The users a notification names: one id, or several joined by ',' (a market batch names all its
+ * users in one notification, `accountPayloads`). Anything else names no one.
+ */
+export const userIdsOf = (payload: string): ReadonlyArray<number> => {
+  const out: Array<number> = []
+  for (const part of payload.split(",")) {
+    const id = Number(part)
+    if (part !== "" && Number.isSafeInteger(id)) out.push(id)
+  }
+  return out
+}
+
+/** Postgres refuses a notification payload of 8,000 bytes or more. */
+const payloadMax = 7_900
+
+/** `userIds` as few notification payloads as fit (each under Postgres's 8,000-byte limit). */
+export const accountPayloads = (userIds: ReadonlyArray<number>): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  let current = ""
+  for (const id of userIds) {
+    const part = String(id)
+    if (current !== "" && current.length + 1 + part.length > payloadMax) {
+      out.push(current)
+      current = ""
+    }
+    current = current === "" ? part : `${current},${part}`
+  }
+  if (current !== "") out.push(current)
+  return out
+}
 
 /** `SELECT pg_notify(...)`: call it inside the writer's transaction; it is delivered at commit. */
 export const notifyAccountChanged = (userId: number): Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> =>
@@ -193,8 +225,7 @@ export const make = (options: RevalidationOptions = {}) => Effect.gen(function*(
     }
   }
   yield* listen(accountChannel, (payload) => {
-    const userId = Number(payload)
-    if (Number.isSafeInteger(userId)) invalidate(userId)
+    for (const id of userIdsOf(payload)) invalidate(id)
   }, invalidateAll)
 
   return AccountReadModel.of({ read })

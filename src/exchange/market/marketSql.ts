@@ -3,6 +3,7 @@
 // one statement per table (arrays through unnest, so a batch of any size is one round trip each).
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { accountChannel, accountPayloads } from "../account/AccountReadModel.ts"
 import { localId } from "../markets/ids.ts"
 import { clientKey } from "../orders/clientKey.ts"
 import { decimalToSats } from "./amounts.ts"
@@ -216,7 +217,9 @@ export const writeChanges = (marketId: number, c: Changes) =>
     const sql = yield* SqlClient.SqlClient
     const parts = writeParts(sql, marketId, c)
     if (parts.length === 0 && c.users.size === 0) return
-    yield* sql`${sql.csv("WITH", parts)} SELECT pg_notify('shardline_accounts', u::text) FROM unnest(${[...c.users].map(String)}::bigint[]) AS u`
+    // Every user of the batch in one notification (a few for a huge batch): one message to each
+    // node's LISTEN connection instead of one per user.
+    yield* sql`${sql.csv("WITH", parts)} SELECT pg_notify(${accountChannel}, p) FROM unnest(${accountPayloads([...c.users])}::text[]) AS p`
   })
 
 /** The CTEs of a batch's write, each only when it has rows. */
