@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { MintLinkToken } from "../../schemas/common/linkToken.ts"
 import { DeskLinkToken } from "../../schemas/desk/identity.ts"
-import { DeskOrderEntity, WatchOrder } from "../../schemas/desk/orders.ts"
+import { AdvanceOrder, DeskOrderEntity, WatchOrder } from "../../schemas/desk/orders.ts"
 import { configLayer } from "../../src/config.ts"
 import { EXPIRED_TICK_MS, ORDER_TICK_MS } from "../../src/desk/orders/DeskOrderEntity.ts"
 import { OPEN_QUIET_MS, quietOrders, REARM_EVERY } from "../../src/desk/orders/tickRearm.ts"
@@ -152,6 +152,25 @@ describe("desk timer firings", () => {
     expect(await inNode(quietOrders)).toContain(lost.id)
     // The node's own sweep sends it Advance; its look finds the legs final and ends the chain.
     await expect.poll(() => ticksDone(lost.id), { timeout: 2 * Duration.toMillis(REARM_EVERY) + 15_000, interval: 500 }).toBe(true)
+  })
+
+  it("a chain that ended on purpose stays ended: a poll's Advance while the legs cannot be read starts no tick", { timeout: 60_000 }, async () => {
+    // Chaos seed 7, 30 minutes (sessions 22 and 24): released orders whose chains had ended were
+    // started again by a poll during a ledger refusal ("its ledger legs not followed now"), the
+    // failed read taken for "not final". Here the legs' table is away while the poll's Advance runs.
+    const ticksDone = async (id: string) =>
+      (await db.query<{ done: boolean }>("SELECT ticks_done_at IS NOT NULL AS done FROM desk_orders WHERE id = $1", [id]))[0]?.done
+    const pendingTicks = async (id: string) =>
+      (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM cluster_messages WHERE entity_id = $1 AND tag = 'Tick' AND NOT processed", [id]))[0]!.n
+    const ended = await watchedOpenOrder("TX-TIMERS08", "Tdeposit8", "released")
+    await expect.poll(() => ticksDone(ended.id), { timeout: 15_000, interval: 300 }).toBe(true)
+    expect(await pendingTicks(ended.id), "no tick pending once the chain ended").toBe(0)
+    await withTableRenamed(db, "desk_order_legs", async () => {
+      await node.run(Effect.flatMap(DeskOrderEntity.client, (c) => c(ended.id).Advance(new AdvanceOrder())))
+    })
+    expect(await pendingTicks(ended.id), "no tick scheduled by the Advance").toBe(0)
+    await new Promise((r) => setTimeout(r, ORDER_TICK_MS + 1_000))
+    expect(await firingsOf("order_tick", ended.id)).toEqual([])
   })
 
   it("counts a redelivery on the timer's row, and prunes firings older than a day", async () => {

@@ -395,6 +395,12 @@ export const layer = DeskOrderEntity.toLayer(Effect.gen(function*() {
   const scheduleNext = Effect.gen(function*() {
     const row = yield* load
     if (row === undefined) return
+    // A chain that ended on purpose stays ended: its settled order's legs were final then (and stay
+    // so), or its expired order's watch was over. Asking again could only be wrong: a poll's
+    // Advance while the ledger refused took "cannot read the legs" for "not final" and started
+    // the chain again, and the gap read as a chain quiet for 10–21 minutes (chaos seed 7, 30
+    // minutes, sessions 22 and 24: three released orders, each restarted inside a ledger refusal).
+    if (row.ticks_done) return
     const ended = (isSettled(row.status) && (yield* ledgerLegsFinal(row.status))) ||
       (row.status === "expired" && Date.now() > new Date(row.expires_at).getTime() + LATE_DEPOSIT_WATCH_MS)
     if (ended) return yield* endTicks(orderId)

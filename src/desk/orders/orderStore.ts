@@ -39,11 +39,14 @@ export interface OrderRow {
   readonly deposit_from_height: number | null
   /** A mint's stablecoin (USDC, USDT, PYUSD, DAI); null: the deposit is the desk's token `asset`. */
   readonly deposit_asset: string | null
+  /** The order's Tick chain ended on purpose (ticks_done_at is set; `endTicks`). */
+  readonly ticks_done: boolean
 }
 
 const columns = `id::text, short_ref, member_id::text, key_id::text, kind, status, asset, chain, amount::text, fee::text, payout::text,
   fee_bps, deposit_address, payout_address, refund_address, reference, source, required_confirmations, expires_at, deposit_txid,
-  deposit_amount::text, deposit_confirmations, burn_txid, payout_txid, refund_txid, failure, created_at, deposit_from_height, deposit_asset`
+  deposit_amount::text, deposit_confirmations, burn_txid, payout_txid, refund_txid, failure, created_at, deposit_from_height, deposit_asset,
+  ticks_done_at IS NOT NULL AS ticks_done`
 
 /** `TX-` and 8 of 0-9 A-Z: 36^8 ≈ 2.8e12 references; a clash is retried by the unique index. */
 export const newShortRef = (): string => {
