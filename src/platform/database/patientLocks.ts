@@ -108,10 +108,11 @@ export const patient = (inner: RunnerStorage.RunnerStorage["Type"], sql: SqlClie
 
     /**
      * The runner's heartbeat on the node's own pool, beside the one the real refresh makes on the
-     * lock connection: that one waits behind every lock statement queued on the connection (a
-     * hundred shards released one by one after a peer comes back is two hundred statements), and
+     * lock connection: that one waits behind every lock statement queued on the connection, and
      * a heartbeat older than the expiry (4 s) takes the runner out of every peer's ring, which
-     * moves its shards again.
+     * moves its shards again. The queue that made this needed (a hundred shards released one by
+     * one, two hundred statements) now goes as a few statements (unlockBatches.ts); this write
+     * stays as the cover for a lock connection slow for any other reason.
      */
     const heartbeat = (address: RunnerAddress.RunnerAddress) =>
       Effect.suspend(() => {

@@ -52,7 +52,7 @@ interface Waiting {
   dropped: boolean
 }
 
-/** Statements sent and callers served since the process started (the test's and the digest's measure). */
+/** Statements sent and callers served since the process started (what the integration test measures). */
 export const counts = { statements: 0, served: 0 }
 
 /** The longest run sent as one statement: a bound on the statement's length. */
@@ -123,14 +123,21 @@ export const coalescing = (conn: SqlConnection.Connection, scope: Scope.Scope): 
     sending = []
   })
 
+  /**
+   * Starts the queue's work unless it runs. Uninterruptible: a caller interrupted between marking
+   * the queue as draining and forking its work would leave it marked with nobody draining it. The
+   * work itself stays interruptible (a fork inherits the region): its scope closing stops it.
+   */
+  const start = Effect.uninterruptible(Effect.suspend(() => {
+    if (draining) return Effect.void
+    draining = true
+    return Effect.asVoid(Effect.forkIn(Effect.interruptible(Effect.onInterrupt(drain, () => abandon)), scope))
+  }))
+
   const enqueue = (kind: Kind, lock: number, alone: Effect.Effect<unknown, SqlError>): Effect.Effect<unknown, SqlError> =>
     Effect.suspend(() => {
       const waiting: Waiting = { kind, lock, alone, answer: Deferred.unsafeMake<unknown, SqlError>(FiberId.none), dropped: false }
       queue.push(waiting)
-      const start = draining ? Effect.void : Effect.suspend(() => {
-        draining = true
-        return Effect.asVoid(Effect.forkIn(Effect.onInterrupt(drain, () => abandon), scope))
-      })
       return Effect.zipRight(
         start,
         Effect.onInterrupt(Deferred.await(waiting.answer), () => Effect.sync(() => { waiting.dropped = true }))
