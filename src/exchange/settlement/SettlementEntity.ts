@@ -16,6 +16,7 @@ import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { type LegRow, makeLegLedger } from "./legLedger.ts"
 import { afterSighting, isSettled, nextCheckInMs } from "./legState.ts"
+import { accountChannel } from "../account/AccountReadModel.ts"
 
 const metrics = entityMetrics("Settlement")
 /**
@@ -58,7 +59,7 @@ export const layer = Settlement.toLayer(Effect.gen(function*() {
         WHERE trade_id = ${tradeId} AND leg = ${row.leg} AND txid = ${row.txid}`
       // The account's free balance counts unconfirmed legs: both traders' nodes reload it.
       if (update.status !== row.status) {
-        yield* sql`SELECT pg_notify('shardline_accounts', u::text) FROM (SELECT buyer_user AS u FROM trades WHERE trade_id = ${tradeId}
+        yield* sql`SELECT pg_notify(${accountChannel}, u::text) FROM (SELECT buyer_user AS u FROM trades WHERE trade_id = ${tradeId}
           UNION SELECT seller_user FROM trades WHERE trade_id = ${tradeId}) t`
       }
     }

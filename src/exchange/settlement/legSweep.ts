@@ -15,6 +15,7 @@ import { AppConfig } from "../../platform/Config.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { type LegRow, makeLegLedger } from "./legLedger.ts"
 import { afterSighting, type BlockFacts, factsOfBlocks, type LegUpdate, type OpenLeg, type Sighting, sweepStep, type SweepTiming } from "./legState.ts"
+import { accountChannel } from "../account/AccountReadModel.ts"
 
 /** Blocks read per sweep at most (a node far behind catches up over several sweeps; lookups cover the rest). */
 const blocksPerSweepMax = 50
@@ -129,7 +130,7 @@ export const makeLegSweep = (marketId: number, label: string) =>
           WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.txid = v.txid`
         const moved = [...new Set(updates.filter((u) => u.update.status !== u.leg.status).map((u) => u.leg.tradeId))]
         if (moved.length > 0) {
-          yield* sql`SELECT pg_notify('shardline_accounts', u::text) FROM (SELECT buyer_user AS u FROM trades WHERE trade_id = ANY(${moved}::bigint[])
+          yield* sql`SELECT pg_notify(${accountChannel}, u::text) FROM (SELECT buyer_user AS u FROM trades WHERE trade_id = ANY(${moved}::bigint[])
             UNION SELECT seller_user FROM trades WHERE trade_id = ANY(${moved}::bigint[])) t`
         }
       })
