@@ -218,6 +218,27 @@ export const utxoLedgerContract = (implementation: string, factory: UtxoLedgerFa
       expect((await unspent(alice)).some((u) => u.txid === input!.txid && u.vout === input!.vout)).toBe(false)
     })
 
+    it("broadcastMany takes a parent and its child in order in one call, and answers each apart", async () => {
+      const [input] = await coins(alice)
+      const parent = send(alice, [input!], bob, COIN)
+      const out = Transaction.fromHex(parent.hex).outs
+      const vout = out.findIndex((o) => Buffer.from(o.script).equals(Buffer.from(alice.script)))
+      const change: Utxo = { txid: parent.txid, vout, value: out[vout]!.value, script: alice.script, prevTxHex: parent.hex }
+      const child = send(alice, [change], carol, COIN)
+      // The same coin as the child, to bob: the mempool already has the child spending it.
+      const conflict = send(alice, [change], bob, COIN)
+      const results = await run(ledger.broadcastMany([parent.hex, child.hex, conflict.hex, "nothex", parent.hex]))
+      expect(results.slice(0, 2)).toEqual([Either.right(parent.txid), Either.right(child.txid)])
+      expect(results[2]).toMatchObject({ left: { _tag: "LedgerTxRejected", code: "double-spend", txid: conflict.txid } })
+      expect(results[3]).toMatchObject({ left: { _tag: "LedgerInvalidInput", field: "hex" } })
+      // Sending a mempool transaction again is harmless, as with broadcast.
+      expect(results[4]).toEqual(Either.right(parent.txid))
+      expect(await run(ledger.broadcastMany([]))).toEqual([])
+      expect((await run(ledger.getTx(child.txid))).confirmations).toBe(0)
+      await mine(1)
+      expect((await run(ledger.getTx(child.txid))).confirmations).toBe(1)
+    })
+
     it("refuses forged and tampered signatures", async () => {
       const [input] = await coins(alice)
       const good = Transaction.fromHex(send(alice, [input!], bob, COIN).hex)

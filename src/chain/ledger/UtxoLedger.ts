@@ -6,7 +6,7 @@
 //
 // Addresses cross this port in the ledger's own format (`params`, "T…"/"M…"); an adapter whose
 // node uses other version bytes converts at its edge. Amounts are bigint satoshis.
-import { Context, Effect, Schema } from "effect"
+import { Context, type Either, Effect, Schema } from "effect"
 import type { UtxoChainParams } from "../params.ts"
 
 /** Limits of the port, each with its unit. */
@@ -69,6 +69,9 @@ export class LedgerRpcError extends Schema.TaggedError<LedgerRpcError>()("Ledger
   method: Schema.String,
   message: Schema.String
 }) {}
+
+/** What one broadcast can fail with. */
+export type BroadcastError = LedgerInvalidInput | LedgerTxRejected | LedgerRpcError
 
 export type LedgerError = LedgerTxRejected | LedgerTxNotFound | LedgerBlockNotFound | LedgerInvalidInput | LedgerRpcError
 
@@ -145,6 +148,13 @@ export interface UtxoLedgerShape {
    * transaction already in the mempool again succeeds; one already in a block is `already-known`.
    */
   readonly broadcast: (hex: string) => Effect.Effect<string, LedgerInvalidInput | LedgerTxRejected | LedgerRpcError>
+  /**
+   * `broadcast` of each, in this order (a child after its parent is taken), each with its own
+   * answer; never fails as a whole. An implementation may send them together: rpcLedger puts every
+   * broadcast waiting at once into one JSON-RPC batch (issue 22: one HTTP request per trade leg
+   * was most of the node's ledger cost).
+   */
+  readonly broadcastMany: (hexes: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Either.Either<string, BroadcastError>>>
   /** Blocks from `fromHeight` up to the tip, at most `limit` (≤ blocksPageMax). The indexer feed. */
   readonly blocks: (fromHeight: number, limit?: number) => Effect.Effect<BlocksPage, LedgerInvalidInput | LedgerRpcError>
   /**

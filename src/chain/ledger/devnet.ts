@@ -158,6 +158,26 @@ export const makeUtxoDevnet = (options: DevnetOptions = {}): UtxoDevnetHandle =>
 
   const parsed = (hex: string) => Effect.mapError(parseTx(hex), (e) => invalid("hex", e.message))
 
+  const broadcast = (hex: string) =>
+    Effect.flatMap(parsed(hex), (tx) =>
+      Effect.suspend(() => {
+        // Already waiting in the mempool: a repeat is harmless and uses up no fault.
+        if (chain.tx(tx.getId())?.confirmations === 0) return Effect.succeed(tx.getId())
+        const fault = faults.shift()
+        const outcome = chain.accept(hex, fault !== undefined)
+        if (!outcome.ok) return Effect.fail(new LedgerTxRejected({ txid: outcome.txid, code: outcome.code, reason: outcome.reason }))
+        if (fault?.kind === "drop") record({ txid: outcome.txid, fault: "drop", outcome: "dropped" })
+        if (fault?.kind === "delay") {
+          const timer = setTimeout(() => {
+            inFlight.delete(timer)
+            const late = chain.accept(hex, false)
+            record(late.ok ? { txid: late.txid, fault: "delay", outcome: "accepted" } : { txid: late.txid, fault: "delay", outcome: "rejected", reason: late.reason })
+          }, fault.ms)
+          inFlight.add(timer)
+        }
+        return Effect.succeed(outcome.txid)
+      })
+    ).pipe(broadcastSpan(params.name))
   const ledger: UtxoLedgerShape = {
     params,
     tip: Effect.sync(() => chain.tip()),
@@ -180,26 +200,8 @@ export const makeUtxoDevnet = (options: DevnetOptions = {}): UtxoDevnetHandle =>
         return tx === undefined ? Effect.fail(new LedgerTxNotFound({ txid: id })) : Effect.succeed(tx)
       }),
     testAccept: (hex) => Effect.flatMap(parsed(hex), () => Effect.sync(() => chain.testAccept(hex))),
-    broadcast: (hex) =>
-      Effect.flatMap(parsed(hex), (tx) =>
-        Effect.suspend(() => {
-          // Already waiting in the mempool: a repeat is harmless and uses up no fault.
-          if (chain.tx(tx.getId())?.confirmations === 0) return Effect.succeed(tx.getId())
-          const fault = faults.shift()
-          const outcome = chain.accept(hex, fault !== undefined)
-          if (!outcome.ok) return Effect.fail(new LedgerTxRejected({ txid: outcome.txid, code: outcome.code, reason: outcome.reason }))
-          if (fault?.kind === "drop") record({ txid: outcome.txid, fault: "drop", outcome: "dropped" })
-          if (fault?.kind === "delay") {
-            const timer = setTimeout(() => {
-              inFlight.delete(timer)
-              const late = chain.accept(hex, false)
-              record(late.ok ? { txid: late.txid, fault: "delay", outcome: "accepted" } : { txid: late.txid, fault: "delay", outcome: "rejected", reason: late.reason })
-            }, fault.ms)
-            inFlight.add(timer)
-          }
-          return Effect.succeed(outcome.txid)
-        })
-      ).pipe(broadcastSpan(params.name)),
+    broadcast,
+    broadcastMany: (hexes) => Effect.forEach(hexes, (hex) => Effect.either(broadcast(hex))),
     blocks: (fromHeight, limit) => Effect.map(checkPage(fromHeight, limit), (max) => chain.blocks(fromHeight, max)),
     blockAt: (height) =>
       Effect.flatMap(checkHeight(height), (h) => {

@@ -28,6 +28,7 @@ import {
   LedgerTxNotFound,
   LedgerTxRejected,
   UtxoLedger,
+  type BroadcastError,
   type LedgerBlock,
   type LedgerTip,
   type LedgerUtxo,
@@ -57,7 +58,9 @@ export const rpcDefaults = {
   prevTxConcurrency: 8,
   /** scantxoutset is one-at-a-time per node; wait this long between retries, this many times. */
   scanRetryMs: 100,
-  scanRetries: 50
+  scanRetries: 50,
+  /** sendrawtransaction calls in one JSON-RPC batch at most; more wait for the next. */
+  broadcastBatchMax: 500
 } as const
 
 /** JSON-RPC error codes of bitcoind we act on. */
@@ -333,22 +336,113 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       return { allowed: false as const, txid, code: rejectCodeOf(reason), reason }
     })
 
-  const broadcast = (hex: string) =>
+  /** A sendrawtransaction answer (or the transport's failure) as the port's result for `txid`. */
+  const broadcastResult = (txid: string, reply: Reply | RpcFailure): Either.Either<string, BroadcastError> => {
+    const f: RpcFailure | undefined = "method" in reply
+      ? reply
+      : reply.error !== undefined && reply.error !== null ? { method: "sendrawtransaction", code: reply.error.code, message: reply.error.message } : undefined
+    if (f !== undefined) {
+      if (f.code === RPC_DESERIALIZATION_ERROR) return Either.left(invalid("hex", f.message))
+      if (f.code === RPC_VERIFY_REJECTED || f.code === RPC_VERIFY_ERROR || f.code === RPC_VERIFY_ALREADY_IN_CHAIN) {
+        return Either.left(new LedgerTxRejected({ txid, code: rejectCodeOf(f.message), reason: f.message }))
+      }
+      return Either.left(transport(f))
+    }
+    const sent = (reply as Reply).result
+    // Invariant: the node hashes the same bytes we did.
+    if (sent !== txid) return Either.left(new LedgerRpcError({ method: "sendrawtransaction", message: `node returned txid ${String(sent)}, computed ${txid}` }))
+    return Either.right(txid)
+  }
+
+  // Broadcasts are coalesced (issue 22): one sendrawtransaction request at a time, and every
+  // broadcast that arrives while it is out goes in the next one, as a JSON-RPC batch (the node
+  // runs a batch's calls in order, so a child queued after its parent is taken). An order's
+  // settlement broadcast each of its legs with its own HTTP request: two per trade, each costing
+  // the node more CPU than signing the leg. Under light load a broadcast goes out at once, alone.
+  interface Queued {
+    readonly hex: string
+    readonly txid: string
+    readonly done: (r: Either.Either<string, BroadcastError>) => void
+    abandoned: boolean
+  }
+  const queued: Array<Queued> = []
+  let sending = false
+  const sendQueued = (): void => {
+    if (sending) return
+    const calls = queued.splice(0, rpcDefaults.broadcastBatchMax).filter((c) => !c.abandoned)
+    if (calls.length === 0) {
+      if (queued.length > 0) sendQueued()
+      return
+    }
+    sending = true
+    const first = nextId + 1
+    const body = JSON.stringify(calls.map((c) => ({ jsonrpc: "1.0", id: ++nextId, method: "sendrawtransaction", params: [c.hex] })))
+    // The batch's own limit: a plain timer (see `post` on why not AbortSignal.timeout).
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+    const answer = async (): Promise<ReadonlyArray<Reply | RpcFailure>> => {
+      const failAll = (message: string) => calls.map((): RpcFailure => ({ method: "sendrawtransaction", code: undefined, message }))
+      if (Either.isLeft(endpoint) || target === undefined) return failAll(Either.isLeft(endpoint) ? endpoint.left.message : "no URL")
+      try {
+        const { status, text } = await postText(target, agent, headers, body, controller.signal)
+        if (status === 401) return failAll("401 unauthorized (rpc user/password)")
+        const raw = JSON.parse(text) as unknown
+        // A node that answers a batch with one error object (it refused the batch as a whole).
+        if (!Array.isArray(raw)) {
+          const one = raw as Reply
+          return one.error !== undefined && one.error !== null ? calls.map(() => one) : failAll("batch answer is not an array")
+        }
+        const byId = new Map((raw as Array<Reply>).map((r) => [r.id, r] as const))
+        return calls.map((_, i) => byId.get(first + i) ?? { method: "sendrawtransaction", code: undefined, message: `batch answer lacks id ${first + i}` })
+      } catch (e) {
+        return failAll(controller.signal.aborted ? `no answer within ${timeoutMs} ms` : e instanceof Error ? e.message : String(e))
+      }
+    }
+    void answer().then((replies) => {
+      clearTimeout(timer)
+      sending = false
+      for (const [i, c] of calls.entries()) if (!c.abandoned) c.done(broadcastResult(c.txid, replies[i]!))
+      sendQueued()
+    })
+  }
+
+  const broadcastMany = (hexes: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Either.Either<string, BroadcastError>>> =>
     Effect.gen(function* () {
-      const txid = yield* localTxid(hex)
-      const sent = yield* call<string>("sendrawtransaction", [hex]).pipe(
-        Effect.mapError((f) => {
-          if (f.code === RPC_DESERIALIZATION_ERROR) return invalid("hex", f.message)
-          if (f.code === RPC_VERIFY_REJECTED || f.code === RPC_VERIFY_ERROR || f.code === RPC_VERIFY_ALREADY_IN_CHAIN) {
-            return new LedgerTxRejected({ txid, code: rejectCodeOf(f.message), reason: f.message })
-          }
-          return transport(f)
+      const results: Array<Either.Either<string, BroadcastError> | undefined> = []
+      const toSend: Array<{ readonly at: number; readonly hex: string; readonly txid: string }> = []
+      for (const [at, hex] of hexes.entries()) {
+        const txid = yield* Effect.either(localTxid(hex))
+        if (Either.isLeft(txid)) results.push(Either.left(txid.left))
+        else {
+          results.push(undefined)
+          toSend.push({ at, hex, txid: txid.right })
+        }
+      }
+      if (toSend.length > 0) {
+        yield* Effect.async<void>((resume) => {
+          let left = toSend.length
+          const mine = toSend.map((t): Queued => ({
+            hex: t.hex,
+            txid: t.txid,
+            abandoned: false,
+            done: (r) => {
+              results[t.at] = r
+              if (--left === 0) resume(Effect.void)
+            }
+          }))
+          queued.push(...mine)
+          sendQueued()
+          // Interrupted: what has not gone out yet is not sent (what has is harmless: the same bytes again).
+          return Effect.sync(() => {
+            for (const m of mine) m.abandoned = true
+          })
         })
-      )
-      // Invariant: the node hashes the same bytes we did.
-      if (sent !== txid) return yield* Effect.fail(new LedgerRpcError({ method: "sendrawtransaction", message: `node returned txid ${sent}, computed ${txid}` }))
-      return txid
-    }).pipe(broadcastSpan(params.name))
+      }
+      return results as ReadonlyArray<Either.Either<string, BroadcastError>>
+    })
+
+  const broadcast = (hex: string) =>
+    Effect.flatMap(broadcastMany([hex]), ([r]) => r!).pipe(broadcastSpan(params.name))
 
   const blocks = (fromHeight: number, limit?: number) =>
     Effect.gen(function* () {
@@ -389,7 +483,7 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       )
     })
 
-  return { params, tip, listUnspent, getTx, testAccept, broadcast, blocks, blockAt, mine }
+  return { params, tip, listUnspent, getTx, testAccept, broadcast, broadcastMany, blocks, blockAt, mine }
 }
 
 /** UtxoLedger backed by a node over JSON-RPC; a malformed URL fails the layer, not each call. */

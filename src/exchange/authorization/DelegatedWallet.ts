@@ -10,7 +10,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect, Either } from "effect"
 import { type LegName, LegsRefused, type LegRef, type LegTerms, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { CoinPool, coinsOf, type IncomingTx, outpointOf, spendingOrder } from "../../chain/ledger/coinPool.ts"
-import { type LedgerTxRejected, UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
 import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
@@ -192,20 +192,26 @@ export const makeDelegatedWallet = (
     const broadcastAll = (rows: ReadonlyArray<{ readonly trade_id: string; readonly leg: string; readonly tx_hex: string }>, record = true) =>
       Effect.gen(function*() {
         const taken: string[] = []
-        for (const row of rows) {
-          const ok = yield* ledger.broadcast(row.tx_hex).pipe(
-            Effect.as(true),
-            Effect.catchTag("LedgerTxRejected", (e: LedgerTxRejected) => {
-              if (e.code === "already-known") return Effect.succeed(true)
-              // The ledger disagrees with our coins (a lost parent, say): look again next time.
-              if (e.code === "missing-inputs" || e.code === "double-spend") pool = undefined
-              return Effect.logWarning(`leg ${keyOf(row)} not broadcast: ${e.code} (${e.reason}); its stored bytes are sent again later`).pipe(Effect.as(false))
-            }),
-            Effect.catchTags({
-              LedgerRpcError: (e) => Effect.logWarning(`leg ${keyOf(row)} not broadcast: ${e.message}`).pipe(Effect.as(false)),
-              LedgerInvalidInput: (e) => Effect.die(e)
-            })
-          )
+        // All at once, in spending order: the ledger takes them in that order (rpcLedger sends
+        // them, with other wallets' waiting broadcasts, as one request).
+        const results = yield* ledger.broadcastMany(rows.map((r) => r.tx_hex))
+        for (const [i, row] of rows.entries()) {
+          const ok = yield* Either.match(results[i]!, {
+            onRight: () => Effect.succeed(true),
+            onLeft: (e) => {
+              switch (e._tag) {
+                case "LedgerTxRejected":
+                  if (e.code === "already-known") return Effect.succeed(true)
+                  // The ledger disagrees with our coins (a lost parent, say): look again next time.
+                  if (e.code === "missing-inputs" || e.code === "double-spend") pool = undefined
+                  return Effect.logWarning(`leg ${keyOf(row)} not broadcast: ${e.code} (${e.reason}); its stored bytes are sent again later`).pipe(Effect.as(false))
+                case "LedgerRpcError":
+                  return Effect.logWarning(`leg ${keyOf(row)} not broadcast: ${e.message}`).pipe(Effect.as(false))
+                case "LedgerInvalidInput":
+                  return Effect.die(e)
+              }
+            }
+          })
           if (ok) taken.push(keyOf(row))
         }
         if (taken.length > 0 && record) {

@@ -1,7 +1,9 @@
 // The JSON-RPC adapter's pure edges: reject reasons as litecoind words them, coin amounts to
 // satoshis, and transport failures as typed errors (a port nobody listens on, a node that never
 // answers).
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { createServer, type Socket } from "node:net"
+import { Transaction } from "bitcoinjs-lib"
 import { Effect, Either, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { layerRpc, makeRpcLedger, rejectCodeOf, rpcEndpoint, satsOfCoins } from "../../../src/chain/ledger/rpcLedger.ts"
@@ -96,5 +98,122 @@ describe("rpc ledger edges", () => {
       for (const s of held) s.destroy()
       await new Promise((r) => hung.close(r))
     }
+  })
+
+  // Broadcasts coalesced (issue 22): one sendrawtransaction request out at a time, and what
+  // arrives meanwhile goes in the next one as a JSON-RPC batch, in order, each answered apart.
+  describe("broadcasts", () => {
+    /** A distinct parseable transaction (not a valid spend: the fake node only hashes it). */
+    const txHex = (n: number) => {
+      const tx = new Transaction()
+      tx.addInput(Buffer.alloc(32, n), 0)
+      tx.addOutput(Buffer.from([0x6a]), 0n)
+      return tx.toHex()
+    }
+    const txidOf = (hex: string) => Transaction.fromHex(hex).getId()
+
+    interface Call { readonly id: number; readonly method: string; readonly params: ReadonlyArray<string> }
+    /** A fake node: records every request's calls; holds answers while `hold` is set. */
+    const fakeNode = async (answer: (c: Call) => unknown) => {
+      const requests: Array<ReadonlyArray<Call>> = []
+      let release: Array<() => void> = []
+      let holding = false
+      const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+        const chunks: Array<Buffer> = []
+        req.on("data", (c: Buffer) => chunks.push(c))
+        req.on("end", () => {
+          const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Call | Array<Call>
+          const calls = Array.isArray(body) ? body : [body]
+          requests.push(calls)
+          const reply = () => {
+            const replies = calls.map((c) => ({ id: c.id, ...(answer(c) as object) }))
+            res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? replies : replies[0]))
+          }
+          if (holding) release.push(reply)
+          else reply()
+        })
+      })
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      const port = (server.address() as { port: number }).port
+      return {
+        requests,
+        ledger: makeRpcLedger({ url: `http://u:p@127.0.0.1:${port}/`, nodeParams: litecoinRegtestParams, timeoutMs: 2_000 }),
+        hold: () => { holding = true },
+        releaseAll: () => {
+          holding = false
+          const r = release
+          release = []
+          for (const f of r) f()
+        },
+        close: () => new Promise((r) => server.close(r))
+      }
+    }
+    const accept = (c: Call) => ({ result: txidOf(c.params[0]!), error: null })
+    const waitFor = async (what: () => boolean) => {
+      for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 10))
+      expect(what()).toBe(true)
+    }
+
+    it("sends what arrives while a request is out as one batch, in order, each answered with its own txid", async () => {
+      const node = await fakeNode(accept)
+      try {
+        node.hold()
+        const first = Effect.runPromise(node.ledger.broadcast(txHex(1)))
+        await waitFor(() => node.requests.length === 1)
+        // Five more while the first is out: one wallet's two legs in order, three others alone.
+        const many = Effect.runPromise(node.ledger.broadcastMany([txHex(2), txHex(3)]))
+        const alone = [4, 5, 6].map((n) => Effect.runPromise(node.ledger.broadcast(txHex(n))))
+        await new Promise((r) => setTimeout(r, 50))
+        expect(node.requests).toHaveLength(1)
+        node.releaseAll()
+        expect(await first).toBe(txidOf(txHex(1)))
+        expect(await many).toEqual([Either.right(txidOf(txHex(2))), Either.right(txidOf(txHex(3)))])
+        expect(await Promise.all(alone)).toEqual([4, 5, 6].map((n) => txidOf(txHex(n))))
+        expect(node.requests.map((r) => r.map((c) => c.params[0]))).toEqual([[txHex(1)], [2, 3, 4, 5, 6].map(txHex)])
+        expect(node.requests.flat().every((c) => c.method === "sendrawtransaction")).toBe(true)
+      } finally {
+        await node.close()
+      }
+    })
+
+    it("maps each call's refusal apart, and a node that is gone fails every waiting call", async () => {
+      const node = await fakeNode((c) =>
+        c.params[0] === txHex(8)
+          ? { result: null, error: { code: -26, message: "txn-mempool-conflict" } }
+          : c.params[0] === txHex(9)
+            ? { result: null, error: { code: -22, message: "TX decode failed" } }
+            : accept(c))
+      try {
+        const results = await Effect.runPromise(node.ledger.broadcastMany([txHex(7), txHex(8), txHex(9), txHex(10)]))
+        expect(results[0]).toEqual(Either.right(txidOf(txHex(7))))
+        expect(results[1]).toMatchObject({ left: { _tag: "LedgerTxRejected", code: "double-spend", txid: txidOf(txHex(8)) } })
+        expect(results[2]).toMatchObject({ left: { _tag: "LedgerInvalidInput", field: "hex" } })
+        expect(results[3]).toEqual(Either.right(txidOf(txHex(10))))
+        expect(await failure(node.ledger.broadcast(txHex(8)))).toMatchObject({ _tag: "LedgerTxRejected", code: "double-spend" })
+      } finally {
+        await node.close()
+      }
+      const gone = await Effect.runPromise(node.ledger.broadcastMany([txHex(11), txHex(12)]))
+      for (const r of gone) expect(r).toMatchObject({ left: { _tag: "LedgerRpcError", method: "sendrawtransaction" } })
+    })
+
+    it("does not send a waiting broadcast whose caller stopped waiting", async () => {
+      const node = await fakeNode(accept)
+      try {
+        node.hold()
+        const first = Effect.runPromise(node.ledger.broadcast(txHex(20)))
+        await waitFor(() => node.requests.length === 1)
+        const dropped = Effect.runFork(node.ledger.broadcast(txHex(21)))
+        const kept = Effect.runPromise(node.ledger.broadcast(txHex(22)))
+        await new Promise((r) => setTimeout(r, 20))
+        await Effect.runPromise(Fiber.interrupt(dropped))
+        node.releaseAll()
+        await first
+        expect(await kept).toBe(txidOf(txHex(22)))
+        expect(node.requests.map((r) => r.map((c) => c.params[0]))).toEqual([[txHex(20)], [txHex(22)]])
+      } finally {
+        await node.close()
+      }
+    })
   })
 })
