@@ -10,7 +10,8 @@ import { Transaction } from "bitcoinjs-lib"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Either, Redacted } from "effect"
+import { Effect, Either, Fiber, Redacted } from "effect"
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Authorization, Grant, type LegRef, SignLegs } from "../../schemas/exchange/authorization.ts"
 import { Check, Follow, Settlement } from "../../schemas/exchange/settlement.ts"
@@ -19,6 +20,7 @@ import { devnetDollar } from "../../src/chain/ledger/devnetFaucet.ts"
 import { ledgerParams } from "../../src/chain/params.ts"
 import { addressScript } from "../../src/chain/txBuilder.ts"
 import { makeDelegatedWallet } from "../../src/exchange/authorization/DelegatedWallet.ts"
+import { LegStore, layer as legStoreLayer, type LegToStore } from "../../src/exchange/authorization/legStore.ts"
 import { decodeState, delegatedKeysLabel, openWithState } from "../../src/exchange/authorization/keyEpochs.ts"
 import { stateFileName } from "../../src/exchange/authorization/KeyEpochStore.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
@@ -370,5 +372,50 @@ describe("settlement", () => {
     await mine(node)
     expect(await omniBalance(node, p.own, dusd)).toBe(3n * COIN)
     expect(await omniBalance(node, p.delegated, dusd)).toBe(0n)
+  })
+
+  // Issue 22: wallets that store at once share one statement (legStore.ts); each is told only of
+  // its own legs, a leg whose row says other terms is not stored, and of two stores of one leg
+  // only the first holds the row. Rows updated by one statement share its now() in updated_at.
+  it("stores several wallets' legs in one statement, each told only of its own", async () => {
+    const t1 = await recordTrade(seller, buyer, 1n, 2n)
+    const t2 = await recordTrade(seller, buyer, 3n, 4n)
+    const leg = (tradeId: string, name: "base" | "quote", p: Party, to: string, amount: bigint, hex: string): LegToStore => ({
+      tradeId, leg: name, txHex: hex, txid: hex.padEnd(64, "0"), propertyId: String(name === "base" ? tok : dusd), amount: amount.toString(),
+      toAddress: to, grantId: p.grantId, fromAddress: p.delegated, keyGuard: true
+    })
+    const sellerLegs = [leg(t1, "base", seller, buyer.own, 1n, "aa01"), leg(t2, "base", seller, buyer.own, 3n, "aa02")]
+    const buyerLegs = [leg(t1, "quote", buyer, seller.own, 2n, "bb01")]
+    // Terms the row does not say (another amount): never stored.
+    const wrongTerms = [leg(t2, "quote", buyer, seller.own, 5n, "cc01")]
+    // The same leg as the buyer's, other bytes: waits for the next statement, where the row is taken.
+    const second = [leg(t1, "quote", buyer, seller.own, 2n, "dd01")]
+    // A first store held on a row lock, so that the others arrive while its statement is out.
+    const t0 = await recordTrade(seller, buyer, 5n, 6n)
+    const blocker = new pg.Client({ connectionString: db.url })
+    await blocker.connect()
+    await blocker.query("BEGIN")
+    await blocker.query(`SELECT 1 FROM settlement_legs WHERE trade_id = $1 AND leg = 'base' FOR UPDATE`, [t0])
+    const answers = await node.run(Effect.gen(function*() {
+      const { store } = yield* LegStore
+      const first = yield* Effect.fork(store([leg(t0, "base", seller, buyer.own, 5n, "ee01")]))
+      yield* Effect.sleep("200 millis")
+      const rest = yield* Effect.fork(Effect.all([store(sellerLegs), store(buyerLegs), store(wrongTerms), store(second)], { concurrency: "unbounded" }))
+      yield* Effect.sleep("200 millis")
+      yield* Effect.promise(() => blocker.query("COMMIT"))
+      return [yield* Fiber.join(first), ...(yield* Fiber.join(rest))]
+    }).pipe(Effect.provide(legStoreLayer), Effect.provide(PgClient.layer({ url: Redacted.make(db.url) }))))
+    await blocker.end()
+    expect(answers.map((a) => [...a].sort())).toEqual([[`${t0}:base`], [`${t1}:base`, `${t2}:base`], [`${t1}:quote`], [], []])
+    const rows = await db.query<{ trade_id: string; leg: string; tx_hex: string | null; status: string; at: string }>(
+      `SELECT trade_id::text, leg, tx_hex, status, updated_at::text AS at FROM settlement_legs WHERE trade_id IN ($1, $2) ORDER BY trade_id, leg`, [t1, t2])
+    expect(rows.map((r) => [r.leg, r.tx_hex, r.status])).toEqual([["base", "aa01", "signed"], ["quote", "bb01", "signed"], ["base", "aa02", "signed"], ["quote", null, "recorded"]])
+    // The three legs, of two grants, stored by one statement (the held one was another).
+    expect(new Set(rows.filter((r) => r.status === "signed").map((r) => r.at)).size).toBe(1)
+    const [held] = await db.query<{ at: string }>(`SELECT updated_at::text AS at FROM settlement_legs WHERE trade_id = $1 AND leg = 'base'`, [t0])
+    expect(held!.at).not.toBe(rows[0]!.at)
+    await db.query(`UPDATE settlement_legs SET status = 'failed', failure = 'test rows' WHERE trade_id = $1`, [t0])
+    // Not signed for real: failed so that nothing in this file's later checks waits on them.
+    await db.query(`UPDATE settlement_legs SET status = 'failed', failure = 'test rows' WHERE trade_id IN ($1, $2)`, [t1, t2])
   })
 })

@@ -21,6 +21,7 @@ import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
 import { type DelegatedWallet, fundNewAddress, makeDelegatedWallet } from "./DelegatedWallet.ts"
+import { LegStore } from "./legStore.ts"
 import { sealedEpoch } from "./keyEpochs.ts"
 import { KeyEpochs, layer as keyEpochsLayer } from "./KeyEpochStore.ts"
 import { expireInMarkets } from "./marketExpiry.ts"
@@ -58,6 +59,7 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
   const keys = yield* KeyEpochs
   const node = yield* NodeIdentity
   const config = yield* ExchangeConfig
+  const { store } = yield* LegStore
   const self = (yield* Authorization.client)(address.entityId)
   const id = parseEntityId(address.entityId)
   const services = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeDelegatedWallet>> | Effect.Effect.Context<ReturnType<typeof expireInMarkets>>>()
@@ -102,7 +104,7 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
       if (Either.getOrUndefined(p2pkhAddressOfPubkey(pair.publicKey)) !== row.delegated_address) {
         return yield* Effect.dieMessage(`grant ${row.grant_id}: the sealed key is not the key of ${row.delegated_address}`)
       }
-      const wallet = yield* Effect.provide(makeDelegatedWallet(row.delegated_address, pair.privateKey!, { liveKeyOf: row.grant_id }), services)
+      const wallet = yield* Effect.provide(makeDelegatedWallet(row.delegated_address, pair.privateKey!, { liveKeyOf: row.grant_id, store }), services)
       opened = { grantId: row.grant_id, wallet }
       return wallet
     })

@@ -16,6 +16,7 @@ import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
+import { type LegToStore, type Store, storeAlone } from "./legStore.ts"
 
 /** Legs one SignLegs may carry. */
 export const signLegsMax = 1_000
@@ -94,7 +95,7 @@ export const fundNewAddress = (address: string) =>
 export const makeDelegatedWallet = (
   address: string,
   privateKey: Uint8Array,
-  options: { readonly reloadIntervalMs?: number; readonly liveKeyOf?: string } = {}
+  options: { readonly reloadIntervalMs?: number; readonly liveKeyOf?: string; readonly store?: Store } = {}
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -223,8 +224,8 @@ export const makeDelegatedWallet = (
         return new Set(taken)
       })
 
-    /** Stores a leg's bytes only while its grant's key is stored, when the wallet was made for a live grant. */
-    const keyGuard = sql.literal(options.liveKeyOf === undefined ? "" : "AND EXISTS (SELECT 1 FROM authorization_keys k WHERE k.grant_id = l.grant_id)")
+    /** The node's store, several wallets' legs a statement (legStore.ts); without one each store is its own statement. */
+    const store = options.store ?? storeAlone(sql)
 
     /**
      * Signs the unsigned ones of `rows` (in order), stores them, then broadcasts every one still
@@ -264,16 +265,11 @@ export const makeDelegatedWallet = (
           }
         }
         const stored = yield* Effect.gen(function*() {
-          const won = built.length === 0 ? [] : yield* sql<{ trade_id: string; leg: string }>`UPDATE settlement_legs l
-            SET tx_hex = v.tx_hex, txid = v.txid, status = 'signed', updated_at = now()
-            FROM unnest(${built.map((b) => b.row.trade_id)}::bigint[], ${built.map((b) => b.row.leg)}::text[],
-                        ${built.map((b) => b.tx.hex)}::text[], ${built.map((b) => b.tx.txid)}::text[],
-                        ${built.map((b) => b.row.property_id)}::bigint[], ${built.map((b) => b.row.amount)}::numeric[],
-                        ${built.map((b) => b.row.to_address)}::text[]) AS v(trade_id, leg, tx_hex, txid, property_id, amount, to_address)
-            WHERE l.trade_id = v.trade_id AND l.leg = v.leg AND l.tx_hex IS NULL AND l.status = 'recorded'
-              AND l.grant_id = ${grantId} AND l.from_address = ${address}
-              AND l.property_id = v.property_id AND l.amount = v.amount AND l.to_address = v.to_address ${keyGuard}
-            RETURNING l.trade_id::text AS trade_id, l.leg`
+          const won = yield* store(built.map((b): LegToStore => ({
+            tradeId: b.row.trade_id, leg: b.row.leg, txHex: b.tx.hex, txid: b.tx.txid,
+            propertyId: b.row.property_id, amount: b.row.amount, toAddress: b.row.to_address,
+            grantId, fromAddress: address, keyGuard: options.liveKeyOf !== undefined
+          })))
           if (failed.length > 0) {
             // Failed only if the row says what could not be built: a caller's wrong terms never fail a good leg.
             yield* sql`UPDATE settlement_legs l SET status = 'failed', failure = v.reason, updated_at = now()
@@ -285,7 +281,7 @@ export const makeDelegatedWallet = (
                 AND l.grant_id = ${grantId} AND l.from_address = ${address}
                 AND l.property_id = v.property_id AND l.amount = v.amount AND l.to_address = v.to_address`
           }
-          return new Set(won.map(keyOf))
+          return won
         }).pipe(
           // Not stored: the coins those transactions spent in memory are still ours.
           Effect.onError(() => Effect.sync(() => { pool = undefined })),
@@ -362,6 +358,9 @@ export const makeDelegatedWallet = (
         if (refs.length === 0) return []
         const bad = refs.find((r) => !/^\d{1,19}$/.test(r.tradeId))
         if (bad !== undefined) return yield* new LegsRefused({ message: `trade id "${bad.tradeId.slice(0, 40)}" is not a decimal id` })
+        // One leg twice would be built twice, on two coins: both transactions could be sent.
+        const keys = new Set(refs.map((r) => `${BigInt(r.tradeId)}:${r.leg}`))
+        if (keys.size < refs.length) return yield* new LegsRefused({ message: "the same leg is asked for twice" })
         const ordered = yield* legsOf(grantId, refs)
         const callerRecords = options.callerRecordsBroadcasts === true
         const { latest, shortOf, taken } = yield* sign(ordered, grantId, !callerRecords)
