@@ -7,6 +7,7 @@ import * as AccountReadModel from "./account/AccountReadModel.ts"
 import * as ApiKeys from "./auth/ApiKeys.ts"
 import * as AuthorizationEntity from "./authorization/AuthorizationEntity.ts"
 import * as LegStore from "./authorization/legStore.ts"
+import * as LocalAuthorizations from "./authorization/LocalAuthorizations.ts"
 import { listener } from "./http/ExchangeListener.ts"
 import * as LocalMarkets from "./market/LocalMarkets.ts"
 import * as MarketEntity from "./market/MarketEntity.ts"
@@ -17,7 +18,7 @@ import * as SettlementEntity from "./settlement/SettlementEntity.ts"
 
 export { listener }
 
-const services = Layer.mergeAll(LocalMarkets.layer, LegStore.layer, ApiKeys.layer, AccountReadModel.layer, MarketRegistry.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)))
+const services = Layer.mergeAll(LocalMarkets.layer, LocalAuthorizations.layer, LegStore.layer, ApiKeys.layer, AccountReadModel.layer, MarketRegistry.layer, MarketData.layer.pipe(Layer.provide(MarketRegistry.layer)))
 
 export const layer = Layer.mergeAll(
   listener, MarketEntity.layer, AuthorizationEntity.layer, SettlementEntity.layer, MarketActivator.layer

@@ -12,6 +12,7 @@ import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { marketPathCounts } from "../../src/exchange/http/OrderHandlers.ts"
 import { signedLaneCounts } from "../../src/exchange/http/SignedLane.ts"
+import { signerPathCounts } from "../../src/exchange/authorization/LocalAuthorizations.ts"
 import { createTestDatabase, type TestDatabase } from "../../harness/db.ts"
 import { signedQuery, type Key } from "../../harness/signed.ts"
 import { cli, cliJson } from "../support/cli.ts"
@@ -124,6 +125,7 @@ describe("the signed lane's callback path", () => {
     const ids = [new Map<string, string>(), new Map<string, string>()]
     const bodies = new Map<string, { fills?: ReadonlyArray<unknown> }>()
     const before = { ...signedLaneCounts }
+    const signersBefore = { ...signerPathCounts }
     for (const [name, method, who, params] of steps) {
       const [a, b] = await Promise.all([lane, httpApi].map((side, i) => send(side, method, (who === "maker" ? makers : takers)[i]!, params(ids[i]!))))
       expect({ name, ...masked(a!) }).toEqual({ name, ...masked(b!) })
@@ -137,6 +139,9 @@ describe("the signed lane's callback path", () => {
     expect(bodies.get("a taker crosses it: a fill with its legs")?.fills).toHaveLength(1)
     expect({ taken: signedLaneCounts.taken - before.taken, callback: signedLaneCounts.callback - before.callback, toFiber: signedLaneCounts.callbackToFiber - before.callbackToFiber })
       .toEqual({ taken: steps.length, callback: steps.length, toFiber: 0 })
+    // The fill's two legs (the maker's grant and the taker's) were signed by their Authorization
+    // entities straight, on each node, with no cluster message (LocalAuthorizations.ts).
+    expect({ local: signerPathCounts.local - signersBefore.local, cluster: signerPathCounts.cluster - signersBefore.cluster }).toEqual({ local: 4, cluster: 0 })
   })
 
   it("a call whose market fails under it continues on a fiber, and answers as the HttpApi path does", { timeout: 180_000 }, async () => {

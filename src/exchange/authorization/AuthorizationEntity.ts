@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto"
 import { ECPairFactory } from "ecpair"
 import * as ecc from "tiny-secp256k1"
 import { Data, Effect, Either, Layer, Option, Schedule } from "effect"
-import { Authorization, Expire, GrantRefused, type Granted, LegsRefused } from "../../../schemas/exchange/authorization.ts"
+import { Authorization, Expire, GrantRefused, type Granted, LegsRefused, type SignLegs } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
@@ -22,6 +22,7 @@ import { NodeIdentity } from "../../platform/NodeIdentity.ts"
 import { notifyAccountChanged } from "../account/AccountReadModel.ts"
 import { type DelegatedWallet, fundNewAddress, makeDelegatedWallet } from "./DelegatedWallet.ts"
 import { LegStore } from "./legStore.ts"
+import { LocalAuthorizations, type LocalSigner } from "./LocalAuthorizations.ts"
 import { sealedEpoch } from "./keyEpochs.ts"
 import { KeyEpochs, layer as keyEpochsLayer } from "./KeyEpochStore.ts"
 import { expireInMarkets } from "./marketExpiry.ts"
@@ -154,6 +155,36 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
     yield* scheduleExpiry(existing.value.grant_id, existing.value.expires_at.getTime()).pipe(Effect.orDie)
   }
 
+  const signLegs = (payload: SignLegs) =>
+    keyLock.withPermits(1)(Effect.gen(function*() {
+      // The signing key stays here (issue 22 asked whether a batch's legs could be signed for
+      // all grants in one pass by the Market: not without the key or the address's coins
+      // leaving their one owner, which is what keeps two legs off one coin). So the work per
+      // grant is made small instead: one message per batch for this grant, no read of the grant
+      // while its wallet is open here (`opened` is dropped whenever this entity ends or replaces
+      // the grant, and the wallet's store statement requires the grant's key row, so another
+      // activation that destroyed it stops this one too), no read of legs that come with their
+      // terms, and one statement (the bytes) before the ledger's calls: the Market records the
+      // broadcasts of all its grants' legs in one statement after (callerRecordsBroadcasts).
+      const options = { callerRecordsBroadcasts: payload.callerRecordsBroadcasts }
+      if (opened?.grantId === payload.grantId) return yield* opened.wallet.signLegs(payload.grantId, payload.legs, options)
+      const now = yield* current.pipe(Effect.mapError((e) => new LegsRefused({ message: `cannot read the grant: ${e.message}` })))
+      // Legs of a grant that has ended after its sweep cannot be signed any more (the key is gone).
+      if (Option.isNone(now) || now.value.grant_id !== payload.grantId) {
+        return yield* new LegsRefused({ message: `grant ${payload.grantId} is not live (expired or replaced); its key is gone` })
+      }
+      const wallet = yield* walletOf(now.value)
+      return yield* wallet.signLegs(payload.grantId, payload.legs, options)
+    }))
+
+  // This node's markets call it without a cluster message while it is active here (LocalAuthorizations.ts).
+  const locals = yield* LocalAuthorizations
+  const local: LocalSigner = { signLegs: (payload) => signLegs(payload).pipe(metrics.guard) }
+  yield* Effect.acquireRelease(Effect.sync(() => locals.set(address.entityId, local)), () =>
+    Effect.sync(() => {
+      if (locals.get(address.entityId) === local) locals.delete(address.entityId)
+    }))
+
   return Authorization.of({
     Grant: ({ payload }) =>
       lifecycle.withPermits(1)(Effect.gen(function*() {
@@ -230,27 +261,7 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
         return { grantId }
       })).pipe(metrics.guard),
 
-    SignLegs: ({ payload }) =>
-      keyLock.withPermits(1)(Effect.gen(function*() {
-        // The signing key stays here (issue 22 asked whether a batch's legs could be signed for
-        // all grants in one pass by the Market: not without the key or the address's coins
-        // leaving their one owner, which is what keeps two legs off one coin). So the work per
-        // grant is made small instead: one message per batch for this grant, no read of the grant
-        // while its wallet is open here (`opened` is dropped whenever this entity ends or replaces
-        // the grant, and the wallet's store statement requires the grant's key row, so another
-        // activation that destroyed it stops this one too), no read of legs that come with their
-        // terms, and one statement (the bytes) before the ledger's calls: the Market records the
-        // broadcasts of all its grants' legs in one statement after (callerRecordsBroadcasts).
-        const options = { callerRecordsBroadcasts: payload.callerRecordsBroadcasts }
-        if (opened?.grantId === payload.grantId) return yield* opened.wallet.signLegs(payload.grantId, payload.legs, options)
-        const now = yield* current.pipe(Effect.mapError((e) => new LegsRefused({ message: `cannot read the grant: ${e.message}` })))
-        // Legs of a grant that has ended after its sweep cannot be signed any more (the key is gone).
-        if (Option.isNone(now) || now.value.grant_id !== payload.grantId) {
-          return yield* new LegsRefused({ message: `grant ${payload.grantId} is not live (expired or replaced); its key is gone` })
-        }
-        const wallet = yield* walletOf(now.value)
-        return yield* wallet.signLegs(payload.grantId, payload.legs, options)
-      })).pipe(metrics.guard)
+    SignLegs: ({ payload }) => signLegs(payload).pipe(metrics.guard)
   })
 }), { maxIdleTime: "2 minutes", concurrency: "unbounded" }).pipe(Layer.provide(keyEpochsLayer))
 

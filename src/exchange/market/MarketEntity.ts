@@ -19,6 +19,7 @@ import { type BatchAnswer, type BatchCommand, type Cancel, type Fill, type Leg, 
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { recordedSpan, withBatchSpan } from "../../platform/telemetry/batchSpan.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
+import { LocalAuthorizations, signerPathCounts } from "../authorization/LocalAuthorizations.ts"
 import { entityIdOf } from "../authorization/policy.ts"
 import { makeLegSweep } from "../settlement/legSweep.ts"
 import { MarketData } from "../marketdata/MarketData.ts"
@@ -148,6 +149,17 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const view = yield* OmniView
   const authorizations = yield* Authorization.client
+  const localSigners = yield* LocalAuthorizations
+  /** The grant's entity straight when it is active on this node (LocalAuthorizations.ts), else through the cluster. */
+  const signerOf = (entityId: string, payload: SignLegs) => {
+    const local = localSigners.get(entityId)
+    if (local !== undefined) {
+      signerPathCounts.local++
+      return local.signLegs(payload)
+    }
+    signerPathCounts.cluster++
+    return authorizations(entityId).SignLegs(payload)
+  }
   yield* metrics.activated
 
   const symbol = address.entityId
@@ -193,7 +205,7 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
       const signed = new Map<string, string>()
       const taken: Array<SignedLeg> = []
       yield* Effect.forEach([...byGrant], ([grantId, g]) =>
-        authorizations(g.entityId).SignLegs(new SignLegs({ grantId, legs: g.legs, callerRecordsBroadcasts: true })).pipe(
+        signerOf(g.entityId, new SignLegs({ grantId, legs: g.legs, callerRecordsBroadcasts: true })).pipe(
           Effect.tap((result: ReadonlyArray<SignedLeg>) =>
             Effect.sync(() => {
               for (const s of result) {
