@@ -38,6 +38,7 @@ import {
 } from "./buildErrors.ts"
 import { encodeOmniPayload, OMNI_MARKER, type OmniPayload } from "./omni/codec.ts"
 import { parsedTx, rememberParsed } from "./parsedTx.ts"
+import { legacySize, serialize, sighashAll, txidOf } from "./rawTx.ts"
 import type { UtxoChainParams } from "./params.ts"
 
 const ECPair = ECPairFactory(ecc)
@@ -98,10 +99,12 @@ export const TX_VSIZE_MAX = 100_000
 export const INPUTS_MAX = 500
 export const OUTPUTS_MAX = 500
 
-// A signed P2PKH scriptSig: push(DER signature ≤ 70 bytes with low R and low S, + sighash
-// byte) then push(33-byte compressed key). Signing with lowR makes 71 the usual and the largest
-// length, so a placeholder of that size gives the signed size without signing twice.
-const SIG_WITH_HASHTYPE_MAX = 71
+// A signed P2PKH scriptSig: push(DER signature ≤ 72 bytes with low S, + sighash byte) then
+// push(33-byte compressed key). A placeholder of the largest length gives the signed size without
+// signing twice. Not ground to low R (which caps it at 71): grinding signs twice on average, and
+// a signature was most of a settlement leg's CPU (issue 22); the fee it would save is at most one
+// byte per input, and an estimate at the largest length never pays too little.
+const SIG_WITH_HASHTYPE_MAX = 73
 const PLACEHOLDER_SCRIPT_SIG = new Uint8Array(1 + SIG_WITH_HASHTYPE_MAX + 1 + 33)
 // Amounts are int64 on the wire (CAmount): bitcoinjs refuses, by throwing, anything above this.
 const SATS_MAX = (1n << 63n) - 1n
@@ -129,8 +132,6 @@ const keyOf = (signer: Signer, params: UtxoChainParams): Either.Either<ECPairInt
         ? ECPair.fromWIF(signer.wif, params.network)
         : ECPair.fromPrivateKey(signer.privateKey, { network: params.network, compressed: true })
     if (!key.compressed) return fail(new UncompressedSignerKey())
-    // Low-R signatures are never longer than 71 bytes with the sighash byte: the size estimate holds.
-    key.lowR = true
     if ("privateKey" in signer) keyCache.set(signer.privateKey, { network: params.network, key })
     return Either.right(key)
   } catch (e) {
@@ -145,11 +146,26 @@ const p2pkhOfKey = (key: ECPairInterface): Uint8Array => {
   return script
 }
 
+/**
+ * Output scripts of addresses already checked, by version bytes and address (bounded, oldest out first): a
+ * wallet pays its change to one address and its legs to the same few users, and the base58check
+ * decode (two JavaScript SHA-256) and bitcoinjs' payment validation were a sixth of a leg's build.
+ */
+const scriptCacheMax = 4_096
+const scriptCache = new Map<string, Uint8Array>()
+
 const scriptOf = (address: string, params: UtxoChainParams, role: AddressRole, index?: number): Either.Either<Uint8Array, InvalidAddress> => {
+  // Keyed by the version bytes that decide validity, not by the chain's name (a test may change them).
+  const cacheKey = `${params.network.pubKeyHash}:${params.network.scriptHash}:${address}`
+  const known = scriptCache.get(cacheKey)
+  if (known !== undefined) return Either.right(known)
   const check = validateLedgerAddress(address, params)
   if (!check.valid) return fail(new InvalidAddress({ role, ...(index === undefined ? {} : { index }), address, reason: check.error }))
   const hash = check.hash160
-  return Either.right(check.type === "p2pkh" ? payments.p2pkh({ hash }).output! : payments.p2sh({ hash }).output!)
+  const script = check.type === "p2pkh" ? payments.p2pkh({ hash }).output! : payments.p2sh({ hash }).output!
+  if (scriptCache.size >= scriptCacheMax) scriptCache.delete(scriptCache.keys().next().value!)
+  scriptCache.set(cacheKey, script)
+  return Either.right(script)
 }
 
 /** The output script for a ledger address under `params`, or why the address is refused. */
@@ -190,38 +206,41 @@ const checkInputs = (inputs: ReadonlyArray<Utxo>, signerScript: Uint8Array): Eit
   return Either.right(undefined)
 }
 
-/** Virtual size once signed: the same tx with placeholder scriptSigs of the signed length. */
-const estimateVsize = (inputs: ReadonlyArray<Utxo>, outs: ReadonlyArray<Out>): number => {
-  const tx = new Transaction()
-  tx.version = 2
-  for (const u of inputs) tx.addInput(Buffer.from(u.txid, "hex").reverse(), u.vout, 0xffffffff, PLACEHOLDER_SCRIPT_SIG)
-  for (const o of outs) tx.addOutput(o.script, o.value)
-  return tx.virtualSize()
+/** Virtual size once signed: placeholder scriptSigs of the longest signed length. */
+const estimateVsize = (inputs: ReadonlyArray<Utxo>, outs: ReadonlyArray<Out>): number =>
+  legacySize(inputs.map(() => PLACEHOLDER_SCRIPT_SIG.length), outs)
+
+/** push(signature with its sighash byte) push(compressed key): both under 76 bytes, so each push is its length byte. */
+const p2pkhScriptSig = (signature: Uint8Array, publicKey: Uint8Array): Uint8Array => {
+  const out = new Uint8Array(2 + signature.length + publicKey.length)
+  out[0] = signature.length
+  out.set(signature, 1)
+  out[1 + signature.length] = publicKey.length
+  out.set(publicKey, 2 + signature.length)
+  return out
 }
 
 /**
  * Signs every input (all P2PKH of `key`, checked by checkInputs) with SIGHASH_ALL, straight on the
  * raw transaction: the legacy sighash does not cover the spent value, so a PSBT's parse and
  * re-hash of each previous transaction (most of its cost, about 2 ms a send here) buys nothing
- * once checkInputs has matched each input to its previous output. The signatures are the same
- * RFC 6979 ones a PSBT makes, so the bytes are identical (txBuilder.test.ts compares them).
+ * once checkInputs has matched each input to its previous output. The bytes and digests are
+ * written by rawTx.ts (bitcoinjs' Transaction and its JavaScript SHA-256 were half a leg's cost);
+ * the signatures are the same RFC 6979 ones a PSBT makes, so the bytes are identical
+ * (txBuilder.test.ts compares them). The signed bytes and their txid.
  */
 const sign = (
   inputs: ReadonlyArray<Utxo>,
   outs: ReadonlyArray<Out>,
   key: ECPairInterface
-): Either.Either<Transaction, BuildError> => {
+): Either.Either<{ readonly bytes: Buffer; readonly txid: string }, BuildError> => {
   try {
-    const tx = new Transaction()
-    tx.version = 2
-    for (const u of inputs) tx.addInput(Buffer.from(u.txid, "hex").reverse(), u.vout)
-    for (const o of outs) tx.addOutput(o.script, o.value)
     const scriptSigs = inputs.map((u, i) => {
-      const hash = tx.hashForSignature(i, u.script, Transaction.SIGHASH_ALL)
-      return bscript.compile([bscript.signature.encode(key.sign(hash), Transaction.SIGHASH_ALL), key.publicKey])
+      const hash = sighashAll(inputs, outs, i, u.script)
+      return p2pkhScriptSig(bscript.signature.encode(key.sign(hash), Transaction.SIGHASH_ALL), key.publicKey)
     })
-    scriptSigs.forEach((s, i) => tx.setInputScript(i, s))
-    return Either.right(tx)
+    const bytes = serialize(inputs, scriptSigs, outs)
+    return Either.right({ bytes, txid: txidOf(bytes) })
   } catch (e) {
     return fail(new SigningFailed({ detail: messageOf(e) }))
   }
@@ -284,13 +303,13 @@ const build = (params: UtxoChainParams, req: Common, fixed: ReadonlyArray<Out>, 
   const tx = sign(req.inputs, outs, key.right)
   if (Either.isLeft(tx)) return Either.left(tx.left)
   const fee = totalIn - outs.reduce((s, o) => s + o.value, 0n)
-  const vsize = tx.right.virtualSize()
-  // The placeholder is the longest low-R scriptSig, so the real size can only be smaller. A breach
+  const vsize = tx.right.bytes.length
+  // The placeholder is the longest scriptSig, so the real size can only be smaller. A breach
   // is a bug in the estimate, not a user error: its own variant, FeeInvariantBroken.
   if (BigInt(vsize) * rate > fee) return fail(new FeeInvariantBroken({ fee, vsize, feeRate: rate }))
-  const hex = tx.right.toHex()
+  const hex = tx.right.bytes.toString("hex")
   // The next leg of this wallet spends its change: its parse of these bytes is a lookup.
-  const { txid } = rememberParsed(hex, tx.right, tx.right.getId())
+  const { txid } = rememberParsed(hex, Transaction.fromBuffer(tx.right.bytes), tx.right.txid)
   return Either.right({ hex, txid, fee, vsize })
 }
 
