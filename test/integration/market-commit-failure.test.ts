@@ -38,16 +38,24 @@ describe("a market whose commit fails", () => {
   it("is rebuilt: the order in the failed batch is refused, the next ones are accepted", { timeout: 120_000 }, async () => {
     const t = cliJson<Key>(await cli(["demo", "trader", "--fund", "DUSD:100", "--json"], cliEnvOf(db.url, node)))
     const buy = (id: string) => order(t, { symbol: "SHRDDUSD", side: "BUY", type: "LIMIT", timeInForce: "GTC", price: "1", quantity: "1", newClientOrderId: id })
+    const atOne = async () => {
+      const depth = (await (await fetch(`${node.baseUrl}/api/public/v1/depth?symbol=SHRDDUSD&limit=100`)).json()) as { bids: Array<[string, string]> }
+      return depth.bids.filter(([p]) => Number(p) === 1).reduce((n, [, q]) => n + Number(q), 0)
+    }
+    const startQty = await atOne()
     expect((await buy("before")).body.status).toBe("NEW")
     await withTableRenamed(db, "orders", async () => {
       const failed = await buy("during")
       expect(failed.status).toBeGreaterThanOrEqual(500)
+      // The failed batch's market data was never applied here (it is published only with a commit).
+      expect(await atOne()).toBe(startQty + 1)
     })
     // Each of these waits at most 20 s; a market left without its commit loop never answers them.
     for (const id of ["after-1", "after-2", "after-3"]) {
       const r = await buy(id)
       expect(r.body.status ?? r.body.msg, JSON.stringify(r.body)).toBe("NEW")
     }
+    await within(5_000, async () => (await atOne()) === startQty + 4)
   })
 
   it("a caller whose order waited in the queue of a market that failed is answered by the rebuilt market", { timeout: 120_000 }, async () => {

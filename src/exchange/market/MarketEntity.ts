@@ -365,12 +365,16 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         const work: BatchWork = { now, changes, answers: [], placedKeys: new Set(), placed: [], unfunded: [], viewHeight, seen, grants }
         for (const cmd of batch) applyCommand(cmd, work)
         t.tMatch = performance.now()
-        yield* Q.writeChanges(market.id, changes)
+        // Market data: this batch's trades and changed levels, notified by the batch's own statement.
+        const publish = feed.prepare(changes.trades)
+        yield* Q.writeChanges(market.id, changes, publish.notifications)
         t.tWrite = performance.now()
+        return { work, publish }
+      }).pipe(sql.withTransaction, Effect.orDie, Effect.map(({ work, publish }) => {
+        publish.confirm()
         return work
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }))
       t.tCommit = performance.now()
-      yield* feed.published(changes.trades) // market data: this batch's trades and changed levels
       t.tSign = yield* settleAndAnswer(work)
       reportBatch(batch, changes.trades.length, t)
     })

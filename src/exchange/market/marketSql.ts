@@ -212,14 +212,17 @@ export const payToAddresses = (userIds: ReadonlyArray<number>) =>
  * before the batch (an order placed in the batch stays in `inserted` with its final state), and
  * the legs' foreign key to their trades is checked at the statement's end, after every CTE ran.
  */
-export const writeChanges = (marketId: number, c: Changes) =>
+export const writeChanges = (marketId: number, c: Changes, notifications: ReadonlyArray<readonly [string, string]> = []) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const parts = writeParts(sql, marketId, c)
-    if (parts.length === 0 && c.users.size === 0) return
+    if (parts.length === 0 && c.users.size === 0 && notifications.length === 0) return
     // Every user of the batch in one notification (a few for a huge batch): one message to each
-    // node's LISTEN connection instead of one per user.
-    yield* sql`${sql.csv("WITH", parts)} SELECT pg_notify(${accountChannel}, p) FROM unnest(${accountPayloads([...c.users])}::text[]) AS p`
+    // node's LISTEN connection instead of one per user. Then the caller's (the batch's market
+    // data), in their order: Postgres delivers a transaction's notifications in the order made.
+    const all = [...accountPayloads([...c.users]).map((p) => [accountChannel, p] as const), ...notifications]
+    yield* sql`${sql.csv("WITH", parts)} SELECT pg_notify(n.c, n.p) FROM unnest(${all.map(([ch]) => ch)}::text[], ${all.map(([, p]) => p)}::text[])
+      WITH ORDINALITY AS n(c, p, i) ORDER BY n.i`
   })
 
 /** The CTEs of a batch's write, each only when it has rows. */

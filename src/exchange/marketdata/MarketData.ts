@@ -1,9 +1,10 @@
 // Every node's copy of every market's public data (feed.ts), and the owner's side of the push
-// channel. The Market entity attaches when it activates and hands each committed batch's trades to
-// its publisher; the publisher diffs the book's top levels against the previous batch's, applies
-// the delta to this node's copy at once (reads and streams on the owner see it before the pg_notify
-// goes out) and queues the notification, the candles to upsert and any snapshot asked for to one
-// sender fiber, which writes them in order. Every node LISTENs: a delta one above its sequence is
+// channel. The Market entity attaches when it activates; before each batch commits, its publisher
+// diffs the book's top levels against the previous batch's and numbers the delta, whose
+// notification goes out with the batch's own write statement (delivered at its commit: one round
+// trip a batch fewer, issue 22); after the commit it applies the delta to this node's copy and
+// queues the candles to upsert to one sender fiber, which also writes heartbeats and any snapshot
+// asked for, in order. Every node LISTENs: a delta one above its sequence is
 // applied; a lower one is old news; a higher one is a gap, and the node refills from the snapshot
 // the owner stores (asked for on `refillChannel`), then applies the deltas it held meanwhile.
 // A public read never waits on any of this: it reads the copy as it is.
@@ -38,8 +39,23 @@ export interface FeedListener {
   readonly reset: (feed: Feed) => void
 }
 
+/** A batch's market data, made before its commit: its notifications ride on the batch's own statement. */
+export interface PreparedPublish {
+  /** `[channel, payload]` for pg_notify, delivered at the batch's commit and only then. */
+  readonly notifications: ReadonlyArray<readonly [string, string]>
+  /** After the commit: this node's copy applies the deltas (and the candles go to Postgres). */
+  readonly confirm: () => void
+}
+
 export interface Publisher {
-  /** After a committed batch: publishes its trades and the book's changed top levels. */
+  /**
+   * Before a batch's commit, its book already changed in memory: the deltas of its trades and the
+   * book's changed top levels, numbered on from the copy. Nothing changes until `confirm`; a batch
+   * that does not commit is never confirmed (its market is rebuilt) and its notifications never
+   * go out. The one market's batches prepare and confirm in turn, never two at once.
+   */
+  readonly prepare: (trades: ReadonlyArray<TradeRec>) => PreparedPublish
+  /** After a committed batch whose statement did not carry the notifications: prepared, sent by the node's writer and confirmed at once. */
   readonly published: (trades: ReadonlyArray<TradeRec>) => Effect.Effect<void>
 }
 
@@ -305,20 +321,30 @@ export const make = Effect.gen(function*() {
       yield* Effect.addFinalizer(() => Effect.sync(() => {
         r.owned = false
       }))
-      return {
-        published: (batchTrades) => Effect.sync(() => {
-          const now = Date.now()
-          const next = book.depth(DEPTH_LEVELS)
-          const bids = diffLevels(top.bids, next.bids)
-          const asks = diffLevels(top.asks, next.asks)
-          top = next
-          if (bids.length === 0 && asks.length === 0 && batchTrades.length === 0) return
-          const changed: Array<readonly [Interval, Kline]> = []
-          for (const m of chunk(market.id, feed.seq + 1, now, bids, asks, batchTrades.map(publicTrade))) {
-            changed.push(...applied(r, m.delta))
-            Queue.unsafeOffer(jobs, { _tag: "Notify", payload: m.payload })
+      const prepare = (batchTrades: ReadonlyArray<TradeRec>): PreparedPublish => {
+        const now = Date.now()
+        const next = book.depth(DEPTH_LEVELS)
+        const bids = diffLevels(top.bids, next.bids)
+        const asks = diffLevels(top.asks, next.asks)
+        const messages = bids.length === 0 && asks.length === 0 && batchTrades.length === 0
+          ? []
+          : chunk(market.id, feed.seq + 1, now, bids, asks, batchTrades.map(publicTrade))
+        return {
+          notifications: messages.map((m) => [dataChannel, m.payload] as const),
+          confirm: () => {
+            top = next
+            const changed: Array<readonly [Interval, Kline]> = []
+            for (const m of messages) changed.push(...applied(r, m.delta))
+            if (changed.length > 0) Queue.unsafeOffer(jobs, { _tag: "Klines", marketId: market.id, rows: distinct(changed) })
           }
-          if (changed.length > 0) Queue.unsafeOffer(jobs, { _tag: "Klines", marketId: market.id, rows: distinct(changed) })
+        }
+      }
+      return {
+        prepare,
+        published: (batchTrades) => Effect.sync(() => {
+          const p = prepare(batchTrades)
+          for (const [, payload] of p.notifications) Queue.unsafeOffer(jobs, { _tag: "Notify", payload })
+          p.confirm()
         })
       }
     })
