@@ -365,9 +365,9 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         const work: BatchWork = { now, changes, answers: [], placedKeys: new Set(), placed: [], unfunded: [], viewHeight, seen, grants }
         for (const cmd of batch) applyCommand(cmd, work)
         t.tMatch = performance.now()
-        // Market data: this batch's trades and changed levels, notified by the batch's own statement.
+        // Market data: this batch's trades, changed levels and candles, written and notified by the batch's own statement.
         const publish = feed.prepare(changes.trades)
-        yield* Q.writeChanges(market.id, changes, publish.notifications)
+        yield* Q.writeChanges(market.id, changes, publish)
         t.tWrite = performance.now()
         return { work, publish }
       }).pipe(sql.withTransaction, Effect.orDie, Effect.map(({ work, publish }) => {

@@ -1,7 +1,7 @@
 // The Market entity's statements: load a market's open orders at activation, read (and lock)
 // the authorizations a batch places against with their totals, and write a batch's changes with
 // one statement per table (arrays through unnest, so a batch of any size is one round trip each).
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { accountChannel, accountPayloads } from "../account/AccountReadModel.ts"
 import { localId } from "../markets/ids.ts"
@@ -212,10 +212,17 @@ export const payToAddresses = (userIds: ReadonlyArray<number>) =>
  * before the batch (an order placed in the batch stays in `inserted` with its final state), and
  * the legs' foreign key to their trades is checked at the statement's end, after every CTE ran.
  */
-export const writeChanges = (marketId: number, c: Changes, notifications: ReadonlyArray<readonly [string, string]> = []) =>
+export const writeChanges = (
+  marketId: number,
+  c: Changes,
+  more: { readonly notifications: ReadonlyArray<readonly [string, string]>; readonly klines: (sql: SqlClient.SqlClient) => Statement.Fragment | undefined } = { notifications: [], klines: () => undefined }
+) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const parts = writeParts(sql, marketId, c)
+    const klines = more.klines(sql)
+    if (klines !== undefined) parts.push(sql`klines AS (${klines})`)
+    const notifications = more.notifications
     if (parts.length === 0 && c.users.size === 0 && notifications.length === 0) return
     // Every user of the batch in one notification (a few for a huge batch): one message to each
     // node's LISTEN connection instead of one per user. Then the caller's (the batch's market

@@ -1,14 +1,14 @@
 // Every node's copy of every market's public data (feed.ts), and the owner's side of the push
 // channel. The Market entity attaches when it activates; before each batch commits, its publisher
 // diffs the book's top levels against the previous batch's and numbers the delta, whose
-// notification goes out with the batch's own write statement (delivered at its commit: one round
-// trip a batch fewer, issue 22); after the commit it applies the delta to this node's copy and
-// queues the candles to upsert to one sender fiber, which also writes heartbeats and any snapshot
-// asked for, in order. Every node LISTENs: a delta one above its sequence is
+// notification and the candles it changes go out with the batch's own write statement (the
+// notification delivered at its commit: two round trips a batch fewer, issue 22); after the commit
+// it applies the delta to this node's copy. One sender fiber writes heartbeats, a new owner's
+// catch-up candles and any snapshot asked for, in order. Every node LISTENs: a delta one above its sequence is
 // applied; a lower one is old news; a higher one is a gap, and the node refills from the snapshot
 // the owner stores (asked for on `refillChannel`), then applies the deltas it held meanwhile.
 // A public read never waits on any of this: it reads the copy as it is.
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Deferred, Duration, Effect, FiberSet, Layer, Queue, Schedule, type Scope } from "effect"
 import type { OrderBook } from "../book.ts"
 import type { TradeRec } from "../market/MarketState.ts"
@@ -43,7 +43,9 @@ export interface FeedListener {
 export interface PreparedPublish {
   /** `[channel, payload]` for pg_notify, delivered at the batch's commit and only then. */
   readonly notifications: ReadonlyArray<readonly [string, string]>
-  /** After the commit: this node's copy applies the deltas (and the candles go to Postgres). */
+  /** The candles the batch's trades change, in their new state, as a CTE of the batch's write (none: undefined). */
+  readonly klines: (sql: SqlClient.SqlClient) => Statement.Fragment | undefined
+  /** After the commit: this node's copy applies the deltas. */
   readonly confirm: () => void
 }
 
@@ -326,16 +328,17 @@ export const make = Effect.gen(function*() {
         const next = book.depth(DEPTH_LEVELS)
         const bids = diffLevels(top.bids, next.bids)
         const asks = diffLevels(top.asks, next.asks)
-        const messages = bids.length === 0 && asks.length === 0 && batchTrades.length === 0
+        const trades = batchTrades.map(publicTrade)
+        const messages = bids.length === 0 && asks.length === 0 && trades.length === 0
           ? []
-          : chunk(market.id, feed.seq + 1, now, bids, asks, batchTrades.map(publicTrade))
+          : chunk(market.id, feed.seq + 1, now, bids, asks, trades)
+        const candles = feed.candlesOf(trades)
         return {
           notifications: messages.map((m) => [dataChannel, m.payload] as const),
+          klines: (sql) => (candles.length === 0 ? undefined : Q.klinesUpsert(sql, market.id, candles)),
           confirm: () => {
             top = next
-            const changed: Array<readonly [Interval, Kline]> = []
-            for (const m of messages) changed.push(...applied(r, m.delta))
-            if (changed.length > 0) Queue.unsafeOffer(jobs, { _tag: "Klines", marketId: market.id, rows: distinct(changed) })
+            for (const m of messages) applied(r, m.delta)
           }
         }
       }
@@ -343,7 +346,9 @@ export const make = Effect.gen(function*() {
         prepare,
         published: (batchTrades) => Effect.sync(() => {
           const p = prepare(batchTrades)
+          const candles = feed.candlesOf(batchTrades.map(publicTrade))
           for (const [, payload] of p.notifications) Queue.unsafeOffer(jobs, { _tag: "Notify", payload })
+          if (candles.length > 0) Queue.unsafeOffer(jobs, { _tag: "Klines", marketId: market.id, rows: candles })
           p.confirm()
         })
       }

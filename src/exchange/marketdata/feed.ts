@@ -6,7 +6,7 @@
 // or a jump (a new owner starts its numbers at its start time × 1000), which a replica treats as a
 // gap and refills from a snapshot.
 import type { PriceLevel } from "../book.ts"
-import { addTrade, INTERVALS, type Interval, type Kline, newSeries, type Series } from "./klines.ts"
+import { addTrade, candlesAfter, INTERVALS, type Interval, type Kline, newSeries, type Series } from "./klines.ts"
 
 /** Price levels a side that the feed carries: depth's `limit` maximum. */
 export const DEPTH_LEVELS = 1_000
@@ -84,6 +84,14 @@ export class Feed {
     this.seq = d.seq
     this.updated = d.time
     return changed
+  }
+
+  /** The candles these trades would change (klines.ts candlesAfter), the feed left as it is. */
+  candlesOf(trades: ReadonlyArray<PublicTrade>): Array<readonly [Interval, Kline]> {
+    const out: Array<readonly [Interval, Kline]> = []
+    if (trades.length === 0) return out
+    for (const iv of INTERVALS) for (const k of candlesAfter(this.klines.get(iv)!, iv, trades)) out.push([iv, k])
+    return out
   }
 
   snapshot(): FeedSnapshot {

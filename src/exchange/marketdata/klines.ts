@@ -109,6 +109,22 @@ export const addTrade = (series: Series, iv: Interval, t: TradeTick): Kline | un
   return fresh
 }
 
+/**
+ * The candles `trades` would change, in their final state, leaving `series` as it is: addTrade on
+ * a copy of the newest candle (the only one a trade can change; others are new). A batch writes
+ * these with its own statement before its commit and applies the trades for real after it.
+ */
+export const candlesAfter = (series: Series, iv: Interval, trades: ReadonlyArray<TradeTick>): Array<Kline> => {
+  const last = series.klines[series.klines.length - 1]
+  const scratch = newSeries(last === undefined ? [] : [{ ...last }])
+  const changed = new Map<number, Kline>()
+  for (const t of trades) {
+    const k = addTrade(scratch, iv, t)
+    if (k !== undefined) changed.set(k.openTime, k)
+  }
+  return [...changed.values()]
+}
+
 /** A candle as a request answers it: empty buckets are flat at the previous close. */
 export interface KlineRow {
   readonly openTime: number

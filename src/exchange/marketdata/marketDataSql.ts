@@ -40,12 +40,10 @@ const klineColumns = (sql: SqlClient.SqlClient) => sql`interval, open_time::text
   close_ticks::text, volume_lots::text, quote_sats::text, trades, first_trade_id::text, last_trade_id::text`
 
 /** Writes candles (the newest state of each); an older state never overwrites a newer one. */
-export const upsertKlines = (marketId: number, rows: ReadonlyArray<readonly [Interval, Kline]>) =>
-  Effect.gen(function*() {
-    if (rows.length === 0) return
-    const sql = yield* SqlClient.SqlClient
-    const col = <A>(f: (k: Kline) => A) => rows.map(([, k]) => String(f(k)))
-    yield* sql`INSERT INTO market_klines (market_id, interval, open_time, open_ticks, high_ticks, low_ticks, close_ticks, volume_lots, quote_sats, trades, first_trade_id, last_trade_id)
+/** The upsert of candles as a statement of its own or, named, as one CTE of another (the market's batch write). */
+export const klinesUpsert = (sql: SqlClient.SqlClient, marketId: number, rows: ReadonlyArray<readonly [Interval, Kline]>) => {
+  const col = <A>(f: (k: Kline) => A) => rows.map(([, k]) => String(f(k)))
+  return sql`INSERT INTO market_klines (market_id, interval, open_time, open_ticks, high_ticks, low_ticks, close_ticks, volume_lots, quote_sats, trades, first_trade_id, last_trade_id)
       SELECT ${marketId}, * FROM unnest(${rows.map(([iv]) => iv)}::text[], ${col((k) => k.openTime)}::bigint[], ${col((k) => k.open)}::bigint[],
         ${col((k) => k.high)}::bigint[], ${col((k) => k.low)}::bigint[], ${col((k) => k.close)}::bigint[], ${col((k) => k.volume)}::numeric[],
         ${col((k) => k.quote)}::numeric[], ${col((k) => k.trades)}::int[], ${col((k) => k.firstId)}::bigint[], ${col((k) => k.lastId)}::bigint[])
@@ -53,6 +51,13 @@ export const upsertKlines = (marketId: number, rows: ReadonlyArray<readonly [Int
         low_ticks = excluded.low_ticks, close_ticks = excluded.close_ticks, volume_lots = excluded.volume_lots, quote_sats = excluded.quote_sats,
         trades = excluded.trades, first_trade_id = excluded.first_trade_id, last_trade_id = excluded.last_trade_id
       WHERE market_klines.last_trade_id <= excluded.last_trade_id`
+}
+
+export const upsertKlines = (marketId: number, rows: ReadonlyArray<readonly [Interval, Kline]>) =>
+  Effect.gen(function*() {
+    if (rows.length === 0) return
+    const sql = yield* SqlClient.SqlClient
+    yield* klinesUpsert(sql, marketId, rows)
   })
 
 /** The newest KLINES_IN_MEMORY candles of every interval, as in-memory series. */

@@ -54,6 +54,28 @@ describe("candles", () => {
 })
 
 describe("the feed", () => {
+  // A batch writes the candles its trades change before its commit (candlesOf) and applies the
+  // trades after it: the rows written must be the candles as the feed then holds them.
+  it("names, without changing anything, exactly the candles applying the trades then changes", () => {
+    const t0 = Date.UTC(2024, 0, 1, 10, 59, 58)
+    const feed = Feed.empty(0)
+    feed.apply({ marketId: 1, seq: 1, time: t0, bids: [], asks: [], trades: [trade(1, 100, 2, t0)] })
+    const before = JSON.stringify([...feed.klines].map(([iv, s]) => [iv, s.klines.map((k) => ({ ...k, volume: String(k.volume), quote: String(k.quote) }))]))
+    // Into the open candle, across the minute and the hour, one already counted, one from an older candle.
+    const trades = [trade(2, 120, 1, t0 + 500), trade(3, 90, 3, t0 + 2_500), trade(3, 90, 3, t0 + 2_500), trade(4, 95, 1, t0 + 3_000), trade(5, 80, 1, t0 - 120_000)]
+    const dry = feed.candlesOf(trades)
+    expect(JSON.stringify([...feed.klines].map(([iv, s]) => [iv, s.klines.map((k) => ({ ...k, volume: String(k.volume), quote: String(k.quote) }))]))).toBe(before)
+    const changed = feed.apply({ marketId: 1, seq: 2, time: t0 + 3_000, bids: [], asks: [], trades })
+    const finalOf = (rows: ReadonlyArray<readonly [string, { openTime: number }]>) => {
+      const by = new Map(rows.map(([iv, k]) => [`${iv}:${k.openTime}`, { ...k }] as const))
+      return [...by.entries()].sort(([a], [b]) => (a < b ? -1 : 1))
+    }
+    expect(finalOf(dry)).toEqual(finalOf(changed))
+    // The 1m series gained a candle (10:59 → 11:00), the 1h series too, the 1d one changed in place.
+    expect(dry.filter(([iv]) => iv === "1m").map(([, k]) => [k.open, k.high, k.low, k.close, k.trades])).toEqual([[100, 120, 100, 120, 2], [90, 95, 90, 95, 2]])
+    expect(feed.candlesOf([])).toEqual([])
+  })
+
   it("keeps levels best first and diffs two tops of the book", () => {
     const bids: Levels = []
     setLevels(bids, [[10, 1], [12, 2], [11, 3]], true)
