@@ -35,6 +35,8 @@ const metrics = entityMetrics("Market")
 export const batchMax = 2_000
 /** How long an answer waits for its legs to be signed and broadcast before it goes out without txids. */
 export const signWaitMs = 10_000
+/** Committed batches whose settlement and answers may wait while the next batch runs. */
+const settleAhead = 2
 /** How often the market asks the ledger for a new block, and the longest it leaves open legs unlooked at. */
 const sweepPollMs = 1_000
 const sweepIdleMs = 5_000
@@ -323,15 +325,19 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     }
   }
 
-  /** Step 3, after COMMIT: sign and broadcast the legs, answer every command, follow the trades. */
-  const settleAndAnswer = (work: BatchWork) =>
+  /**
+   * Step 3, after COMMIT: sign and broadcast the legs, answer every command, follow the trades.
+   * `placedStates`: each placed order as its batch left it, taken before the next batch ran (a
+   * resting order a later batch fills must not answer its place with that later state).
+   */
+  const settleAndAnswer = (work: BatchWork, placedStates: ReadonlyArray<OrderState>) =>
     Effect.gen(function*() {
       const { changes } = work
       const txids = changes.legs.length === 0 ? new Map<string, string>() : yield* signAll(changes.legs)
       const tSign = performance.now() // instrumentation
       const legsOf = new Map(changes.legs.map((l) => [legKey(l.tradeId, l.leg), l]))
-      for (const p of work.placed) {
-        yield* reply(p.cmd.done, Exit.succeed({ order: orderState(market, p.order), fills: fillsOf(p.order, p.trades, legsOf, txids), duplicate: false }))
+      for (const [i, p] of work.placed.entries()) {
+        yield* reply(p.cmd.done, Exit.succeed({ order: placedStates[i]!, fills: fillsOf(p.order, p.trades, legsOf, txids), duplicate: false }))
       }
       for (const answer of work.answers) yield* answer()
       if (changes.trades.length > 0) legsOpen = true
@@ -353,7 +359,13 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     })
   }
 
-  /** One batch: read and match and write in one transaction, publish, then settle and answer. */
+  /**
+   * One batch: read and match and write in one transaction, publish; then its settlement and
+   * answers go to the settle loop, and the next batch starts (issue 22: a trading batch waited
+   * for its legs' signing, storing and broadcast before the market took its next orders, so the
+   * ledger's round trip bounded the market). Settlements run one at a time in batch order, so
+   * answers still go out in the order the batches committed, at most `settleAhead` behind.
+   */
   const runBatch = (batch: ReadonlyArray<Command>) =>
     Effect.gen(function*() {
       const t = { t0: performance.now(), tRead: 0, tMatch: 0, tWrite: 0, tCommit: 0, tSign: 0 } // instrumentation
@@ -375,9 +387,18 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
         return work
       }))
       t.tCommit = performance.now()
-      t.tSign = yield* settleAndAnswer(work)
-      reportBatch(batch, changes.trades.length, t)
+      const placedStates = work.placed.map((p) => orderState(market, p.order))
+      yield* Queue.offer(settling, { batch, work, placedStates, t })
     })
+
+  /** A committed batch waiting for its settlement and answers. */
+  interface Settle {
+    readonly batch: ReadonlyArray<Command>
+    readonly work: BatchWork
+    readonly placedStates: ReadonlyArray<OrderState>
+    readonly t: { t0: number; tRead: number; tMatch: number; tWrite: number; tCommit: number; tSign: number }
+  }
+  const settling = yield* Queue.bounded<Settle>(settleAhead)
 
   /**
    * Orders refused for the delegated address's balance while the view may be behind the ledger
@@ -482,6 +503,17 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   const alive = <A, E, R>(handler: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(Deferred.isDone(broken), (done) => (done ? Deferred.await(broken) : Effect.raceFirst(handler, Deferred.await(broken))))
 
+  /** A batch or its settlement failed: its callers are told, and the entity ends (rebuilt by the cluster). */
+  const batchFailed = (batch: ReadonlyArray<Command>, cause: Cause.Cause<unknown>, what: string) =>
+    Effect.gen(function*() {
+      const failed = Exit.die(new Error(what))
+      for (const c of batch) c.done(failed)
+      yield* Effect.logError(`market ${symbol}: batch failed; restarting the entity`, cause)
+      yield* leave
+      yield* Deferred.failCause(broken, Cause.die(Cause.squash(cause)))
+      return yield* Effect.failCause(cause)
+    })
+
   // The commit loop: takes whatever is queued (at least one), runs it as one batch.
   yield* Effect.gen(function*() {
     const first = yield* Queue.take(queue)
@@ -489,14 +521,18 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     const batch = [first, ...rest]
     const spans = batch.flatMap((c) => (c.span === undefined ? [] : [c.span]))
     const exit = yield* Effect.exit(runBatch(batch).pipe(withBatchSpan("Market.batch", spans, { "market.symbol": symbol, "batch.commands": batch.length })))
-    if (Exit.isFailure(exit)) {
-      const failed = Exit.die(new Error("the market's commit failed; nothing of this batch was accepted"))
-      for (const c of batch) c.done(failed)
-      yield* Effect.logError(`market ${symbol}: batch failed; restarting the entity`, exit.cause)
-      yield* leave
-      yield* Deferred.failCause(broken, Cause.die(Cause.squash(exit.cause)))
-      return yield* Effect.failCause(exit.cause)
-    }
+    if (Exit.isFailure(exit)) return yield* batchFailed(batch, exit.cause, "the market's commit failed; nothing of this batch was accepted")
+  }).pipe(Effect.forever, Effect.orDie, background)
+
+  // The settle loop: each committed batch's legs signed and broadcast, then its answers, in order.
+  // A failure here is after the commit (its orders stand; a caller told otherwise finds them by
+  // client order id), and ends the entity as a failed commit does.
+  yield* Effect.gen(function*() {
+    const job = yield* Queue.take(settling)
+    const exit = yield* Effect.exit(settleAndAnswer(job.work, job.placedStates))
+    if (Exit.isFailure(exit)) return yield* batchFailed(job.batch, exit.cause, "the market failed after its commit; the order's status is unknown")
+    job.t.tSign = exit.value
+    reportBatch(job.batch, job.work.changes.trades.length, job.t)
   }).pipe(Effect.forever, Effect.orDie, background)
 
   // Expiry without traffic: when a grant with open orders is due, an empty batch ends them.
