@@ -12,7 +12,7 @@
 // (settlement/legSweep.ts), with no message per trade.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Cause, Deferred, Duration, Effect, Exit, FiberId, Queue, Schedule, type Tracer } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, FiberId, Queue, Schedule, type Tracer } from "effect"
 import { goneExit, type InboxAnswer, LocalMarkets, type MarketGone, type MarketInbox } from "./LocalMarkets.ts"
 import { Authorization, type LegRef, SignLegs, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type BatchAnswer, type BatchCommand, type Cancel, type Fill, type Leg, Market as MarketEntitySchema, OrderRefused, type OrderState, type Placed } from "../../../schemas/exchange/market.ts"
@@ -36,7 +36,7 @@ export const batchMax = 2_000
 /** How long an answer waits for its legs to be signed and broadcast before it goes out without txids. */
 export const signWaitMs = 10_000
 /** Committed batches whose settlement and answers may wait while the next batch runs. */
-const settleAhead = 2
+const settleAhead = 4
 /** How often the market asks the ledger for a new block, and the longest it leaves open legs unlooked at. */
 const sweepPollMs = 1_000
 const sweepIdleMs = 5_000
@@ -330,10 +330,10 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
    * `placedStates`: each placed order as its batch left it, taken before the next batch ran (a
    * resting order a later batch fills must not answer its place with that later state).
    */
-  const settleAndAnswer = (work: BatchWork, placedStates: ReadonlyArray<OrderState>) =>
+  const settleAndAnswer = (work: BatchWork, placedStates: ReadonlyArray<OrderState>, signing: Fiber.Fiber<Map<string, string>> | undefined) =>
     Effect.gen(function*() {
       const { changes } = work
-      const txids = changes.legs.length === 0 ? new Map<string, string>() : yield* signAll(changes.legs)
+      const txids = signing === undefined ? new Map<string, string>() : yield* Fiber.join(signing)
       const tSign = performance.now() // instrumentation
       const legsOf = new Map(changes.legs.map((l) => [legKey(l.tradeId, l.leg), l]))
       for (const [i, p] of work.placed.entries()) {
@@ -363,8 +363,9 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
    * One batch: read and match and write in one transaction, publish; then its settlement and
    * answers go to the settle loop, and the next batch starts (issue 22: a trading batch waited
    * for its legs' signing, storing and broadcast before the market took its next orders, so the
-   * ledger's round trip bounded the market). Settlements run one at a time in batch order, so
-   * answers still go out in the order the batches committed, at most `settleAhead` behind.
+   * ledger's round trip bounded the market). A batch's legs are signed from its commit on, beside
+   * later batches'; its answers wait for them and for the batches before it, so answers still go
+   * out in the order the batches committed, at most `settleAhead` batches behind.
    */
   const runBatch = (batch: ReadonlyArray<Command>) =>
     Effect.gen(function*() {
@@ -388,7 +389,10 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
       }))
       t.tCommit = performance.now()
       const placedStates = work.placed.map((p) => orderState(market, p.order))
-      yield* Queue.offer(settling, { batch, work, placedStates, t })
+      // Its legs are signed from now on, beside later batches' (each grant's entity signs one call
+      // at a time); only the answers wait their turn.
+      const signing = changes.legs.length === 0 ? undefined : yield* Effect.fork(signAll(changes.legs))
+      yield* Queue.offer(settling, { batch, work, placedStates, signing, t })
     })
 
   /** A committed batch waiting for its settlement and answers. */
@@ -396,6 +400,7 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
     readonly batch: ReadonlyArray<Command>
     readonly work: BatchWork
     readonly placedStates: ReadonlyArray<OrderState>
+    readonly signing: Fiber.Fiber<Map<string, string>> | undefined
     readonly t: { t0: number; tRead: number; tMatch: number; tWrite: number; tCommit: number; tSign: number }
   }
   const settling = yield* Queue.bounded<Settle>(settleAhead)
@@ -529,7 +534,7 @@ export const layer = MarketEntitySchema.toLayer(Effect.gen(function*() {
   // client order id), and ends the entity as a failed commit does.
   yield* Effect.gen(function*() {
     const job = yield* Queue.take(settling)
-    const exit = yield* Effect.exit(settleAndAnswer(job.work, job.placedStates))
+    const exit = yield* Effect.exit(settleAndAnswer(job.work, job.placedStates, job.signing))
     if (Exit.isFailure(exit)) return yield* batchFailed(job.batch, exit.cause, "the market failed after its commit; the order's status is unknown")
     job.t.tSign = exit.value
     reportBatch(job.batch, job.work.changes.trades.length, job.t)
