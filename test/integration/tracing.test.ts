@@ -107,7 +107,8 @@ describe("tracing on", () => {
     const statements = spans.filter((s) => s.name === "sql.execute" && s.parentSpanId === transaction.spanId)
     expect(statements.length).toBeGreaterThan(2)
     expect(statements.some((s) => /INSERT INTO/i.test(String(s.attributes["db.statement"] ?? s.attributes["db.query.text"])))).toBe(true)
-    // The legs signed by each grant's Authorization entity and broadcast on the ledger.
+    // The legs signed by each grant's Authorization entity (called straight on this node: its span
+    // is named as the cluster's handler span) and broadcast on the ledger.
     const broadcasts = spans.filter((s) => s.name === "chain.broadcast")
     for (const b of broadcasts) {
       expect(isUnder(spans, b, batch)).toBe(true)

@@ -179,7 +179,15 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
 
   // This node's markets call it without a cluster message while it is active here (LocalAuthorizations.ts).
   const locals = yield* LocalAuthorizations
-  const local: LocalSigner = { signLegs: (payload) => signLegs(payload).pipe(metrics.guard) }
+  // Named as the cluster names the handler, so a trace reads the same whichever way the call came.
+  const localSpan = `Authorization(${address.entityId}).SignLegs`
+  const local: LocalSigner = {
+    signLegs: (payload) =>
+      signLegs(payload).pipe(
+        metrics.guard,
+        Effect.withSpan(localSpan, { captureStackTrace: false, attributes: { "entity.type": "Authorization", "entity.id": address.entityId, "shardline.call": "local" } })
+      )
+  }
   yield* Effect.acquireRelease(Effect.sync(() => locals.set(address.entityId, local)), () =>
     Effect.sync(() => {
       if (locals.get(address.entityId) === local) locals.delete(address.entityId)
