@@ -406,7 +406,7 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
     })
   }
 
-  const broadcastMany = (hexes: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Either.Either<string, BroadcastError>>> =>
+  const sendMany = (hexes: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Either.Either<string, BroadcastError>>> =>
     Effect.gen(function* () {
       const results: Array<Either.Either<string, BroadcastError> | undefined> = []
       const toSend: Array<{ readonly at: number; readonly hex: string; readonly txid: string }> = []
@@ -441,8 +441,15 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       return results as ReadonlyArray<Either.Either<string, BroadcastError>>
     })
 
+  // One span for the call (its transactions go out together): the ids the node took, and how many.
+  const broadcastMany = (hexes: ReadonlyArray<string>) =>
+    sendMany(hexes).pipe(
+      Effect.tap((results) => Effect.annotateCurrentSpan("tx.id", results.flatMap((r) => (Either.isRight(r) ? [r.right] : [])).join(","))),
+      Effect.withSpan("chain.broadcast", { kind: "client", captureStackTrace: false, attributes: { "chain.name": params.name, "tx.count": hexes.length } })
+    )
+
   const broadcast = (hex: string) =>
-    Effect.flatMap(broadcastMany([hex]), ([r]) => r!).pipe(broadcastSpan(params.name))
+    Effect.flatMap(sendMany([hex]), ([r]) => r!).pipe(broadcastSpan(params.name))
 
   const blocks = (fromHeight: number, limit?: number) =>
     Effect.gen(function* () {
