@@ -7,8 +7,10 @@
 // of the database, so it is rebuilt from the database, and none of the batch was acknowledged.
 //
 // After the commit, the batch's settlement legs are signed by the Authorization entity of each
-// paying grant (one message per grant per batch) and broadcast before the answers go out (the
-// spec settles inline); the market then follows its open legs to their final depth once per block
+// paying grant (one call per grant per batch; straight to it when it runs on this node) and
+// broadcast before the batch's answers go out (the spec settles inline). That happens in a
+// second loop, the settle loop, while the commit loop runs the next batch; answers keep the
+// batches' order. The market then follows its open legs to their final depth once per block
 // (settlement/legSweep.ts), with no message per trade.
 import { Entity } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
