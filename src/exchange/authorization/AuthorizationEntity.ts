@@ -160,10 +160,11 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
       // The signing key stays here (issue 22 asked whether a batch's legs could be signed for
       // all grants in one pass by the Market: not without the key or the address's coins
       // leaving their one owner, which is what keeps two legs off one coin). So the work per
-      // grant is made small instead: one message per batch for this grant, no read of the grant
-      // while its wallet is open here (`opened` is dropped whenever this entity ends or replaces
-      // the grant, and the wallet's store statement requires the grant's key row, so another
-      // activation that destroyed it stops this one too), no read of legs that come with their
+      // grant is made small instead: one call per batch for this grant (straight from a market on
+      // this node, LocalAuthorizations.ts), no read of the grant while its wallet is open here
+      // (`opened` is dropped whenever this entity ends or replaces the grant, and the wallet's
+      // store statement requires the grant's key row, so another activation that destroyed it
+      // stops this one too), no read of legs that come with their
       // terms, and one statement (the bytes) before the ledger's calls: the Market records the
       // broadcasts of all its grants' legs in one statement after (callerRecordsBroadcasts).
       const options = { callerRecordsBroadcasts: payload.callerRecordsBroadcasts }

@@ -16,7 +16,7 @@ import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { FeeSponsor } from "../../platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../platform/ledger/OmniView.ts"
-import { type LegToStore, type Store, storeAlone } from "./legStore.ts"
+import { legKey, type LegToStore, type Store, storeAlone } from "./legStore.ts"
 
 /** Legs one SignLegs may carry. */
 export const signLegsMax = 1_000
@@ -340,7 +340,7 @@ export const makeDelegatedWallet = (
           WHERE grant_id = ${grantId}
             AND (trade_id, leg) IN (SELECT * FROM unnest(${refs.map((r) => r.tradeId)}::bigint[], ${refs.map((r) => r.leg)}::text[]))`
         const found = new Map(rows.map((r) => [keyOf(r), r]))
-        const missing = refs.filter((r) => !found.has(`${BigInt(r.tradeId)}:${r.leg}`))
+        const missing = refs.filter((r) => !found.has(legKey(r.tradeId, r.leg)))
         if (missing.length > 0) {
           return yield* new LegsRefused({ message: `${missing.length} of the legs are not legs of grant ${grantId} (first: trade ${missing[0]!.tradeId} ${missing[0]!.leg})` })
         }
@@ -348,7 +348,7 @@ export const makeDelegatedWallet = (
           // The legs of a grant are paid from its delegated address; anything else is a corrupted row.
           if (r.from_address !== address) return yield* Effect.dieMessage(`leg ${keyOf(r)} is from ${r.from_address}, not the grant's address ${address}`)
         }
-        return refs.map((r) => found.get(`${BigInt(r.tradeId)}:${r.leg}`)!)
+        return refs.map((r) => found.get(legKey(r.tradeId, r.leg))!)
       })
 
     /** SignLegs: the legs asked for, each answered with its txid, or refused if any is left unsigned. */
@@ -359,7 +359,7 @@ export const makeDelegatedWallet = (
         const bad = refs.find((r) => !/^\d{1,19}$/.test(r.tradeId))
         if (bad !== undefined) return yield* new LegsRefused({ message: `trade id "${bad.tradeId.slice(0, 40)}" is not a decimal id` })
         // One leg twice would be built twice, on two coins: both transactions could be sent.
-        const keys = new Set(refs.map((r) => `${BigInt(r.tradeId)}:${r.leg}`))
+        const keys = new Set(refs.map((r) => legKey(r.tradeId, r.leg)))
         if (keys.size < refs.length) return yield* new LegsRefused({ message: "the same leg is asked for twice" })
         const ordered = yield* legsOf(grantId, refs)
         const callerRecords = options.callerRecordsBroadcasts === true

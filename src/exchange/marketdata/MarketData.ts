@@ -43,7 +43,9 @@ export interface FeedListener {
 export interface PreparedPublish {
   /** `[channel, payload]` for pg_notify, delivered at the batch's commit and only then. */
   readonly notifications: ReadonlyArray<readonly [string, string]>
-  /** The candles the batch's trades change, in their new state, as a CTE of the batch's write (none: undefined). */
+  /** The candles the batch's trades change, in their new state. */
+  readonly candles: ReadonlyArray<readonly [Interval, Kline]>
+  /** Those candles' upsert as a CTE of the batch's write (none: undefined). */
   readonly klines: (sql: SqlClient.SqlClient) => Statement.Fragment | undefined
   /** After the commit: this node's copy applies the deltas. */
   readonly confirm: () => void
@@ -335,6 +337,7 @@ export const make = Effect.gen(function*() {
         const candles = feed.candlesOf(trades)
         return {
           notifications: messages.map((m) => [dataChannel, m.payload] as const),
+          candles,
           klines: (sql) => (candles.length === 0 ? undefined : Q.klinesUpsert(sql, market.id, candles)),
           confirm: () => {
             top = next
@@ -346,9 +349,8 @@ export const make = Effect.gen(function*() {
         prepare,
         published: (batchTrades) => Effect.sync(() => {
           const p = prepare(batchTrades)
-          const candles = feed.candlesOf(batchTrades.map(publicTrade))
           for (const [, payload] of p.notifications) Queue.unsafeOffer(jobs, { _tag: "Notify", payload })
-          if (candles.length > 0) Queue.unsafeOffer(jobs, { _tag: "Klines", marketId: market.id, rows: candles })
+          if (p.candles.length > 0) Queue.unsafeOffer(jobs, { _tag: "Klines", marketId: market.id, rows: p.candles })
           p.confirm()
         })
       }
