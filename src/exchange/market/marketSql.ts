@@ -1,7 +1,7 @@
 // The Market entity's statements: load a market's open orders at activation, read (and lock)
 // the authorizations a batch places against with their totals, and write a batch's changes with
 // one statement per table (arrays through unnest, so a batch of any size is one round trip each).
-import { SqlClient, type Statement } from "@effect/sql"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { accountChannel, accountPayloads } from "../account/AccountReadModel.ts"
 import { localId } from "../markets/ids.ts"
@@ -159,16 +159,24 @@ const grantViews = (
     return views
   })
 
+/**
+ * How a batch's read is run: as a statement of the ambient transaction (the default), or as one
+ * of a pipelined transaction's (platform/database/pipelinedTransaction.ts: the batch's own).
+ */
+export type Query = <A extends object>(statement: Statement.Statement<A>) => Effect.Effect<ReadonlyArray<A>, SqlError.SqlError>
+const inAmbient: Query = (statement) => statement
+
 /** The grants of `keys`, locked for the transaction, as the batch sees them (grantRows says how). */
 export const lockGrants = (
   keys: ReadonlyArray<GrantKey>,
   viewHeight: number,
-  balanceOf: (address: string, propertyId: number) => Effect.Effect<bigint>
+  balanceOf: (address: string, propertyId: number) => Effect.Effect<bigint>,
+  query: Query = inAmbient
 ) =>
   Effect.gen(function*() {
     if (keys.length === 0) return new Map<string, GrantView>()
     const sql = yield* SqlClient.SqlClient
-    return yield* grantViews(keys, yield* sql<GrantRow>`${grantRows(sql, keys, viewHeight)}`, balanceOf)
+    return yield* grantViews(keys, yield* query(sql<GrantRow>`${grantRows(sql, keys, viewHeight)}`), balanceOf)
   })
 
 /**
@@ -181,14 +189,15 @@ export const readForPlaces = (
   pairs: ReadonlyArray<readonly [number, string]>,
   keys: ReadonlyArray<GrantKey>,
   viewHeight: number,
-  balanceOf: (address: string, propertyId: number) => Effect.Effect<bigint>
+  balanceOf: (address: string, propertyId: number) => Effect.Effect<bigint>,
+  query: Query = inAmbient
 ) =>
   Effect.gen(function*() {
-    if (pairs.length === 0) return { seen: new Set<string>(), grants: yield* lockGrants(keys, viewHeight, balanceOf) }
+    if (pairs.length === 0) return { seen: new Set<string>(), grants: yield* lockGrants(keys, viewHeight, balanceOf, query) }
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ taken: ReadonlyArray<{ user_id: string; client_order_id: string }>; grants: ReadonlyArray<GrantRow> }>`
+    const rows = yield* query(sql<{ taken: ReadonlyArray<{ user_id: string; client_order_id: string }>; grants: ReadonlyArray<GrantRow> }>`
       WITH taken AS (${clientIdsProbe(sql, marketId, pairs)}), grants AS (${keys.length === 0 ? sql`SELECT NULL LIMIT 0` : grantRows(sql, keys, viewHeight)})
-      SELECT (SELECT coalesce(json_agg(taken), '[]') FROM taken) AS taken, (SELECT coalesce(json_agg(grants), '[]') FROM grants) AS grants`
+      SELECT (SELECT coalesce(json_agg(taken), '[]') FROM taken) AS taken, (SELECT coalesce(json_agg(grants), '[]') FROM grants) AS grants`)
     const row = rows[0]!
     const seen = new Set(row.taken.map((r) => `${r.user_id}\u0000${r.client_order_id}`))
     return { seen, grants: yield* grantViews(keys, row.grants, balanceOf) }
@@ -212,24 +221,31 @@ export const payToAddresses = (userIds: ReadonlyArray<number>) =>
  * before the batch (an order placed in the batch stays in `inserted` with its final state), and
  * the legs' foreign key to their trades is checked at the statement's end, after every CTE ran.
  */
-export const writeChanges = (
+export const writeStatement = (
+  sql: SqlClient.SqlClient,
   marketId: number,
   c: Changes,
   more: { readonly notifications: ReadonlyArray<readonly [string, string]>; readonly klines: (sql: SqlClient.SqlClient) => Statement.Fragment | undefined } = { notifications: [], klines: () => undefined }
-) =>
+): Statement.Statement<object> | undefined => {
+  const parts = writeParts(sql, marketId, c)
+  const klines = more.klines(sql)
+  if (klines !== undefined) parts.push(sql`klines AS (${klines})`)
+  const notifications = more.notifications
+  if (parts.length === 0 && c.users.size === 0 && notifications.length === 0) return undefined
+  // Every user of the batch in one notification (a few for a huge batch): one message to each
+  // node's LISTEN connection instead of one per user. Then the caller's (the batch's market
+  // data), in their order: Postgres delivers a transaction's notifications in the order made.
+  const all = [...accountPayloads([...c.users]).map((p) => [accountChannel, p] as const), ...notifications]
+  return sql`${sql.csv("WITH", parts)} SELECT pg_notify(n.c, n.p) FROM unnest(${all.map(([ch]) => ch)}::text[], ${all.map(([, p]) => p)}::text[])
+      WITH ORDINALITY AS n(c, p, i) ORDER BY n.i`
+}
+
+/** writeStatement, run in the ambient transaction. */
+export const writeChanges = (marketId: number, c: Changes, more?: Parameters<typeof writeStatement>[3]) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const parts = writeParts(sql, marketId, c)
-    const klines = more.klines(sql)
-    if (klines !== undefined) parts.push(sql`klines AS (${klines})`)
-    const notifications = more.notifications
-    if (parts.length === 0 && c.users.size === 0 && notifications.length === 0) return
-    // Every user of the batch in one notification (a few for a huge batch): one message to each
-    // node's LISTEN connection instead of one per user. Then the caller's (the batch's market
-    // data), in their order: Postgres delivers a transaction's notifications in the order made.
-    const all = [...accountPayloads([...c.users]).map((p) => [accountChannel, p] as const), ...notifications]
-    yield* sql`${sql.csv("WITH", parts)} SELECT pg_notify(n.c, n.p) FROM unnest(${all.map(([ch]) => ch)}::text[], ${all.map(([, p]) => p)}::text[])
-      WITH ORDINALITY AS n(c, p, i) ORDER BY n.i`
+    const statement = writeStatement(sql, marketId, c, more)
+    if (statement !== undefined) yield* statement
   })
 
 /** The CTEs of a batch's write, each only when it has rows. */
