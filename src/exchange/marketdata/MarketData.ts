@@ -19,7 +19,7 @@ import { listen } from "../../platform/database/Notifications.ts"
 import { DEPTH_LEVELS, type Delta, diffLevels, Feed, type FeedSnapshot, type PublicTrade } from "./feed.ts"
 import type { Interval, Kline } from "./klines.ts"
 import * as Q from "./marketDataSql.ts"
-import { chunk, dataChannel, decode, heartbeatMessage, refillChannel, snapshotMessage } from "./wire.ts"
+import { chunk, dataChannel, decodeParsed, heartbeatMessage, marketIdOf, parsePayload, refillChannel, snapshotMessage } from "./wire.ts"
 
 /** Deltas each node keeps per market for SSE clients that come back with Last-Event-ID. */
 export const RESUME_DELTAS = 1_000
@@ -225,7 +225,10 @@ export const make = Effect.gen(function*() {
   }
 
   const received = (payload: string) => {
-    const msg = decode(payload)
+    const parsed = parsePayload(payload)
+    const named = marketIdOf(parsed)
+    if (named !== undefined && replicas.get(named)?.owned === true) return // the owner applied it before sending
+    const msg = decodeParsed(parsed)
     if (msg === undefined) return
     const marketId = msg._tag === "Delta" ? msg.delta.marketId : msg.marketId
     const r = replicaOf(marketId)

@@ -34,7 +34,7 @@ export const SnapshotMessage = Schema.Struct({ k: Schema.Literal("s", "h"), m: S
 export const Message = Schema.Union(DeltaMessage, SnapshotMessage)
 export type Message = typeof Message.Type
 
-const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(Message))
+const decodeMessage = Schema.decodeUnknownEither(Message)
 
 export type Decoded =
   | { readonly _tag: "Delta"; readonly delta: Delta }
@@ -45,9 +45,32 @@ export const tradeTuple = (t: PublicTrade) => [t.id, t.price, t.qty, t.quote.toS
 export const tradeOfTuple = (x: typeof TradeTuple.Type): PublicTrade =>
   ({ id: x[0], price: x[1], qty: x[2], quote: BigInt(x[3]), time: x[4], buyerIsMaker: x[5] === 1, takerOrder: x[6] })
 
+/** A payload's JSON, or undefined for text that is not JSON (never throws). */
+export const parsePayload = (payload: string): unknown => {
+  try {
+    return JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The market a parsed payload names, before it is decoded: the owner of a market skips its own
+ * messages on this alone (it applied them before sending), without the Schema decode, which was
+ * 1.3 % of the node's CPU in the orders bench (session 26). Anything else is decoded in full.
+ */
+export const marketIdOf = (parsed: unknown): number | undefined => {
+  const m = typeof parsed === "object" && parsed !== null ? (parsed as { m?: unknown }).m : undefined
+  return typeof m === "number" ? m : undefined
+}
+
 /** A payload from the channel, or undefined for one that is not ours (never throws). */
-export const decode = (payload: string): Decoded | undefined => {
-  const r = decodeMessage(payload)
+export const decode = (payload: string): Decoded | undefined => decodeParsed(parsePayload(payload))
+
+/** An already parsed payload (parsePayload), or undefined for one that is not ours (never throws). */
+export const decodeParsed = (parsed: unknown): Decoded | undefined => {
+  if (parsed === undefined) return undefined
+  const r = decodeMessage(parsed)
   if (Either.isLeft(r)) return undefined
   const msg = r.right
   if (msg.k !== "d") return { _tag: msg.k === "s" ? "Snapshot" : "Heartbeat", marketId: msg.m, seq: msg.s }

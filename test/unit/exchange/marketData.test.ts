@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest"
 import { aggregate, depth, klines, ticker24hrOf, tickerPrice } from "../../../src/exchange/marketdata/bodies.ts"
 import { diffLevels, Feed, setLevels, type Levels, type PublicTrade } from "../../../src/exchange/marketdata/feed.ts"
 import { addTrade, bucketRange, klinesFromMemory, newSeries, openTimeOf } from "../../../src/exchange/marketdata/klines.ts"
-import { chunk, decode, PAYLOAD_MAX } from "../../../src/exchange/marketdata/wire.ts"
+import { chunk, decode, decodeParsed, marketIdOf, PAYLOAD_MAX, parsePayload } from "../../../src/exchange/marketdata/wire.ts"
 import { quoteUnits } from "../../../src/exchange/market/amounts.ts"
 import { checkNewMarket } from "../../../src/exchange/markets/marketSpec.ts"
 import { normalizeSymbol } from "../../../src/exchange/markets/symbols.ts"
@@ -104,6 +104,17 @@ describe("the feed", () => {
     expect(feed.trades[399]!.quote).toBe(trades[399]!.quote)
     expect(decode("{\"k\":\"d\",\"m\":1}")).toBeUndefined()
     expect(decode("not json")).toBeUndefined()
+  })
+
+  it("names a payload's market before decoding it (the owner skips its own on that alone), and nothing for a payload that names none", () => {
+    const delta = chunk(7, 41, Date.now(), [[100, 2]], [], [])[0]!.payload
+    expect(marketIdOf(parsePayload(delta))).toBe(7)
+    expect(decodeParsed(parsePayload(delta))).toMatchObject({ _tag: "Delta", delta: { marketId: 7, seq: 41 } })
+    expect(marketIdOf(parsePayload("{\"k\":\"h\",\"m\":3,\"s\":9}"))).toBe(3)
+    for (const junk of ["not json", "null", "[1,2]", "{\"m\":\"7\"}", "42"]) {
+      expect(marketIdOf(parsePayload(junk))).toBeUndefined()
+      expect(decodeParsed(parsePayload(junk))).toBeUndefined()
+    }
   })
 })
 
