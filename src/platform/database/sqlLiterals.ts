@@ -28,6 +28,9 @@ export const literal = (value: unknown): string => {
   throw new TypeError(`sqlLiterals: a parameter of type ${Object.prototype.toString.call(value)} is not written as a literal`)
 }
 
+const needsArrayEscape = /[\\"]/
+const needsStringEscape = /[\\'\u0000]/
+
 /** A Postgres array's text form, as node-postgres sends an array parameter: every element double-quoted. */
 const arrayText = (values: ReadonlyArray<unknown>): string => {
   const parts = values.map((v) => {
@@ -38,54 +41,32 @@ const arrayText = (values: ReadonlyArray<unknown>): string => {
       : typeof v === "boolean" ? (v ? "t" : "f")
       : undefined
     if (text === undefined) throw new TypeError(`sqlLiterals: an array element of type ${typeof v} is not written as a literal`)
-    return `"${text.replace(/\\/g, "\\\\").replace(/"/g, "\\\"")}"`
+    return needsArrayEscape.test(text) ? `"${text.replace(/\\/g, "\\\\").replace(/"/g, "\\\"")}"` : `"${text}"`
   })
   return `{${parts.join(",")}}`
 }
 
 const quoted = (text: string): string => {
+  if (!needsStringEscape.test(text)) return `E'${text}'`
   if (text.includes("\u0000")) throw new TypeError("sqlLiterals: a NUL character cannot be sent to Postgres")
   return `E'${text.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`
 }
+
+/** A quoted run ('…' or "…", doubled quotes inside) or a placeholder: one native scan of the text. */
+const token = /'(?:[^']|'')*'|"(?:[^"]|"")*"|\$(\d+)|['"]/g
 
 /**
  * `text` with each `$n` placeholder replaced by the literal of `params[n - 1]`. Placeholders are
  * looked for outside quoted text only ('…' and "…"), so a `$1` inside a string of the statement
  * itself stays as it is.
  */
-export const inlined = (text: string, params: ReadonlyArray<unknown>): string => {
-  let out = ""
-  let i = 0
-  while (i < text.length) {
-    const ch = text[i]!
-    if (ch === "'" || ch === "\"") {
-      // To the closing quote; a doubled quote is an escaped one and keeps the quote open.
-      let j = i + 1
-      for (;;) {
-        const k = text.indexOf(ch, j)
-        if (k === -1) throw new TypeError("sqlLiterals: a statement with an unclosed quote")
-        if (text[k + 1] === ch) j = k + 2
-        else {
-          j = k + 1
-          break
-        }
-      }
-      out += text.slice(i, j)
-      i = j
-      continue
+export const inlined = (text: string, params: ReadonlyArray<unknown>): string =>
+  text.replace(token, (match: string, n: string | undefined) => {
+    if (n === undefined) {
+      if (match.length === 1) throw new TypeError("sqlLiterals: a statement with an unclosed quote")
+      return match
     }
-    if (ch === "$") {
-      const m = /^\$(\d+)/.exec(text.slice(i, i + 12))
-      if (m !== null) {
-        const n = Number(m[1])
-        if (n < 1 || n > params.length) throw new TypeError(`sqlLiterals: $${n} has no parameter (${params.length} given)`)
-        out += literal(params[n - 1])
-        i += m[0].length
-        continue
-      }
-    }
-    out += ch
-    i++
-  }
-  return out
-}
+    const i = Number(n)
+    if (i < 1 || i > params.length) throw new TypeError(`sqlLiterals: $${i} has no parameter (${params.length} given)`)
+    return literal(params[i - 1])
+  })
