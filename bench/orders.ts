@@ -33,7 +33,8 @@
 // successive points of the order path, twice in turn, for the node's CPU per request up to each
 // point; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the last mix's window, summarised and kept
-// in bench/results/orders.cpuprofile), BENCH_ORDERS_IDLE_PROFILE=1 (one of the node at rest before the load,
+// in bench/results/orders.cpuprofile), BENCH_ORDERS_PERF=1 (perf's on-CPU samples of the node over
+// that window instead of V8's wall-clock ones, its main thread summarised: harness/perfScript.ts), BENCH_ORDERS_IDLE_PROFILE=1 (one of the node at rest before the load,
 // over BENCH_ORDERS_IDLE_MS, 3000), BENCH_ORDERS_PROCESSES (1: the node's runner processes, SHARDLINE_PROCESSES;
 // above 1 each process runs its own devnet, funded alike), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
 // as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards), BENCH_ORDERS_PG_SOCKET (a
@@ -44,7 +45,7 @@
 // litecoind process's CPU is reported beside the node's), BENCH_BLOCK_MS (1000: a block on either
 // ledger every so often, and the node's other devnets on the same clock). Timing is reported,
 // never asserted.
-import { type ChildProcess, execFile, fork } from "node:child_process"
+import { type ChildProcess, execFile, execFileSync, fork, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { Agent } from "node:http"
@@ -65,6 +66,7 @@ import { randomLedgerKey } from "../harness/walletServices.ts"
 import { adminUrl, createTestDatabase, type TestDatabase } from "../harness/db.ts"
 import { createKey } from "../harness/keys.ts"
 import { spawnNode, type NodeProcess } from "../harness/nodeProcess.ts"
+import { parsePerfScript, summariseOnCpu } from "../harness/perfScript.ts"
 import { type BenchLedger, type LedgerName, ledgersFromEnv, openLedger } from "./parts/benchLedger.ts"
 import { clusterRoundTrip } from "./parts/clusterRoundTrip.ts"
 import { type CpuProfile, summarise } from "./parts/cpuProfile.ts"
@@ -91,6 +93,12 @@ const depth = envInt("BENCH_ORDERS_DEPTH", 4)
 const pgbenchSeconds = envInt("BENCH_ORDERS_PGBENCH_SECONDS", 5)
 const pgbenchClients = (process.env.BENCH_ORDERS_PGBENCH_CLIENTS ?? "8,64").split(",").map(Number).filter((n) => n > 0)
 const profile = process.env.BENCH_ORDERS_PROFILE === "1"
+/**
+ * BENCH_ORDERS_PERF=1: `perf record` on the node over the last mix's window (the node runs with
+ * --perf-basic-prof-only-functions), summarised on-CPU for its main thread (harness/perfScript.ts
+ * says why beside the V8 profile). Needs `perf` on the PATH; kept in bench/results/orders.perf.data.
+ */
+const perfOn = process.env.BENCH_ORDERS_PERF === "1"
 /** BENCH_ORDERS_IDLE_PROFILE=1: a CPU profile of the node at rest (no load), over BENCH_ORDERS_IDLE_MS (3000). */
 const idleProfile = process.env.BENCH_ORDERS_IDLE_PROFILE === "1"
 const idleMs = Number(process.env.BENCH_ORDERS_IDLE_MS ?? 3_000)
@@ -302,7 +310,7 @@ export const setupWorld = async (db: TestDatabase, nodeVars: Record<string, stri
     SHARDLINE_RATE_LIMIT_IP_WEIGHT: "1000000000",
     ...(nodeProcesses > 1 ? { SHARDLINE_PROCESSES: String(nodeProcesses), SHARDLINE_DEVNET_PER_NODE: "true" } : {}),
     ...nodeVars
-  }, { script: join(here, "parts", "orderNode.ts"), ipc: true, startTimeoutMs: 300_000 * nodeProcesses }).catch(async (e: unknown) => {
+  }, { script: join(here, "parts", "orderNode.ts"), ipc: true, startTimeoutMs: 300_000 * nodeProcesses, ...(perfOn ? { execArgv: ["--perf-basic-prof-only-functions"] } : {}) }).catch(async (e: unknown) => {
     await ledger.stop()
     throw e
   })
@@ -535,6 +543,39 @@ interface NodeExtras {
   legs: { legs: number; signed: number; trades: number }
 }
 
+// --- on-CPU samples (BENCH_ORDERS_PERF) ---
+
+const perfData = join(here, "results", "orders.perf.data")
+
+/** `perf record` on a process until stopPerf; undefined (and a note) when perf cannot run here. */
+const startPerf = (pid: number): ChildProcess | undefined => {
+  try {
+    execFileSync("perf", ["--version"], { stdio: "ignore" })
+  } catch {
+    console.log("BENCH_ORDERS_PERF: no perf on the PATH; skipped")
+    return undefined
+  }
+  return spawn("perf", ["record", "-F", "999", "-g", "-p", String(pid), "-o", perfData], { stdio: "ignore" })
+}
+
+/** Stops a recording the way perf expects (SIGINT: it writes its file and exits). */
+const stopPerf = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.once("exit", () => resolve())
+    child.kill("SIGINT")
+  })
+
+const perfSummary = (pid: number) => {
+  try {
+    const text = execFileSync("perf", ["script", "-i", perfData], { maxBuffer: 1 << 30, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+    return summariseOnCpu(parsePerfScript(text), pid)
+  } catch (e) {
+    console.log(`BENCH_ORDERS_PERF: no summary (${String(e).slice(0, 200)})`)
+    return undefined
+  }
+}
+
 export const run = async (): Promise<void> => {
   const mixes = (process.env.BENCH_ORDERS_MIXES ?? `0,${crossPct}`).split(",").map(Number).filter((n) => Number.isInteger(n) && n >= 0 && n <= 100)
   const db = await createTestDatabase("benchorders")
@@ -545,6 +586,8 @@ export const run = async (): Promise<void> => {
   try {
     const world = await setupWorld(db)
     node = world.node
+    const nodePid = node.pid
+    let perfRecorded = false
     ledger = world.ledger
     const { ipc, users, marketOfClient, setupMs } = world
     const url = new URL(node.baseUrl)
@@ -575,12 +618,16 @@ export const run = async (): Promise<void> => {
       // The node, then the reference right after, with the same client and the same mix.
       const extras: NodeExtras = { batches: [], legs: { legs: 0, signed: 0, trades: 0 } }
       const profileFile = join(here, "results", "orders.cpuprofile")
+      let recording: ChildProcess | undefined
       const ours = await measureWindow(nodeTarget, users, symbolOf, mixPct, {
         open: async () => {
           await ipc("batches", { reset: true })
           if (profile && last) await ipc("profileStart")
+          if (perfOn && last) recording = startPerf(node!.pid)
+          perfRecorded ||= recording !== undefined
         },
         close: async () => {
+          if (recording !== undefined) await stopPerf(recording)
           if (profile && last) await ipc("profileStop", { file: profileFile })
           extras.batches = await ipc<Array<BatchFigures & { symbol: string }>>("batches", { reset: true })
         }
@@ -633,6 +680,12 @@ export const run = async (): Promise<void> => {
     console.log(`\nnode log: ${nodeLog} (${logLines.length} lines, ${warnings} warnings or errors)`)
     printTable("Cluster messaging alone: a Market Place round trip in this process (node stopped), no HTTP, no SQL", roundTrip)
     printTable("Postgres single-row INSERT ceiling (same server, node stopped)", pgbench)
+    const onCpu = perfRecorded ? perfSummary(nodePid) : undefined
+    if (onCpu !== undefined) {
+      console.log(`\nOn-CPU samples of the node (perf, last mix's window): ${onCpu.samples}, ${onCpu.mainPct} % on its main thread  [load average ${loadAverage()}]`)
+      printTable("Node main thread on CPU, by where the innermost frame runs (perf)", onCpu.byArea.map((r) => ({ where: r.where, pct: r.pct })))
+      printTable("Node main thread on CPU, by the innermost frame of ours on the stack (callees included)", onCpu.byProjectFrame.map((r) => ({ where: r.where, pct: r.pct })))
+    }
     let profileSummary: ReturnType<typeof summarise> | undefined
     if (profile) {
       const profileFile = join(here, "results", "orders.cpuprofile")
@@ -647,7 +700,8 @@ export const run = async (): Promise<void> => {
     writeResults(`orders${ledgerName === "devnet" ? "" : `-${ledgerName}`}${nodeProcesses > 1 ? `-p${nodeProcesses}` : ""}`, {
       ledger: ledgerName, blockMs: world.ledger.blockMs, processes: nodeProcesses, clients, markets: marketCount, warmupMs, durationMs, depth, historyTrades, cpus: cpus().length, loadAverageAtEnd: loadAverage(),
       comparison: headlines, ratios, mixes: perMix, split, clusterRoundTrip: roundTrip, pgbench,
-      profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction }
+      profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction },
+      onCpu
     })
   } finally {
     if (reference !== undefined) await reference.stop()
