@@ -1,6 +1,6 @@
 // The Market entity's statements: load a market's open orders at activation, read (and lock)
-// the authorizations a batch places against with their totals, and write a batch's changes with
-// one statement per table (arrays through unnest, so a batch of any size is one round trip each).
+// the authorizations a batch places against with their totals, and write a batch's changes as one
+// statement (a CTE per table, arrays through unnest, so a batch of any size is one round trip).
 import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { accountChannel, accountPayloads } from "../account/AccountReadModel.ts"

@@ -231,8 +231,8 @@ export const make = Effect.gen(function*() {
     const msg = decodeParsed(parsed)
     if (msg === undefined) return
     const marketId = msg._tag === "Delta" ? msg.delta.marketId : msg.marketId
+    // A decoded message names its market as marketIdOf read it: an owner's own never gets here.
     const r = replicaOf(marketId)
-    if (r.owned) return // the owner applied it before sending
     if (msg._tag !== "Delta") {
       if (msg.seq > r.want) r.want = msg.seq
       if (msg._tag === "Snapshot" && r.announced !== undefined) Deferred.unsafeDone(r.announced, Effect.succeed(msg.seq))
