@@ -17,4 +17,4 @@ RUN mkdir -p /data && chown node:node /data
 ENV SHARDLINE_DATA_DIR=/data
 USER node
 EXPOSE 8080 34431
-CMD ["node", "--import", "tsx", "cluster/main.ts"]
+CMD ["node", "--max-semi-space-size=64", "--import", "tsx", "cluster/main.ts"]

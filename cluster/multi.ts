@@ -16,6 +16,7 @@ import { parseArgs } from "node:util"
 import { Option, Redacted } from "effect"
 import { loadMasterKey } from "../src/platform/SecretBox.ts"
 import { startSharedChains, type SharedChains } from "../harness/sharedChains.ts"
+import { nodeFlags } from "./nodeFlags.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const { values } = parseArgs({
@@ -100,7 +101,7 @@ const answersPing = (port: string) =>
 
 const startNode = (i: number, attempt: number): void => {
   const env = nodeEnv(i)
-  const child = spawn(process.execPath, ["--import", "tsx", join(here, "main.ts")], { env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", join(here, "main.ts")], { env, stdio: ["ignore", "pipe", "pipe"] })
   const tag = `[node${i + 1} http:${env.SHARDLINE_HTTP_PORT}/${env.SHARDLINE_DESK_HTTP_PORT}/${env.SHARDLINE_SOCIAL_HTTP_PORT}]`
   const prefix = (chunk: Buffer) => chunk.toString().split("\n").filter((l) => l !== "").map((l) => `${tag} ${l}`).join("\n") + "\n"
   child.stdout!.on("data", (c: Buffer) => process.stdout.write(prefix(c)))

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort, freePortRange } from "./ports.ts"
+import { nodeFlags } from "../cluster/nodeFlags.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -99,7 +100,7 @@ const spawnOnce = async (vars: Record<string, string>, options: SpawnOptions): P
     SHARDLINE_DEVNET_PER_NODE: "true",
     ...vars
   }
-  const child = spawn(process.execPath, [...(options.execArgv ?? []), "--import", "tsx", options.script ?? join(root, "cluster", "main.ts")], {
+  const child = spawn(process.execPath, [...nodeFlags, ...(options.execArgv ?? []), "--import", "tsx", options.script ?? join(root, "cluster", "main.ts")], {
     cwd: root,
     env,
     stdio: options.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
@@ -189,7 +190,7 @@ export const runNodeToExit = async (vars: Record<string, string>, timeoutMs = 60
     SHARDLINE_RUNNER_PORT: String(await freePort())
   }
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", join(root, "cluster", "main.ts")], {
+    execFile(process.execPath, [...nodeFlags, "--import", "tsx", join(root, "cluster", "main.ts")], {
       cwd: root,
       env: { ...base, ...ports, ...vars },
       timeout: timeoutMs
