@@ -8,6 +8,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { freePort } from "../../harness/ports.ts"
 import { isAlive } from "../../src/platform/database/embedded/processes.ts"
+import { nodeFlags } from "../../cluster/nodeFlags.ts"
 
 // Four rounds in the suite (two of each kind of stop); the documented run is ten in a row:
 // SHARDLINE_TEST_STOP_ROUNDS=10 npx vitest run test/integration/embedded-stops.test.ts
@@ -32,8 +33,9 @@ const postgresUnder = (dir: string): Array<number> => {
 describe("npm start, SIGTERM", () => {
   it("runs node directly, so signals reach the node", () => {
     const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> }
-    expect(pkg.scripts.start).toBe("node --import tsx cluster/main.ts")
-    expect(pkg.scripts.cluster).toBe("node --import tsx cluster/multi.ts")
+    // node itself, with the nodes' V8 flags (cluster/nodeFlags.ts), no tsx CLI in between.
+    expect(pkg.scripts.start).toBe(`node ${nodeFlags.join(" ")} --import tsx cluster/main.ts`)
+    expect(pkg.scripts.cluster).toBe(`node ${nodeFlags.join(" ")} --import tsx cluster/multi.ts`)
   })
 
   it(`leaves no postgres process and no state file, ${ROUNDS} times in a row`, async () => {
