@@ -13,17 +13,9 @@ const OPEN = new Set(["NEW", "PARTIALLY_FILLED"])
 /** What the taker receives is what Binance would charge commission in. */
 const commissionAsset = (m: Market, side: string) => (side === "BUY" ? m.base : m.quote)
 
-/** The order's own fields, as every response shape reports them (LIMIT GTC only). */
-const orderFieldsOf = (o: OrderState) => ({
-  price: o.price,
-  origQty: o.origQty,
-  executedQty: o.executedQty,
-  cummulativeQuoteQty: o.cummulativeQuoteQty,
-  status: o.status,
-  timeInForce: "GTC",
-  type: "LIMIT",
-  side: o.side
-})
+// The response bodies below are written out field by field rather than spread from one another:
+// the order answers are built for every POST and DELETE /order, and the spreads were 4 % of the
+// node's allocations in the orders bench (session 27's heap profile). Fields in Binance's order.
 
 export const ackOf = (o: OrderState) => ({
   symbol: o.symbol,
@@ -33,24 +25,32 @@ export const ackOf = (o: OrderState) => ({
   transactTime: o.time
 })
 
+/** RESULT: the ack's fields, the order's own (LIMIT GTC only), its working time and STP mode. */
 export const resultOf = (o: OrderState) => ({
-  ...ackOf(o),
-  ...orderFieldsOf(o),
+  symbol: o.symbol,
+  orderId: o.orderId,
+  orderListId: -1,
+  clientOrderId: o.clientOrderId,
+  transactTime: o.time,
+  price: o.price,
+  origQty: o.origQty,
+  executedQty: o.executedQty,
+  cummulativeQuoteQty: o.cummulativeQuoteQty,
+  status: o.status,
+  timeInForce: "GTC",
+  type: "LIMIT",
+  side: o.side,
   workingTime: o.time,
   selfTradePreventionMode: stpMode
 })
 
-export const fullOf = (m: Market, p: Placed) => ({
-  ...resultOf(p.order),
-  fills: p.fills.map((f) => ({
-    price: f.price,
-    qty: f.qty,
-    commission: "0",
-    commissionAsset: commissionAsset(m, p.order.side),
-    tradeId: f.tradeId,
-    legs: f.legs
-  }))
-})
+/** FULL: RESULT with the fills. */
+export const fullOf = (m: Market, p: Placed) => {
+  const asset = commissionAsset(m, p.order.side)
+  return Object.assign(resultOf(p.order), {
+    fills: p.fills.map((f) => ({ price: f.price, qty: f.qty, commission: "0", commissionAsset: asset, tradeId: f.tradeId, legs: f.legs }))
+  })
+}
 
 export const newOrderBody = (m: Market, p: Placed, respType: "ACK" | "RESULT" | "FULL" | undefined) =>
   respType === "ACK" ? ackOf(p.order) : respType === "RESULT" ? resultOf(p.order) : fullOf(m, p)
@@ -62,7 +62,14 @@ export const canceledOf = (o: OrderState, cancelClientId: string, now: number): 
   orderListId: -1,
   clientOrderId: cancelClientId,
   transactTime: now,
-  ...orderFieldsOf(o),
+  price: o.price,
+  origQty: o.origQty,
+  executedQty: o.executedQty,
+  cummulativeQuoteQty: o.cummulativeQuoteQty,
+  status: o.status,
+  timeInForce: "GTC",
+  type: "LIMIT",
+  side: o.side,
   selfTradePreventionMode: stpMode
 })
 

@@ -13,6 +13,7 @@
 // Statements the body runs through `sql` itself go to other connections, outside the transaction.
 import { type SqlError, SqlClient, type Statement } from "@effect/sql"
 import { Effect, Exit } from "effect"
+import { withSpanIfTraced } from "../telemetry/batchSpan.ts"
 import { inlined } from "./sqlLiterals.ts"
 
 /** Statements of one transaction; the first carries BEGIN. */
@@ -48,7 +49,7 @@ export const pipelinedTransaction = <A, E, R>(body: (tx: Pipelined) => Effect.Ef
         const conn = yield* sql.reserve
         let begun = false
         const send = (text: string, shown: string) =>
-          conn.executeRaw(text, []).pipe(Effect.withSpan("sql.execute", {
+          conn.executeRaw(text, []).pipe(withSpanIfTraced("sql.execute", {
             kind: "client",
             captureStackTrace: false,
             attributes: { "db.system.name": "postgresql", "db.operation.name": "executeRaw", "db.query.text": shown }
@@ -87,5 +88,5 @@ export const pipelinedTransaction = <A, E, R>(body: (tx: Pipelined) => Effect.Ef
         // the transaction is left aborted and is rolled back here.
         yield* Effect.tapErrorCause(ending, () => rollback)
         return value
-      }).pipe(Effect.withSpan("sql.transaction", { kind: "client", captureStackTrace: false })))
+      }).pipe(withSpanIfTraced("sql.transaction", { kind: "client", captureStackTrace: false })))
     ))
