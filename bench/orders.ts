@@ -34,7 +34,8 @@
 // point; 0: skip), BENCH_ORDERS_PGBENCH_CLIENTS ("8,64"), BENCH_ORDERS_PGBENCH_SECONDS (5),
 // BENCH_ORDERS_PROFILE=1 (a CPU profile of the node over the last mix's window, summarised and kept
 // in bench/results/orders.cpuprofile), BENCH_ORDERS_PERF=1 (perf's on-CPU samples of the node over
-// that window instead of V8's wall-clock ones, its main thread summarised: harness/perfScript.ts), BENCH_ORDERS_IDLE_PROFILE=1 (one of the node at rest before the load,
+// that window instead of V8's wall-clock ones, its main thread summarised: harness/perfScript.ts), BENCH_ORDERS_HEAP=1 (bytes the
+// node allocated over that window, per order and by site: harness/heapProfile.ts; kept in bench/results/orders.heapprofile), BENCH_ORDERS_IDLE_PROFILE=1 (one of the node at rest before the load,
 // over BENCH_ORDERS_IDLE_MS, 3000), BENCH_ORDERS_PROCESSES (1: the node's runner processes, SHARDLINE_PROCESSES;
 // above 1 each process runs its own devnet, funded alike), BENCH_ORDERS_NODE_VARS (extra SHARDLINE_* for the node,
 // as JSON), BENCH_ORDERS_KEEP_DB=1 (leave the databases for a look afterwards), BENCH_ORDERS_PG_SOCKET (a
@@ -51,7 +52,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { Agent } from "node:http"
 import { cpus, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { promisify } from "node:util"
 import { Effect, Layer } from "effect"
 import { Authorization, Grant } from "../schemas/exchange/authorization.ts"
@@ -66,6 +67,7 @@ import { randomLedgerKey } from "../harness/walletServices.ts"
 import { adminUrl, createTestDatabase, type TestDatabase } from "../harness/db.ts"
 import { createKey } from "../harness/keys.ts"
 import { spawnNode, type NodeProcess } from "../harness/nodeProcess.ts"
+import { type HeapProfile, type HeapSummary, summariseHeap } from "../harness/heapProfile.ts"
 import { parsePerfScript, summariseOnCpu } from "../harness/perfScript.ts"
 import { type BenchLedger, type LedgerName, ledgersFromEnv, openLedger } from "./parts/benchLedger.ts"
 import { clusterRoundTrip } from "./parts/clusterRoundTrip.ts"
@@ -93,6 +95,8 @@ const depth = envInt("BENCH_ORDERS_DEPTH", 4)
 const pgbenchSeconds = envInt("BENCH_ORDERS_PGBENCH_SECONDS", 5)
 const pgbenchClients = (process.env.BENCH_ORDERS_PGBENCH_CLIENTS ?? "8,64").split(",").map(Number).filter((n) => n > 0)
 const profile = process.env.BENCH_ORDERS_PROFILE === "1"
+/** BENCH_ORDERS_HEAP=1: bytes the node allocated over the last mix's window, per order, and by site (harness/heapProfile.ts). */
+const heapOn = process.env.BENCH_ORDERS_HEAP === "1"
 /**
  * BENCH_ORDERS_PERF=1: `perf record` on the node over the last mix's window (the node runs with
  * --perf-basic-prof-only-functions), summarised on-CPU for its main thread (harness/perfScript.ts
@@ -618,17 +622,20 @@ export const run = async (): Promise<void> => {
       // The node, then the reference right after, with the same client and the same mix.
       const extras: NodeExtras = { batches: [], legs: { legs: 0, signed: 0, trades: 0 } }
       const profileFile = join(here, "results", "orders.cpuprofile")
+      const heapFile = join(here, "results", "orders.heapprofile")
       let recording: ChildProcess | undefined
       const ours = await measureWindow(nodeTarget, users, symbolOf, mixPct, {
         open: async () => {
           await ipc("batches", { reset: true })
           if (profile && last) await ipc("profileStart")
+          if (heapOn && last) await ipc("heapStart")
           if (perfOn && last) recording = startPerf(node!.pid)
           perfRecorded ||= recording !== undefined
         },
         close: async () => {
           if (recording !== undefined) await stopPerf(recording)
           if (profile && last) await ipc("profileStop", { file: profileFile })
+          if (heapOn && last) await ipc("heapStop", { file: heapFile })
           extras.batches = await ipc<Array<BatchFigures & { symbol: string }>>("batches", { reset: true })
         }
       })
@@ -686,6 +693,15 @@ export const run = async (): Promise<void> => {
       printTable("Node main thread on CPU, by where the innermost frame runs (perf)", onCpu.byArea.map((r) => ({ where: r.where, pct: r.pct })))
       printTable("Node main thread on CPU, by the innermost frame of ours on the stack (callees included)", onCpu.byProjectFrame.map((r) => ({ where: r.where, pct: r.pct })))
     }
+    let heapSummary: (HeapSummary & { kbPerOrder: number }) | undefined
+    if (heapOn) {
+      const lastOurs = headlines[headlines.length - 2]!
+      const orders = Number(lastOurs["orders ack/s"]) * (durationMs / 1000)
+      const summary = summariseHeap(JSON.parse(readFileSync(join(here, "results", "orders.heapprofile"), "utf8")) as HeapProfile, 25, pathToFileURL(join(here, "..")).href + "/")
+      heapSummary = { ...summary, kbPerOrder: round(summary.bytes / 1000 / Math.max(1, orders), 1) }
+      console.log(`\nAllocated by the node over the last mix's window (sampled, collected objects kept): ${round(summary.bytes / 1e6, 1)} MB, ${heapSummary.kbPerOrder} KB per acknowledged order  [load average ${loadAverage()}]`)
+      printTable("Node allocations by site (own bytes)", summary.bySite.map((r) => ({ site: r.site, "KB per order": round(r.bytes / 1000 / Math.max(1, orders), 2), pct: r.pct })))
+    }
     let profileSummary: ReturnType<typeof summarise> | undefined
     if (profile) {
       const profileFile = join(here, "results", "orders.cpuprofile")
@@ -701,6 +717,7 @@ export const run = async (): Promise<void> => {
       ledger: ledgerName, blockMs: world.ledger.blockMs, processes: nodeProcesses, clients, markets: marketCount, warmupMs, durationMs, depth, historyTrades, cpus: cpus().length, loadAverageAtEnd: loadAverage(),
       comparison: headlines, ratios, mixes: perMix, split, clusterRoundTrip: roundTrip, pgbench,
       profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction },
+      allocations: heapSummary,
       onCpu
     })
   } finally {

@@ -10,7 +10,8 @@
 // batches {reset?: boolean}, loop {reset?: boolean} (event loop utilization and delay since the
 // last reset), fanout {reset?: boolean} (the SSE fan-out's rounds, writes and CPU since the last
 // reset: marketdata/sse.ts fanoutFigures), profileStart, profileStop {file} (a .cpuprofile of this process,
-// from the inspector, so it covers only the window the bench chooses).
+// from the inspector, so it covers only the window the bench chooses), heapStart, heapStop {file} (a
+// sampling heap profile of the same window, counting what was allocated: harness/heapProfile.ts).
 import { NodeRuntime } from "@effect/platform-node"
 import cluster, { type Worker } from "node:cluster"
 import { writeFileSync } from "node:fs"
@@ -123,6 +124,7 @@ const main = Effect.gen(function*() {
     run(Effect.as(Effect.forEach(sends, (s) => faucetOmniSend(s.to, s.property, BigInt(s.sats)), { discard: true }), sends.length))
 
   let session: Session | undefined
+  let heap: Session | undefined
 
   const handle = async (msg: Record<string, unknown>): Promise<unknown> => {
     switch (msg["op"]) {
@@ -155,6 +157,21 @@ const main = Effect.gen(function*() {
         const { profile } = await session.post("Profiler.stop")
         session.disconnect()
         session = undefined
+        writeFileSync(String(msg["file"]), JSON.stringify(profile))
+        return String(msg["file"])
+      }
+      case "heapStart":
+        heap = new Session()
+        heap.connect()
+        await heap.post("HeapProfiler.enable")
+        // Keep what minor and major GCs collected: the profile then counts what was allocated.
+        await heap.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never)
+        return true
+      case "heapStop": {
+        if (heap === undefined) throw new Error("no heap profile running")
+        const { profile } = await heap.post("HeapProfiler.stopSampling")
+        heap.disconnect()
+        heap = undefined
         writeFileSync(String(msg["file"]), JSON.stringify(profile))
         return String(msg["file"])
       }
