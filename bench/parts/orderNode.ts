@@ -125,6 +125,21 @@ const main = Effect.gen(function*() {
 
   let session: Session | undefined
   let heap: Session | undefined
+  /** An inspector session of this process, `start`'s calls made. */
+  const inspecting = async (start: (s: Session) => Promise<void>) => {
+    const s = new Session()
+    s.connect()
+    await start(s)
+    return s
+  }
+  /** Ends a session with `stop` and writes the profile it returned to `file`. */
+  const written = async (s: Session | undefined, what: string, stop: (s: Session) => Promise<{ profile: object }>, file: string) => {
+    if (s === undefined) throw new Error(`no ${what} running`)
+    const { profile } = await stop(s)
+    s.disconnect()
+    writeFileSync(file, JSON.stringify(profile))
+    return file
+  }
 
   const handle = async (msg: Record<string, unknown>): Promise<unknown> => {
     switch (msg["op"]) {
@@ -146,34 +161,28 @@ const main = Effect.gen(function*() {
         return copy
       }
       case "profileStart":
-        session = new Session()
-        session.connect()
-        await session.post("Profiler.enable")
-        await session.post("Profiler.setSamplingInterval", { interval: 200 })
-        await session.post("Profiler.start")
+        session = await inspecting(async (s) => {
+          await s.post("Profiler.enable")
+          await s.post("Profiler.setSamplingInterval", { interval: 200 })
+          await s.post("Profiler.start")
+        })
         return true
       case "profileStop": {
-        if (session === undefined) throw new Error("no profile running")
-        const { profile } = await session.post("Profiler.stop")
-        session.disconnect()
+        const file = await written(session, "profile", (s) => s.post("Profiler.stop"), String(msg["file"]))
         session = undefined
-        writeFileSync(String(msg["file"]), JSON.stringify(profile))
-        return String(msg["file"])
+        return file
       }
       case "heapStart":
-        heap = new Session()
-        heap.connect()
-        await heap.post("HeapProfiler.enable")
-        // Keep what minor and major GCs collected: the profile then counts what was allocated.
-        await heap.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never)
+        heap = await inspecting(async (s) => {
+          await s.post("HeapProfiler.enable")
+          // Keep what minor and major GCs collected: the profile then counts what was allocated.
+          await s.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never)
+        })
         return true
       case "heapStop": {
-        if (heap === undefined) throw new Error("no heap profile running")
-        const { profile } = await heap.post("HeapProfiler.stopSampling")
-        heap.disconnect()
+        const file = await written(heap, "heap profile", (s) => s.post("HeapProfiler.stopSampling"), String(msg["file"]))
         heap = undefined
-        writeFileSync(String(msg["file"]), JSON.stringify(profile))
-        return String(msg["file"])
+        return file
       }
       default:
         throw new Error(`unknown op ${String(msg["op"])}`)
