@@ -7,14 +7,14 @@
 // Scripts are the same bytes on both sides, so only `mine` converts an address, here at the edge.
 // Amounts come from transaction outputs (bigint), never from the node's JSON floats, except the
 // fee testmempoolaccept reports, converted once in `satsOfCoins`.
-import { Block } from "bitcoinjs-lib"
 import { Agent as HttpAgent, request as httpRequest } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { Data, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { encodeAddress, validateLedgerAddress } from "../address.ts"
 import { broadcastSpan } from "../broadcastSpan.ts"
 import { ledgerParams, type UtxoChainParams } from "../params.ts"
-import { bytesHex, ownerScript, parseTx, displayHex } from "./internal/scripts.ts"
+import { splitBlock } from "./internal/rawBlock.ts"
+import { bytesHex, ownerScript, parseTx } from "./internal/scripts.ts"
 import { knownParsed } from "../parsedTx.ts"
 import {
   checkHeight,
@@ -60,7 +60,9 @@ export const rpcDefaults = {
   scanRetryMs: 100,
   scanRetries: 50,
   /** sendrawtransaction calls in one JSON-RPC batch at most; more wait for the next. */
-  broadcastBatchMax: 500
+  broadcastBatchMax: 500,
+  /** Blocks kept by hash once read (the few newest are what every follower of the tip reads). */
+  blocksKept: 16
 } as const
 
 /** JSON-RPC error codes of bitcoind we act on. */
@@ -131,14 +133,10 @@ const blockUnreadable = (message: string) => Either.left(new LedgerRpcError({ me
 
 /** A raw block from getblock <hash> 0 as the port's block; the header must hash to `hash`. */
 const portBlock = (height: number, hash: string, raw: string): Either.Either<LedgerBlock, LedgerRpcError> => {
-  let block: Block
-  try {
-    block = Block.fromHex(raw)
-  } catch (e) {
-    return blockUnreadable(`block ${hash} does not parse: ${e instanceof Error ? e.message : String(e)}`)
-  }
-  if (block.getId() !== hash) return blockUnreadable(`block hash mismatch at ${height}`)
-  return Either.right({ height, hash, prevHash: displayHex(block.prevHash!), time: block.timestamp, txs: (block.transactions ?? []).map((t) => t.toHex()) })
+  const block = splitBlock(raw)
+  if (Either.isLeft(block)) return blockUnreadable(`block ${hash} does not parse: ${block.left}`)
+  if (block.right.hash !== hash) return blockUnreadable(`block hash mismatch at ${height}`)
+  return Either.right({ height, hash, prevHash: block.right.prevHash, time: block.right.time, txs: block.right.txs })
 }
 
 /** Coins as the node prints them (8-decimal JSON numbers) to satoshis, exactly. */
@@ -451,6 +449,17 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
   const broadcast = (hex: string) =>
     Effect.flatMap(sendMany([hex]), ([r]) => r!).pipe(broadcastSpan(params.name))
 
+  // Blocks read, by hash (a hash names one block's bytes for ever, so a reorg cannot stale an
+  // entry; the height is checked against the asker's anyway). Every market's leg sweep, the Omni
+  // view's follower and the top-up scan read each new block, and the follower re-reads its tip
+  // on every poll: one getblock and one split per block instead of one per reader (issue 22).
+  const blockCache = new Map<string, LedgerBlock>()
+  const remember = (block: LedgerBlock): LedgerBlock => {
+    if (blockCache.size >= rpcDefaults.blocksKept) blockCache.delete(blockCache.keys().next().value!)
+    blockCache.set(block.hash, block)
+    return block
+  }
+
   const blocks = (fromHeight: number, limit?: number) =>
     Effect.gen(function* () {
       const max = yield* checkPage(fromHeight, limit)
@@ -458,12 +467,17 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       const last = Math.min(now.height, fromHeight + max - 1)
       const heights = Array.from({ length: Math.max(0, last - fromHeight + 1) }, (_, i) => fromHeight + i)
       const hashes = yield* Effect.mapError(batch<string>("getblockhash", heights.map((h) => [h])), transport)
-      const raws = yield* Effect.mapError(batch<string>("getblock", hashes.map((h) => [h, 0])), transport)
-      const page: Array<LedgerBlock> = []
-      for (const [i, raw] of raws.entries()) {
-        page.push(yield* portBlock(heights[i]!, hashes[i]!, raw))
+      const page: Array<LedgerBlock | undefined> = hashes.map((h, i) => {
+        const kept = blockCache.get(h)
+        return kept !== undefined && kept.height === heights[i] ? kept : undefined
+      })
+      const missing = page.flatMap((b, i) => (b === undefined ? [i] : []))
+      const raws = yield* Effect.mapError(batch<string>("getblock", missing.map((i) => [hashes[i], 0])), transport)
+      for (const [j, raw] of raws.entries()) {
+        const i = missing[j]!
+        page[i] = remember(yield* portBlock(heights[i]!, hashes[i]!, raw))
       }
-      return { blocks: page, nextHeight: fromHeight + page.length, tip: now }
+      return { blocks: page as Array<LedgerBlock>, nextHeight: fromHeight + page.length, tip: now }
     })
 
   const blockAt = (height: number) =>
@@ -473,8 +487,10 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
         // -8 "Block height out of range": not there (yet).
         Effect.mapError((f) => (f.code === RPC_INVALID_PARAMETER ? new LedgerBlockNotFound({ height }) : transport(f)))
       )
+      const kept = blockCache.get(hash)
+      if (kept !== undefined && kept.height === height) return kept
       const raw = yield* Effect.mapError(call<string>("getblock", [hash, 0]), transport)
-      return yield* portBlock(height, hash, raw)
+      return remember(yield* portBlock(height, hash, raw))
     })
 
   const mine = (n: number, toAddress: string) =>

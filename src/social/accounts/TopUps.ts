@@ -28,6 +28,7 @@ export const scanTopUps = (topUpAddress: string) =>
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* UtxoLedger
     const target = Either.getOrThrow(addressScript(topUpAddress, ledger.params))
+    const targetHex = Buffer.from(target).toString("hex")
     const tip = yield* ledger.tip
     const upto = tip.height - (topUpConfirmations - 1)
     const [cursor] = yield* sql<{ height: number }>`SELECT height FROM social_topup_cursor WHERE id = 1`
@@ -39,6 +40,9 @@ export const scanTopUps = (topUpAddress: string) =>
     for (let h = cursor.height + 1; h <= Math.min(upto, cursor.height + blocksPerRound); h++) {
       const block = yield* ledger.blockAt(h)
       for (const hex of block.txs) {
+        // A transaction that pays the address holds its script's bytes: the rest (a block of
+        // settlement legs, on a ledger the exchange shares) is not parsed at all.
+        if (!hex.includes(targetHex)) continue
         const tx = Transaction.fromHex(hex)
         const amount = tx.outs.filter((o) => Buffer.from(o.script).equals(Buffer.from(target))).reduce((n, o) => n + BigInt(o.value), 0n)
         if (amount === 0n || tx.ins[0] === undefined) continue

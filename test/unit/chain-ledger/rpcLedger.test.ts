@@ -3,13 +3,14 @@
 // answers).
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { createServer, type Socket } from "node:net"
-import { Transaction } from "bitcoinjs-lib"
+import { Block, Transaction } from "bitcoinjs-lib"
 import { Effect, Either, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { layerRpc, makeRpcLedger, rejectCodeOf, rpcEndpoint, satsOfCoins } from "../../../src/chain/ledger/rpcLedger.ts"
 import { UtxoLedger } from "../../../src/chain/ledger/UtxoLedger.ts"
 import { ledgerParams, litecoinRegtestParams } from "../../../src/chain/params.ts"
 import { collectGarbage } from "../../support/gc.ts"
+import { blockOf, coinbaseTx, legacyTx, segwitTx } from "../../support/rawBlocks.ts"
 import { failure } from "../../support/utxoLedgerContract.ts"
 
 describe("rpc ledger edges", () => {
@@ -100,6 +101,43 @@ describe("rpc ledger edges", () => {
     }
   })
 
+  interface Call { readonly id: number; readonly method: string; readonly params: ReadonlyArray<string> }
+  /** A fake node: records every request's calls; holds answers while `hold` is set. */
+  const fakeNode = async (answer: (c: Call) => unknown) => {
+    const requests: Array<ReadonlyArray<Call>> = []
+    let release: Array<() => void> = []
+    let holding = false
+    const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Call | Array<Call>
+        const calls = Array.isArray(body) ? body : [body]
+        requests.push(calls)
+        const reply = () => {
+          const replies = calls.map((c) => ({ id: c.id, ...(answer(c) as object) }))
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? replies : replies[0]))
+        }
+        if (holding) release.push(reply)
+        else reply()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const port = (server.address() as { port: number }).port
+    return {
+      requests,
+      ledger: makeRpcLedger({ url: `http://u:p@127.0.0.1:${port}/`, nodeParams: litecoinRegtestParams, timeoutMs: 2_000 }),
+      hold: () => { holding = true },
+      releaseAll: () => {
+        holding = false
+        const r = release
+        release = []
+        for (const f of r) f()
+      },
+      close: () => new Promise((r) => server.close(r))
+    }
+  }
+
   // Broadcasts coalesced (issue 22): one sendrawtransaction request out at a time, and what
   // arrives meanwhile goes in the next one as a JSON-RPC batch, in order, each answered apart.
   describe("broadcasts", () => {
@@ -112,42 +150,6 @@ describe("rpc ledger edges", () => {
     }
     const txidOf = (hex: string) => Transaction.fromHex(hex).getId()
 
-    interface Call { readonly id: number; readonly method: string; readonly params: ReadonlyArray<string> }
-    /** A fake node: records every request's calls; holds answers while `hold` is set. */
-    const fakeNode = async (answer: (c: Call) => unknown) => {
-      const requests: Array<ReadonlyArray<Call>> = []
-      let release: Array<() => void> = []
-      let holding = false
-      const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Call | Array<Call>
-          const calls = Array.isArray(body) ? body : [body]
-          requests.push(calls)
-          const reply = () => {
-            const replies = calls.map((c) => ({ id: c.id, ...(answer(c) as object) }))
-            res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? replies : replies[0]))
-          }
-          if (holding) release.push(reply)
-          else reply()
-        })
-      })
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-      const port = (server.address() as { port: number }).port
-      return {
-        requests,
-        ledger: makeRpcLedger({ url: `http://u:p@127.0.0.1:${port}/`, nodeParams: litecoinRegtestParams, timeoutMs: 2_000 }),
-        hold: () => { holding = true },
-        releaseAll: () => {
-          holding = false
-          const r = release
-          release = []
-          for (const f of r) f()
-        },
-        close: () => new Promise((r) => server.close(r))
-      }
-    }
     const accept = (c: Call) => ({ result: txidOf(c.params[0]!), error: null })
     const waitFor = async (what: () => boolean) => {
       for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 10))
@@ -211,6 +213,61 @@ describe("rpc ledger edges", () => {
         await first
         expect(await kept).toBe(txidOf(txHex(22)))
         expect(node.requests.map((r) => r.map((c) => c.params[0]))).toEqual([[txHex(20)], [txHex(22)]])
+      } finally {
+        await node.close()
+      }
+    })
+  })
+
+  // Blocks by hash (issue 22): every follower of the tip reads each new block; the node is asked
+  // for a block's bytes once, and a height whose block changed (a reorg) is read again.
+  describe("blocks", () => {
+    const chainOf = (n: number, salt: number) => {
+      const out: Array<Block> = []
+      let prev = "00".repeat(32)
+      for (let h = 0; h < n; h++) {
+        const b = blockOf(prev, 1_700_000_000 + h * 60 + salt, [coinbaseTx(h), legacyTx(h + salt), segwitTx(h)])
+        out.push(b)
+        prev = b.getId()
+      }
+      return out
+    }
+
+    it("asks the node for a block's bytes once, and again for a height whose block changed", async () => {
+      let chain = chainOf(3, 0)
+      /** Bytes the fake node sends for a hash instead of its block's (a node answering wrongly). */
+      const lies = new Map<string, string>()
+      const node = await fakeNode((c) => {
+        if (c.method === "getblockchaininfo") return { result: { blocks: chain.length - 1, bestblockhash: chain.at(-1)!.getId() }, error: null }
+        if (c.method === "getblockhash") return { result: chain[Number(c.params[0])]!.getId(), error: null }
+        const b = chain.find((x) => x.getId() === c.params[0])
+        return b === undefined ? { result: null, error: { code: -5, message: "Block not found" } } : { result: lies.get(b.getId()) ?? b.toHex(), error: null }
+      })
+      const getblocks = () => node.requests.flat().filter((c) => c.method === "getblock").length
+      const expected = (b: Block, height: number) => ({
+        height, hash: b.getId(), prevHash: Buffer.from(b.prevHash!).reverse().toString("hex"), time: b.timestamp, txs: b.transactions!.map((t) => t.toHex())
+      })
+      try {
+        const page = await Effect.runPromise(node.ledger.blocks(0, 3))
+        expect(page.blocks).toEqual(chain.map(expected))
+        expect(getblocks()).toBe(3)
+        // Two more readers of the same blocks, one of them by height: no bytes asked for again.
+        expect((await Effect.runPromise(node.ledger.blocks(1, 2))).blocks).toEqual(chain.slice(1).map((b, i) => expected(b, i + 1)))
+        expect(await Effect.runPromise(node.ledger.blockAt(2))).toEqual(expected(chain[2]!, 2))
+        expect(getblocks()).toBe(3)
+        // A reorg replaces height 2: that block is read, the others are not.
+        const replaced = blockOf(chain[1]!.getId(), chain[2]!.timestamp + 1, [coinbaseTx(2), segwitTx(40)])
+        chain = [chain[0]!, chain[1]!, replaced]
+        expect((await Effect.runPromise(node.ledger.blocks(0, 3))).blocks).toEqual(chain.map(expected))
+        expect(getblocks()).toBe(4)
+        // Bytes that do not hash to the asked hash are refused, and not kept: the next read asks again.
+        const next = blockOf(replaced.getId(), replaced.timestamp + 60, [coinbaseTx(3), legacyTx(41)])
+        chain = [...chain, next]
+        lies.set(next.getId(), chain[0]!.toHex())
+        expect(await failure(node.ledger.blockAt(3))).toMatchObject({ _tag: "LedgerRpcError", method: "getblock", message: expect.stringContaining("mismatch") })
+        lies.clear()
+        expect(await Effect.runPromise(node.ledger.blockAt(3))).toEqual(expected(next, 3))
+        expect(getblocks()).toBe(6)
       } finally {
         await node.close()
       }
