@@ -74,6 +74,7 @@ import { clusterRoundTrip } from "./parts/clusterRoundTrip.ts"
 import { type CpuProfile, summarise } from "./parts/cpuProfile.ts"
 import type { FundSend } from "./parts/orderNode.ts"
 import type { Key } from "../harness/signed.ts"
+import { legRefusals } from "../harness/legRefusals.ts"
 import { type Answer, call, driveLoad, type LoadFigures, signedPath } from "./parts/orderLoad.ts"
 import type { BatchFigures } from "../src/exchange/market/MarketEntity.ts"
 import { printTable, writeResults, type Row } from "./report.ts"
@@ -666,6 +667,7 @@ export const run = async (): Promise<void> => {
     await stopNode(node)
     const logLines = node.output().split("\n")
     const warnings = logLines.filter((l) => / (WARN|ERROR) \(/.test(l)).length
+    const refused = legRefusals(logLines)
     node = undefined
     await ledger.stop()
     ledger = undefined
@@ -685,6 +687,7 @@ export const run = async (): Promise<void> => {
     }
     if (split.length > 0) printTable(`Node CPU per request along the order path (${splitMs} ms per case, after the windows; includes the node's CPU at rest)`, split)
     console.log(`\nnode log: ${nodeLog} (${logLines.length} lines, ${warnings} warnings or errors)`)
+    if (refused.length > 0) printTable("Settlement legs the ledger refused at their first broadcast (node log, whole run; the sweep sends them again)", refused.map((r) => ({ code: r.code, reason: r.reason, legs: r.legs })))
     printTable("Cluster messaging alone: a Market Place round trip in this process (node stopped), no HTTP, no SQL", roundTrip)
     printTable("Postgres single-row INSERT ceiling (same server, node stopped)", pgbench)
     const onCpu = perfRecorded ? perfSummary(nodePid) : undefined
@@ -718,6 +721,7 @@ export const run = async (): Promise<void> => {
       comparison: headlines, ratios, mixes: perMix, split, clusterRoundTrip: roundTrip, pgbench,
       profile: profileSummary === undefined ? undefined : { byGroup: profileSummary.byGroup, byArea: profileSummary.byArea, byFunction: profileSummary.byFunction },
       allocations: heapSummary,
+      legsRefusedAtFirstBroadcast: refused,
       onCpu
     })
   } finally {
