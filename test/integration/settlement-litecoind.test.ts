@@ -1,7 +1,10 @@
 // Leg signing against a real node: litecoind -regtest over JSON-RPC. One SignLegs of 40 legs from
-// one delegated address: each leg is stored signed; litecoind's mempool limits (25 descendants of
-// the sponsor's unconfirmed funding) refuse some broadcasts, those legs stay 'signed', and after a
-// block their stored bytes go out unchanged. Every leg is judged valid by our Omni indexer.
+// one delegated address: each leg is stored signed. With a sponsor of one coin, its second funding
+// hangs from its first, which the wallet's legs already fill to litecoind's limit of 25
+// descendants: some broadcasts are refused, those legs stay 'signed', and after a block their
+// stored bytes go out unchanged. With a sponsor of two coins, the wallet keeps each funding's
+// legs under that limit itself and every leg is taken at once (session 28). Every leg is judged
+// valid by our Omni indexer.
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SqlClient } from "@effect/sql"
@@ -86,5 +89,53 @@ describe("settlement legs on litecoind -regtest", () => {
       expect(yield* view.balance(me.address, property)).toBe(1_000_000n - BigInt(LEGS) * 1000n)
     })
     await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, ledgerLayer, { SHARDLINE_LEDGER_RPC_URL: url }))))
+  }, 120_000)
+
+  it("keeps a funding's legs under litecoind's 25 descendants: every leg is taken at its first broadcast", async () => {
+    const url = urlWithCredentials(litecoind)
+    const ledgerLayer = layerRpc({ url, params: ledgerParams, nodeParams: litecoinRegtestParams })
+    const own = await createTestDatabase("settleltc2")
+    try {
+      const scenario = Effect.gen(function*() {
+        const ledger = yield* UtxoLedger
+        const sponsor = yield* FeeSponsor
+        const view = yield* OmniView
+        const sql = yield* SqlClient.SqlClient
+        const burn = randomLedgerKey().address
+        const issuer = randomLedgerKey()
+        const me = randomLedgerKey()
+        const receiver = randomLedgerKey().address
+        // Two coinbases for the sponsor: its second funding spends a confirmed coin, not the first's change.
+        yield* ledger.mine(2, sponsor.address)
+        yield* ledger.mine(1, issuer.address)
+        yield* ledger.mine(ledgerParams.coinbaseMaturity, burn)
+        const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
+        const created = yield* issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: "Regtest Token", url: "", data: "" })
+        yield* ledger.mine(1, burn)
+        yield* view.sync
+        const property = (yield* view.tx(created))!.propertyId!
+        yield* issuerWallet.omni({ type: "grant", property, amount: 1_000_000n, memo: "" }, me.address)
+        yield* ledger.mine(1, burn)
+        yield* view.sync
+
+        yield* seedLegs({ asset: "LTOK", property, grantId: "ltc", delegated: me.address, legs: LEGS, amount: 1000n, toAddress: receiver })
+        const refs = Array.from({ length: LEGS }, (_, i) => ({ tradeId: String(i + 1), leg: "base" as const }))
+        const wallet = yield* makeDelegatedWallet(me.address, me.privateKey)
+        const signed = yield* wallet.signLegs("ltc", refs)
+        expect(signed).toHaveLength(LEGS)
+        // Each funding's four coins used to start four chains, together past 25 descendants of the
+        // unconfirmed funding after 24 legs: those legs were refused and waited for a block.
+        expect(yield* sql<{ status: string; n: number }>`SELECT status, count(*)::int AS n FROM settlement_legs GROUP BY status`).toEqual([{ status: "broadcast", n: LEGS }])
+        const mempool = yield* Effect.promise(() => litecoind.rpc<Array<string>>("getrawmempool"))
+        for (const leg of signed) expect(mempool, `leg ${leg.tradeId}`).toContain(leg.txid)
+        yield* ledger.mine(1, burn)
+        yield* view.sync
+        for (const leg of signed) expect((yield* view.tx(leg.txid))?.valid, `leg ${leg.tradeId}`).toBe(true)
+        expect(yield* view.balance(receiver, property)).toBe(BigInt(LEGS) * 1000n)
+      })
+      await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(own.url, ledgerLayer, { SHARDLINE_LEDGER_RPC_URL: url }))))
+    } finally {
+      await own.drop()
+    }
   }, 120_000)
 })

@@ -11,8 +11,14 @@
 // never be; either way its outputs are not counted twice and no phantom coin appears.
 //
 // Each coin carries how many unconfirmed transactions it hangs from (its own included; 0 when
-// confirmed): bitcoind-like mempools refuse a transaction with more than 25 unconfirmed
-// ancestors, so a payer stays under a limit it is given.
+// confirmed), and which of them the pool knows: bitcoind-like mempools refuse a transaction with
+// more than 25 unconfirmed ancestors, and one that would give an unconfirmed transaction more
+// than 25 descendants (itself included). The second limit bites where a transaction pays us
+// several coins: a sponsor's funding of four coins, each the start of a chain of legs, passed 25
+// descendants in under a second in the orders bench while no chain had more than 7 ancestors
+// (issue 22, session 28). So the pool also counts, for every unconfirmed transaction it knows,
+// the ones of ours that descend from it, and a payer stays under both limits. Descendants a payer
+// to us made itself (a sponsor spending its own unconfirmed change) are not seen here.
 import { Transaction } from "bitcoinjs-lib"
 import type { UtxoChainParams } from "../params.ts"
 import { parsedTx } from "../parsedTx.ts"
@@ -22,6 +28,8 @@ import { spendable, type LedgerUtxo } from "./UtxoLedger.ts"
 export interface Coin extends Utxo {
   /** Unconfirmed transactions this coin depends on, its own included; 0 = confirmed. */
   readonly ancestors: number
+  /** The txids of those the pool knows (ours, and payments to us it was given); none when confirmed. */
+  readonly pending?: ReadonlyArray<string>
 }
 
 /** A transaction paying us that someone else signed and that is known to be in the mempool. */
@@ -60,10 +68,16 @@ const parse = (hex: string): Parsed => {
   return { txid, hex, tx }
 }
 
-/** Outputs of `p` paying `script`, as coins `ancestors` deep. */
-const outputsTo = (p: Parsed, script: Uint8Array, ancestors: number): Coin[] =>
+/** Outputs of `p` paying `script`, as coins `ancestors` deep hanging from the unconfirmed `pending`. */
+const outputsTo = (p: Parsed, script: Uint8Array, ancestors: number, pending: ReadonlyArray<string>): Coin[] =>
   p.tx.outs.flatMap((o, vout) =>
-    sameBytes(o.script, script) ? [{ txid: p.txid, vout, value: o.value, script, prevTxHex: p.hex, ancestors }] : [])
+    sameBytes(o.script, script) ? [{ txid: p.txid, vout, value: o.value, script, prevTxHex: p.hex, ancestors, pending }] : [])
+
+/** Counts a new unconfirmed transaction, hanging from `pending` (its own txid included), as a descendant of each. */
+const countDescendant = (descendants: Map<string, number>, txid: string, pending: Iterable<string>): void => {
+  for (const a of pending) if (a !== txid) descendants.set(a, (descendants.get(a) ?? 1) + 1)
+  descendants.set(txid, 1)
+}
 
 /** Our transactions ordered so that each comes after those whose outputs it spends (Kahn). */
 const inSpendingOrder = (txs: ReadonlyArray<Parsed>): Parsed[] => {
@@ -97,21 +111,37 @@ export const spendingOrder = <T>(items: ReadonlyArray<T>, hexOf: (item: T) => st
 }
 
 /** The spendable coins (see the header): confirmed and mature, or change of our unconfirmed transactions. */
-export const coinsOf = (sources: CoinSources, params: UtxoChainParams): Coin[] => {
+export const coinsOf = (sources: CoinSources, params: UtxoChainParams): Coin[] => scan(sources, params).coins
+
+/** A pool of the spendable coins that also knows how many of our transactions descend from each unconfirmed one. */
+export const poolOf = (sources: CoinSources, params: UtxoChainParams): CoinPool => {
+  const { coins, descendants } = scan(sources, params)
+  return new CoinPool(sources.script, coins, descendants)
+}
+
+const scan = (sources: CoinSources, params: UtxoChainParams): { coins: Coin[]; descendants: Map<string, number> } => {
   const confirmed = new Map(spendable(sources.confirmed, params).map((u) => [outpointOf(u), u]))
   const listed = new Set(sources.confirmed.map(outpointOf))
   const own = sources.own.map(parse)
   const incoming = (sources.incoming ?? []).map((t) => ({ parsed: parse(t.hex), ancestors: t.ancestors ?? 1 }))
   const spent = new Set(own.flatMap((p) => p.tx.ins.map((i) => `${txidOfInput(i.hash)}:${i.index}`)))
 
-  // Unconfirmed ancestors of every transaction still in the mempool (or not yet sent); absent = in a block or dead.
+  // Unconfirmed ancestors of every transaction still in the mempool (or not yet sent), as a count
+  // and as the txids known here; absent = in a block or dead. And each one's descendants of ours.
   const pending = new Map<string, number>()
+  const pendingSets = new Map<string, Set<string>>()
+  const descendants = new Map<string, number>()
   for (const t of incoming) {
-    if (!t.parsed.tx.outs.some((_, vout) => listed.has(`${t.parsed.txid}:${vout}`))) pending.set(t.parsed.txid, t.ancestors)
+    if (!t.parsed.tx.outs.some((_, vout) => listed.has(`${t.parsed.txid}:${vout}`))) {
+      pending.set(t.parsed.txid, t.ancestors)
+      pendingSets.set(t.parsed.txid, new Set([t.parsed.txid]))
+      descendants.set(t.parsed.txid, 1)
+    }
   }
   for (const p of inSpendingOrder(own)) {
     let ancestors = 1
     let live = true
+    const set = new Set([p.txid])
     for (const input of p.tx.ins) {
       const outpoint = `${txidOfInput(input.hash)}:${input.index}`
       if (listed.has(outpoint)) continue
@@ -121,8 +151,13 @@ export const coinsOf = (sources: CoinSources, params: UtxoChainParams): Coin[] =
         break
       }
       ancestors += parent
+      for (const a of pendingSets.get(txidOfInput(input.hash))!) set.add(a)
     }
-    if (live) pending.set(p.txid, ancestors)
+    if (live) {
+      pending.set(p.txid, ancestors)
+      pendingSets.set(p.txid, set)
+      countDescendant(descendants, p.txid, set)
+    }
   }
 
   const coins = new Map<string, Coin>()
@@ -132,10 +167,10 @@ export const coinsOf = (sources: CoinSources, params: UtxoChainParams): Coin[] =
   for (const p of [...incoming.map((t) => t.parsed), ...own]) {
     const ancestors = pending.get(p.txid)
     if (ancestors === undefined) continue
-    for (const c of outputsTo(p, sources.script, ancestors)) if (!coins.has(outpointOf(c))) coins.set(outpointOf(c), c)
+    for (const c of outputsTo(p, sources.script, ancestors, [...pendingSets.get(p.txid)!])) if (!coins.has(outpointOf(c))) coins.set(outpointOf(c), c)
   }
   for (const outpoint of spent) coins.delete(outpoint)
-  return [...coins.values()]
+  return { coins: [...coins.values()], descendants }
 }
 
 const byFewestAncestorsThenLargest = (a: Coin, b: Coin) =>
@@ -147,9 +182,12 @@ const byFewestAncestorsThenLargest = (a: Coin, b: Coin) =>
  */
 export class CoinPool {
   private readonly coins = new Map<string, Coin>()
+  /** For each unconfirmed transaction known here: it and our transactions descending from it. */
+  private readonly descendants: Map<string, number>
 
-  constructor(readonly script: Uint8Array, coins: ReadonlyArray<Coin> = []) {
+  constructor(readonly script: Uint8Array, coins: ReadonlyArray<Coin> = [], descendants: ReadonlyMap<string, number> = new Map()) {
     for (const c of coins) this.coins.set(outpointOf(c), c)
+    this.descendants = new Map(descendants)
   }
 
   get size(): number {
@@ -162,9 +200,13 @@ export class CoinPool {
     return n
   }
 
-  /** Coins that may still be spent: fewer than `ancestorsMax` unconfirmed ancestors. */
+  /**
+   * Coins that may still be spent under a mempool limit of `ancestorsMax` (bitcoind's 25 applies
+   * to ancestors and descendants alike): fewer unconfirmed ancestors than that, and none of them
+   * with that many descendants already.
+   */
   usable(ancestorsMax: number): ReadonlyArray<Coin> {
-    return [...this.coins.values()].filter((c) => c.ancestors < ancestorsMax)
+    return [...this.coins.values()].filter((c) => c.ancestors < ancestorsMax && (c.pending ?? []).every((a) => (this.descendants.get(a) ?? 1) < ancestorsMax))
   }
 
   /**
@@ -191,16 +233,23 @@ export class CoinPool {
   spend(hex: string): void {
     const p = parse(hex)
     let ancestors = 1
+    const pending = new Set([p.txid])
     for (const input of p.tx.ins) {
       const outpoint = `${txidOfInput(input.hash)}:${input.index}`
-      ancestors += this.coins.get(outpoint)?.ancestors ?? 0
+      const coin = this.coins.get(outpoint)
+      ancestors += coin?.ancestors ?? 0
+      for (const a of coin?.pending ?? []) pending.add(a)
       this.coins.delete(outpoint)
     }
-    for (const c of outputsTo(p, this.script, ancestors)) this.coins.set(outpointOf(c), c)
+    countDescendant(this.descendants, p.txid, pending)
+    const chain = [...pending]
+    for (const c of outputsTo(p, this.script, ancestors, chain)) this.coins.set(outpointOf(c), c)
   }
 
   /** A transaction paying us that someone else signed (the fee sponsor's funding). */
   receive(hex: string, ancestors = 1): void {
-    for (const c of outputsTo(parse(hex), this.script, ancestors)) this.coins.set(outpointOf(c), c)
+    const p = parse(hex)
+    if (!this.descendants.has(p.txid)) this.descendants.set(p.txid, 1)
+    for (const c of outputsTo(p, this.script, ancestors, [p.txid])) this.coins.set(outpointOf(c), c)
   }
 }

@@ -9,7 +9,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect, Either } from "effect"
 import { type LegName, LegsRefused, type LegRef, type LegTerms, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
-import { CoinPool, coinsOf, type IncomingTx, outpointOf, spendingOrder } from "../../chain/ledger/coinPool.ts"
+import { type CoinPool, type IncomingTx, outpointOf, poolOf, spendingOrder } from "../../chain/ledger/coinPool.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
 import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
@@ -109,6 +109,8 @@ export const makeDelegatedWallet = (
     const perLegSats = perLegSatsOf(params)
     let pool: CoinPool | undefined
     let reloadedAt = 0
+    /** The ledger's tip when the pool was last read because it fell short. */
+    let tipAtReload = ""
     const reloadIntervalMs = options.reloadIntervalMs ?? reloadIntervalMsDefault
     /** Transactions built in the batch being signed, not stored yet: a reload in the middle of a batch must count them. */
     let unstored: string[] = []
@@ -137,7 +139,7 @@ export const makeDelegatedWallet = (
       const own = yield* ownTxs
       const incoming = yield* pendingFundings
       const confirmed = yield* ledger.listUnspent([address])
-      pool = new CoinPool(script, coinsOf({ script, confirmed, own: [...own.map((r) => r.tx_hex), ...unstored], incoming }, params))
+      pool = poolOf({ script, confirmed, own: [...own.map((r) => r.tx_hex), ...unstored], incoming }, params)
       reloadedAt = Date.now()
       return pool
     })
@@ -155,7 +157,11 @@ export const makeDelegatedWallet = (
         const need = params.dustSats + legFeeSats
         const now = (yield* coins).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
         if (now !== undefined) return now
-        if (Date.now() - reloadedAt >= reloadIntervalMs) {
+        // A block since the last look may have confirmed what our coins hang from (a chain at the
+        // mempool's limit of ancestors or descendants): look again before asking the sponsor.
+        const tip = yield* Effect.orElseSucceed(Effect.map(ledger.tip, (t) => t.hash), () => tipAtReload)
+        if (tip !== tipAtReload || Date.now() - reloadedAt >= reloadIntervalMs) {
+          tipAtReload = tip
           const fresh = (yield* reload).pick(need, FEE_PER_INPUT_SATS, ancestorsMax)
           if (fresh !== undefined) return fresh
         }

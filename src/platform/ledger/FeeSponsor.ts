@@ -12,7 +12,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Duration, Effect, Either, Layer, Metric, Schedule, Schema } from "effect"
 import { addressScript, buildSend } from "../../chain/txBuilder.ts"
-import { coinsOf, CoinPool } from "../../chain/ledger/coinPool.ts"
+import { poolOf } from "../../chain/ledger/coinPool.ts"
 import { devnetFaucet } from "../../chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { formatAmount } from "../../chain/units.ts"
@@ -116,7 +116,7 @@ export const make = Effect.gen(function*() {
   const pool = Effect.gen(function*() {
     const own = yield* journal
     const confirmed = yield* ledger.listUnspent([key.address])
-    return new CoinPool(script, coinsOf({ script, confirmed, own: own.map((r) => r.tx_hex) }, params))
+    return poolOf({ script, confirmed, own: own.map((r) => r.tx_hex) }, params)
   })
 
   let seen: { readonly sats: bigint; readonly at: string } | undefined

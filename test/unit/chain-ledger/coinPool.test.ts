@@ -2,7 +2,7 @@
 // ledger lists plus our pending change minus what we spent, ancestor counts, no phantom coin from
 // a transaction already in a block, and the in-memory pool that chains payments within a block.
 import { afterEach, describe, expect, it } from "vitest"
-import { CoinPool, coinsOf, outpointOf, spendingOrder } from "../../../src/chain/ledger/coinPool.ts"
+import { CoinPool, coinsOf, outpointOf, poolOf, spendingOrder } from "../../../src/chain/ledger/coinPool.ts"
 import { makeUtxoDevnet, type UtxoDevnetHandle } from "../../../src/chain/ledger/devnet.ts"
 import { buildSend } from "../../../src/chain/txBuilder.ts"
 import { ledgerParams as params } from "../../../src/chain/params.ts"
@@ -106,5 +106,42 @@ describe("CoinPool", () => {
     // The only coin big enough alone has 2 ancestors: under a limit of 2 the two others combine.
     expect(pool.pick(45_000n, 150n, 2)!.map((c) => c.value)).toEqual([30_000n, 20_000n])
     expect(pool.pick(45_000n, 150n, 1)).toBeUndefined()
+  })
+
+  it("keeps an unconfirmed payment to us under the descendant limit across all the chains it starts", async () => {
+    const { ledger, me, other } = await setup()
+    // Another key pays us four coins in one transaction that is not in a block (a sponsor's funding).
+    const otherCoins = await run(ledger.listUnspent([other.address]))
+    const funding = ok(buildSend(params, { inputs: otherCoins.slice(0, 1), signer: { privateKey: other.privateKey }, changeAddress: other.address,
+      outputs: Array.from({ length: 4 }, () => ({ address: me.address, value: 1_000_000n })) }))
+    await run(ledger.broadcast(funding.hex))
+    const pool = new CoinPool(me.script)
+    pool.receive(funding.hex)
+    const own: string[] = []
+    // Each payment takes the coin with the fewest ancestors: four chains, none deeper than 6.
+    for (;;) {
+      const inputs = pool.pick(10_000n, 150n, 25)
+      if (inputs === undefined) break
+      const tx = ok(buildSend(params, { inputs, signer: { privateKey: me.privateKey }, changeAddress: me.address, outputs: [{ address: other.address, value: 10_000n }] }))
+      pool.spend(tx.hex)
+      own.push(tx.hex)
+    }
+    // The funding and 24 of ours: a 25th would give it 26, which bitcoind refuses.
+    expect(own).toHaveLength(24)
+    expect(pool.size).toBe(4)
+    expect(Math.max(...pool.usable(1_000).map((c) => c.ancestors))).toBeLessThanOrEqual(7)
+    expect(pool.usable(25)).toEqual([])
+    // Rebuilt from the ledger and our transactions, the pool counts the same.
+    const sources = { script: me.script, confirmed: await run(ledger.listUnspent([me.address])), own, incoming: [{ hex: funding.hex }] }
+    const rebuilt = poolOf(sources, params)
+    expect(rebuilt.usable(25).filter((c) => c.txid !== (sources.confirmed[0]?.txid ?? ""))).toEqual([])
+    // A confirmed coin of ours hangs from nothing: still usable.
+    expect(rebuilt.usable(25).map(outpointOf)).toEqual(sources.confirmed.map(outpointOf))
+    expect(rebuilt.pick(10_000n, 150n, 25)?.map(outpointOf)).toEqual(sources.confirmed.slice(0, 1).map(outpointOf))
+    // Once the funding is in a block, its chains are only as deep as their own ancestors.
+    for (const hex of own) await run(ledger.broadcast(hex))
+    await run(ledger.mine(1, other.address))
+    const after = poolOf({ ...sources, confirmed: await run(ledger.listUnspent([me.address])) }, params)
+    expect(after.usable(25).length).toBe(5)
   })
 })
