@@ -10,6 +10,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect, Either } from "effect"
 import { type LegName, LegsRefused, type LegRef, type LegTerms, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type CoinPool, type IncomingTx, outpointOf, poolOf, spendingOrder } from "../../chain/ledger/coinPool.ts"
+import { fundingLegsFor, fundingLegsMin, lowWaterFor, recentWindowMs, SlidingCount } from "./fundingSize.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
 import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
 import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
@@ -23,11 +24,8 @@ export const signLegsMax = 1_000
 /** Fee headroom of a leg at 1 sat/vB (one input, OP_RETURN, change and reference: about 257 vB), and per extra input. */
 export const legFeeSats = 300n
 const FEE_PER_INPUT_SATS = 150n
-/** Legs' worth of coin the sponsor sends at once, in this many outputs (parallel chains of change). */
-export const fundingLegs = 50
+/** Outputs of one sponsor funding (parallel chains of change); how many legs' worth: fundingSize.ts. */
 export const fundingCoins = 4
-/** Below this many legs' worth left, the wallet asks the sponsor for more after a batch. */
-export const lowWaterLegs = 20
 /** Sponsor fundings to one address looked at when rebuilding its coins. */
 const fundingsWindow = 50
 /** A shortage looks at the ledger again (coins someone else sent) at most this often before asking the sponsor, ms. */
@@ -66,9 +64,9 @@ export interface SweepResult {
 
 /** Satoshis a leg's fee coin needs at least (dust output, fee, one more input). */
 const perLegSatsOf = (params: { readonly dustSats: bigint }) => params.dustSats + legFeeSats + FEE_PER_INPUT_SATS
-/** Each of the fundingCoins coins of one funding for `legs` legs' worth (at least fundingLegs). */
+/** Each of the fundingCoins coins of one funding for `legs` legs' worth. */
 const fundingEach = (params: { readonly dustSats: bigint }, legs: number) =>
-  (BigInt(Math.max(legs, fundingLegs)) * perLegSatsOf(params)) / BigInt(fundingCoins) + 1n
+  (BigInt(legs) * perLegSatsOf(params)) / BigInt(fundingCoins) + 1n
 
 /**
  * A new grant's address gets its first fee coins when the grant is made (issue 22), so its first
@@ -83,7 +81,7 @@ export const fundNewAddress = (address: string) =>
     const ledger = yield* UtxoLedger
     const [paid] = yield* sql<{ n: number }>`SELECT 1 AS n FROM fee_sponsor_txs WHERE to_address = ${address} LIMIT 1`
     if (paid !== undefined) return false
-    yield* sponsor.fund(address, fundingCoins, fundingEach(ledger.params, fundingLegs))
+    yield* sponsor.fund(address, fundingCoins, fundingEach(ledger.params, fundingLegsMin))
     return true
   })
 
@@ -112,6 +110,8 @@ export const makeDelegatedWallet = (
     /** The ledger's tip when the pool was last read because it fell short. */
     let tipAtReload = ""
     const reloadIntervalMs = options.reloadIntervalMs ?? reloadIntervalMsDefault
+    /** Legs built over the last recentWindowMs: a busy address is funded for its own rate. */
+    const recentLegs = new SlidingCount(recentWindowMs)
     /** Transactions built in the batch being signed, not stored yet: a reload in the middle of a batch must count them. */
     let unstored: string[] = []
 
@@ -147,7 +147,7 @@ export const makeDelegatedWallet = (
 
     const fund = (legs: number) =>
       Effect.gen(function*() {
-        const funding = yield* sponsor.fund(address, fundingCoins, fundingEach(params, legs))
+        const funding = yield* sponsor.fund(address, fundingCoins, fundingEach(params, fundingLegsFor(legs, recentLegs.total(Date.now()))))
         ;(yield* coins).receive(funding.hex, funding.ancestors)
       })
 
@@ -256,6 +256,7 @@ export const makeDelegatedWallet = (
         for (const [i, row] of unsigned.entries()) {
           const result = yield* buildLeg(row, unsigned.length - i)
           if (result._tag === "Built") {
+            recentLegs.add(1, Date.now())
             built.push({ row, tx: result.tx })
             unstored.push(result.tx.hex)
             // Two legs on one coin: one of them could never be paid. A bug, never a row.
@@ -319,7 +320,7 @@ export const makeDelegatedWallet = (
 
     const topUp = Effect.gen(function*() {
       const p = yield* coins
-      if (p.total() < BigInt(lowWaterLegs) * perLegSats) yield* fund(fundingLegs)
+      if (p.total() < BigInt(lowWaterFor(recentLegs.total(Date.now()))) * perLegSats) yield* fund(0)
     }).pipe(Effect.catchAll((e) => Effect.logWarning("delegated address top-up", e)))
 
     const refuse = (e: SqlError.SqlError) =>
