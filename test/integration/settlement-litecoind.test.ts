@@ -34,36 +34,46 @@ afterAll(async () => {
   await db?.drop()
 })
 
+/**
+ * The operator funds the sponsor with `sponsorCoinbases` coinbases; an issuer makes a property
+ * and grants it to a delegated address; LEGS legs of it to one receiver are seeded. The wallet,
+ * its legs' refs and what the checks read.
+ */
+const legsWorld = (sponsorCoinbases: number) =>
+  Effect.gen(function*() {
+    const ledger = yield* UtxoLedger
+    const sponsor = yield* FeeSponsor
+    const view = yield* OmniView
+    const sql = yield* SqlClient.SqlClient
+    const burn = randomLedgerKey().address
+    const issuer = randomLedgerKey()
+    const me = randomLedgerKey()
+    const receiver = randomLedgerKey().address
+    yield* ledger.mine(sponsorCoinbases, sponsor.address)
+    yield* ledger.mine(1, issuer.address)
+    yield* ledger.mine(ledgerParams.coinbaseMaturity, burn)
+    const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
+    const created = yield* issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: "Regtest Token", url: "", data: "" })
+    yield* ledger.mine(1, burn)
+    yield* view.sync
+    const property = (yield* view.tx(created))!.propertyId!
+    yield* issuerWallet.omni({ type: "grant", property, amount: 1_000_000n, memo: "" }, me.address)
+    yield* ledger.mine(1, burn)
+    yield* view.sync
+    expect(yield* view.balance(me.address, property)).toBe(1_000_000n)
+    yield* seedLegs({ asset: "LTOK", property, grantId: "ltc", delegated: me.address, legs: LEGS, amount: 1000n, toAddress: receiver })
+    const refs = Array.from({ length: LEGS }, (_, i) => ({ tradeId: String(i + 1), leg: "base" as const }))
+    const wallet = yield* makeDelegatedWallet(me.address, me.privateKey)
+    return { ledger, view, sql, burn, me, receiver, property, refs, wallet }
+  })
+
 describe("settlement legs on litecoind -regtest", () => {
   it("signs a batch once; legs over the mempool's chain limit stay signed and go out after a block with the same bytes", async () => {
     const url = urlWithCredentials(litecoind)
     const ledgerLayer = layerRpc({ url, params: ledgerParams, nodeParams: litecoinRegtestParams })
     const scenario = Effect.gen(function*() {
-      const ledger = yield* UtxoLedger
-      const sponsor = yield* FeeSponsor
-      const view = yield* OmniView
-      const sql = yield* SqlClient.SqlClient
-      const burn = randomLedgerKey().address
-      const issuer = randomLedgerKey()
-      const me = randomLedgerKey()
-      const receiver = randomLedgerKey().address
-      // The operator funds the sponsor (one coinbase); an issuer makes a property and grants it to the delegated address.
-      yield* ledger.mine(1, sponsor.address)
-      yield* ledger.mine(1, issuer.address)
-      yield* ledger.mine(ledgerParams.coinbaseMaturity, burn)
-      const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
-      const created = yield* issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: "Regtest Token", url: "", data: "" })
-      yield* ledger.mine(1, burn)
-      yield* view.sync
-      const property = (yield* view.tx(created))!.propertyId!
-      yield* issuerWallet.omni({ type: "grant", property, amount: 1_000_000n, memo: "" }, me.address)
-      yield* ledger.mine(1, burn)
-      yield* view.sync
-      expect(yield* view.balance(me.address, property)).toBe(1_000_000n)
-
-      yield* seedLegs({ asset: "LTOK", property, grantId: "ltc", delegated: me.address, legs: LEGS, amount: 1000n, toAddress: receiver })
-      const refs = Array.from({ length: LEGS }, (_, i) => ({ tradeId: String(i + 1), leg: "base" as const }))
-      const wallet = yield* makeDelegatedWallet(me.address, me.privateKey)
+      // One coinbase: the sponsor's second funding hangs from its first.
+      const { ledger, view, sql, burn, me, receiver, property, refs, wallet } = yield* legsWorld(1)
       const first = yield* wallet.signLegs("ltc", refs)
       expect(first).toHaveLength(LEGS)
       const statuses = () => sql<{ status: string; n: number }>`SELECT status, count(*)::int AS n FROM settlement_legs GROUP BY status ORDER BY status`
@@ -97,30 +107,8 @@ describe("settlement legs on litecoind -regtest", () => {
     const own = await createTestDatabase("settleltc2")
     try {
       const scenario = Effect.gen(function*() {
-        const ledger = yield* UtxoLedger
-        const sponsor = yield* FeeSponsor
-        const view = yield* OmniView
-        const sql = yield* SqlClient.SqlClient
-        const burn = randomLedgerKey().address
-        const issuer = randomLedgerKey()
-        const me = randomLedgerKey()
-        const receiver = randomLedgerKey().address
         // Two coinbases for the sponsor: its second funding spends a confirmed coin, not the first's change.
-        yield* ledger.mine(2, sponsor.address)
-        yield* ledger.mine(1, issuer.address)
-        yield* ledger.mine(ledgerParams.coinbaseMaturity, burn)
-        const issuerWallet = makeKeyWallet(ledger, issuer.privateKey)
-        const created = yield* issuerWallet.omni({ type: "createManaged", ecosystem: ECOSYSTEM_MAIN, divisible: true, previousPropertyId: 0, category: "", subcategory: "", name: "Regtest Token", url: "", data: "" })
-        yield* ledger.mine(1, burn)
-        yield* view.sync
-        const property = (yield* view.tx(created))!.propertyId!
-        yield* issuerWallet.omni({ type: "grant", property, amount: 1_000_000n, memo: "" }, me.address)
-        yield* ledger.mine(1, burn)
-        yield* view.sync
-
-        yield* seedLegs({ asset: "LTOK", property, grantId: "ltc", delegated: me.address, legs: LEGS, amount: 1000n, toAddress: receiver })
-        const refs = Array.from({ length: LEGS }, (_, i) => ({ tradeId: String(i + 1), leg: "base" as const }))
-        const wallet = yield* makeDelegatedWallet(me.address, me.privateKey)
+        const { ledger, view, sql, burn, receiver, property, refs, wallet } = yield* legsWorld(2)
         const signed = yield* wallet.signLegs("ltc", refs)
         expect(signed).toHaveLength(LEGS)
         // Each funding's four coins used to start four chains, together past 25 descendants of the
