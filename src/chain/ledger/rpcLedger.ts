@@ -459,6 +459,11 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
     blockCache.set(block.hash, block)
     return block
   }
+  /** The block kept for `hash`, if it is the one at `height` the caller asked for. */
+  const keptAt = (hash: string, height: number): LedgerBlock | undefined => {
+    const kept = blockCache.get(hash)
+    return kept !== undefined && kept.height === height ? kept : undefined
+  }
 
   const blocks = (fromHeight: number, limit?: number) =>
     Effect.gen(function* () {
@@ -467,10 +472,7 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
       const last = Math.min(now.height, fromHeight + max - 1)
       const heights = Array.from({ length: Math.max(0, last - fromHeight + 1) }, (_, i) => fromHeight + i)
       const hashes = yield* Effect.mapError(batch<string>("getblockhash", heights.map((h) => [h])), transport)
-      const page: Array<LedgerBlock | undefined> = hashes.map((h, i) => {
-        const kept = blockCache.get(h)
-        return kept !== undefined && kept.height === heights[i] ? kept : undefined
-      })
+      const page: Array<LedgerBlock | undefined> = hashes.map((h, i) => keptAt(h, heights[i]!))
       const missing = page.flatMap((b, i) => (b === undefined ? [i] : []))
       const raws = yield* Effect.mapError(batch<string>("getblock", missing.map((i) => [hashes[i], 0])), transport)
       for (const [j, raw] of raws.entries()) {
@@ -487,8 +489,8 @@ export const makeRpcLedger = (options: RpcLedgerOptions): UtxoLedgerShape => {
         // -8 "Block height out of range": not there (yet).
         Effect.mapError((f) => (f.code === RPC_INVALID_PARAMETER ? new LedgerBlockNotFound({ height }) : transport(f)))
       )
-      const kept = blockCache.get(hash)
-      if (kept !== undefined && kept.height === height) return kept
+      const kept = keptAt(hash, height)
+      if (kept !== undefined) return kept
       const raw = yield* Effect.mapError(call<string>("getblock", [hash, 0]), transport)
       return remember(yield* portBlock(height, hash, raw))
     })
