@@ -20,6 +20,7 @@ import { devnetFaucetAddress, fundCoinFaucet, fundDevnetFaucet } from "../chain/
 import { layerRpc, makeRpcLedger, rpcEndpoint } from "../chain/ledger/rpcLedger.ts"
 import { UtxoLedger, type UtxoLedgerShape } from "../chain/ledger/UtxoLedger.ts"
 import { type CoinChain, coinChainNames, coinChains, ledgerParams } from "../chain/params.ts"
+import { layer as signerPoolLayer, SignerPool } from "../chain/signerPool.ts"
 
 export type ChainKind = "devnet" | "rpc"
 
@@ -178,7 +179,7 @@ const evmLayer = (config: AppConfigShape): Layer.Layer<EvmLedgers, ConfigError.C
   }).pipe(Layer.mapError(evmRefusal))
 
 /** UtxoLedger, CoinLedgers and EvmLedgers for a node, as its config says. */
-export const layer: Layer.Layer<UtxoLedger | EvmLedgers | CoinLedgers, ConfigError.ConfigError, AppConfig | SecretBox> = Layer.unwrapEffect(
+export const layer: Layer.Layer<UtxoLedger | EvmLedgers | CoinLedgers | SignerPool, ConfigError.ConfigError, AppConfig | SecretBox> = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     yield* checkChainSettings(config)
@@ -191,6 +192,6 @@ export const layer: Layer.Layer<UtxoLedger | EvmLedgers | CoinLedgers, ConfigErr
     if (config.topology === "socket" && (ledgerKind(config) === "devnet" || evmKind(config) === "devnet")) {
       yield* Effect.logWarning("SHARDLINE_DEVNET_PER_NODE: this node's devnet chains are its own; other nodes cannot see them")
     }
-    return Layer.mergeAll(ledgerLayer(config), evmLayer(config), coinLayer(config))
+    return Layer.mergeAll(ledgerLayer(config), evmLayer(config), coinLayer(config), signerPoolLayer({ workers: config.signingWorkers }))
   })
 )

@@ -10,6 +10,7 @@ import type { EvmChain } from "../chain/evm/chains.ts"
 import { type EdgeSettings, edgeSettingsConfig } from "./http/EdgeSettings.ts"
 import { parseTokenContracts, type TokenContract } from "../chain/evm/tokenContracts.ts"
 import { telemetryConfig, type TelemetryConfigShape } from "./telemetry/TelemetryConfig.ts"
+import { signingWorkersMax } from "../chain/signerPool.ts"
 import { intIn, invalidSetting, optionalRedacted, settingName } from "./settings.ts"
 
 /** One EVM chain served by a JSON-RPC node (`SHARDLINE_EVM_RPC_URLS`). */
@@ -45,6 +46,8 @@ export interface AppConfigShape {
   readonly topology: "single" | "socket"
   /** Runner processes behind this node's listener ports (node:cluster, cluster/Primary.ts); 1 = this process is the node. */
   readonly processes: number
+  /** Worker threads that build and sign settlement legs (src/chain/signerPool.ts); 0 = on the event loop. */
+  readonly signingWorkers: number
   readonly shardsPerGroup: number
   readonly entityMessagePollMs: number
   readonly shardLockRefreshMs: number
@@ -141,6 +144,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   runnerListenPort: Config.option(Config.port(settingName("RUNNER_LISTEN_PORT"))),
   topology: Config.literal("single", "socket")(settingName("TOPOLOGY")).pipe(Config.withDefault("single" as const)),
   processes: intIn("PROCESSES", 1, 1, processesMax),
+  signingWorkers: intIn("SIGNING_WORKERS", 1, 0, signingWorkersMax),
   shardsPerGroup: intIn("SHARDS_PER_GROUP", 300, 1, 10_000),
   entityMessagePollMs: intIn("MESSAGE_POLL_MS", 1000, 10, 60_000),
   shardLockRefreshMs: intIn("SHARD_LOCK_REFRESH_MS", 1000, 100, 60_000),

@@ -1,11 +1,14 @@
 // The delegated wallet without the cluster, on the devnet: a batch that runs short of fee coin in
 // the middle looks at the ledger again and then asks the sponsor, and the legs it built before
-// the look (not stored yet) keep their coins: no two legs of a batch spend the same coin.
+// the look (not stored yet) keep their coins: no two legs of a batch spend the same coin. Its
+// signing workers dying mid-batch lose no leg and pay none twice.
+import { Transaction } from "bitcoinjs-lib"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SqlClient } from "@effect/sql"
 import { devnetDollar, devnetFaucet } from "../../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../../src/chain/ledger/UtxoLedger.ts"
+import { make as makeSignerPool } from "../../src/chain/signerPool.ts"
 import { legFeeSats, makeDelegatedWallet } from "../../src/exchange/authorization/DelegatedWallet.ts"
 import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { OmniView } from "../../src/platform/ledger/OmniView.ts"
@@ -53,6 +56,60 @@ describe("delegated wallet", () => {
     })
     await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(db.url, fundedDevnet))))
   }, 120_000)
+
+  // Issue 22: a worker thread signing legs dies mid-batch. Each worker of the pool exits,
+  // unanswered, on its n-th request (n = 4: after three legs; n = 1: at once), in each of two
+  // batches (the second on the replacement). The leg it held and the ones after it, until the
+  // replacement has loaded, are built on the event loop. Every leg is signed once and broadcast,
+  // no two legs spend one coin, and the receiver gets exactly what the legs say.
+  for (const exitAfter of [4, 1]) {
+    it(`a signing worker that dies mid-batch (each on its request ${exitAfter}): no leg lost, none paid twice`, async () => {
+      const own = await createTestDatabase(`dwalletkill${exitAfter}`)
+      const legs = 30
+      try {
+        const scenario = Effect.gen(function*() {
+          const ledger = yield* UtxoLedger
+          const sponsor = yield* FeeSponsor
+          const view = yield* OmniView
+          const sql = yield* SqlClient.SqlClient
+          const me = randomLedgerKey()
+          const receiver = randomLedgerKey().address
+          const faucet = devnetFaucet(ledger)
+          yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: 1_000_000n }, me.address)
+          yield* ledger.mine(1, faucet.address)
+          yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "kill", delegated: me.address, legs, amount: 1000n, toAddress: receiver })
+          yield* sponsor.fund(me.address, 4, 20n * (ledger.params.dustSats + legFeeSats))
+          const pool = yield* makeSignerPool({ workers: 2, exitAfter })
+          const wallet = yield* makeDelegatedWallet(me.address, me.privateKey, { signer: pool })
+          const refs = Array.from({ length: legs }, (_, i) => ({ tradeId: String(i + 1), leg: "base" as const }))
+          // Two batches: the first loses its worker; the second starts on the replacement, which dies too.
+          const first = yield* wallet.signLegs("kill", refs.slice(0, legs / 2))
+          expect(pool.stats().died).toBe(1)
+          yield* pool.allReady
+          const signed = [...first, ...yield* wallet.signLegs("kill", refs.slice(legs / 2))]
+          const { died, built } = pool.stats()
+          expect(died).toBe(2)
+          // Each worker built exitAfter - 1 legs before it died; the rest were built on the event loop.
+          expect(built).toBe(2 * (exitAfter - 1))
+          expect(signed).toHaveLength(legs)
+          expect(new Set(signed.map((l) => l.txid)).size).toBe(legs)
+          const rows = yield* sql<{ status: string; tx_hex: string; txid: string }>`SELECT status, tx_hex, txid FROM settlement_legs ORDER BY trade_id`
+          expect(rows.map((r) => r.status)).toEqual(Array(legs).fill("broadcast"))
+          expect(rows.map((r) => r.txid)).toEqual(signed.map((l) => l.txid))
+          // No coin spent by two legs: each outpoint is an input of exactly one stored leg.
+          const spent = rows.flatMap((r) => Transaction.fromHex(r.tx_hex).ins.map((i) => `${Buffer.from(i.hash).reverse().toString("hex")}:${i.index}`))
+          expect(new Set(spent).size).toBe(spent.length)
+          yield* ledger.mine(1, faucet.address)
+          yield* view.sync
+          for (const leg of signed) expect((yield* view.tx(leg.txid))?.valid, `leg ${leg.tradeId}`).toBe(true)
+          expect(yield* view.balance(receiver, devnetDollar.propertyId)).toBe(BigInt(legs) * 1000n)
+        })
+        await Effect.runPromise(Effect.scoped(Effect.provide(scenario, walletServices(own.url, fundedDevnet))))
+      } finally {
+        await own.drop()
+      }
+    }, 120_000)
+  }
 
   it("a fee sponsor key an earlier build sealed as hex is sealed again as a WIF, same address", async () => {
     const other = await createTestDatabase("dwalletkey")

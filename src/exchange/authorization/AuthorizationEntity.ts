@@ -16,6 +16,7 @@ import { Data, Effect, Either, Layer, Option, Schedule } from "effect"
 import { Authorization, Expire, GrantRefused, type Granted, LegsRefused, type SignLegs } from "../../../schemas/exchange/authorization.ts"
 import { p2pkhAddressOfPubkey } from "../../chain/address.ts"
 import { ledgerParams } from "../../chain/params.ts"
+import { SignerPool } from "../../chain/signerPool.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { NodeIdentity } from "../../platform/NodeIdentity.ts"
@@ -61,6 +62,8 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
   const node = yield* NodeIdentity
   const config = yield* ExchangeConfig
   const { store } = yield* LegStore
+  // The node's signing workers (ChainsLive); a wallet outside a node signs on its own thread.
+  const signer = Option.getOrUndefined(yield* Effect.serviceOption(SignerPool))
   const self = (yield* Authorization.client)(address.entityId)
   const id = parseEntityId(address.entityId)
   const services = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeDelegatedWallet>> | Effect.Effect.Context<ReturnType<typeof expireInMarkets>>>()
@@ -105,7 +108,7 @@ export const layer = Authorization.toLayer(Effect.gen(function*() {
       if (Either.getOrUndefined(p2pkhAddressOfPubkey(pair.publicKey)) !== row.delegated_address) {
         return yield* Effect.dieMessage(`grant ${row.grant_id}: the sealed key is not the key of ${row.delegated_address}`)
       }
-      const wallet = yield* Effect.provide(makeDelegatedWallet(row.delegated_address, pair.privateKey!, { liveKeyOf: row.grant_id, store }), services)
+      const wallet = yield* Effect.provide(makeDelegatedWallet(row.delegated_address, pair.privateKey!, { liveKeyOf: row.grant_id, store, ...(signer === undefined ? {} : { signer }) }), services)
       opened = { grantId: row.grant_id, wallet }
       return wallet
     })

@@ -7,11 +7,14 @@
 // broadcast, the UPDATE only takes a row whose tx_hex is still NULL, and every later broadcast
 // sends the stored bytes. So a leg is never paid by two different transactions.
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Data, Effect, Either } from "effect"
+import { Transaction } from "bitcoinjs-lib"
+import { Data, Effect, Either, Option } from "effect"
 import { type LegName, LegsRefused, type LegRef, type LegTerms, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type CoinPool, type IncomingTx, outpointOf, poolOf, spendingOrder } from "../../chain/ledger/coinPool.ts"
 import { fundingLegsFor, fundingLegsMin, lowWaterFor, recentWindowMs, SlidingCount } from "./fundingSize.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
+import { rememberParsed } from "../../chain/parsedTx.ts"
+import { inline, SignerPool, type SignerPoolShape } from "../../chain/signerPool.ts"
 import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
 import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
@@ -93,7 +96,7 @@ export const fundNewAddress = (address: string) =>
 export const makeDelegatedWallet = (
   address: string,
   privateKey: Uint8Array,
-  options: { readonly reloadIntervalMs?: number; readonly liveKeyOf?: string; readonly store?: Store } = {}
+  options: { readonly reloadIntervalMs?: number; readonly liveKeyOf?: string; readonly store?: Store; readonly signer?: SignerPoolShape } = {}
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -105,6 +108,7 @@ export const makeDelegatedWallet = (
     const script = Either.getOrThrow(addressScript(address, params))
     const ancestorsMax = unconfirmedAncestorsMax(config)
     const perLegSats = perLegSatsOf(params)
+    const signer = options.signer ?? Option.getOrElse(yield* Effect.serviceOption(SignerPool), () => inline)
     let pool: CoinPool | undefined
     let reloadedAt = 0
     /** The ledger's tip when the pool was last read because it fell short. */
@@ -177,19 +181,31 @@ export const makeDelegatedWallet = (
       Effect.gen(function*() {
         const inputs = yield* inputsForLeg(legsLeft)
         if (inputs === undefined) return { _tag: "NoCoin", reason: `no coin at ${address} for the fee within ${ancestorsMax} unconfirmed ancestors` } as const
-        const built = buildOmni(params, {
+        const request = {
           inputs,
           signer: { privateKey },
           changeAddress: address,
           payload: { type: "simpleSend", property: Number(row.property_id), amount: BigInt(row.amount) },
           reference: row.to_address
-        })
+        } as const
+        // Off the event loop when the node has signing workers. A worker lost mid-request is
+        // asked once more (the pool starts a new one), then the leg is built here: a dead pool
+        // slows settlement down, it never stops it. Nothing a lost worker computed counts: only
+        // what is stored below is ever sent.
+        const built = yield* signer.buildOmni(params, request, address).pipe(
+          Effect.retry({ times: 1 }),
+          Effect.catchTag("SignerUnavailable", (e) =>
+            Effect.logWarning(`leg ${keyOf(row)}: ${e.message}; built on the event loop`).pipe(Effect.zipRight(inline.buildOmni(params, request, address))))
+        )
         if (Either.isLeft(built)) {
           // Only the leg's own data can make it unbuildable for good (its receiver, its amount);
           // anything about the coins is a shortage to retry.
           const permanent = built.left._tag === "InvalidAddress" || built.left._tag === "InvalidOmniPayload"
           return { _tag: permanent ? "Unbuildable" : "NoCoin", reason: built.left.message } as const
         }
+        // Built by a worker, the bytes are new to this thread: remember them parsed with the txid
+        // the worker computed, so the pool's spend and the broadcast do not hash them again.
+        if (signer.workers > 0) rememberParsed(built.right.hex, Transaction.fromHex(built.right.hex), built.right.txid)
         ;(yield* coins).spend(built.right.hex)
         return { _tag: "Built", tx: built.right, spends: inputs.map(outpointOf) } as const
       }).pipe(Effect.catchAll((e): Effect.Effect<Built> => Effect.succeed({ _tag: "NoCoin", reason: e.message })))
