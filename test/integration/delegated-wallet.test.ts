@@ -28,19 +28,23 @@ let db: TestDatabase
 beforeAll(async () => { db = await createTestDatabase("dwallet") })
 afterAll(async () => { await db?.drop() })
 
+/** A delegated address holding 1,000,000 DUSD, and `legs` recorded legs of 1000 from it to a fresh receiver. */
+const grantWithLegs = (grantId: string, legs: number) =>
+  Effect.gen(function*() {
+    const ledger = yield* UtxoLedger
+    const me = randomLedgerKey()
+    const receiver = randomLedgerKey().address
+    const faucet = devnetFaucet(ledger)
+    yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: 1_000_000n }, me.address)
+    yield* ledger.mine(1, faucet.address)
+    yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId, delegated: me.address, legs, amount: 1000n, toAddress: receiver })
+    return { ledger, sponsor: yield* FeeSponsor, view: yield* OmniView, sql: yield* SqlClient.SqlClient, me, receiver, faucet }
+  })
+
 describe("delegated wallet", () => {
   it("a batch that runs short midway reloads its coins without losing the ones it just spent", async () => {
     const scenario = Effect.gen(function*() {
-      const ledger = yield* UtxoLedger
-      const sponsor = yield* FeeSponsor
-      const view = yield* OmniView
-      const sql = yield* SqlClient.SqlClient
-      const me = randomLedgerKey()
-      const receiver = randomLedgerKey().address
-      const faucet = devnetFaucet(ledger)
-      yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: 1_000_000n }, me.address)
-      yield* ledger.mine(1, faucet.address)
-      yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "short", delegated: me.address, legs: LEGS, amount: 1000n, toAddress: receiver })
+      const { ledger, sponsor, view, sql, me, receiver, faucet } = yield* grantWithLegs("short", LEGS)
       // Coin for about 40 legs: the batch runs out in the middle, looks at the ledger again (every time: interval 0), then asks the sponsor.
       yield* sponsor.fund(me.address, 1, 40n * (ledger.params.dustSats + legFeeSats))
       const wallet = yield* makeDelegatedWallet(me.address, me.privateKey, { reloadIntervalMs: 0 })
@@ -68,16 +72,7 @@ describe("delegated wallet", () => {
       const legs = 30
       try {
         const scenario = Effect.gen(function*() {
-          const ledger = yield* UtxoLedger
-          const sponsor = yield* FeeSponsor
-          const view = yield* OmniView
-          const sql = yield* SqlClient.SqlClient
-          const me = randomLedgerKey()
-          const receiver = randomLedgerKey().address
-          const faucet = devnetFaucet(ledger)
-          yield* faucet.omni({ type: "simpleSend", property: devnetDollar.propertyId, amount: 1_000_000n }, me.address)
-          yield* ledger.mine(1, faucet.address)
-          yield* seedLegs({ asset: "DUSD", property: devnetDollar.propertyId, grantId: "kill", delegated: me.address, legs, amount: 1000n, toAddress: receiver })
+          const { ledger, sponsor, view, sql, me, receiver, faucet } = yield* grantWithLegs("kill", legs)
           yield* sponsor.fund(me.address, 4, 20n * (ledger.params.dustSats + legFeeSats))
           const pool = yield* makeSignerPool({ workers: 2, exitAfter })
           const wallet = yield* makeDelegatedWallet(me.address, me.privateKey, { signer: pool })
