@@ -115,6 +115,11 @@ export interface OpenLeg {
   readonly leg: "base" | "quote"
   readonly grantId: string
   readonly status: LegStatus
+  /**
+   * Its stored bytes, read only while it has no block (they find it in a new block's
+   * transactions); null once it has one, or before it is signed (then `txid` is null too: both are
+   * stored in one statement). A leg in a block that has to be sent again has its bytes read then.
+   */
   readonly txHex: string | null
   readonly txid: string | null
   readonly confirmations: number
@@ -176,7 +181,7 @@ export interface SweepTiming {
 export const signedGraceMs = 2_000
 
 export const sweepStep = (leg: OpenLeg, facts: BlockFacts, timing: SweepTiming): SweepStep => {
-  if (leg.txHex === null || leg.txid === null) return leg.ageMs >= timing.signAfterMs ? { _tag: "sign" } : { _tag: "wait" }
+  if (leg.txid === null) return leg.ageMs >= timing.signAfterMs ? { _tag: "sign" } : { _tag: "wait" }
   const mined = (height: number, hash: string): SweepStep =>
     ({ _tag: "mined", confirmations: Math.max(0, facts.tipHeight - height + 1), blockHeight: height, blockHash: hash })
   if (leg.blockHeight !== null && leg.blockHash !== null) {
@@ -184,7 +189,7 @@ export const sweepStep = (leg: OpenLeg, facts: BlockFacts, timing: SweepTiming):
     if (now === leg.blockHash) return mined(leg.blockHeight, leg.blockHash)
     return { _tag: "look" } // its block is gone (or unknown): where is it now?
   }
-  const found = facts.minedIn.get(leg.txHex)
+  const found = leg.txHex === null ? undefined : facts.minedIn.get(leg.txHex)
   if (found !== undefined) return mined(found.height, found.hash)
   if (leg.status === "signed") return leg.ageMs >= signedGraceMs ? { _tag: "look" } : { _tag: "wait" } // its broadcast was never recorded
   return leg.ageMs >= timing.staleMs ? { _tag: "look" } : { _tag: "wait" }

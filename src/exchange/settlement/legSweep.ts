@@ -65,7 +65,10 @@ export const makeLegSweep = (marketId: number, label: string) =>
     /** The tip height this instance last recorded in exchange_market_tips. */
     let tipRecorded: number | undefined
 
-    const openLegs = sql<OpenLegRow>`SELECT l.trade_id::text AS trade_id, l.leg, l.grant_id, l.status, l.tx_hex, l.txid, l.confirmations,
+    // A leg's bytes (hundreds of hex characters) only while it has no block: most open legs are
+    // confirmed ones waiting for depth, and their bytes are needed only to send them again.
+    const openLegs = sql<OpenLegRow>`SELECT l.trade_id::text AS trade_id, l.leg, l.grant_id, l.status,
+        CASE WHEN l.block_height IS NULL THEN l.tx_hex END AS tx_hex, l.txid, l.confirmations,
         l.block_height, l.block_hash, (extract(epoch FROM now() - l.updated_at) * 1000)::bigint::text AS age_ms
       FROM settlement_legs l JOIN trades t USING (trade_id)
       WHERE l.status NOT IN ('final', 'failed') AND t.market_id = ${marketId}`
@@ -81,6 +84,15 @@ export const makeLegSweep = (marketId: number, label: string) =>
           hashAt.set(h, (yield* ledger.blockAt(h)).hash)
         }
         return { tipHeight, hashAt, minedIn } satisfies BlockFacts
+      })
+
+    /** Sends a leg's stored bytes again, read now if the sweep did not (a leg whose block went away); 1 if the ledger took them. */
+    const resend = (leg: OpenLeg) =>
+      Effect.gen(function*() {
+        const hex = leg.txHex ?? (yield* sql<{ tx_hex: string | null }>`SELECT tx_hex FROM settlement_legs
+          WHERE trade_id = ${leg.tradeId} AND leg = ${leg.leg} AND txid = ${leg.txid}`)[0]?.tx_hex
+        if (hex === undefined || hex === null) return 0 // its row moved on since the read (another look): the next sweep sees it as it is
+        return yield* chain.resend(`${label} trade ${leg.tradeId} ${leg.leg}`, leg.txid!, hex)
       })
 
     /** One sweep: read the open legs, decide each, write what changed. */
@@ -110,7 +122,7 @@ export const makeLegSweep = (marketId: number, label: string) =>
         }
         const update = afterSighting(sighting, finalDepth)
         if (update === undefined) continue
-        const sent = update.rebroadcast ? yield* chain.resend(`${label} trade ${leg.tradeId} ${leg.leg}`, leg.txid!, leg.txHex!) : 0
+        const sent = update.rebroadcast ? yield* resend(leg) : 0
         if (needsWrite(leg, update, sent)) updates.push({ leg, update, sent })
       }
       if (toSign.length > 0) yield* chain.signUnsigned(toSign.map((l) => ({ tradeId: l.tradeId, leg: l.leg, grantId: l.grantId })))

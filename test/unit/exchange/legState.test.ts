@@ -97,6 +97,12 @@ describe("sweepStep: a market's legs followed once per block (issue 22.3)", () =
   it("a leg whose block is no longer at its height is looked up on its own (a reorg)", () => {
     expect(sweepStep(leg({ status: "confirmed", confirmations: 2, blockHeight: 104, blockHash: hash("9") }), facts, timing)).toEqual({ _tag: "look" })
   })
+  it("a leg in a block needs no bytes: the sweep does not read them, and it is neither signed nor lost for that", () => {
+    const mined = { status: "confirmed" as const, confirmations: 1, txHex: null, ageMs: 60_000 }
+    expect(sweepStep(leg({ ...mined, blockHeight: 100, blockHash: hash("1") }), facts, timing))
+      .toEqual({ _tag: "mined", confirmations: 6, blockHeight: 100, blockHash: hash("1") })
+    expect(sweepStep(leg({ ...mined, blockHeight: 104, blockHash: hash("9") }), facts, timing)).toEqual({ _tag: "look" })
+  })
   it("a recently sent leg not mined yet waits; one out of every block for about two blocks is looked up", () => {
     expect(sweepStep(leg({ ageMs: 5_000 }), facts, timing)).toEqual({ _tag: "wait" })
     expect(sweepStep(leg({ ageMs: 21_000 }), facts, timing)).toEqual({ _tag: "look" })
