@@ -14,6 +14,7 @@ import { Effect, Either, Fiber, Redacted } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Authorization, Grant, type LegRef, SignLegs } from "../../schemas/exchange/authorization.ts"
+import { Activate, Market } from "../../schemas/exchange/market.ts"
 import { Check, Follow, Settlement } from "../../schemas/exchange/settlement.ts"
 import { UtxoDevnet } from "../../src/chain/ledger/devnet.ts"
 import { devnetDollar } from "../../src/chain/ledger/devnetFaucet.ts"
@@ -25,6 +26,7 @@ import { decodeState, delegatedKeysLabel, openWithState } from "../../src/exchan
 import { stateFileName } from "../../src/exchange/authorization/KeyEpochStore.ts"
 import { entityIdOf } from "../../src/exchange/authorization/policy.ts"
 import { globalId } from "../../src/exchange/markets/ids.ts"
+import { MarketRegistry } from "../../src/exchange/markets/MarketRegistry.ts"
 import { configLayer } from "../../src/config.ts"
 import { FeeSponsor } from "../../src/platform/ledger/FeeSponsor.ts"
 import { make as secretBox } from "../../src/platform/SecretBox.ts"
@@ -417,5 +419,42 @@ describe("settlement", () => {
     await db.query(`UPDATE settlement_legs SET status = 'failed', failure = 'test rows' WHERE trade_id = $1`, [t0])
     // Not signed for real: failed so that nothing in this file's later checks waits on them.
     await db.query(`UPDATE settlement_legs SET status = 'failed', failure = 'test rows' WHERE trade_id IN ($1, $2)`, [t1, t2])
+  })
+
+  it("the market's sweep alone (no Follow): a confirmed leg is not rewritten for another block on top; a leg whose block went and took it along is sent again", async () => {
+    // The test's market was listed by hand: its entity is woken now rather than at the registry's next reload.
+    await node.run(Effect.gen(function*() {
+      yield* (yield* MarketRegistry).reload
+      yield* (yield* Market.client)("TOKDUSD").Activate(new Activate())
+    }))
+    const tradeId = await recordTrade(seller, buyer, 1n * COIN, 1n * COIN)
+    await signLegs(seller, [{ tradeId, leg: "base" }])
+    await signLegs(buyer, [{ tradeId, leg: "quote" }])
+    const sent = await untilLegs(tradeId, (rows) => rows.every((r) => r.status === "broadcast"), "both legs broadcast")
+    await mine(node)
+    await untilLegs(tradeId, (rows) => rows.every((r) => r.status === "confirmed"), "both legs confirmed by the sweep")
+    // The sweep does not read a mined leg's bytes: sending it again reads them then.
+    await node.run(Effect.flatMap(UtxoDevnet, (d) => d.faults.reorg({ depth: 1, orphanedTxs: "drop" })))
+    await untilLegs(tradeId, (rows) => rows.every((r) => r.broadcasts === 2 && r.status === "broadcast"), "both legs sent again by the sweep")
+    expect(await mempool()).toEqual(expect.arrayContaining(sent.map((r) => r.txid)))
+
+    await mine(node)
+    const stamped = () => db.query<{ leg: string; status: string; confirmations: number; block_height: number; at: string }>(
+      `SELECT leg, status, confirmations, block_height, updated_at::text AS at FROM settlement_legs WHERE trade_id = $1 ORDER BY leg`, [tradeId])
+    const confirmed = await until(async () => {
+      const rows = await stamped()
+      return rows.every((r) => r.status === "confirmed") ? rows : undefined
+    }, 30_000, `both legs confirmed again (trade ${tradeId})`)
+    await mine(node)
+    // The sweep saw the block on top (it recorded the tip), and left the rows as they were.
+    const [market] = await db.query<{ id: number }>(`SELECT id FROM markets WHERE symbol = 'TOKDUSD'`)
+    await until(async () => {
+      const [tip] = await db.query<{ tip_height: number }>(`SELECT tip_height FROM exchange_market_tips WHERE market_id = $1`, [market!.id])
+      return tip !== undefined && tip.tip_height > confirmed[0]!.block_height ? true : undefined
+    }, 15_000, "the market's tip recorded past the legs' block")
+    expect(await stamped()).toEqual(confirmed)
+    const done = await settle(tradeId)
+    expect(done.map((r) => r.status)).toEqual(["final", "final"])
+    for (const r of done) expect(r.confirmations).toBeGreaterThanOrEqual(FINAL_DEPTH)
   })
 })

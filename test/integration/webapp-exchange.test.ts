@@ -211,6 +211,11 @@ describe("exchange web app", () => {
     await expect.poll(confirmations, { timeout: 20_000 }).toBeGreaterThanOrEqual(1)
     const seen = await confirmations()
     await expect.poll(confirmations, { timeout: 20_000 }).toBeGreaterThan(seen)
+    // Counted from the market's tip: the leg's row keeps the count of its first block, not
+    // rewritten each block (legState.ts, needsWrite and shownConfirmations).
+    const [row] = await sql(`SELECT confirmations, status FROM settlement_legs WHERE trade_id = ${Number(await trade.getAttribute("data-trade"))} AND asset = 'SHRD'`) as ReadonlyArray<{ confirmations: number; status: string }>
+    expect(row!.status).toBe("confirmed")
+    expect(row!.confirmations).toBeLessThan(await confirmations())
     // What trades spent of the cap is not asked for again: the grant is still fully funded.
     await expect.poll(() => card.locator("[data-field=used]").textContent()).toMatch(/^2(\.0+)?$/)
     expect(await card.locator("[data-field=toSend]").textContent()).toBe("0")

@@ -15,6 +15,7 @@ import m0016 from "./0016_market_data.ts"
 import m0037 from "./0037_key_destroyed_at.ts"
 import m0043 from "./0043_grant_leg_totals.ts"
 import m0046 from "./0046_orders_client_key.ts"
+import m0048 from "./0048_exchange_market_tips.ts"
 
 export const migrations: Migrations = {
   "0001_accounts": m0001,
@@ -28,5 +29,7 @@ export const migrations: Migrations = {
   "0037_key_destroyed_at": m0037,
   "0043_grant_leg_totals": m0043,
   // orders.client_key: the place idempotency key probed by one index, whatever the statistics.
-  "0046_orders_client_key": m0046
+  "0046_orders_client_key": m0046,
+  // exchange_market_tips: confirmed legs' confirmations counted from their market's tip, not rewritten every block.
+  "0048_exchange_market_tips": m0048
 }

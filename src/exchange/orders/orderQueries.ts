@@ -4,6 +4,7 @@
 // window, else the most recent `limit`; results oldest first.
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { shownConfirmations } from "../settlement/legState.ts"
 import { clientKey } from "./clientKey.ts"
 
 export const limitDefault = 500
@@ -82,9 +83,21 @@ export interface LegRow {
   readonly from_address: string
   readonly to_address: string
   readonly txid: string | null
+  /** As readers see it: a confirmed leg's counted from its market's tip (`shownConfirmations`). */
   readonly confirmations: number
   readonly status: string
 }
+
+/** A leg's row with what its count is read from: its block and its market's recorded tip. */
+interface StoredLegRow extends LegRow {
+  readonly block_height: number | null
+  readonly tip_height: number | null
+}
+
+const legShown = ({ block_height, tip_height, ...leg }: StoredLegRow): LegRow => ({
+  ...leg,
+  confirmations: shownConfirmations({ status: leg.status, confirmations: leg.confirmations, blockHeight: block_height }, tip_height)
+})
 
 export const myTrades = (userId: number, marketId: number | undefined, orderId: number | undefined, w: Window) =>
   Effect.gen(function*() {
@@ -104,7 +117,9 @@ export const myTrades = (userId: number, marketId: number | undefined, orderId: 
         UNION ALL
         SELECT ${cols} FROM trades WHERE seller_user = ${userId} ${market} ${order} ${from} ${start} ${end}
         ) u ORDER BY u.trade_id::bigint ${oldestFirst ? sql`ASC` : sql`DESC`} LIMIT ${w.limit}) t ORDER BY t.trade_id::bigint`
-    const legs = trades.length === 0 ? [] : yield* sql<LegRow>`SELECT trade_id::text, leg, asset, amount::text, from_address, to_address, txid,
-        confirmations, status FROM settlement_legs WHERE trade_id = ANY(${trades.map((t) => t.trade_id)}::bigint[]) ORDER BY settlement_legs.trade_id, leg`
-    return { trades, legs }
+    const legs = trades.length === 0 ? [] : yield* sql<StoredLegRow>`SELECT l.trade_id::text, l.leg, l.asset, l.amount::text, l.from_address,
+        l.to_address, l.txid, l.confirmations, l.status, l.block_height, tip.tip_height
+      FROM settlement_legs l JOIN trades t ON t.trade_id = l.trade_id LEFT JOIN exchange_market_tips tip ON tip.market_id = t.market_id
+      WHERE l.trade_id = ANY(${trades.map((t) => t.trade_id)}::bigint[]) ORDER BY l.trade_id, l.leg`
+    return { trades, legs: legs.map(legShown) }
   })

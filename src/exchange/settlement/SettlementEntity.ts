@@ -15,7 +15,7 @@ import { AppConfig } from "../../platform/Config.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { entityMetrics } from "../../platform/entity/EntityMetrics.ts"
 import { type LegRow, makeLegLedger } from "./legLedger.ts"
-import { afterSighting, isSettled, nextCheckInMs } from "./legState.ts"
+import { afterSighting, isSettled, needsWrite, nextCheckInMs } from "./legState.ts"
 import { accountChannel } from "../account/AccountReadModel.ts"
 
 const metrics = entityMetrics("Settlement")
@@ -40,8 +40,12 @@ export const layer = Settlement.toLayer(Effect.gen(function*() {
   const legs = sql<LegRow>`SELECT leg, grant_id, status, tx_hex, txid, confirmations, block_height, block_hash
     FROM settlement_legs WHERE trade_id = ${tradeId} ORDER BY leg`
 
-  /** One look at every leg; the statuses and confirmations it leaves. */
+  /**
+   * One look at every leg; the statuses and confirmations it leaves. A confirmed leg's row keeps
+   * the count of its first block (`needsWrite`): the count the ledger gave now paces the next Check.
+   */
   const look = Effect.gen(function*() {
+    const counted = new Map<string, number>()
     let rows = yield* legs
     const unsigned = rows.filter((r) => r.status === "recorded" && r.tx_hex === null)
     if (yield* chain.signUnsigned(unsigned.map((r) => ({ tradeId, leg: r.leg, grantId: r.grant_id })))) rows = yield* legs
@@ -50,9 +54,8 @@ export const layer = Settlement.toLayer(Effect.gen(function*() {
       const update = afterSighting(yield* chain.sight(row.txid), finalDepth)
       if (update === undefined) continue
       const sent = update.rebroadcast ? yield* chain.resend(`trade ${tradeId} ${row.leg}`, row.txid, row.tx_hex) : 0
-      const unchanged = update.status === row.status && update.confirmations === row.confirmations &&
-        update.blockHash === row.block_hash && sent === 0 && update.failure === null
-      if (unchanged) continue
+      counted.set(row.leg, update.confirmations)
+      if (!needsWrite({ status: row.status, confirmations: row.confirmations, blockHeight: row.block_height, blockHash: row.block_hash }, update, sent)) continue
       yield* sql`UPDATE settlement_legs SET status = ${update.status}, confirmations = ${update.confirmations},
           block_height = ${update.blockHeight}, block_hash = ${update.blockHash}, failure = ${update.failure},
           broadcasts = broadcasts + ${sent}, updated_at = now()
@@ -63,7 +66,7 @@ export const layer = Settlement.toLayer(Effect.gen(function*() {
           UNION SELECT seller_user FROM trades WHERE trade_id = ${tradeId}) t`
       }
     }
-    return yield* legs
+    return (yield* legs).map((r) => r.status === "confirmed" ? { ...r, confirmations: Math.max(r.confirmations, counted.get(r.leg) ?? 0) } : r)
   })
 
   /**

@@ -50,6 +50,42 @@ export const afterSighting = (sighting: Sighting, finalDepth: number): LegUpdate
   }
 }
 
+/** What a leg's row says now, as far as a look's update could change it. */
+export interface LegWritten {
+  readonly status: LegStatus
+  readonly confirmations: number
+  readonly blockHeight: number | null
+  readonly blockHash: string | null
+}
+
+/**
+ * Whether a look's update must be written (`sent`: how many times its bytes went out again). A leg
+ * that stays `confirmed` in the same block is not rewritten for its count alone: that was most of
+ * the table's updates (every confirmed leg, every block, each touching all its indexes), and the
+ * count follows from the block height it keeps and the tip its market records, which is how it is
+ * read (`shownConfirmations`). The count is written with every other change, so a leg's row has
+ * the count of its last change: its first block, and its final depth.
+ */
+export const needsWrite = (row: LegWritten, update: LegUpdate, sent: number): boolean => {
+  if (sent > 0 || update.failure !== null) return true
+  if (update.status !== row.status || update.blockHeight !== row.blockHeight || update.blockHash !== row.blockHash) return true
+  return update.status !== "confirmed" && update.confirmations !== row.confirmations
+}
+
+/**
+ * A leg's confirmations as readers see them. A confirmed leg's row keeps the count of its first
+ * block (`needsWrite`): it is counted from `tipHeight`, the ledger tip its market's sweep last saw
+ * (null: none recorded), never below what the row says. A final leg shows the depth at which it
+ * was judged final: the sweep no longer follows it, so a count past that would claim blocks on
+ * top that nobody checked are still there; it is at least the final depth, and at least what it
+ * showed while confirmed (both counted from tips its market's sweeps saw, one after the other).
+ * Any other status has no block: its row's count (0).
+ */
+export const shownConfirmations = (leg: { readonly status: string; readonly confirmations: number; readonly blockHeight: number | null }, tipHeight: number | null): number =>
+  leg.status === "confirmed" && leg.blockHeight !== null && tipHeight !== null
+    ? Math.max(leg.confirmations, tipHeight - leg.blockHeight + 1)
+    : leg.confirmations
+
 /** The legs as the next check will find them: their status and confirmations. */
 export interface LegProgress {
   readonly status: LegStatus
@@ -79,6 +115,11 @@ export interface OpenLeg {
   readonly leg: "base" | "quote"
   readonly grantId: string
   readonly status: LegStatus
+  /**
+   * Its stored bytes, read only while it has no block (they find it in a new block's
+   * transactions); null once it has one, or before it is signed (then `txid` is null too: both are
+   * stored in one statement). A leg in a block that has to be sent again has its bytes read then.
+   */
   readonly txHex: string | null
   readonly txid: string | null
   readonly confirmations: number
@@ -140,7 +181,7 @@ export interface SweepTiming {
 export const signedGraceMs = 2_000
 
 export const sweepStep = (leg: OpenLeg, facts: BlockFacts, timing: SweepTiming): SweepStep => {
-  if (leg.txHex === null || leg.txid === null) return leg.ageMs >= timing.signAfterMs ? { _tag: "sign" } : { _tag: "wait" }
+  if (leg.txid === null) return leg.ageMs >= timing.signAfterMs ? { _tag: "sign" } : { _tag: "wait" }
   const mined = (height: number, hash: string): SweepStep =>
     ({ _tag: "mined", confirmations: Math.max(0, facts.tipHeight - height + 1), blockHeight: height, blockHash: hash })
   if (leg.blockHeight !== null && leg.blockHash !== null) {
@@ -148,7 +189,7 @@ export const sweepStep = (leg: OpenLeg, facts: BlockFacts, timing: SweepTiming):
     if (now === leg.blockHash) return mined(leg.blockHeight, leg.blockHash)
     return { _tag: "look" } // its block is gone (or unknown): where is it now?
   }
-  const found = facts.minedIn.get(leg.txHex)
+  const found = leg.txHex === null ? undefined : facts.minedIn.get(leg.txHex)
   if (found !== undefined) return mined(found.height, found.hash)
   if (leg.status === "signed") return leg.ageMs >= signedGraceMs ? { _tag: "look" } : { _tag: "wait" } // its broadcast was never recorded
   return leg.ageMs >= timing.staleMs ? { _tag: "look" } : { _tag: "wait" }

@@ -3,10 +3,12 @@
 // and twenty statements per trade); now the Market entity, which wrote the legs, reads its open
 // legs when the ledger has a new block, learns from the new blocks' transaction lists which legs
 // were mined and from the block hashes which are still where they were, and writes every change
-// in one statement. Only a leg whose block was reorged away, or that should have been mined by now
-// and was not, is looked up on its own (and its stored bytes sent again if the ledger lost it); a
-// leg left unsigned goes to its grant's Authorization entity. Nothing here is durable but the
-// rows: a market that wakes on another node reads its open legs again and carries on.
+// in one statement. A confirmed leg that only got another block on top is not a change: its row
+// keeps its block height, and readers count its confirmations from the tip the sweep records for
+// the market (exchange_market_tips). Only a leg whose block was reorged away, or that should have
+// been mined by now and was not, is looked up on its own (and its stored bytes sent again if the
+// ledger lost it); a leg left unsigned goes to its grant's Authorization entity. Nothing here is
+// durable but the rows: a market that wakes on another node reads its open legs again and carries on.
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
@@ -14,7 +16,7 @@ import { expectedBlockMs } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
 import { ExchangeConfig } from "../ExchangeConfig.ts"
 import { type LegRow, makeLegLedger } from "./legLedger.ts"
-import { afterSighting, type BlockFacts, factsOfBlocks, type LegUpdate, type OpenLeg, type Sighting, sweepStep, type SweepTiming } from "./legState.ts"
+import { afterSighting, type BlockFacts, factsOfBlocks, type LegUpdate, needsWrite, type OpenLeg, type Sighting, sweepStep, type SweepTiming } from "./legState.ts"
 import { accountChannel } from "../account/AccountReadModel.ts"
 
 /** Blocks read per sweep at most (a node far behind catches up over several sweeps; lookups cover the rest). */
@@ -60,8 +62,13 @@ export const makeLegSweep = (marketId: number, label: string) =>
     /** Heights below this were read into `minedIn` by an earlier sweep. */
     let nextHeight: number | undefined
     let lastTip = ""
+    /** The tip height this instance last recorded in exchange_market_tips. */
+    let tipRecorded: number | undefined
 
-    const openLegs = sql<OpenLegRow>`SELECT l.trade_id::text AS trade_id, l.leg, l.grant_id, l.status, l.tx_hex, l.txid, l.confirmations,
+    // A leg's bytes (hundreds of hex characters) only while it has no block: most open legs are
+    // confirmed ones waiting for depth, and their bytes are needed only to send them again.
+    const openLegs = sql<OpenLegRow>`SELECT l.trade_id::text AS trade_id, l.leg, l.grant_id, l.status,
+        CASE WHEN l.block_height IS NULL THEN l.tx_hex END AS tx_hex, l.txid, l.confirmations,
         l.block_height, l.block_hash, (extract(epoch FROM now() - l.updated_at) * 1000)::bigint::text AS age_ms
       FROM settlement_legs l JOIN trades t USING (trade_id)
       WHERE l.status NOT IN ('final', 'failed') AND t.market_id = ${marketId}`
@@ -77,6 +84,15 @@ export const makeLegSweep = (marketId: number, label: string) =>
           hashAt.set(h, (yield* ledger.blockAt(h)).hash)
         }
         return { tipHeight, hashAt, minedIn } satisfies BlockFacts
+      })
+
+    /** Sends a leg's stored bytes again, read now if the sweep did not (a leg whose block went away); 1 if the ledger took them. */
+    const resend = (leg: OpenLeg) =>
+      Effect.gen(function*() {
+        const hex = leg.txHex ?? (yield* sql<{ tx_hex: string | null }>`SELECT tx_hex FROM settlement_legs
+          WHERE trade_id = ${leg.tradeId} AND leg = ${leg.leg} AND txid = ${leg.txid}`)[0]?.tx_hex
+        if (hex === undefined || hex === null) return 0 // its row moved on since the read (another look): the next sweep sees it as it is
+        return yield* chain.resend(`${label} trade ${leg.tradeId} ${leg.leg}`, leg.txid!, hex)
       })
 
     /** One sweep: read the open legs, decide each, write what changed. */
@@ -106,13 +122,15 @@ export const makeLegSweep = (marketId: number, label: string) =>
         }
         const update = afterSighting(sighting, finalDepth)
         if (update === undefined) continue
-        const sent = update.rebroadcast ? yield* chain.resend(`${label} trade ${leg.tradeId} ${leg.leg}`, leg.txid!, leg.txHex!) : 0
-        const unchanged = update.status === leg.status && update.confirmations === leg.confirmations &&
-          update.blockHash === leg.blockHash && sent === 0 && update.failure === null
-        if (!unchanged) updates.push({ leg, update, sent })
+        const sent = update.rebroadcast ? yield* resend(leg) : 0
+        if (needsWrite(leg, update, sent)) updates.push({ leg, update, sent })
       }
       if (toSign.length > 0) yield* chain.signUnsigned(toSign.map((l) => ({ tradeId: l.tradeId, leg: l.leg, grantId: l.grantId })))
       if (updates.length > 0) yield* write(updates)
+      // Only legs in a block are counted from the tip; a market with none leaves its row as it is
+      // (a later leg's count is never below its own row's, whatever the recorded tip).
+      const inBlock = legs.some((l) => l.blockHeight !== null) || updates.some((u) => u.update.blockHeight !== null)
+      if (inBlock && tip.height !== tipRecorded) yield* recordTip(tip.height)
       return { open: legs.length, updated: updates.length, lookedUp, signed: toSign.length } satisfies SweepFigures
     })
 
@@ -133,6 +151,14 @@ export const makeLegSweep = (marketId: number, label: string) =>
           yield* sql`SELECT pg_notify(${accountChannel}, u::text) FROM (SELECT buyer_user AS u FROM trades WHERE trade_id = ANY(${moved}::bigint[])
             UNION SELECT seller_user FROM trades WHERE trade_id = ANY(${moved}::bigint[])) t`
         }
+      })
+
+    /** The tip readers count confirmed legs' confirmations from (legState.ts, `shownConfirmations`). */
+    const recordTip = (height: number) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO exchange_market_tips (market_id, tip_height) VALUES (${marketId}, ${height})
+          ON CONFLICT (market_id) DO UPDATE SET tip_height = EXCLUDED.tip_height, updated_at = now()`
+        tipRecorded = height
       })
 
     /** Whether the ledger has a block the last sweep did not see. */

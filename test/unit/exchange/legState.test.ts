@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from "vitest"
 import { makeUtxoDevnet, type UtxoDevnetHandle } from "../../../src/chain/ledger/devnet.ts"
 import { spendable } from "../../../src/chain/ledger/UtxoLedger.ts"
 import { buildSend } from "../../../src/chain/txBuilder.ts"
-import { afterSighting, type BlockFacts, checkSlackMs, factsOfBlocks, nextCheckInMs, type OpenLeg, signedGraceMs, sweepStep } from "../../../src/exchange/settlement/legState.ts"
+import {
+  afterSighting, type BlockFacts, checkSlackMs, factsOfBlocks, type LegWritten, needsWrite, nextCheckInMs, type OpenLeg, shownConfirmations, signedGraceMs, sweepStep
+} from "../../../src/exchange/settlement/legState.ts"
 import { ok, run, testWallet } from "../../support/utxoLedgerContract.ts"
 
 const inBlock = (confirmations: number, omni: { valid: true } | { valid: false; reason: string } | undefined) =>
@@ -95,6 +97,12 @@ describe("sweepStep: a market's legs followed once per block (issue 22.3)", () =
   it("a leg whose block is no longer at its height is looked up on its own (a reorg)", () => {
     expect(sweepStep(leg({ status: "confirmed", confirmations: 2, blockHeight: 104, blockHash: hash("9") }), facts, timing)).toEqual({ _tag: "look" })
   })
+  it("a leg in a block needs no bytes: the sweep does not read them, and it is neither signed nor lost for that", () => {
+    const mined = { status: "confirmed" as const, confirmations: 1, txHex: null, ageMs: 60_000 }
+    expect(sweepStep(leg({ ...mined, blockHeight: 100, blockHash: hash("1") }), facts, timing))
+      .toEqual({ _tag: "mined", confirmations: 6, blockHeight: 100, blockHash: hash("1") })
+    expect(sweepStep(leg({ ...mined, blockHeight: 104, blockHash: hash("9") }), facts, timing)).toEqual({ _tag: "look" })
+  })
   it("a recently sent leg not mined yet waits; one out of every block for about two blocks is looked up", () => {
     expect(sweepStep(leg({ ageMs: 5_000 }), facts, timing)).toEqual({ _tag: "wait" })
     expect(sweepStep(leg({ ageMs: 21_000 }), facts, timing)).toEqual({ _tag: "look" })
@@ -106,5 +114,48 @@ describe("sweepStep: a market's legs followed once per block (issue 22.3)", () =
   it("an unsigned leg is left to the market's inline signing, then signed by the sweep", () => {
     expect(sweepStep(leg({ status: "recorded", txHex: null, txid: null, ageMs: 1_000 }), facts, timing)).toEqual({ _tag: "wait" })
     expect(sweepStep(leg({ status: "recorded", txHex: null, txid: null, ageMs: 11_000 }), facts, timing)).toEqual({ _tag: "sign" })
+  })
+})
+
+describe("needsWrite: a leg's row is written when something but its count changes", () => {
+  const block = { blockHeight: 200, blockHash: "ab".repeat(32) }
+  const confirmedAt = (confirmations: number): LegWritten => ({ status: "confirmed", confirmations, ...block })
+  const sent: LegWritten = { status: "broadcast", confirmations: 0, blockHeight: null, blockHash: null }
+
+  it("a confirmed leg that only got another block on top is not rewritten", () => {
+    // Before: the sweep wrote every confirmed leg's row every block to bump its count.
+    expect(needsWrite(confirmedAt(2), afterSighting(inBlock(3, { valid: true }), 6)!, 0)).toBe(false)
+    expect(needsWrite(confirmedAt(1), afterSighting(inBlock(9, undefined), 6)!, 0)).toBe(false) // past the depth, not judged yet
+  })
+  it("writes a leg's first block, its final depth and its failure", () => {
+    expect(needsWrite(sent, afterSighting(inBlock(1, undefined), 6)!, 0)).toBe(true)
+    expect(needsWrite(confirmedAt(5), afterSighting(inBlock(6, { valid: true }), 6)!, 0)).toBe(true)
+    expect(needsWrite(confirmedAt(2), afterSighting(inBlock(3, { valid: false, reason: "no" }), 6)!, 0)).toBe(true)
+  })
+  it("writes a leg a reorg moved to another block, or back to the mempool", () => {
+    const moved = afterSighting({ _tag: "InBlock", confirmations: 1, blockHeight: 201, blockHash: "cd".repeat(32), omni: undefined }, 6)!
+    expect(needsWrite(confirmedAt(2), moved, 0)).toBe(true)
+    const sameHeight = afterSighting({ _tag: "InBlock", confirmations: 2, blockHeight: 200, blockHash: "cd".repeat(32), omni: undefined }, 6)!
+    expect(needsWrite(confirmedAt(2), sameHeight, 0)).toBe(true)
+    expect(needsWrite(confirmedAt(2), afterSighting({ _tag: "InMempool" }, 6)!, 0)).toBe(true)
+  })
+  it("writes a rebroadcast, and nothing for a sent leg still in the mempool", () => {
+    expect(needsWrite(sent, afterSighting({ _tag: "NotFound" }, 6)!, 1)).toBe(true)
+    expect(needsWrite(sent, afterSighting({ _tag: "NotFound" }, 6)!, 0)).toBe(false) // the ledger refused the bytes: nothing changed
+    expect(needsWrite(sent, afterSighting({ _tag: "InMempool" }, 6)!, 0)).toBe(false)
+    expect(needsWrite({ ...sent, status: "signed" }, afterSighting({ _tag: "InMempool" }, 6)!, 0)).toBe(true)
+  })
+})
+
+describe("shownConfirmations: a confirmed leg's count follows its market's tip", () => {
+  it("counts a confirmed leg from the tip, never below its row", () => {
+    expect(shownConfirmations({ status: "confirmed", confirmations: 1, blockHeight: 200 }, 202)).toBe(3)
+    expect(shownConfirmations({ status: "confirmed", confirmations: 2, blockHeight: 200 }, 199)).toBe(2) // a tip recorded before the leg's block
+    expect(shownConfirmations({ status: "confirmed", confirmations: 2, blockHeight: 200 }, null)).toBe(2) // no tip recorded yet
+  })
+  it("a final leg keeps the depth it was judged final at; a leg with no block shows its row", () => {
+    expect(shownConfirmations({ status: "final", confirmations: 6, blockHeight: 200 }, 230)).toBe(6)
+    expect(shownConfirmations({ status: "broadcast", confirmations: 0, blockHeight: null }, 230)).toBe(0)
+    expect(shownConfirmations({ status: "failed", confirmations: 1, blockHeight: 200 }, 230)).toBe(1)
   })
 })
