@@ -29,6 +29,21 @@ const keyOf = (privateKey: Uint8Array): Uint8Array => {
   return privateKey
 }
 
+/**
+ * The same for the chain's params: the builder's key cache holds a key for one network object (by
+ * identity), and every request brings a fresh copy. Without this each leg derived its public key
+ * and its script again (measured: a worker spent about 1 ms a leg, against 0.3 ms on the loop).
+ */
+const paramsKnown = new Map<string, UtxoChainParams>()
+const paramsOf = (params: UtxoChainParams): UtxoChainParams => {
+  const key = JSON.stringify(params, (_, v: unknown) => (typeof v === "bigint" ? `${v}n` : v))
+  const known = paramsKnown.get(key)
+  if (known !== undefined) return known
+  if (paramsKnown.size >= 64) paramsKnown.clear()
+  paramsKnown.set(key, params)
+  return params
+}
+
 let served = 0
 const answer = (message: SignerAnswer) => parentPort!.postMessage(message)
 
@@ -36,7 +51,7 @@ parentPort!.on("message", (request: SignerRequest) => {
   served++
   if (exitAfter !== undefined && served >= exitAfter) process.exit(1)
   try {
-    const params: UtxoChainParams = request.params
+    const params = paramsOf(request.params)
     const req: OmniRequest = { ...request.req, signer: { privateKey: keyOf(request.privateKey) } }
     const built = buildOmni(params, req)
     answer(Either.isRight(built)

@@ -144,7 +144,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   runnerListenPort: Config.option(Config.port(settingName("RUNNER_LISTEN_PORT"))),
   topology: Config.literal("single", "socket")(settingName("TOPOLOGY")).pipe(Config.withDefault("single" as const)),
   processes: intIn("PROCESSES", 1, 1, processesMax),
-  signingWorkers: intIn("SIGNING_WORKERS", 1, 0, signingWorkersMax),
+  signingWorkers: intIn("SIGNING_WORKERS", 0, 0, signingWorkersMax),
   shardsPerGroup: intIn("SHARDS_PER_GROUP", 300, 1, 10_000),
   entityMessagePollMs: intIn("MESSAGE_POLL_MS", 1000, 10, 60_000),
   shardLockRefreshMs: intIn("SHARD_LOCK_REFRESH_MS", 1000, 100, 60_000),
