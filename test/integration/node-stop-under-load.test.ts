@@ -62,7 +62,24 @@ const orderLoad = (baseUrl: string, key: Key) => {
     }
   }
   const loops = Array.from({ length: CONNECTIONS }, (_, i) => loop(i))
-  return { answers, end: async () => { stop = true; await Promise.all(loops) } }
+  /**
+   * Requests sent at set times after the signal, each on a connection of its own: the loops alone
+   * may all sit between two requests through a short drain when the test process is starved (CI's
+   * loaded box: no request reached the node while it drained, so no 503 was seen). A probe that
+   * lands before the signal is handled is an ordinary order; one that lands during the drain gets
+   * the 503; one after the close finds no listener.
+   */
+  const probes: Array<Promise<void>> = []
+  const probeAfterSignal = () => {
+    for (const [n, delayMs] of [0, 10, 25, 50, 100, 200, 400].entries()) {
+      probes.push(new Promise<void>((r) => setTimeout(r, delayMs)).then(async () => {
+        const params = { symbol: "SHRDDUSD", side: "BUY", type: "LIMIT", timeInForce: "GTC", price: "1", quantity: "1", newClientOrderId: `probe-${n}` }
+        const res = await fetch(`${baseUrl}/api/public/v1/order?${signedQuery(key, params)}`, { method: "POST", headers: { "X-MBX-APIKEY": key.apiKey, connection: "close" } })
+        answers.push({ status: res.status, body: await res.text(), connection: res.headers.get("connection") })
+      }).catch(() => undefined))
+    }
+  }
+  return { answers, probeAfterSignal, end: async () => { stop = true; await Promise.all([...loops, ...probes]) } }
 }
 
 /** What every answer must be: the exchange's shape; a refusal while stopping says so and closes. */
@@ -88,6 +105,7 @@ const stopUnderLoad = async (baseUrl: string, key: Key, signal: () => void, exit
   const before = load.answers.length
   const signalledAt = Date.now()
   signal()
+  load.probeAfterSignal()
   const exit = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), STOP_TIMEOUT_MS + 10_000))])
   await load.end()
   expect(before).toBeGreaterThan(0)
