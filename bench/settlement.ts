@@ -9,7 +9,7 @@
 // Knobs: BENCH_SETTLEMENT_BATCHES (default 8), BENCH_SETTLEMENT_BATCH (legs per SignLegs, default 500).
 import { Effect, Either } from "effect"
 import { SqlClient } from "@effect/sql"
-import { CoinPool, coinsOf } from "../src/chain/ledger/coinPool.ts"
+import { poolOf } from "../src/chain/ledger/coinPool.ts"
 import { devnetDollar, devnetFaucet } from "../src/chain/ledger/devnetFaucet.ts"
 import { UtxoLedger } from "../src/chain/ledger/UtxoLedger.ts"
 import { ledgerParams as params } from "../src/chain/params.ts"
@@ -71,7 +71,7 @@ const measure = Effect.gen(function*() {
   const other = randomLedgerKey()
   const otherScript = Either.getOrThrow(addressScript(other.address, params))
   yield* sponsor.fund(other.address, 1, 2_000_000_000n / 100n)
-  const pool = new CoinPool(otherScript, coinsOf({ script: otherScript, confirmed: [], own: [], incoming: [{ hex: (yield* ledger.getTx((yield* sql<{ txid: string }>`SELECT txid FROM fee_sponsor_txs WHERE to_address = ${other.address}`)[0]!.txid)).hex }] }, params))
+  const pool = poolOf({ script: otherScript, confirmed: [], own: [], incoming: [{ hex: (yield* ledger.getTx((yield* sql<{ txid: string }>`SELECT txid FROM fee_sponsor_txs WHERE to_address = ${other.address}`)[0]!.txid)).hex }] }, params)
   const b0 = performance.now()
   for (let i = 0; i < BUILD_ONLY; i++) {
     const inputs = pool.pick(params.dustSats + 300n, 150n, 1_000_000)!

@@ -8,13 +8,13 @@
 // sends the stored bytes. So a leg is never paid by two different transactions.
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Transaction } from "bitcoinjs-lib"
-import { Data, Effect, Either, Option } from "effect"
+import { Data, Effect, Either } from "effect"
 import { type LegName, LegsRefused, type LegRef, type LegTerms, type SignedLeg } from "../../../schemas/exchange/authorization.ts"
 import { type CoinPool, type IncomingTx, outpointOf, poolOf, spendingOrder } from "../../chain/ledger/coinPool.ts"
 import { fundingLegsFor, fundingLegsMin, lowWaterFor, recentWindowMs, SlidingCount } from "./fundingSize.ts"
 import { UtxoLedger } from "../../chain/ledger/UtxoLedger.ts"
-import { rememberParsed } from "../../chain/parsedTx.ts"
-import { inline, SignerPool, type SignerPoolShape } from "../../chain/signerPool.ts"
+import { knownParsed, rememberParsed } from "../../chain/parsedTx.ts"
+import { inline, type SignerPoolShape } from "../../chain/signerPool.ts"
 import { addressScript, buildOmni, buildSend, type BuiltTx } from "../../chain/txBuilder.ts"
 import { unconfirmedAncestorsMax } from "../../platform/ChainsLive.ts"
 import { AppConfig } from "../../platform/Config.ts"
@@ -108,7 +108,8 @@ export const makeDelegatedWallet = (
     const script = Either.getOrThrow(addressScript(address, params))
     const ancestorsMax = unconfirmedAncestorsMax(config)
     const perLegSats = perLegSatsOf(params)
-    const signer = options.signer ?? Option.getOrElse(yield* Effect.serviceOption(SignerPool), () => inline)
+    // The node's signing workers come from the Authorization entity; without them, this thread.
+    const signer = options.signer ?? inline
     let pool: CoinPool | undefined
     let reloadedAt = 0
     /** The ledger's tip when the pool was last read because it fell short. */
@@ -188,12 +189,11 @@ export const makeDelegatedWallet = (
           payload: { type: "simpleSend", property: Number(row.property_id), amount: BigInt(row.amount) },
           reference: row.to_address
         } as const
-        // Off the event loop when the node has signing workers. A worker lost mid-request is
-        // asked once more (the pool starts a new one), then the leg is built here: a dead pool
-        // slows settlement down, it never stops it. Nothing a lost worker computed counts: only
-        // what is stored below is ever sent.
+        // Off the event loop when the node has signing workers. A worker lost mid-request, or one
+        // being replaced, answers SignerUnavailable at once, and the leg is built here: a dead
+        // pool slows settlement down, it never stops it. Nothing a lost worker computed counts:
+        // only what is stored below is ever sent.
         const built = yield* signer.buildOmni(params, request, address).pipe(
-          Effect.retry({ times: 1 }),
           Effect.catchTag("SignerUnavailable", (e) =>
             Effect.logWarning(`leg ${keyOf(row)}: ${e.message}; built on the event loop`).pipe(Effect.zipRight(inline.buildOmni(params, request, address))))
         )
@@ -205,7 +205,7 @@ export const makeDelegatedWallet = (
         }
         // Built by a worker, the bytes are new to this thread: remember them parsed with the txid
         // the worker computed, so the pool's spend and the broadcast do not hash them again.
-        if (signer.workers > 0) rememberParsed(built.right.hex, Transaction.fromHex(built.right.hex), built.right.txid)
+        if (knownParsed(built.right.hex) === undefined) rememberParsed(built.right.hex, Transaction.fromHex(built.right.hex), built.right.txid)
         ;(yield* coins).spend(built.right.hex)
         return { _tag: "Built", tx: built.right, spends: inputs.map(outpointOf) } as const
       }).pipe(Effect.catchAll((e): Effect.Effect<Built> => Effect.succeed({ _tag: "NoCoin", reason: e.message })))
